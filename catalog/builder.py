@@ -1,0 +1,140 @@
+"""DatasetBuilder and the one-call API: `builder(name)`, `data_source(name)`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import overload
+
+from catalog import paths
+from catalog.data_source import DataSource
+from catalog.errors import NotPreparedError, SplitError
+from catalog.info import INFO_FILE, DatasetInfo
+from catalog.registry import builder_dir
+from catalog.spec import BuilderSpec, load_spec
+
+__all__ = ["DatasetBuilder", "builder", "data_source"]
+
+PathLike = str | os.PathLike[str]
+
+
+class DatasetBuilder:
+    """One dataset version in one data dir: its info, its preparation, its data sources.
+
+    Prepared data lives in ``<data_dir>/<name>/<version>/``.
+    """
+
+    def __init__(self, spec: BuilderSpec, *, data_dir: PathLike | None = None) -> None:
+        self.spec = spec
+        self.data_dir = paths.data_dir(data_dir)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def version(self) -> str:
+        return self.spec.version
+
+    @property
+    def data_path(self) -> Path:
+        """Where the prepared files are (or will be)."""
+        return self.data_dir / self.name / self.version
+
+    @property
+    def is_prepared(self) -> bool:
+        return (self.data_path / INFO_FILE).is_file()
+
+    @property
+    def info(self) -> DatasetInfo:
+        """The dataset's info: from disk once prepared, else what the spec declares."""
+        if self.is_prepared:
+            return DatasetInfo.read(self.data_path)
+        return DatasetInfo.from_spec(self.spec)
+
+    def download_and_prepare(
+        self, *, download_dir: PathLike | None = None, overwrite: bool = False
+    ) -> DatasetInfo:
+        """Download, verify and prepare every split; reuse a prepared copy unless `overwrite`."""
+        # Deferred: preparing needs requests and the writer; reading and `import catalog` don't.
+        from catalog.prepare import prepare
+
+        downloads = paths.download_dir(download_dir, self.data_dir)
+        return prepare(self.spec, self.data_path, downloads, overwrite=overwrite)
+
+    def _check_split(self, split: str | None) -> None:
+        if split is not None and split not in self.spec.splits:
+            raise SplitError(
+                f"{self.name} has no split {split!r}; its splits are {', '.join(self.spec.splits)}"
+            )
+
+    @overload
+    def as_data_source(self, split: None = None) -> dict[str, DataSource]: ...
+    @overload
+    def as_data_source(self, split: str) -> DataSource: ...
+    def as_data_source(self, split: str | None = None) -> DataSource | dict[str, DataSource]:
+        """A DataSource for `split`, or a dict of all splits when `split` is None."""
+        self._check_split(split)
+        if not self.is_prepared:
+            raise NotPreparedError(
+                f"{self.name} {self.version} is not prepared in {self.data_dir}; run "
+                f"'catalog prepare {self.name} --data-dir {self.data_dir}' or call "
+                "download_and_prepare()"
+            )
+        info = DatasetInfo.read(self.data_path)
+        if split is not None:
+            return DataSource(self.data_path, info, split)
+        return {name: DataSource(self.data_path, info, name) for name in info.splits}
+
+    def __repr__(self) -> str:
+        data_dir = str(self.data_dir)
+        return f"DatasetBuilder({self.name!r}, version={self.version!r}, data_dir={data_dir!r})"
+
+
+def builder(name_or_path: PathLike, *, data_dir: PathLike | None = None) -> DatasetBuilder:
+    """The builder of a registered dataset name or of a builder folder path."""
+    if not isinstance(name_or_path, str):
+        name_or_path = Path(name_or_path)
+    return DatasetBuilder(load_spec(builder_dir(name_or_path)), data_dir=data_dir)
+
+
+@overload
+def data_source(
+    name: PathLike,
+    *,
+    split: None = None,
+    data_dir: PathLike | None = None,
+    download_dir: PathLike | None = None,
+    download: bool = True,
+) -> dict[str, DataSource]: ...
+@overload
+def data_source(
+    name: PathLike,
+    *,
+    split: str,
+    data_dir: PathLike | None = None,
+    download_dir: PathLike | None = None,
+    download: bool = True,
+) -> DataSource: ...
+def data_source(
+    name: PathLike,
+    *,
+    split: str | None = None,
+    data_dir: PathLike | None = None,
+    download_dir: PathLike | None = None,
+    download: bool = True,
+) -> DataSource | dict[str, DataSource]:
+    """Random-access data sources of a dataset, downloading and preparing it when needed.
+
+    Returns ``{split: DataSource}``, or one DataSource when `split` is given. With
+    ``download=False`` a dataset that is not prepared raises NotPreparedError.
+
+    >>> ds = data_source("fashion_mnist")  # doctest: +SKIP
+    >>> ds["train"][0]["image"].shape       # doctest: +SKIP
+    (28, 28, 1)
+    """
+    b = builder(name, data_dir=data_dir)
+    b._check_split(split)
+    if download and not b.is_prepared:
+        b.download_and_prepare(download_dir=download_dir)
+    return b.as_data_source(split)

@@ -1,0 +1,128 @@
+"""ClassLabel: an integer class index with optional class names."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+from catalog.errors import FeatureError
+from catalog.features.base import Feature
+
+__all__ = ["ClassLabel"]
+
+
+def _storage_width(num_classes: int) -> int:
+    """Bytes needed to store a label in 0..num_classes-1 (unsigned, little-endian)."""
+    return 1 if num_classes <= 1 << 8 else 2 if num_classes <= 1 << 16 else 4
+
+
+class ClassLabel(Feature):
+    """A class index in ``0..num_classes-1``; decodes to a Python ``int``.
+
+    Give either ``names`` (index order) or ``num_classes``; when both are given they must agree.
+    Values to encode may be the index or the class name.
+
+    >>> label = ClassLabel(names=["cat", "dog"])
+    >>> label.str2int("dog"), label.int2str(0), label.num_classes
+    (1, 'cat', 2)
+    """
+
+    type_name = "ClassLabel"
+
+    def __init__(
+        self, *, names: Sequence[str] | None = None, num_classes: int | None = None
+    ) -> None:
+        if names is None and num_classes is None:
+            raise FeatureError("ClassLabel needs names=[...] or num_classes=N; got neither")
+        if names is not None:
+            names = [str(n) for n in names]
+            if num_classes is not None and num_classes != len(names):
+                raise FeatureError(
+                    f"ClassLabel got num_classes={num_classes} but {len(names)} names; "
+                    "give one of them, or make them agree"
+                )
+            duplicates = sorted({n for n in names if names.count(n) > 1})
+            if duplicates:
+                raise FeatureError(f"ClassLabel names must be unique; repeated: {duplicates}")
+            num_classes = len(names)
+        assert num_classes is not None
+        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
+            raise FeatureError(
+                f"ClassLabel num_classes must be a positive int, got {num_classes!r}"
+            )
+        self._names: list[str] | None = names
+        self._num_classes = num_classes
+        self._index = {n: i for i, n in enumerate(names)} if names is not None else {}
+        self._width = _storage_width(num_classes)
+
+    @property
+    def num_classes(self) -> int:
+        return self._num_classes
+
+    @property
+    def names(self) -> list[str]:
+        """Class names in index order ("0", "1", ... when the classes are unnamed)."""
+        if self._names is None:
+            return [str(i) for i in range(self._num_classes)]
+        return list(self._names)
+
+    def str2int(self, name: str) -> int:
+        """The index of class `name`."""
+        if self._names is None:
+            if name.isdigit() and int(name) < self._num_classes:
+                return int(name)
+        elif name in self._index:
+            return self._index[name]
+        raise FeatureError(
+            f"{self!r}: unknown class name {name!r}; known: {', '.join(self.names[:20])}"
+            + (" ..." if self._num_classes > 20 else "")
+        )
+
+    def int2str(self, index: int) -> str:
+        """The name of class `index`."""
+        self._check_range(index)
+        return self._names[index] if self._names is not None else str(index)
+
+    def _check_range(self, index: int) -> None:
+        if not 0 <= index < self._num_classes:
+            raise self._error(f"label {index} is out of range: expected 0..{self._num_classes - 1}")
+
+    @property
+    def fixed_size(self) -> int:
+        return self._width
+
+    def encode(self, value: Any) -> bytes:
+        if isinstance(value, str):
+            index = self.str2int(value)
+        elif isinstance(value, bool):  # an int subclass, but never a class index
+            raise self._error("expected an int index or a class name, got bool")
+        elif isinstance(value, numbers.Integral):
+            index = int(value)
+        elif getattr(value, "shape", None) == () and getattr(value, "dtype", None) is not None:
+            return self.encode(value.item())  # a 0-d NumPy array
+        else:
+            raise self._error(f"expected an int index or a class name, got {type(value).__name__}")
+        self._check_range(index)
+        return index.to_bytes(self._width, "little")
+
+    def decode(self, buf: bytearray, offset: int, length: int) -> int:
+        if length == 1:
+            return buf[offset]
+        return int.from_bytes(buf[offset : offset + length], "little")
+
+    def to_json(self) -> dict[str, Any]:
+        if self._names is None:
+            return {"type": self.type_name, "num_classes": self._num_classes}
+        return {"type": self.type_name, "names": list(self._names)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ClassLabel:
+        return cls(names=data.get("names"), num_classes=data.get("num_classes"))
+
+    def __repr__(self) -> str:
+        if self._names is None:
+            return f"ClassLabel(num_classes={self._num_classes})"
+        shown = ", ".join(repr(n) for n in self._names[:5])
+        more = f", ... ({self._num_classes} in all)" if self._num_classes > 5 else ""
+        return f"ClassLabel(names=[{shown}{more}])"

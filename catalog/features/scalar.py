@@ -1,0 +1,69 @@
+"""Scalar: one number of a fixed NumPy dtype."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from catalog.errors import FeatureError
+from catalog.features.base import Feature
+
+__all__ = ["Scalar"]
+
+_KINDS = "biuf"  # bool, signed, unsigned, float
+
+
+class Scalar(Feature):
+    """One number stored with a fixed dtype; decodes to a NumPy scalar of that dtype.
+
+    >>> Scalar("float32").to_json()
+    {'type': 'Scalar', 'dtype': 'float32'}
+    """
+
+    type_name = "Scalar"
+
+    def __init__(self, dtype: str | np.dtype[Any] | type = "int64") -> None:
+        self.dtype = np.dtype(dtype).newbyteorder("<")
+        if self.dtype.kind not in _KINDS:
+            raise FeatureError(
+                f"Scalar dtype must be bool, an int, a uint or a float type, got {dtype!r}"
+            )
+
+    @property
+    def fixed_size(self) -> int:
+        return self.dtype.itemsize
+
+    def encode(self, value: Any) -> bytes:
+        if getattr(value, "shape", None) == () and hasattr(value, "item"):
+            value = value.item()
+        kind = self.dtype.kind
+        if kind == "b":
+            ok = isinstance(value, bool) or (isinstance(value, int) and value in (0, 1))
+        elif kind in "iu":
+            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            if ok:
+                info = np.iinfo(self.dtype)
+                if not info.min <= int(value) <= info.max:
+                    raise self._error(
+                        f"{value} does not fit {self.dtype.name} ({info.min}..{info.max})"
+                    )
+        else:
+            ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if not ok:
+            raise self._error(f"expected a {self.dtype.name} value, got {value!r}")
+        return np.array(value, dtype=self.dtype).tobytes()
+
+    def decode(self, buf: bytearray, offset: int, length: int) -> Any:
+        return np.frombuffer(buf, self.dtype, 1, offset)[0]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type_name, "dtype": self.dtype.name}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Scalar:
+        return cls(data.get("dtype", "int64"))
+
+    def __repr__(self) -> str:
+        return f"Scalar({self.dtype.name!r})"

@@ -1,0 +1,1 @@
+"""Test helpers shipped with catalog: a loopback HTTP server with scripted faults."""

@@ -1,0 +1,250 @@
+"""A real HTTP/1.1 server on 127.0.0.1 for tests, with scripted faults.
+
+::
+
+    with LoopbackServer() as server:
+        ok = server.add("/a.bin", b"payload")
+        cut = server.add("/b.bin", b"payload", fault=Fault(kind="truncate", at=3))
+        flaky = server.add("/c.bin", b"payload", fault=Fault(kind="status", statuses=(500, 200)))
+        ...
+    assert server.requests[0].headers["User-Agent"].startswith("catalog/")
+
+Nothing leaves the machine, nothing sleeps: every fault is decided per request, up front.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+__all__ = ["HTML_PAGE", "Fault", "FaultKind", "LoopbackServer", "RecordedRequest"]
+
+FaultKind = Literal["truncate", "drop", "status", "html"]
+
+#: What an ``html`` fault serves instead of the file, like a CDN's rate-limit page.
+HTML_PAGE = (
+    b"<!DOCTYPE html><html><head><title>429 Too Many Requests</title></head>"
+    b"<body><h1>You have been rate limited</h1></body></html>\n"
+)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What a route does wrong.
+
+    - ``truncate``: announce the full Content-Length, send only ``at`` bytes, close.
+      (The client sees a broken transfer.)
+    - ``drop``: send no Content-Length, ``at`` bytes, close. (The client sees a short body.)
+    - ``status``: the i-th request to the route gets ``statuses[i]`` with a short text body;
+      an entry equal to the route's status, and every request past the end, is served normally.
+    - ``html``: status 200 with :data:`HTML_PAGE` as text/html instead of the body.
+    """
+
+    kind: FaultKind
+    at: int = 0
+    statuses: Sequence[int] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "statuses", tuple(self.statuses))  # hashable, immutable
+        if self.at < 0:
+            raise ValueError(f"Fault.at must be >= 0, got {self.at}")
+        if (self.kind == "status") != bool(self.statuses):
+            raise ValueError("Fault.statuses is required for kind='status' and only for it")
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the server received it."""
+
+    method: str
+    path: str  # as sent, query string included
+    headers: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _Route:
+    body: bytes
+    status: int
+    content_type: str
+    fault: Fault | None
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, owner: LoopbackServer) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.owner = owner
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """The client hung up mid-response (often on purpose): its side of the test reports it."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 10  # backstop for an idle keep-alive connection; stop() closes them anyway
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep stderr quiet."""
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.owner._track(self.connection, open_=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.owner._track(self.connection, open_=False)
+
+    def do_GET(self) -> None:
+        self._respond(send_body=True)
+
+    def do_HEAD(self) -> None:
+        self._respond(send_body=False)
+
+    def _respond(self, *, send_body: bool) -> None:
+        owner = self.server.owner
+        owner._record(RecordedRequest(self.command, self.path, dict(self.headers.items())))
+        route, index = owner._hit(urlsplit(self.path).path)
+        if route is None:
+            self._send(404, b"not found\n", "text/plain", send_body)
+            return
+        fault = route.fault
+        if fault is None or (fault.kind == "status" and index >= len(fault.statuses)):
+            self._send(route.status, route.body, route.content_type, send_body)
+        elif fault.kind == "status":
+            status = fault.statuses[index]
+            if status == route.status:
+                self._send(route.status, route.body, route.content_type, send_body)
+            else:
+                self._send(status, f"HTTP {status}\n".encode(), "text/plain", send_body)
+        elif fault.kind == "html":
+            self._send(200, HTML_PAGE, "text/html; charset=utf-8", send_body)
+        else:  # truncate or drop: fewer bytes than the body, then close the connection
+            self.close_connection = True
+            self.send_response(route.status)
+            self.send_header("Content-Type", route.content_type)
+            if fault.kind == "truncate":
+                self.send_header("Content-Length", str(len(route.body)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if send_body:
+                self.wfile.write(route.body[: fault.at])
+
+    def _send(self, status: int, body: bytes, content_type: str, send_body: bool) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if send_body:
+            self.wfile.write(body)
+
+
+class LoopbackServer:
+    """Threaded HTTP/1.1 server on 127.0.0.1, port 0 (OS-chosen).
+
+    Context manager: starts on ``__enter__``, shuts down and joins its thread on ``__exit__``.
+    Routes are added once it runs (their URLs need the port): ``server.add(path, body)``.
+    """
+
+    def __init__(self) -> None:
+        self.base_url = ""
+        self.requests: list[RecordedRequest] = []
+        self._routes: dict[str, _Route] = {}
+        self._hits: dict[str, int] = {}
+        self._connections: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._server is not None:
+            raise RuntimeError("LoopbackServer is already running")
+        self._server = _Server(self)
+        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        server, thread = self._server, self._thread
+        if server is None or thread is None:
+            return
+        server.shutdown()  # no new connections
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:  # wake handlers idling on keep-alive connections
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        server.server_close()  # joins the handler threads
+        thread.join()
+        self._server = self._thread = None
+
+    def __enter__(self) -> LoopbackServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def url(self, path: str) -> str:
+        """``base_url + path``; ``path`` starts with "/"."""
+        if not path.startswith("/"):
+            raise ValueError(f"path must start with '/', got {path!r}")
+        if not self.base_url:
+            raise RuntimeError("LoopbackServer is not started: use it as a context manager")
+        return self.base_url + path
+
+    def add(
+        self,
+        path: str,
+        body: bytes,
+        *,
+        status: int = 200,
+        content_type: str = "application/octet-stream",
+        fault: Fault | None = None,
+    ) -> str:
+        """Serve ``body`` at ``path`` (replacing any route there) and return its URL."""
+        url = self.url(path)
+        with self._lock:
+            self._routes[path] = _Route(body, status, content_type, fault)
+            self._hits[path] = 0
+        return url
+
+    # Called from handler threads.
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _hit(self, path: str) -> tuple[_Route | None, int]:
+        """The route at ``path`` and how many requests it had before this one."""
+        with self._lock:
+            route = self._routes.get(path)
+            if route is None:
+                return None, 0
+            index = self._hits[path]
+            self._hits[path] = index + 1
+            return route, index
+
+    def _track(self, connection: socket.socket, *, open_: bool) -> None:
+        with self._lock:
+            if open_:
+                self._connections.add(connection)
+            else:
+                self._connections.discard(connection)

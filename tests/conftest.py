@@ -1,0 +1,101 @@
+"""Shared fixtures: a loopback HTTP server, and builder folders whose URLs point at it."""
+
+from __future__ import annotations
+
+import hashlib
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from catalog.testing.http_server import LoopbackServer
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+FIRST50 = DATA / "fashion_mnist_first50"
+#: The real labels of the first 50 Fashion-MNIST test images (shared/data README).
+FIRST50_LABELS = [
+    9, 2, 1, 1, 6, 1, 4, 6, 5, 7, 4, 5, 7, 3, 4, 1, 2, 4, 8, 0, 2, 5, 7, 9, 1,
+    4, 6, 0, 9, 3, 8, 8, 3, 3, 8, 0, 7, 5, 7, 9, 6, 1, 3, 7, 6, 7, 2, 1, 2, 2,
+]  # fmt: skip
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackServer]:
+    with LoopbackServer() as s:
+        yield s
+
+
+def write_builder(
+    folder: Path,
+    server: LoopbackServer,
+    files: dict[str, bytes],
+    *,
+    name: str = "tiny",
+    splits: dict[str, tuple[str, str, int]] | None = None,
+    register: bool = True,
+) -> Path:
+    """Write an IDX builder folder whose downloads are `files`, served by `server`.
+
+    `splits` maps split -> (images file, labels file, expected count).
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    downloads, checksums = [], []
+    for filename, data in files.items():
+        url = server.add(f"/files/{name}/{filename}", data)
+        key = filename.replace("-", "_").replace(".", "_")
+        downloads.append(f"  {key}: {{url: {url}}}")
+        checksums.append(f"{url}\t{len(data)}\t{hashlib.sha256(data).hexdigest()}\t{filename}")
+    split_lines = []
+    for split, (images, labels, count) in (splits or {}).items():
+        ikey, lkey = (f.replace("-", "_").replace(".", "_") for f in (images, labels))
+        split_lines.append(
+            f"  {split}:\n    format: idx\n    files: {{images: {ikey}, labels: {lkey}}}\n"
+            f"    num_examples: {count}"
+        )
+    spec = (
+        textwrap.dedent(f"""\
+        name: {name}
+        version: 1.0.0
+        description: A tiny test dataset.
+        features:
+          image: {{type: Image, shape: [28, 28, 1]}}
+          label: {{type: ClassLabel, num_classes: 10}}
+        downloads:
+        """)
+        + "\n".join(downloads)
+        + "\nsplits:\n"
+        + "\n".join(split_lines)
+        + "\n"
+    )
+    (folder / "builder.yaml").write_text(spec)
+    if register:
+        (folder / "checksums.tsv").write_text("\n".join(checksums) + "\n")
+    return folder
+
+
+@pytest.fixture
+def first50_builder(tmp_path: Path, server: LoopbackServer) -> Path:
+    """A builder of the 50 real Fashion-MNIST test images, served over loopback HTTP."""
+    files = {p.name: p.read_bytes() for p in sorted(FIRST50.glob("*.gz"))}
+    folder = write_builder(
+        tmp_path / "builders" / "first50",
+        server,
+        files,
+        name="first50",
+        splits={"test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz", 50)},
+    )
+    # The real class names, so label names can be checked too.
+    spec = (folder / "builder.yaml").read_text()
+    names = (
+        (ROOT / "builders/fashion_mnist/builder.yaml")
+        .read_text()
+        .split("names: ")[1]
+        .split("\n")[0]
+    )
+    spec = spec.replace(
+        "label: {type: ClassLabel, num_classes: 10}", f"label: {{type: ClassLabel, names: {names}}}"
+    )
+    (folder / "builder.yaml").write_text(spec)
+    return folder
