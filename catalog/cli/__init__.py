@@ -1,0 +1,48 @@
+"""The `catalog` command. Each subcommand is a module with `register(commands)`.
+
+Exit codes: 0 everything asked for was done; 1 at least one dataset failed (the others still
+ran); 2 usage error (bad arguments, unknown dataset). Errors print one message on stderr,
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from catalog._version import __version__
+from catalog.cli import listing, prepare
+from catalog.cli.common import ENVIRONMENT, EXIT_USAGE, error
+from catalog.errors import CatalogError
+
+__all__ = ["main"]
+
+#: The subcommands, in the order `catalog --help` lists them.
+COMMANDS = (prepare, listing)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="catalog",
+        description="Download, verify and prepare datasets; read them as NumPy, no TensorFlow.",
+        epilog=ENVIRONMENT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"catalog {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except CatalogError as exc:
+        error(str(exc))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        error("interrupted")
+        return 130
+    return code

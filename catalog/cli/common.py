@@ -1,0 +1,52 @@
+"""What every `catalog` command shares: exit codes, error output, sizes, the environment."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from catalog import paths
+
+__all__ = ["ENVIRONMENT", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "add_command", "error", "size"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+#: Every environment variable catalog reads, shown in `catalog --help` and each command's help.
+ENVIRONMENT = f"""\
+environment:
+  {paths.DATA_DIR_ENV}      data dir (default: the platform's user data dir)
+  {paths.DOWNLOAD_DIR_ENV}  download cache (default: <data dir>/downloads)
+"""
+
+
+def add_command(
+    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    name: str,
+    *,
+    help: str,
+    description: str,
+    example: str,
+) -> argparse.ArgumentParser:
+    """Add a subcommand whose --help ends with an example and the environment variables."""
+    return commands.add_parser(  # type: ignore[no-any-return]
+        name,
+        help=help,
+        description=description,
+        epilog=f"example:\n  {example}\n\n{ENVIRONMENT}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def error(message: str) -> None:
+    """Print a user error: one message on stderr, no traceback."""
+    print(f"catalog: error: {message}", file=sys.stderr)
+
+
+def size(num_bytes: int) -> str:
+    """A byte count for people: 512 B, 3.4 KiB, 51.2 MiB, 1.3 GiB."""
+    value = float(num_bytes)
+    for unit in ("B", "KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
