@@ -1,14 +1,30 @@
-"""Where catalog keeps things: resolved in one place, argument > environment > platformdirs."""
+"""Where catalog keeps things and where files come from: resolved in one place, argument >
+environment > default (platformdirs)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["DATA_DIR_ENV", "DOWNLOAD_DIR_ENV", "data_dir", "download_dir"]
+__all__ = [
+    "DATA_DIR_ENV",
+    "DOWNLOAD_DIR_ENV",
+    "MIRRORS_ENV",
+    "OFFLINE_ENV",
+    "data_dir",
+    "download_dir",
+    "manual_dir",
+    "mirrors",
+    "offline",
+]
 
 DATA_DIR_ENV = "CATALOG_DATA_DIR"
 DOWNLOAD_DIR_ENV = "CATALOG_DOWNLOAD_DIR"
+MIRRORS_ENV = "CATALOG_MIRRORS"
+OFFLINE_ENV = "CATALOG_OFFLINE"
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
 
 
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -32,3 +48,35 @@ def download_dir(
     if os.environ.get(DOWNLOAD_DIR_ENV):
         return Path(os.environ[DOWNLOAD_DIR_ENV]).expanduser()
     return data_dir(data) / "downloads"
+
+
+def mirrors(explicit: Sequence[str] | None = None) -> tuple[str, ...]:
+    """User mirrors, tried before a file's own URLs: `explicit`, else $CATALOG_MIRRORS.
+
+    The variable holds base URLs or local directories separated by whitespace (as pip's
+    PIP_EXTRA_INDEX_URL does: URLs contain ':', so os.pathsep cannot separate them).
+    """
+    if explicit is not None:
+        return tuple(explicit)
+    return tuple(os.environ.get(MIRRORS_ENV, "").split())
+
+
+def offline(explicit: bool | None = None) -> bool:
+    """Whether to stay off the network: `explicit`, else $CATALOG_OFFLINE (1/0, true/false)."""
+    if explicit is not None:
+        return explicit
+    value = os.environ.get(OFFLINE_ENV, "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"{OFFLINE_ENV}={value!r}: expected 1 or 0 (or true/false, yes/no, on/off)")
+
+
+def manual_dir(
+    explicit: str | os.PathLike[str] | None = None, downloads: str | os.PathLike[str] | None = None
+) -> Path:
+    """Where a user puts files by hand: `explicit`, else <download dir>/manual."""
+    if explicit is not None:
+        return Path(explicit).expanduser()
+    return download_dir(downloads) / "manual"

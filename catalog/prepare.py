@@ -9,7 +9,6 @@ by the next one.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import shutil
 import sys
@@ -19,14 +18,15 @@ from pathlib import Path
 from array_record.python.array_record_module import ArrayRecordWriter
 from filelock import FileLock, Timeout
 
+from catalog.checksums import sha256_file
 from catalog.codec import RecordCodec
-from catalog.download import Resource, download_all
+from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
 from catalog.errors import FeatureError, SourceFormatError, SpecError
 from catalog.formats import FORMATS
 from catalog.info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
-from catalog.spec import CHECKSUMS_FILE, BuilderSpec, SplitSpec
+from catalog.spec import CHECKSUMS_FILE, BuilderSpec, SplitSpec, write_checksums
 
-__all__ = ["WRITER_OPTIONS", "prepare", "resources", "shard_name"]
+__all__ = ["WRITER_OPTIONS", "prepare", "register_checksums", "resources", "shard_name"]
 
 #: group_size:1 keeps every record individually addressable: larger groups make one random
 #: read cost tens of milliseconds.
@@ -38,24 +38,49 @@ def shard_name(dataset: str, split: str, index: int = 0, count: int = 1) -> str:
     return f"{dataset}-{split}.array_record-{index:05d}-of-{count:05d}"
 
 
-def resources(spec: BuilderSpec) -> dict[str, Resource]:
-    """The spec's downloads as verified-download requests; each needs a registered checksum."""
+def resources(spec: BuilderSpec, *, register: bool = False) -> dict[str, Resource]:
+    """The spec's downloads as verified-download requests; each needs a registered checksum
+    unless `register` (then the download registers it)."""
     out = {}
     for d in spec.downloads.values():
-        if d.size is None or d.sha256 is None:
+        if (d.size is None or d.sha256 is None) and not register:
             where = spec.path / CHECKSUMS_FILE if spec.path else CHECKSUMS_FILE
             raise SpecError(
                 f"{where}: no size and sha256 registered for {d.url} (download {d.name!r}); "
-                "add a line 'url<TAB>size<TAB>sha256<TAB>filename' for it"
+                "add a line 'url<TAB>size<TAB>sha256<TAB>filename' for it, or let "
+                f"'catalog prepare {spec.path or spec.name} --register-checksums' add it"
             )
         out[d.name] = Resource(d.urls, d.size, d.sha256, d.filename)
     return out
 
 
+def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> BuilderSpec:
+    """Merge the downloads' size and sha256 into the builder's checksums.tsv (new and changed
+    entries; others are kept) and return the spec with them."""
+    downloads, changed = {}, {}
+    for name, d in spec.downloads.items():
+        got = files[name]
+        downloads[name] = dataclasses.replace(d, size=got.size, sha256=got.sha256)
+        if (d.size, d.sha256) != (got.size, got.sha256):
+            changed[d.url] = (got.size, got.sha256, d.filename)
+            status = "new" if d.sha256 is None else f"changed, was {d.size} bytes {d.sha256}"
+            print(f"{d.url}: {got.size} bytes, sha256 {got.sha256} ({status})", file=sys.stderr)
+    if spec.path is not None and changed:
+        write_checksums(spec.path / CHECKSUMS_FILE, changed)
+        print(
+            f"registered {len(changed)} checksums in {spec.path / CHECKSUMS_FILE}", file=sys.stderr
+        )
+    return spec.replace(downloads=downloads)
+
+
 def prepare(
-    spec: BuilderSpec, target: Path, download_dir: Path, *, overwrite: bool = False
+    spec: BuilderSpec, target: Path, downloads: DownloadConfig, *, overwrite: bool = False
 ) -> DatasetInfo:
-    """Prepare `spec` into `target` unless it is there already; return its DatasetInfo."""
+    """Prepare `spec` into `target` unless it is there already; return its DatasetInfo.
+
+    With ``downloads.register_checksums`` the files are fetched and their checksums
+    registered first, even when the dataset is prepared already.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(target.parent / f".{target.name}.lock"))
     try:
@@ -64,11 +89,15 @@ def prepare(
         print(f"waiting for another process preparing {target} ...", file=sys.stderr)
         lock.acquire()
     try:
+        fetched = None
+        if downloads.register_checksums:
+            fetched = _download(spec, downloads)
+            spec = register_checksums(spec, fetched)
         if (target / INFO_FILE).is_file() and not overwrite:
             return DatasetInfo.read(target)
         for stale in target.parent.glob(f"{target.name}{_INCOMPLETE}*"):
             shutil.rmtree(stale, ignore_errors=True)  # left by a run that was killed
-        files = download_all(resources(spec), download_dir)
+        files = {name: f.path for name, f in (fetched or _download(spec, downloads)).items()}
         work = Path(tempfile.mkdtemp(prefix=f"{target.name}{_INCOMPLETE}", dir=target.parent))
         try:
             splits = {s.name: _write_split(spec, s, files, work) for s in spec.splits.values()}
@@ -81,6 +110,11 @@ def prepare(
         return info
     finally:
         lock.release()
+
+
+def _download(spec: BuilderSpec, config: DownloadConfig) -> dict[str, CachedFile]:
+    with DownloadManager(config) as manager:
+        return manager.download_all(resources(spec, register=config.register_checksums))
 
 
 def _write_split(
@@ -110,16 +144,8 @@ def _write_split(
             f"split {split.name!r} of {spec.name}: the source files hold {count} examples but "
             f"{where} (splits.{split.name}.num_examples) expects {split.num_examples}"
         )
-    shard = ShardInfo(path.name, count, path.stat().st_size, _sha256(path))
+    shard = ShardInfo(path.name, count, path.stat().st_size, sha256_file(path))
     return SplitInfo(split.name, count, (shard,))
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _move_into_place(work: Path, target: Path) -> None:

@@ -43,8 +43,9 @@ def test_prepared_layout_and_dataset_info(tmp_path: Path, server: LoopbackServer
     assert len(shard["sha256"]) == 64
     assert on_disk["record_format"] == {"name": "catalog-record", "version": 1}
     assert on_disk["features"]["features"]["image"]["shape"] == [28, 28, 1]
-    # Downloads went to <data_dir>/downloads, keyed by content.
-    assert len(list((tmp_path / "data" / "downloads").iterdir())) == 2
+    # Downloads went to <data_dir>/downloads, keyed by content (.meta: records, locks).
+    downloads = (tmp_path / "data" / "downloads").iterdir()
+    assert len([p for p in downloads if not p.name.startswith(".")]) == 2
     # Nothing temporary is left beside the prepared version.
     assert sorted(p.name for p in b.data_path.parent.iterdir()) == [".1.0.0.lock", "1.0.0"]
 
@@ -76,10 +77,10 @@ def test_flipped_byte_prepares_nothing_and_caches_nothing(
     assert "/files/tiny/train-images.gz" in message and "sha256 mismatch" in message
     assert not (tmp_path / "data" / "tiny" / "1.0.0").exists()
     leftovers = [p.name for p in (tmp_path / "data").rglob("*") if p.is_file()]
-    assert all(name.endswith(".lock") or name.endswith("labels.gz") for name in leftovers), (
+    assert all(name.endswith((".lock", "labels.gz", "labels.gz.json")) for name in leftovers), (
         leftovers
     )
-    assert not any("images" in name for name in leftovers)
+    assert not any("images" in name and not name.endswith(".lock") for name in leftovers)
 
 
 def test_a_killed_run_is_cleaned_up(tmp_path: Path, server: LoopbackServer) -> None:

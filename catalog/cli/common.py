@@ -16,6 +16,8 @@ ENVIRONMENT = f"""\
 environment:
   {paths.DATA_DIR_ENV}      data dir (default: the platform's user data dir)
   {paths.DOWNLOAD_DIR_ENV}  download cache (default: <data dir>/downloads)
+  {paths.MIRRORS_ENV}       mirrors tried first: base URLs or directories, space-separated
+  {paths.OFFLINE_ENV}       1: never use the network (the cache, mirror dirs, the manual dir)
 """
 
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from catalog import paths
 from catalog.builder import DatasetBuilder, builder
 from catalog.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, add_command, error, size
 from catalog.errors import CatalogError, DatasetNotFoundError
+
+if TYPE_CHECKING:
+    from catalog.download import DownloadConfig
 
 __all__ = ["register"]
 
@@ -27,13 +31,36 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser.add_argument("--data-dir", help=f"where prepared data goes (${paths.DATA_DIR_ENV})")
     parser.add_argument("--download-dir", help=f"download cache (${paths.DOWNLOAD_DIR_ENV})")
     parser.add_argument("--overwrite", action="store_true", help="prepare again even if prepared")
+    parser.add_argument(
+        "--mirror",
+        action="append",
+        metavar="URL_OR_DIR",
+        help="a mirror tried before the files' own URLs, holding <mirror>/<host>/<path of the "
+        f"URL>; repeat for more (${paths.MIRRORS_ENV})",
+    )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help=f"never use the network: only the cache, mirror dirs, the manual dir "
+        f"(${paths.OFFLINE_ENV}=1)",
+    )
+    parser.add_argument(
+        "--manual-dir", help="files placed by hand, by original file name (<download dir>/manual)"
+    )
+    parser.add_argument(
+        "--register-checksums",
+        action="store_true",
+        help="for builder authors: record new or changed downloads in the builder's checksums.tsv",
+    )
     parser.set_defaults(run=run)
 
 
-def _prepare_one(b: DatasetBuilder, args: argparse.Namespace) -> None:
-    reused = b.is_prepared and not args.overwrite
+def _prepare_one(b: DatasetBuilder, args: argparse.Namespace, config: DownloadConfig) -> None:
+    reused = b.is_prepared and not args.overwrite and not config.register_checksums
     start = time.perf_counter()
-    info = b.download_and_prepare(download_dir=args.download_dir, overwrite=args.overwrite)
+    info = b.download_and_prepare(
+        download_dir=args.download_dir, overwrite=args.overwrite, download_config=config
+    )
     seconds = time.perf_counter() - start
     splits = ", ".join(f"{n} {s.num_examples}" for n, s in info.splits.items())
     total = size(sum(s.num_bytes for s in info.splits.values()))
@@ -47,10 +74,25 @@ def run(args: argparse.Namespace) -> int:
     except DatasetNotFoundError as exc:
         error(str(exc))
         return EXIT_USAGE
+    # Deferred like DatasetBuilder.download_and_prepare's: `catalog list` and `catalog info`
+    # must not pay for importing requests.
+    from catalog.download import DownloadConfig, resolve_config
+
+    try:  # a bad --mirror or $CATALOG_OFFLINE is a usage error too
+        config = DownloadConfig(
+            mirrors=args.mirror,
+            offline=True if args.offline else None,
+            manual_dir=args.manual_dir,
+            register_checksums=args.register_checksums,
+        )
+        resolve_config(config)
+    except ValueError as exc:
+        error(str(exc))
+        return EXIT_USAGE
     failed = []
     for b in builders:
         try:
-            _prepare_one(b, args)
+            _prepare_one(b, args, config)
         except (CatalogError, OSError) as exc:
             failed.append(b.name)
             error(f"{b.name}: {exc}")

@@ -1,0 +1,156 @@
+"""The download cache: verified files named by their content, each with a small JSON record.
+
+::
+
+    <download_dir>/<sha256[:16]>-<filename>          a verified file, shared across datasets
+    <download_dir>/.meta/<key>.json                  its record: url, size, sha256, when
+    <download_dir>/.meta/<key>.lock                  held by the one process fetching it
+    <download_dir>/.meta/<key>.part                  an interrupted download, resumed later
+
+``<key>`` is the cached file's name, so the same bytes are reused whichever dataset, version
+or URL asks for them, and a user may place a file at its cache path by hand. A file that
+does not match its size and sha256 is never left at a cache path. A file whose checksum is
+not registered yet (``--register-checksums``) is keyed by its URL until its bytes are known.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import secrets
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from catalog.checksums import Digest
+from catalog.download.resource import Failure, Resource, verify
+from catalog.errors import DownloadError
+
+__all__ = ["META_DIR", "Cache", "CachedFile", "cache_path"]
+
+META_DIR = ".meta"
+
+
+@dataclass(frozen=True)
+class CachedFile:
+    """A verified file: where it is, its size and sha256, and where it came from."""
+
+    path: Path
+    filename: str
+    size: int
+    sha256: str
+    url: str | None = None  # the URL or local path it was fetched from; None if unknown
+
+
+def cache_path(resource: Resource, download_dir: Path) -> Path:
+    """Where a registered resource's verified file lives in ``download_dir``."""
+    if resource.sha256 is None:
+        raise ValueError(f"{resource.filename}: no sha256 registered, so no cache path")
+    return Path(download_dir) / f"{resource.sha256[:16]}-{resource.filename}"
+
+
+class Cache:
+    """The files, records, locks and partial downloads under one download dir."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.meta = self.root / META_DIR
+
+    def key(self, resource: Resource) -> str:
+        if resource.sha256 is not None:
+            return cache_path(resource, self.root).name
+        url_hash = hashlib.sha256(resource.urls[0].encode() if resource.urls else b"").hexdigest()
+        return f"url-{url_hash[:16]}-{resource.filename}"
+
+    def part_path(self, resource: Resource) -> Path:
+        return self.meta / f"{self.key(resource)}.part"
+
+    @contextlib.contextmanager
+    def locked(
+        self,
+        resource: Resource,
+        *,
+        on_wait: Callable[[Path], None],
+        cancelled: threading.Event,
+    ) -> Iterator[None]:
+        """Hold the resource's lock (one process fetches a file; the others wait, then reuse)."""
+        self.meta.mkdir(parents=True, exist_ok=True)
+        path = self.meta / f"{self.key(resource)}.lock"
+        lock = FileLock(str(path))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            on_wait(path)
+            while not cancelled.is_set():
+                with contextlib.suppress(Timeout):
+                    lock.acquire(timeout=0.5)
+                    break
+            else:
+                raise DownloadError(f"cancelled while waiting for {path}")
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def lookup(self, resource: Resource, *, on_corrupt: Callable[[str], None]) -> CachedFile | None:
+        """The verified cached file, if there is one; a corrupted one is removed."""
+        if resource.sha256 is None:
+            return None
+        path = cache_path(resource, self.root)
+        if not path.is_file():
+            return None
+        digest = Digest.of_file(path)
+        try:
+            verify(resource, digest, remote=False)
+        except Failure as failure:
+            on_corrupt(f"{path} is damaged ({failure.reason}); fetching it again")
+            path.unlink(missing_ok=True)
+            self._record_path(path.name).unlink(missing_ok=True)
+            return None
+        record = self._read_record(path.name)
+        if record is None:  # placed by hand, or left by an older version
+            self._write_record(path, resource.filename, digest, None)
+        url = record.get("url") if record else None
+        source = url if isinstance(url, str) else None
+        return CachedFile(path, resource.filename, digest.size, digest.sha256, source)
+
+    def commit(self, part: Path, resource: Resource, digest: Digest, url: str) -> CachedFile:
+        """Move verified bytes from ``part`` to their cache path and record where they came from."""
+        path = self.root / f"{digest.sha256[:16]}-{resource.filename}"
+        part.replace(path)  # atomic: the cache path is absent or complete and verified
+        self._write_record(path, resource.filename, digest, url)
+        return CachedFile(path, resource.filename, digest.size, digest.sha256, url)
+
+    def new_part(self, resource: Resource) -> Path:
+        """A fresh, unique temporary path in the cache (for copies that are not resumed)."""
+        self.meta.mkdir(parents=True, exist_ok=True)
+        return self.meta / f"{self.key(resource)}.{secrets.token_hex(4)}.tmp"
+
+    def _record_path(self, name: str) -> Path:
+        return self.meta / f"{name}.json"
+
+    def _read_record(self, name: str) -> dict[str, object] | None:
+        try:
+            data = json.loads(self._record_path(name).read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _write_record(self, path: Path, filename: str, digest: Digest, url: str | None) -> None:
+        record = {
+            "filename": filename,
+            "url": url,
+            "size": digest.size,
+            "sha256": digest.sha256,
+            "downloaded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        self.meta.mkdir(parents=True, exist_ok=True)
+        target = self._record_path(path.name)
+        temp = target.with_name(f"{target.name}.{secrets.token_hex(4)}.tmp")
+        temp.write_text(json.dumps(record, indent=2) + "\n", "utf-8")
+        temp.replace(target)

@@ -1,0 +1,293 @@
+"""DownloadManager: the files a dataset needs, verified, in the cache, each fetched once.
+
+For each file the first source that delivers verified bytes wins, in this order:
+
+1. the download cache, ``<download_dir>/<sha256[:16]>-<filename>``;
+2. the manual dir, ``<manual_dir>/<filename>`` (used where it is);
+3. local sources: mirror directories (``<dir>/<host>/<path of the URL>``), ``file://`` URLs;
+4. unless offline, remote sources in rounds (user mirrors, then the file's url and mirrors),
+   resuming interrupted transfers and retrying transient failures with backoff.
+
+One process fetches a file while the others wait on its lock and then reuse it; the files of
+a dataset are fetched by a bounded thread pool. When nothing delivers, the error lists every
+source tried and why each failed, and says where to put the file by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from types import TracebackType
+
+import requests
+
+from catalog.checksums import CHUNK_SIZE, Digest
+from catalog.download.cache import Cache, CachedFile, cache_path
+from catalog.download.config import DownloadConfig, resolve_config
+from catalog.download.http import fetch, new_session
+from catalog.download.mirrors import Source, sources
+from catalog.download.progress import Progress
+from catalog.download.report import Tried, combined_error, download_error, offline_error
+from catalog.download.resource import Failure, Resource, verify
+from catalog.download.retry import Backoff
+from catalog.errors import CatalogError, DownloadError, SpecError
+from catalog.extract import extract
+
+__all__ = ["DownloadManager"]
+
+
+class DownloadManager:
+    """Fetches files into the download cache as ``config`` says; use it as a context manager.
+
+    ``sleep`` (seconds -> None) and ``rng`` replace the wall clock and the jitter in tests.
+
+    >>> config = DownloadConfig(download_dir="/data/downloads")
+    >>> with DownloadManager(config) as dm:  # doctest: +SKIP
+    ...     files = dm.download_all({"train": Resource((url,), size, sha256, "train.gz")})
+    >>> files["train"].path  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        config: DownloadConfig | None = None,
+        *,
+        sleep: Callable[[float], object] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        config = resolve_config(config)
+        if config.download_dir is None or config.manual_dir is None:  # resolve_config sets them
+            raise ValueError("DownloadManager needs a resolved DownloadConfig")
+        self.config = config
+        self.download_dir: Path = config.download_dir
+        self.manual_dir: Path = config.manual_dir
+        self.mirrors: tuple[str, ...] = config.mirrors or ()
+        self.offline = bool(config.offline)
+        self.cache = Cache(self.download_dir)
+        self.progress = Progress(config.progress)
+        self._backoff = Backoff(config.backoff, config.max_backoff, rng or random.Random())
+        self._cancelled = threading.Event()
+        # The default wait ends at once when the run is interrupted (Ctrl-C).
+        self._sleep = sleep if sleep is not None else self._cancelled.wait
+        self._session: requests.Session | None = None
+        self._session_lock = threading.Lock()
+
+    def __enter__(self) -> DownloadManager:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the HTTP session (a later download opens a new one)."""
+        with self._session_lock:
+            if self._session is not None:
+                self._session.close()
+                self._session = None
+
+    def download_all(self, resources: Mapping[str, Resource]) -> dict[str, CachedFile]:
+        """Fetch every resource, several at once; return name -> verified file.
+
+        Resources with the same content are fetched once (from all their URLs). Every file
+        is attempted; the error then names all that failed.
+        """
+        unique: dict[str, Resource] = {}
+        for r in resources.values():
+            key = self.cache.key(r)
+            if key in unique:
+                urls = tuple(dict.fromkeys((*unique[key].urls, *r.urls)))
+                r = dataclasses.replace(unique[key], urls=urls)
+            unique[key] = r
+        done: dict[str, CachedFile] = {}
+        failed: dict[str, CatalogError] = {}
+        workers = min(self.config.max_workers, len(unique))
+        if workers <= 1:
+            for key, r in unique.items():
+                try:
+                    done[key] = self.download(r)
+                except CatalogError as error:
+                    failed[key] = error
+        else:
+            with ThreadPoolExecutor(workers, thread_name_prefix="catalog-download") as pool:
+                futures = {pool.submit(self.download, r): key for key, r in unique.items()}
+                try:
+                    for future in as_completed(futures):
+                        try:
+                            done[futures[future]] = future.result()
+                        except CatalogError as error:
+                            failed[futures[future]] = error
+                except BaseException:  # Ctrl-C or a local error (disk full): stop the others
+                    self._cancelled.set()
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    raise
+        if failed:
+            raise combined_error([failed[key] for key in unique if key in failed], len(unique))
+        return {name: done[self.cache.key(r)] for name, r in resources.items()}
+
+    def download(self, resource: Resource) -> CachedFile:
+        """The verified file of ``resource``, fetched only if no cache or local copy has it."""
+        if not resource.registered and not self.config.register_checksums:
+            raise SpecError(
+                f"no size and sha256 registered for {resource.filename}; a builder's author "
+                "registers them with --register-checksums"
+            )
+        if self.config.register_checksums and resource.registered:
+            hit = self.cache.lookup(resource, on_corrupt=self.progress.note)
+            if hit is not None:
+                return hit
+            # Fetch the bytes as they are now: new or changed files get registered.
+            resource = dataclasses.replace(resource, size=None, sha256=None)
+        self.download_dir.mkdir(parents=True, exist_ok=True)
+        tried: Tried = []
+        on_wait = self._waiting_note(resource)
+        with self.cache.locked(resource, on_wait=on_wait, cancelled=self._cancelled):
+            candidates = sources(resource.urls, self.mirrors)
+            found = (
+                self.cache.lookup(resource, on_corrupt=self.progress.note)
+                or self._from_manual_dir(resource, tried)
+                or self._from_local(candidates, resource, tried)
+            )
+            if found is not None:
+                return found
+            if self.offline:
+                cached = cache_path(resource, self.download_dir) if resource.registered else None
+                raise offline_error(resource, tried, self.manual_dir / resource.filename, cached)
+            remote = [s.where for s in candidates if s.path is None]
+            return self._from_network(resource, remote, tried)
+
+    def extract(self, file: CachedFile) -> Path:
+        """Extract an archive once, into ``<download_dir>/extracted/<sha256[:16]>-<name>/``."""
+        return extract(
+            file.path, self.download_dir / "extracted", name=file.filename, sha256=file.sha256
+        )
+
+    # The sources, in order.
+
+    def _from_manual_dir(self, resource: Resource, tried: Tried) -> CachedFile | None:
+        path = self.manual_dir / resource.filename
+        if not path.is_file():
+            return None
+        digest = Digest.of_file(path)
+        try:
+            verify(resource, digest, remote=False)
+        except Failure as failure:
+            tried.append((f"{path} (manual dir)", failure))
+            return None
+        self.progress.note(f"using {resource.filename} from the manual dir: {path}")
+        return CachedFile(path, resource.filename, digest.size, digest.sha256, str(path))
+
+    def _from_local(
+        self, candidates: list[Source], resource: Resource, tried: Tried
+    ) -> CachedFile | None:
+        for source in candidates:
+            if source.path is None:
+                continue
+            if not source.path.is_file():
+                tried.append((source.where, Failure("not found")))
+            elif (found := self._copy(source.path, resource, tried)) is not None:
+                return found
+        return None
+
+    def _copy(self, path: Path, resource: Resource, tried: Tried) -> CachedFile | None:
+        self.progress.note(f"copying {resource.filename} from {path}")
+        part = self.cache.new_part(resource)
+        try:
+            digest = Digest()
+            with open(path, "rb") as source, open(part, "wb") as out:
+                while chunk := source.read(CHUNK_SIZE):
+                    out.write(chunk)
+                    digest.update(chunk)
+            verify(resource, digest, remote=False)
+            return self.cache.commit(part, resource, digest, str(path))
+        except Failure as failure:
+            tried.append((str(path), failure))
+            return None
+        finally:
+            part.unlink(missing_ok=True)
+
+    def _from_network(self, resource: Resource, urls: list[str], tried: Tried) -> CachedFile:
+        last: dict[str, Failure] = {}
+        attempts: Counter[str] = Counter()
+        pending = list(urls)
+        for round_ in range(self.config.retries + 1):
+            if round_:
+                hints = [h for u in pending if (h := last[u].retry_after) is not None]
+                wait = self._backoff.delay(round_ - 1, max(hints) if hints else None)
+                self.progress.note(f"{resource.filename}: trying again in {wait:.1f} s")
+                self._sleep(wait)
+                if self._cancelled.is_set():
+                    raise DownloadError(f"download of {resource.filename} cancelled")
+            for url in list(pending):
+                try:
+                    return self._fetch(url, resource)
+                except Failure as failure:
+                    last[url], attempts[url] = failure, attempts[url] + 1
+                    if not failure.transient:
+                        pending.remove(url)
+                    self.progress.note(f"{resource.filename}: {url}: {failure.reason}")
+            if not pending:
+                break
+        for url, why in last.items():
+            if attempts[url] > 1:
+                why.reason += f" ({attempts[url]} attempts)"
+            tried.append((url, why))
+        raise download_error(resource, tried, self.manual_dir / resource.filename)
+
+    def _fetch(self, url: str, resource: Resource) -> CachedFile:
+        """One attempt at ``url``: resume the part file, verify, move into the cache."""
+        part = self.cache.part_path(resource)
+        part.parent.mkdir(parents=True, exist_ok=True)
+        start = part.stat().st_size if part.is_file() and resource.registered else 0
+        if resource.size is not None and start >= resource.size:  # complete, never moved
+            digest = Digest.of_file(part)
+            try:
+                verify(resource, digest)
+                return self.cache.commit(part, resource, digest, url)
+            except Failure:
+                part.unlink()
+                start = 0
+        bar = self.progress.transfer(resource.filename, resource.size, url, start=start)
+        timeout = (self.config.connect_timeout, self.config.read_timeout)
+        try:
+            digest, body_start = fetch(
+                self._get_session(), url, part, resource,
+                timeout=timeout, bar=bar, cancelled=self._cancelled,
+            )  # fmt: skip
+        except Failure as failure:
+            if failure.checksum:
+                part.unlink(missing_ok=True)
+            raise
+        finally:
+            bar.close()
+        try:
+            verify(resource, digest)
+        except Failure as failure:
+            part.unlink(missing_ok=True)  # wrong bytes are never kept, not even to resume
+            if body_start and failure.checksum:  # the older bytes may be the wrong ones
+                failure.reason += f" after resuming at byte {body_start}; starting over"
+                failure.transient = True
+            raise
+        return self.cache.commit(part, resource, digest, url)
+
+    def _get_session(self) -> requests.Session:
+        with self._session_lock:
+            if self._session is None:
+                self._session = new_session(self.config.max_workers)
+            return self._session
+
+    def _waiting_note(self, resource: Resource) -> Callable[[Path], None]:
+        def note(lock: Path) -> None:
+            self.progress.note(
+                f"waiting for another process downloading {resource.filename} (lock {lock})"
+            )
+
+        return note

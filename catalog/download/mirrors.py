@@ -1,0 +1,91 @@
+"""Where a file can come from: user mirrors first, then the file's own URLs.
+
+A mirror is a base URL or a local directory holding files in the layout ``wget -x``
+produces, ``<mirror>/<host>/<path of the original URL>``::
+
+    >>> mirror_url("https://mirror.example/data", "http://yann.lecun.com/exdb/mnist/t.gz")
+    'https://mirror.example/data/yann.lecun.com/exdb/mnist/t.gz'
+
+Local sources (mirror directories, ``file://`` URLs) are listed before remote ones, so a
+mirror directory answers without the network (and in offline mode).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlsplit
+from urllib.request import url2pathname
+
+__all__ = ["Source", "check_mirror", "mirror_url", "sources"]
+
+_REMOTE = ("http", "https")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One place to get a file from: a URL (``path`` None) or a local file."""
+
+    where: str  # the URL, or the local path as text (for messages)
+    path: Path | None = None
+
+    @property
+    def local(self) -> bool:
+        return self.path is not None
+
+
+def check_mirror(mirror: str) -> str:
+    """Return ``mirror`` if it is an http(s):// or file:// URL or a path; else ValueError."""
+    scheme = urlsplit(mirror).scheme.lower()
+    if not mirror.strip() or (len(scheme) > 1 and scheme not in (*_REMOTE, "file")):
+        raise ValueError(
+            f"mirror {mirror!r}: expected an http(s):// or file:// URL or a local directory"
+        )
+    return mirror
+
+
+def mirror_url(mirror: str, url: str) -> str:
+    """The URL of ``url``'s copy on a remote ``mirror`` (``<mirror>/<host>/<path>``)."""
+    return f"{mirror.rstrip('/')}/{_relative(url)}"
+
+
+def sources(urls: Sequence[str], mirrors: Iterable[str]) -> list[Source]:
+    """Every place to try for a file with these ``urls``: local ones, then remote ones."""
+    found: list[Source] = []
+    for mirror in mirrors:
+        directory = _local_path(mirror)
+        for url in urls:
+            if urlsplit(url).scheme.lower() not in _REMOTE or _relative(url) is None:
+                continue
+            if directory is None:
+                found.append(Source(mirror_url(mirror, url)))
+            else:
+                path = directory.joinpath(*unquote(_relative(url) or "").split("/"))
+                found.append(Source(str(path), path))
+    for url in urls:
+        local = _local_path(url) if urlsplit(url).scheme.lower() == "file" else None
+        found.append(Source(str(local), local) if local else Source(url))
+    unique = list(dict.fromkeys(found))
+    return [s for s in unique if s.local] + [s for s in unique if not s.local]
+
+
+def _relative(url: str) -> str | None:
+    """``<host>/<path>`` of a URL, or None if it has no host or a ``.``/``..`` segment."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    segments = list(PurePosixPath(parts.path or "/").parts[1:])
+    if not host or not segments or any(unquote(s) in (".", "..") for s in segments):
+        return None
+    return "/".join([host, *segments])
+
+
+def _local_path(mirror: str) -> Path | None:
+    """The local directory (or file, for a file:// URL) named, or None for http(s)."""
+    parts = urlsplit(mirror)
+    scheme = parts.scheme.lower()
+    if scheme in _REMOTE:
+        return None
+    if scheme == "file":
+        return Path(url2pathname(parts.path))
+    return Path(mirror).expanduser()

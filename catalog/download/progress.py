@@ -1,0 +1,89 @@
+"""What a download shows: tqdm byte bars on a terminal, one line per file in CI, or nothing.
+
+``auto`` picks bars when stderr is a terminal and lines otherwise, so a CI log gets
+``downloading train-images-idx3-ubyte.gz (25.2MiB) from http://...`` and never a bar.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any, Protocol
+
+from tqdm import tqdm
+
+from catalog.download.config import ProgressMode
+
+__all__ = ["Bar", "Progress", "human_size"]
+
+
+def human_size(num_bytes: int | None) -> str:
+    """``512 B``, ``10.0 KiB``, ``25.2 MiB``, ``1.3 GiB`` (as ``catalog prepare`` prints sizes).
+
+    >>> human_size(26421880), human_size(None)
+    ('25.2 MiB', 'size unknown')
+    """
+    if num_bytes is None:
+        return "size unknown"
+    value, unit = float(num_bytes), "B"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            break
+        value /= 1024
+    return f"{num_bytes} B" if unit == "B" else f"{value:.1f} {unit}"
+
+
+class Bar(Protocol):
+    """Byte progress of one transfer."""
+
+    def update(self, n: int) -> Any: ...
+    def close(self) -> None: ...
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class Progress:
+    """Reports transfers and notes (retries, waits) on stderr, as ``mode`` asks."""
+
+    def __init__(self, mode: ProgressMode = "auto") -> None:
+        if mode == "auto":
+            stream = sys.stderr
+            mode = "bars" if stream is not None and stream.isatty() else "lines"
+        self.mode = mode
+        self._lock = threading.Lock()
+
+    def transfer(self, filename: str, size: int | None, where: str, *, start: int = 0) -> Bar:
+        """Announce a transfer of ``filename`` from ``where`` (from byte ``start``)."""
+        if self.mode == "bars":
+            return tqdm(  # type: ignore[no-any-return]
+                total=size,
+                initial=start,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                desc=filename,
+                file=sys.stderr,
+                leave=True,
+            )
+        if start:
+            at = f"{human_size(start)} of {human_size(size)}"
+            self.note(f"resuming {filename} at {at} from {where}")
+        else:
+            self.note(f"downloading {filename} ({human_size(size)}) from {where}")
+        return _NoBar()
+
+    def note(self, message: str) -> None:
+        """One line on stderr (above any bars), unless silent."""
+        if self.mode == "none" or sys.stderr is None:
+            return
+        with self._lock:
+            if self.mode == "bars":
+                tqdm.write(message, file=sys.stderr)
+            else:
+                print(message, file=sys.stderr, flush=True)

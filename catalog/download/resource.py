@@ -1,0 +1,108 @@
+"""What a file must be (:class:`Resource`), and why a source did not deliver it (:class:`Failure`).
+
+Every file is checked against its registered size and sha256 wherever it comes from (the
+network, a mirror directory, the manual dir, the cache): :func:`verify` never skips a check.
+A body that is an HTML page where a binary was expected is named as such, because a rate-limit
+or login page served with status 200 is the most common way a download goes wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from catalog.checksums import Digest
+from catalog.errors import SpecError
+
+__all__ = ["Failure", "Resource", "looks_like_html", "verify"]
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_HTML_START = (b"<!doctype html", b"<html", b"<head", b"<?xml version")
+_HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One file a dataset needs: where to get it and the exact bytes to expect.
+
+    ``size`` and ``sha256`` are None only while a builder author registers them
+    (``--register-checksums``); any other download of such a file is refused.
+    """
+
+    urls: tuple[str, ...]  # tried in order: the builder's url first, then its mirrors
+    size: int | None  # bytes
+    sha256: str | None  # lowercase hex
+    filename: str  # original file name, e.g. "train-images-idx3-ubyte.gz"
+
+    def __post_init__(self) -> None:
+        urls: object = self.urls  # typed as a tuple, but a caller may pass one string
+        if isinstance(urls, str):
+            raise SpecError(f"{self.filename}: urls must be a tuple of URLs, not one string")
+        object.__setattr__(self, "urls", tuple(self.urls))  # a list works too, and stays hashable
+        if (self.size is None) != (self.sha256 is None):
+            raise SpecError(f"{self.filename}: give both size and sha256, or neither")
+        if self.size is not None and self.size < 0:
+            raise SpecError(f"{self.filename}: size must be >= 0, got {self.size}")
+        if self.sha256 is not None and not _SHA256.fullmatch(self.sha256):
+            raise SpecError(f"{self.filename}: sha256 must be 64 lowercase hex digits")
+        if self.filename in ("", ".", "..") or any(c in self.filename for c in "/\\\0"):
+            raise SpecError(f"filename must be a plain file name, got {self.filename!r}")
+
+    @property
+    def registered(self) -> bool:
+        """Whether the expected size and sha256 are known."""
+        return self.sha256 is not None
+
+
+class Failure(Exception):
+    """Why one source did not deliver a file.
+
+    ``transient``: trying the same URL again later may work (connection errors, timeouts,
+    interrupted transfers, HTTP 408/429/5xx); ``retry_after``: seconds the server asked for.
+    ``checksum``: the source delivered complete bytes that differ from the registered ones.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        transient: bool = False,
+        checksum: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.transient = transient
+        self.checksum = checksum
+        self.retry_after = retry_after
+
+
+def looks_like_html(head: bytes) -> bool:
+    """Whether the first bytes of a body look like an HTML page."""
+    return head.lstrip().lower().startswith(_HTML_START)
+
+
+def verify(resource: Resource, digest: Digest, *, remote: bool = True) -> None:
+    """Raise :class:`Failure` unless ``digest`` is of exactly the bytes ``resource`` expects.
+
+    A registered resource must match size and sha256; any mismatching body that looks like an
+    HTML page, and for an unregistered one any HTML page (unless the file is one), is
+    reported as such.
+    """
+    size_ok = resource.size is None or digest.size == resource.size
+    sha_ok = size_ok and (resource.sha256 is None or digest.sha256 == resource.sha256)
+    expected_html = resource.filename.lower().endswith(_HTML_SUFFIXES)
+    suspect = not sha_ok or not resource.registered
+    if suspect and not expected_html and looks_like_html(digest.head):
+        who = "the server sent" if remote else "the file is"
+        raise Failure(
+            f"{who} an HTML page instead of the file (often a rate limit, login or error page)"
+        )
+    if not size_ok:
+        raise Failure(
+            f"size mismatch: expected {resource.size} bytes, got {digest.size}", checksum=True
+        )
+    if not sha_ok:
+        raise Failure(
+            f"sha256 mismatch: expected {resource.sha256}, got {digest.sha256}", checksum=True
+        )
