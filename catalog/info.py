@@ -3,21 +3,36 @@
 ``dataset_info.json`` beside the shards is this object as JSON: the features, the splits with
 their shards (file, example count, bytes, sha256), the downloads' checksums and the record
 format version.
+
+`format_info` renders it for people: ``print(info)`` and ``catalog info`` both use it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import textwrap
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from catalog.codec import RECORD_FORMAT
 from catalog.errors import SpecError
-from catalog.features import FeaturesDict
-from catalog.spec import BuilderSpec
+from catalog.features import Feature, FeaturesDict, Sequence, from_json
+from catalog.spec import BuilderSpec, supervised_keys_problem
 
-__all__ = ["INFO_FILE", "DatasetInfo", "ShardInfo", "SplitInfo"]
+__all__ = [
+    "INFO_FILE",
+    "DatasetInfo",
+    "Location",
+    "ShardInfo",
+    "SplitInfo",
+    "disk_usage",
+    "format_info",
+    "format_size",
+]
 
 INFO_FILE = "dataset_info.json"
 
@@ -60,6 +75,20 @@ class DatasetInfo:
     supervised_keys: tuple[str, str] | None = None
     downloads: dict[str, dict[str, Any]] = field(default_factory=dict)
     record_format: dict[str, Any] = field(default_factory=lambda: dict(RECORD_FORMAT))
+
+    def __post_init__(self) -> None:
+        if self.supervised_keys is not None:
+            problem = supervised_keys_problem(self.supervised_keys, self.features)
+            if problem:
+                raise SpecError(f"{self.name} {self.version}: supervised_keys: {problem}")
+
+    @property
+    def download_size(self) -> int:
+        """Bytes to download: the sum of the registered download sizes."""
+        return sum(d.get("size") or 0 for d in self.downloads.values())
+
+    def __str__(self) -> str:
+        return format_info(self)
 
     @classmethod
     def from_spec(cls, spec: BuilderSpec) -> DatasetInfo:
@@ -104,7 +133,9 @@ class DatasetInfo:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> DatasetInfo:
-        features = FeaturesDict.from_json(data["features"])
+        features = from_json(data["features"])
+        if not isinstance(features, FeaturesDict):
+            raise TypeError(f"features must be a FeaturesDict, got {features!r}")
         splits = {
             name: SplitInfo(
                 name, s["num_examples"], tuple(ShardInfo(**shard) for shard in s["shards"])
@@ -139,3 +170,115 @@ class DatasetInfo:
                 f"{path} is unreadable ({type(error).__name__}: {error}); prepare the dataset "
                 "again with --overwrite"
             ) from None
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a dataset version is prepared, or would be, and how much it takes on disk."""
+
+    path: Path
+    prepared: bool
+    num_bytes: int = 0
+
+
+def disk_usage(folder: Path) -> int:
+    """Bytes in the files under `folder` (0 when it does not exist)."""
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):  # a file removed while walking
+                total += (Path(root) / name).stat().st_size
+    return total
+
+
+def format_size(num_bytes: int) -> str:
+    """A byte count for people: 512 B, 3.4 KiB, 51.2 MiB, 1.3 GiB."""
+    value = float(num_bytes)
+    for unit in ("B", "KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
+_WIDTH = 96  # text is wrapped to this many columns
+
+
+def format_info(info: DatasetInfo, location: Location | None = None) -> str:
+    """`info` for people: metadata, a features tree, splits, sizes and the citation.
+
+    With `location`, also whether (and where) the dataset is prepared. ``print(info)`` and
+    ``catalog info`` show this text.
+    """
+    lines = [f"{info.name} {info.version}"]
+    for paragraph in info.description.split("\n\n"):
+        if paragraph.strip():
+            text = " ".join(paragraph.split())
+            lines += ["", textwrap.fill(text, _WIDTH, initial_indent="  ", subsequent_indent="  ")]
+    fields = {"homepage": info.homepage, "license": info.license}
+    if info.supervised_keys:
+        fields["supervised keys"] = f"({', '.join(info.supervised_keys)})"
+    if info.downloads:
+        files = len(info.downloads)
+        unknown = sum(1 for d in info.downloads.values() if not d.get("size"))
+        fields["download size"] = (
+            f"{format_size(info.download_size)} ({files} file{'s' if files != 1 else ''}"
+            + (f", {unknown} of unknown size)" if unknown else ")")
+        )
+    if location is not None:
+        fields["prepared"] = (
+            f"yes, {format_size(location.num_bytes)} in {location.path}"
+            if location.prepared
+            else f"no (would be at {location.path})"
+        )
+    fields = {name: value for name, value in fields.items() if value}
+    width = max(map(len, fields), default=0) + 2
+    lines.append("")
+    lines += [f"{f'{name}:':<{width}}{value}" for name, value in fields.items()]
+    lines += ["", "features:", *_table(_feature_rows(info.features))]
+    split_rows = [
+        (name, f"{s.num_examples:,} examples", format_size(s.num_bytes) if s.shards else "")
+        for name, s in info.splits.items()
+    ]
+    lines += ["", "splits:", *_table(split_rows)]
+    if info.citation:
+        lines += ["", "citation:", textwrap.indent(info.citation, "  ")]
+    return "\n".join(lines) + "\n"
+
+
+def _type_label(feature: Feature) -> str:
+    """``Image``, ``Sequence(ClassLabel)``; a Sequence of a dict is just ``Sequence``."""
+    if isinstance(feature, Sequence) and not isinstance(feature.feature, FeaturesDict):
+        return f"Sequence({_type_label(feature.feature)})"
+    return feature.type_name
+
+
+def _feature_rows(
+    features: Mapping[str, Feature], depth: int = 0, lead: tuple[int | None, ...] = ()
+) -> Iterator[tuple[str, ...]]:
+    """(name, type, shape, dtype, details) per feature; nested ones indented below theirs.
+
+    The features of a Sequence of a dict show the shape they decode to (one more dimension).
+    """
+    for name, feature in features.items():
+        element, dims = feature, lead
+        while isinstance(element, Sequence):
+            dims = (*dims, element.length)
+            element = element.feature
+        label = f"{'  ' * depth}{name}"
+        if isinstance(element, FeaturesDict):
+            yield label, _type_label(feature), "", "", ""
+            yield from _feature_rows(element, depth + 1, dims)
+        else:
+            shape = "" if element.shape is None else str((*dims, *element.shape))
+            yield label, _type_label(feature), shape, element.dtype_name, element.describe()
+
+
+def _table(rows: Iterable[tuple[str, ...]]) -> list[str]:
+    """Rows as left-aligned columns two spaces apart, indented by two."""
+    rows = list(rows)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))] if rows else []
+    return [
+        "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]

@@ -1,115 +1,424 @@
-"""Features: encode -> decode round trips, the errors for bad values, JSON round trips."""
+"""Features: value -> decoded value, value -> error message, JSON, repr, and the decode hook.
+
+Most tests are tables: one row per case, read like the feature list.
+"""
 
 from __future__ import annotations
 
+import io
+import json
+import pickle
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from PIL import Image as PILImage
 
-from catalog import ClassLabel, FeatureError, FeaturesDict, Image, Scalar
-from catalog.features import from_json
+import catalog
+from catalog import (
+    ClassLabel,
+    FeatureError,
+    FeaturesDict,
+    Image,
+    Scalar,
+    Sequence,
+    Tensor,
+    Text,
+)
+from catalog.codec import RecordCodec
+from catalog.features import FEATURE_TYPES, Feature, from_json
 
 IMG = np.arange(28 * 28, dtype=np.uint8).reshape(28, 28, 1)
 RGB = np.arange(5 * 7 * 3, dtype=np.uint8).reshape(5, 7, 3)
+GRAY = np.full((6, 4, 3), 128, np.uint8)  # uniform: JPEG stores it exactly
 NAMES = ClassLabel(names=["cat", "dog", "bird"])
+BOXES = Sequence({"bbox": Tensor((4,), "float32"), "label": NAMES})
 
 
-def roundtrip(feature: Any, value: Any) -> Any:
+def image_file(array: np.ndarray[Any, Any], fmt: str, mode: str | None = None) -> bytes:
+    pixels = array[:, :, 0] if array.shape[2] == 1 else array
+    img = PILImage.fromarray(pixels)
+    out = io.BytesIO()
+    (img.convert(mode) if mode else img).save(out, format=fmt)
+    return out.getvalue()
+
+
+def roundtrip(feature: Feature, value: Any) -> Any:
     buf = bytearray(feature.encode(value))
     if feature.fixed_size is not None:
         assert len(buf) == feature.fixed_size
     return feature.decode(buf, 0, len(buf))
 
 
-@pytest.mark.parametrize(
-    ("feature", "value", "expected"),
-    [
-        (Image((28, 28, 1)), IMG, IMG),
-        (Image((28, 28, 1)), IMG[:, :, 0], IMG),  # grayscale given as (h, w)
-        (Image((28, 28, 1), encoding="png"), IMG, IMG),
-        (Image((None, None, 3)), RGB, RGB),  # unknown size -> png
-        (Image((5, 7, 3), encoding="raw"), RGB, RGB),
-        (NAMES, 2, 2),
-        (NAMES, "dog", 1),
-        (NAMES, np.int64(1), 1),
-        (ClassLabel(num_classes=300), 299, 299),  # two-byte storage
-        (Scalar("float32"), 1.5, np.float32(1.5)),
-        (Scalar("int64"), -(2**40), np.int64(-(2**40))),
-        (Scalar("uint8"), 255, np.uint8(255)),
-        (Scalar("bool"), True, np.bool_(True)),
-    ],
-)
-def test_value_roundtrips(feature: Any, value: Any, expected: Any) -> None:
-    got = roundtrip(feature, value)
+def assert_same(got: Any, expected: Any) -> None:
+    """Equal values of the same types, arrays of the same dtype and shape, recursively."""
+    assert type(got) is type(expected), (got, expected)
     if isinstance(expected, np.ndarray):
-        assert got.dtype == expected.dtype and got.shape == expected.shape
+        assert got.dtype == expected.dtype and got.shape == expected.shape, (got, expected)
         np.testing.assert_array_equal(got, expected)
+    elif isinstance(expected, dict):
+        assert sorted(got) == sorted(expected)
+        for key in expected:
+            assert_same(got[key], expected[key])
+    elif isinstance(expected, list):
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected, strict=True):
+            assert_same(g, e)
     else:
-        assert got == expected and type(got) is type(expected)
+        assert got == expected
 
 
-@pytest.mark.parametrize(
-    ("feature", "value", "message"),
-    [
-        (
-            Image((28, 28, 1)),
-            np.zeros((28, 27, 1), np.uint8),
-            "expected shape (28, 28, 1), got (28, 27, 1)",
-        ),
-        (
-            Image((28, 28, 1)),
-            np.zeros((28, 28, 1), np.float32),
-            "expected dtype uint8, got float32",
-        ),
-        (Image((28, 28, 1)), [[0]], "expected a NumPy array, got list"),
-        (Image((None, None, 3)), np.zeros((4, 4, 1), np.uint8), "expected shape (None, None, 3)"),
-        (NAMES, 3, "label 3 is out of range: expected 0..2"),
-        (NAMES, -1, "label -1 is out of range"),
-        (NAMES, "fish", "unknown class name 'fish'"),
-        (NAMES, 1.0, "expected an int index or a class name, got float"),
-        (Scalar("uint8"), 256, "256 does not fit uint8 (0..255)"),
-        (Scalar("int32"), 1.5, "expected a int32 value"),
-        (Scalar("float32"), "x", "expected a float32 value"),
-    ],
-)
-def test_bad_values_are_refused(feature: Any, value: Any, message: str) -> None:
-    with pytest.raises(FeatureError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        feature.encode(value)
+def i64(*values: int) -> np.ndarray[Any, Any]:
+    return np.array(values, dtype=np.int64)
 
 
-def test_features_dict_names_the_feature_path() -> None:
-    features = FeaturesDict({"image": Image((2, 2, 1)), "meta": {"label": NAMES}})
-    good = {"image": np.zeros((2, 2, 1), np.uint8), "meta": {"label": "bird"}}
-    decoded = features.decode_example(bytearray(features.encode_example(good)))
-    assert decoded["meta"] == {"label": 2}
+def f32(values: Any) -> np.ndarray[Any, Any]:
+    return np.array(values, dtype=np.float32)
+
+
+# -- value -> decoded value ------------------------------------------------------------------
+ROUNDTRIPS = [
+    # Image
+    ("image raw", Image((28, 28, 1)), IMG, IMG),
+    ("image grayscale (h, w)", Image((28, 28, 1)), IMG[:, :, 0], IMG),
+    ("image png", Image((28, 28, 1), encoding="png"), IMG, IMG),
+    ("image unknown size -> png", Image((None, None, 3)), RGB, RGB),
+    ("image raw rgb", Image((5, 7, 3), encoding="raw"), RGB, RGB),
+    ("image jpeg", Image((None, None, 3), encoding="jpeg"), GRAY, GRAY),
+    ("image png bytes", Image((None, None, 3)), image_file(RGB, "PNG"), RGB),
+    ("image jpeg bytes", Image((6, 4, 3), encoding="jpeg"), image_file(GRAY, "JPEG"), GRAY),
+    ("image png bytes -> raw", Image((5, 7, 3)), image_file(RGB, "PNG"), RGB),
+    ("image gray png -> rgb", Image((None, None, 3)), image_file(RGB, "PNG", "L"),
+     np.repeat(np.asarray(PILImage.fromarray(RGB).convert("L"))[:, :, None], 3, axis=2)),
+    # ClassLabel
+    ("label index", NAMES, 2, 2),
+    ("label name", NAMES, "dog", 1),
+    ("label numpy int", NAMES, np.int64(1), 1),
+    ("label two-byte storage", ClassLabel(num_classes=300), 299, 299),
+    ("label unnamed by digit string", ClassLabel(num_classes=10), "7", 7),
+    # Scalar
+    ("scalar float32", Scalar("float32"), 1.5, np.float32(1.5)),
+    ("scalar int64", Scalar("int64"), -(2**40), np.int64(-(2**40))),
+    ("scalar uint8", Scalar("uint8"), 255, np.uint8(255)),
+    ("scalar bool", Scalar("bool"), True, np.bool_(True)),
+    # Tensor
+    ("tensor fixed", Tensor((2, 3), "float32"), f32(np.ones((2, 3))), f32(np.ones((2, 3)))),
+    ("tensor from lists", Tensor((2,), "int16"), [3, -4], np.array([3, -4], np.int16)),
+    ("tensor unknown dims", Tensor((None, 2), "float64"), np.zeros((3, 2)), np.zeros((3, 2))),
+    ("tensor all unknown", Tensor((None, None), "uint8"), RGB[:, :, 0], RGB[:, :, 0]),
+    ("tensor zero rows", Tensor((None, 2), "uint8"), RGB[:0, :2, 0], RGB[:0, :2, 0]),
+    ("tensor 0-d", Tensor((), "int32"), 7, np.array(7, np.int32)),
+    ("tensor uint8 -> int64", Tensor((2,), "int64"), np.array([1, 2], np.uint8), i64(1, 2)),
+    ("tensor ints -> float", Tensor((2,), "float32"), [1, 2], f32([1, 2])),
+    ("tensor int64 in range -> uint8", Tensor((2,), "uint8"), np.array([0, 255]),
+     np.array([0, 255], np.uint8)),
+    ("tensor bool", Tensor((3,), "bool"), [True, False, True], np.array([True, False, True])),
+    # Text
+    ("text", Text(), "héllo, wörld ✓", "héllo, wörld ✓"),
+    ("text empty", Text(), "", ""),
+    # Sequence: fixed-shape elements stack into one array, others give a list
+    ("seq labels -> int64 array", Sequence(NAMES), ["dog", 2, 0], i64(1, 2, 0)),
+    ("seq labels empty", Sequence(NAMES), [], i64()),
+    ("seq labels from array", Sequence(NAMES), np.array([2, 1]), i64(2, 1)),
+    ("seq scalars fixed length", Sequence(Scalar("float32"), length=3), [1, 2, 3], f32([1, 2, 3])),
+    ("seq scalars from array", Sequence(Scalar("float32")), f32([5, 6]), f32([5, 6])),
+    ("seq tensors", Sequence(Tensor((2,), "float32")), [[1, 2], [3, 4]], f32([[1, 2], [3, 4]])),
+    ("seq tensors empty", Sequence(Tensor((2,), "float32")), [], np.zeros((0, 2), np.float32)),
+    ("seq ragged tensors -> list", Sequence(Tensor((None,), "int8")), [[1], [2, 3]],
+     [np.array([1], np.int8), np.array([2, 3], np.int8)]),
+    ("seq text -> list", Sequence(Text()), ["a", "", "ü"], ["a", "", "ü"]),
+    ("seq raw images stack", Sequence(Image((5, 7, 3))), [RGB, RGB], np.stack([RGB, RGB])),
+    ("seq png images stack", Sequence(Image((5, 7, 3), encoding="png")), [RGB], RGB[None]),
+    ("seq images of any size -> list", Sequence(Image((None, None, 3))), [RGB, GRAY], [RGB, GRAY]),
+    ("seq of fixed seqs", Sequence(Sequence(Scalar("uint8"), length=2)), [[1, 2], [3, 4]],
+     np.array([[1, 2], [3, 4]], np.uint8)),
+    ("seq of dicts -> dict of arrays", BOXES,
+     [{"bbox": [0, 0, 1, 1], "label": "dog"}, {"bbox": np.ones(4, np.float32), "label": 2}],
+     {"bbox": f32([[0, 0, 1, 1], [1, 1, 1, 1]]), "label": i64(1, 2)}),
+    ("seq of dicts from dict of lists", BOXES, {"bbox": [[0, 0, 1, 1]], "label": [0]},
+     {"bbox": f32([[0, 0, 1, 1]]), "label": i64(0)}),
+    ("seq of dicts empty", BOXES, [], {"bbox": np.zeros((0, 4), np.float32), "label": i64()}),
+    # FeaturesDict (nested)
+    ("nested dicts", FeaturesDict({"a": Text(), "b": {"c": NAMES, "d": Scalar("int8")}}),
+     {"a": "x", "b": {"c": "bird", "d": -3}}, {"a": "x", "b": {"c": 2, "d": np.int8(-3)}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("feature", "value", "expected"), [r[1:] for r in ROUNDTRIPS],
+                         ids=[r[0] for r in ROUNDTRIPS])  # fmt: skip
+def test_value_roundtrips(feature: Feature, value: Any, expected: Any) -> None:
+    assert_same(roundtrip(feature, value), expected)
+
+
+# -- value -> error message --------------------------------------------------------------------
+IMAGE_28 = "Image(shape=(28, 28, 1), dtype='uint8', encoding='raw')"
+IMAGE_JPEG = "Image(shape=(None, None, 3), dtype='uint8', encoding='jpeg')"
+NAMES_REPR = "ClassLabel(names=['cat', 'dog', 'bird'])"
+ERRORS = [
+    (Image((28, 28, 1)), np.zeros((28, 27, 1), np.uint8),
+     f"{IMAGE_28}: expected shape (28, 28, 1), got (28, 27, 1)"),
+    (Image((28, 28, 1)), np.zeros((28, 28, 1), np.float32),
+     f"{IMAGE_28}: expected dtype uint8, got float32"),
+    (Image((28, 28, 1)), [[0]],
+     f"{IMAGE_28}: expected a NumPy array, image file bytes or a path, got list"),
+    (Image((None, None, 3)), np.zeros((4, 4, 1), np.uint8),
+     "expected shape (None, None, 3), got (4, 4, 1)"),
+    (Image((None, None, 3), encoding="jpeg"), image_file(RGB, "PNG"),
+     f"{IMAGE_JPEG}: expected JPEG bytes, got a PNG image; give the decoded array to re-encode it"),
+    (Image((None, None, 1), encoding="png"), image_file(RGB, "PNG"),
+     "expected 1 channel(s) (mode L), got a PNG image in mode RGB; convert it, or give the "
+     "decoded array"),
+    (Image((6, 6, 3), encoding="png"), image_file(RGB, "PNG"),
+     "expected shape (6, 6, 3), got a PNG image of 5x7 pixels"),
+    (Image((None, None, 3)), b"<html>not an image</html>",
+     "the 25 bytes given are not an image file Pillow can read"),
+    (Image((None, None, 3)), "/nonexistent/cat.png",
+     "cannot read image file '/nonexistent/cat.png': No such file or directory"),
+    (NAMES, 3, f"{NAMES_REPR}: label 3 is out of range: expected 0..2"),
+    (NAMES, -1, f"{NAMES_REPR}: label -1 is out of range: expected 0..2"),
+    (NAMES, "fish", f"{NAMES_REPR}: unknown class name 'fish'; known: cat, dog, bird"),
+    (NAMES, 1.0, f"{NAMES_REPR}: expected an int index or a class name, got float"),
+    (NAMES, True, f"{NAMES_REPR}: expected an int index or a class name, got bool"),
+    (Scalar("uint8"), 256, "Scalar('uint8'): 256 does not fit uint8 (0..255)"),
+    (Scalar("int32"), 1.5, "Scalar('int32'): expected a int32 value, got 1.5"),
+    (Scalar("float32"), "x", "Scalar('float32'): expected a float32 value, got 'x'"),
+    (Tensor((2,), "float32"), np.zeros(3, np.float32),
+     "Tensor(shape=(2,), dtype='float32'): expected shape (2,), got (3,)"),
+    (Tensor((None, 2), "float32"), np.zeros((2, 2, 1), np.float32),
+     "expected shape (None, 2), got (2, 2, 1)"),
+    (Tensor((2,), "int32"), np.array([1.5, 2.0]), "expected int32 values, got dtype float64"),
+    (Tensor((2,), "uint8"), [0, 300], "values 0..300 do not fit uint8 (0..255)"),
+    (Tensor((2,), "bool"), [0, 1], "expected bool values, got dtype int64"),
+    (Tensor((None, None), "int32"), [[1], [2, 3]],
+     "expected a rectangular array, got ragged nested lists"),
+    (Tensor((2,), "float32"), "1 2", "expected a NumPy array or a list, got str"),
+    (Text(), b"bytes", "Text(): expected a str, got bytes (decode the bytes first)"),
+    (Text(), 3, "Text(): expected a str, got int"),
+    (Text(), "\ud800", "Text(): not encodable as UTF-8: surrogates not allowed at 0"),
+    (Sequence(NAMES), "dog", f"Sequence({NAMES_REPR}): expected a list of values, got str"),
+    (Sequence(NAMES, length=2), [1],
+     f"Sequence({NAMES_REPR}, length=2): expected 2 elements, got 1"),
+    (BOXES, [{"bbox": [0, 0, 1, 1], "label": 0, "score": 1.0}],
+     "elements have keys that are not features: ['score']"),
+    (BOXES, {"bbox": [[0, 0, 1, 1]], "label": [0, 1]},
+     "the features of each element need as many values; got bbox 1, label 2"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("feature", "value", "message"), ERRORS)
+def test_bad_values_are_refused(feature: Feature, value: Any, message: str) -> None:
     with pytest.raises(FeatureError) as info:
-        features.encode_example({**good, "meta": {"label": 7}})
-    assert info.value.feature_path == "meta/label"
-    assert str(info.value).startswith("feature 'meta/label': ClassLabel")
+        feature.encode(value)
+    assert message in str(info.value)
+    if message.startswith(repr(feature)):
+        assert str(info.value) == message
+
+
+EXAMPLE = FeaturesDict(
+    {
+        "image": Image((2, 2, 1)),
+        "meta": {"label": NAMES},
+        "objects": BOXES,
+        "tags": Sequence(Text()),
+        "grid": Sequence(Sequence(Scalar("uint8"), length=2)),
+    }
+)
+GOOD = {
+    "image": np.zeros((2, 2, 1), np.uint8),
+    "meta": {"label": "bird"},
+    "objects": [{"bbox": [0, 0, 1, 1], "label": 0}],
+    "tags": ["a"],
+    "grid": [[1, 2]],
+}
+PATH_ERRORS = [
+    ({"meta": {"label": 7}}, f"feature 'meta/label': {NAMES_REPR}: label 7 is out of range"),
+    ({"objects": [{"bbox": [0, 0, 1, 1], "label": 0}, {"bbox": [0, 0, 1, 1], "label": 9}]},
+     f"feature 'objects/label[1]': {NAMES_REPR}: label 9 is out of range: expected 0..2"),
+    ({"objects": [{"bbox": [0, 0, 1], "label": 0}]},
+     "feature 'objects/bbox[0]': Tensor(shape=(4,), dtype='float32'): expected shape (4,), "
+     "got (3,)"),
+    ({"objects": [{"bbox": [0, 0, 1, 1]}]}, "feature 'objects': Sequence({'bbox'"),
+    ({"objects": ["x"]}, "feature 'objects[0]': Sequence({'bbox'"),
+    ({"tags": ["a", "b", 3]}, "feature 'tags[2]': Text(): expected a str, got int"),
+    ({"grid": [[1, 2], [3, 256]]}, "feature 'grid[1][1]': Scalar('uint8'): 256 does not fit uint8"),
+    ({"image": None}, "feature 'image': Image(shape=(2, 2, 1)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("change", "message"), PATH_ERRORS)
+def test_errors_name_the_feature_path(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(FeatureError) as info:
+        EXAMPLE.encode_example({**GOOD, **change})
+    assert str(info.value).startswith(message), str(info.value)
+    assert info.value.feature_path == message.split("'")[1]
+
+
+def test_errors_name_the_example_too() -> None:
+    error = FeatureError("label 12 is out of range", feature_path="objects/label[3]",
+                         example="split 'train', example 17 (key '17')")  # fmt: skip
+    assert str(error) == (
+        "split 'train', example 17 (key '17'): feature 'objects/label[3]': label 12 is out of range"
+    )
+
+
+def test_features_dict_missing_and_extra_keys() -> None:
     with pytest.raises(FeatureError, match="feature 'image': missing from the example"):
-        features.encode_example({"meta": {"label": 0}})
+        EXAMPLE.encode_example({k: v for k, v in GOOD.items() if k != "image"})
     with pytest.raises(FeatureError, match="keys that are not features: \\['extra'\\]"):
-        features.encode_example({**good, "extra": 1})
+        EXAMPLE.encode_example({**GOOD, "extra": 1})
 
 
-def test_variable_size_features_follow_fixed_ones() -> None:
-    features = FeaturesDict(
-        {"photo": Image((None, None, 3)), "label": NAMES, "w": Scalar("float64")}
+def test_nested_example_roundtrip_and_layout() -> None:
+    assert EXAMPLE.fixed_size is None
+    decoded = EXAMPLE.decode_example(bytearray(EXAMPLE.encode_example(GOOD)))
+    assert_same(
+        decoded,
+        {
+            "image": GOOD["image"],
+            "meta": {"label": 2},
+            "objects": {"bbox": f32([[0, 0, 1, 1]]), "label": i64(0)},
+            "tags": ["a"],
+            "grid": np.array([[1, 2]], np.uint8),
+        },
     )
-    assert features.fixed_size is None
-    out = features.decode_example(
-        bytearray(features.encode_example({"photo": RGB, "label": 1, "w": 0.25}))
-    )
-    np.testing.assert_array_equal(out["photo"], RGB)
-    assert out["label"] == 1 and out["w"] == 0.25
+
+
+def test_fixed_size_features_stay_fixed() -> None:
+    assert Tensor((2, 3), "float32").fixed_size == 24
+    assert Tensor((None, 3), "float32").fixed_size is None
+    assert Sequence(Scalar("int16"), length=4).fixed_size == 8
+    assert Sequence(Scalar("int16")).fixed_size is None
+    assert Sequence({"a": NAMES, "b": Scalar("float32")}, length=2).fixed_size == 10
+    assert FeaturesDict({"a": Image((2, 2, 3)), "b": NAMES}).fixed_size == 13
 
 
 def test_decoded_arrays_are_writable() -> None:
-    feature = Image((28, 28, 1))
-    assert roundtrip(feature, IMG).flags.writeable
+    for feature, value in [
+        (Image((28, 28, 1)), IMG),
+        (Image((28, 28, 1), encoding="png"), IMG),
+        (Tensor((None, 2), "float32"), np.ones((3, 2), np.float32)),
+        (Sequence(NAMES), [0, 1]),
+        (Sequence(Scalar("float64")), [1.0]),
+    ]:
+        assert roundtrip(feature, value).flags.writeable, feature
 
 
+def test_a_sequence_array_encodes_like_its_list() -> None:
+    feature = Sequence(Tensor((2,), "float32"))
+    array = np.arange(6, dtype=np.float32).reshape(3, 2)
+    assert feature.encode(array) == feature.encode(array.tolist())
+    fixed = Sequence(Scalar("int32"), length=3)
+    assert fixed.encode(np.array([1, 2, 3], np.int32)) == fixed.encode([1, 2, 3])
+
+
+# -- image files: original bytes kept --------------------------------------------------------
+@pytest.mark.parametrize(("encoding", "fmt"), [("png", "PNG"), ("jpeg", "JPEG")])
+def test_image_files_keep_their_original_bytes(tmp_path: Path, encoding: str, fmt: str) -> None:
+    data = image_file(GRAY, fmt)
+    path = tmp_path / f"photo.{encoding}"
+    path.write_bytes(data)
+    feature = Image((None, None, 3), encoding=encoding)
+    assert feature.encode(data) == data
+    assert feature.encode(path) == data
+    assert feature.encode(str(path)) == data
+    assert_same(roundtrip(feature, path), GRAY)
+
+
+def test_image_file_in_a_wider_mode_is_converted() -> None:
+    palette = image_file(RGB, "PNG", "P")
+    feature = Image((5, 7, 3), encoding="png")
+    stored = feature.encode(palette)
+    assert stored != palette
+    assert PILImage.open(io.BytesIO(stored)).mode == "RGB"
+    expected = np.asarray(PILImage.open(io.BytesIO(palette)).convert("RGB"))
+    assert_same(roundtrip(feature, palette), expected)
+
+
+def test_jpeg_quality_is_95() -> None:
+    noise = np.random.default_rng(0).integers(0, 256, (32, 32, 3), dtype=np.uint8)
+    stored = Image((32, 32, 3), encoding="jpeg").encode(noise)
+    out = io.BytesIO()
+    PILImage.fromarray(noise).save(out, format="JPEG", quality=95)
+    assert stored == out.getvalue()
+
+
+# -- the decode hook data sources use --------------------------------------------------------
+PHOTO = image_file(GRAY, "JPEG")
+SKIP_FEATURES = FeaturesDict(
+    {
+        "photo": Image((None, None, 3), encoding="jpeg"),
+        "label": NAMES,
+        "objects": BOXES,
+        "album": Sequence(Image((None, None, 3), encoding="jpeg")),
+        "meta": {"caption": Text()},
+    }
+)
+SKIP_EXAMPLE = {
+    "photo": PHOTO,
+    "label": 1,
+    "objects": [{"bbox": [0, 0, 1, 1], "label": 2}],
+    "album": [PHOTO, PHOTO],
+    "meta": {"caption": "hi"},
+}
+SKIPS = [
+    ({"photo"}, {"photo": PHOTO}),
+    ({"label"}, {"label": b"\x01"}),
+    ({"objects/label"}, {"objects": {"bbox": f32([[0, 0, 1, 1]]), "label": [b"\x02"]}}),
+    ({"album"}, {"album": [PHOTO, PHOTO]}),
+    ({"meta/caption"}, {"meta": {"caption": b"hi"}}),
+    ({"meta"}, {"meta": b"\x02\x00\x00\x00hi"}),
+    ({"photo", "album", "label"}, {"photo": PHOTO, "album": [PHOTO, PHOTO], "label": b"\x01"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("skip", "changed"), SKIPS)
+def test_decoder_skips_features(skip: set[str], changed: dict[str, Any]) -> None:
+    record = bytearray(SKIP_FEATURES.encode(SKIP_EXAMPLE))
+    full = SKIP_FEATURES.decode(record, 0, len(record))
+    got = SKIP_FEATURES.decoder(skip=skip)(record, 0, len(record))
+    assert_same(got, {**full, **changed})
+
+
+def test_decoder_with_custom_functions() -> None:
+    record = bytearray(SKIP_FEATURES.encode(SKIP_EXAMPLE))
+    decode = SKIP_FEATURES.decoder(
+        skip={"photo"}, decoders={"album": len, "meta/caption": bytes.upper}
+    )
+    got = decode(record, 0, len(record))
+    assert got["photo"] == PHOTO and got["album"] == [len(PHOTO)] * 2
+    assert got["meta"] == {"caption": b"HI"} and got["label"] == 1
+
+
+def test_decoder_without_skips_is_decode_itself() -> None:
+    assert SKIP_FEATURES.decoder() == SKIP_FEATURES.decode
+    assert SKIP_FEATURES.decoder(skip=()) == SKIP_FEATURES.decode
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"skip": {"image"}}, "no feature 'image' to skip or decode otherwise; features: photo,"),
+        ({"skip": {"objects/score"}}, "no feature 'objects/score'"),
+        ({"skip": {"photo"}, "decoders": {"photo": bytes}}, "'photo' is both skipped and given"),
+    ],
+)
+def test_decoder_refuses_unknown_paths(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(FeatureError, match=message):
+        SKIP_FEATURES.decoder(**kwargs)
+
+
+def test_paths_and_leaves() -> None:
+    assert [p for p, _ in SKIP_FEATURES.paths()] == [
+        "photo", "label", "objects", "objects/bbox", "objects/label", "album", "meta",
+        "meta/caption",
+    ]  # fmt: skip
+    assert [p for p, _ in SKIP_FEATURES.leaves()] == [
+        "photo", "label", "objects/bbox", "objects/label", "album", "meta/caption",
+    ]  # fmt: skip
+
+
+# -- ClassLabel ------------------------------------------------------------------------------
 def test_class_label_names_and_conversions() -> None:
     assert NAMES.num_classes == 3 and NAMES.names == ["cat", "dog", "bird"]
     assert NAMES.str2int("bird") == 2 and NAMES.int2str(0) == "cat"
@@ -119,13 +428,25 @@ def test_class_label_names_and_conversions() -> None:
         NAMES.int2str(3)
 
 
+def test_class_label_from_a_names_file(tmp_path: Path) -> None:
+    path = tmp_path / "labels.txt"
+    path.write_text("airplane\n\n  automobile \r\nbird\n\n")
+    label = ClassLabel(names_file=path)
+    assert label.names == ["airplane", "automobile", "bird"]
+    assert label.to_json() == {"type": "ClassLabel", "names": ["airplane", "automobile", "bird"]}
+    assert ClassLabel(names_file=str(path), num_classes=3) == label
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({}, "needs names=\\[...\\] or num_classes=N"),
+        ({}, "needs names=\\[...\\], names_file=... or num_classes=N"),
         ({"names": ["a", "b"], "num_classes": 3}, "num_classes=3 but 2 names"),
         ({"names": ["a", "a"]}, "repeated: \\['a'\\]"),
+        ({"names": "ab"}, "names must be a list of strings"),
         ({"num_classes": 0}, "positive int"),
+        ({"names": ["a"], "names_file": "x.txt"}, "both names and names_file"),
+        ({"names_file": "/nonexistent/names.txt"}, "cannot read it \\(No such file"),
     ],
 )
 def test_class_label_bad_arguments(kwargs: dict[str, Any], message: str) -> None:
@@ -133,13 +454,31 @@ def test_class_label_bad_arguments(kwargs: dict[str, Any], message: str) -> None
         ClassLabel(**kwargs)
 
 
+def test_class_label_empty_names_file(tmp_path: Path) -> None:
+    (tmp_path / "empty.txt").write_text("\n\n")
+    with pytest.raises(FeatureError, match="empty.txt' has no names"):
+        ClassLabel(names_file=tmp_path / "empty.txt")
+
+
+# -- definitions, JSON, repr -----------------------------------------------------------------
 @pytest.mark.parametrize(
     ("make", "message"),
     [
         (lambda: Image((28, 28, 2)), "1, 3 or 4 channels"),
         (lambda: Image((None, 28, 1), encoding="raw"), "needs a fully known shape"),
         (lambda: Image((28, 28, 1), encoding="webp"), "encoding must be one of"),
+        (lambda: Image((28, 28, 4), encoding="jpeg"), "no alpha channel"),
+        (lambda: Image((28, 28, 1), dtype="float32"), "Image dtype must be uint8"),
         (lambda: Scalar("str"), "Scalar dtype must be"),
+        (lambda: Scalar("nonsense"), "Scalar dtype must be"),
+        (lambda: Tensor((0, 3), "float32"), "positive ints or None"),
+        (lambda: Tensor(3, "float32"), "shape must be a list"),
+        (lambda: Tensor((3,), "U8"), "Tensor dtype must be"),
+        (lambda: Sequence(Text(), length=0), "length must be a positive int or None"),
+        (lambda: Sequence("Text"), "Sequence needs a Feature"),
+        (lambda: FeaturesDict({}), "non-empty dict"),
+        (lambda: FeaturesDict({"a/b": Text()}), "without '/' or '\\['"),
+        (lambda: FeaturesDict({"a": {"type": "Text"}}), "is a JSON spec"),
     ],
 )
 def test_bad_feature_definitions(make: Any, message: str) -> None:
@@ -147,26 +486,96 @@ def test_bad_feature_definitions(make: Any, message: str) -> None:
         make()
 
 
-@pytest.mark.parametrize(
-    "feature",
-    [
-        Image((28, 28, 1)),
-        Image((None, None, 3)),
-        Image((32, 32, 3), encoding="png"),
-        NAMES,
-        ClassLabel(num_classes=10),
-        Scalar("float16"),
-        FeaturesDict({"a": Scalar("int8"), "b": {"c": NAMES}}),
-    ],
-)
-def test_json_roundtrip(feature: Any) -> None:
-    rebuilt = from_json(feature.to_json())
+ALL_KINDS = [
+    Image((28, 28, 1)),
+    Image((None, None, 3)),
+    Image((32, 32, 3), encoding="png"),
+    Image((None, None, 1), encoding="jpeg"),
+    NAMES,
+    ClassLabel(num_classes=10),
+    Scalar("float16"),
+    Tensor((None, 4), "float32"),
+    Tensor((), "bool"),
+    Text(),
+    Sequence(NAMES),
+    Sequence(Text(), length=3),
+    BOXES,
+    Sequence(Sequence(Tensor((2,), "int8"))),
+    FeaturesDict({"a": Scalar("int8"), "b": {"c": NAMES}}),
+]
+
+
+@pytest.mark.parametrize("feature", ALL_KINDS, ids=repr)
+def test_json_roundtrip(feature: Feature) -> None:
+    data = json.loads(json.dumps(feature.to_json()))
+    rebuilt = from_json(data)
     assert rebuilt == feature and rebuilt.to_json() == feature.to_json()
+    assert repr(rebuilt) == repr(feature)
 
 
-def test_unknown_feature_type_lists_the_known_ones() -> None:
-    with pytest.raises(FeatureError, match="unknown feature type 'Video'.*known types: ClassLabel"):
-        from_json({"type": "Video"}, path="clip")
+def test_every_feature_type_is_covered_and_documented() -> None:
+    assert {type(f) for f in ALL_KINDS} == set(FEATURE_TYPES.values())
+    for cls in FEATURE_TYPES.values():
+        assert cls.__doc__ and len(cls.__doc__.strip()) > 40, cls
+
+
+@pytest.mark.parametrize("name", catalog.list_datasets())
+def test_every_registered_builders_features_roundtrip(name: str) -> None:
+    features = catalog.builder(name).info.features
+    rebuilt = from_json(json.loads(json.dumps(features.to_json())))
+    assert rebuilt == features and repr(rebuilt) == repr(features)
+
+
+REPRS = [
+    (Image((28, 28, 1)), "Image(shape=(28, 28, 1), dtype='uint8', encoding='raw')"),
+    (NAMES, "ClassLabel(names=['cat', 'dog', 'bird'])"),
+    (ClassLabel(num_classes=10), "ClassLabel(num_classes=10)"),
+    (Scalar("float32"), "Scalar('float32')"),
+    (Tensor((None, 4), "float32"), "Tensor(shape=(None, 4), dtype='float32')"),
+    (Tensor((3,), "int8"), "Tensor(shape=(3,), dtype='int8')"),
+    (Text(), "Text()"),
+    (Sequence(Text(), length=2), "Sequence(Text(), length=2)"),
+    (Sequence({"t": Text()}), "Sequence({'t': Text()})"),
+    (FeaturesDict({"t": Text(), "d": {"s": Scalar("int8")}}),
+     "FeaturesDict({'t': Text(), 'd': FeaturesDict({'s': Scalar('int8')})})"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("feature", "text"), REPRS)
+def test_repr_reads_like_the_spec(feature: Feature, text: str) -> None:
+    assert repr(feature) == text
+    assert eval(text, dict(vars(catalog))) == feature  # the repr is code that builds it
+
+
+def test_class_label_repr_abbreviates_many_names() -> None:
+    many = ClassLabel(names=[f"c{i}" for i in range(100)])
+    assert repr(many) == "ClassLabel(names=['c0', 'c1', 'c2', 'c3', 'c4', ... (100 in all)])"
+    assert many.describe() == "100 classes: c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, ..., c99"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"type": "Video"}, "unknown feature type 'Video' for feature 'clip'; known types: "
+         "ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text"),
+        ({"type": "ClassLabel", "name": ["a"]},
+         "bad ClassLabel spec for feature 'clip': unknown field 'name'; fields: names, "
+         "num_classes, names_file"),
+        ({"type": "Tensor", "shape": [2]},
+         "bad Tensor spec for feature 'clip': missing field 'dtype'"),
+        ({"type": "ClassLabel", "num_classes": "ten"}, "bad ClassLabel spec for feature 'clip': "
+         "ClassLabel num_classes must be a positive int, got 'ten'"),
+        ({"type": "Sequence", "feature": {"type": "Nope"}},
+         "unknown feature type 'Nope' for feature 'clip[]'"),
+        ({"type": "FeaturesDict", "features": {"a": {"type": "Text", "x": 1}}},
+         "bad Text spec for feature 'clip/a': unknown field 'x'"),
+        (["Image"], "a feature spec must be a mapping with a 'type' key for feature 'clip'"),
+    ],
+)  # fmt: skip
+def test_bad_json_names_the_feature(data: Any, message: str) -> None:
+    with pytest.raises(FeatureError) as info:
+        from_json(data, path="clip")
+    assert str(info.value).startswith(message), str(info.value)
 
 
 def test_default_image_encoding() -> None:
@@ -174,3 +583,37 @@ def test_default_image_encoding() -> None:
     assert Image((32, 32, 3)).encoding == "raw"
     assert Image((256, 256, 3)).encoding == "png"
     assert Image((None, None, 3)).encoding == "png"
+
+
+@pytest.mark.parametrize(
+    ("feature", "shape", "dtype"),
+    [
+        (Image((None, None, 3)), (None, None, 3), "uint8"),
+        (NAMES, (), "int64"),
+        (Scalar("float32"), (), "float32"),
+        (Tensor((None, 4), "int16"), (None, 4), "int16"),
+        (Text(), (), "str"),
+        (Sequence(NAMES), (None,), "int64"),
+        (Sequence(Tensor((4,), "float32"), length=2), (2, 4), "float32"),
+        (BOXES, None, ""),
+    ],
+)
+def test_shape_and_dtype_of_decoded_values(
+    feature: Feature, shape: tuple[int | None, ...] | None, dtype: str
+) -> None:
+    assert feature.shape == shape and feature.dtype_name == dtype
+
+
+def test_records_of_every_feature_type_roundtrip() -> None:
+    codec = RecordCodec(EXAMPLE)
+    decoded = codec.decode(codec.encode(GOOD))
+    assert_same(decoded, EXAMPLE.decode_example(bytearray(EXAMPLE.encode_example(GOOD))))
+    assert decoded["objects"]["bbox"].flags.writeable
+
+
+def test_features_and_skip_decoders_pickle() -> None:
+    rebuilt = pickle.loads(pickle.dumps(SKIP_FEATURES))
+    assert rebuilt == SKIP_FEATURES
+    record = bytearray(SKIP_FEATURES.encode(SKIP_EXAMPLE))
+    decode = pickle.loads(pickle.dumps(SKIP_FEATURES.decoder(skip={"photo", "meta/caption"})))
+    assert decode(record, 0, len(record))["photo"] == PHOTO

@@ -11,14 +11,14 @@ import argparse
 from collections.abc import Sequence
 
 from catalog._version import __version__
-from catalog.cli import listing, prepare
+from catalog.cli import info, listing, prepare
 from catalog.cli.common import ENVIRONMENT, EXIT_USAGE, error
 from catalog.errors import CatalogError
 
 __all__ = ["main"]
 
 #: The subcommands, in the order `catalog --help` lists them.
-COMMANDS = (prepare, listing)
+COMMANDS = (prepare, listing, info)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -1,9 +1,28 @@
-"""Typed features: what each value of an example is, how it is checked, stored and read back."""
+"""Typed features: what each value of an example is, how it is checked, stored and read back.
+
+One type per module: `Image`, `ClassLabel`, `Scalar`, `Tensor`, `Text`, `Sequence` and
+`FeaturesDict` (nested dicts); `registry` rebuilds any of them from JSON.
+"""
 
 from catalog.features.base import Feature
 from catalog.features.class_label import ClassLabel
-from catalog.features.features_dict import FEATURE_TYPES, FeaturesDict, from_json
+from catalog.features.features_dict import FeaturesDict
 from catalog.features.image import Image
+from catalog.features.registry import FEATURE_TYPES, from_json
 from catalog.features.scalar import Scalar
+from catalog.features.sequence import Sequence
+from catalog.features.tensor import Tensor
+from catalog.features.text import Text
 
-__all__ = ["FEATURE_TYPES", "ClassLabel", "Feature", "FeaturesDict", "Image", "Scalar", "from_json"]
+__all__ = [
+    "FEATURE_TYPES",
+    "ClassLabel",
+    "Feature",
+    "FeaturesDict",
+    "Image",
+    "Scalar",
+    "Sequence",
+    "Tensor",
+    "Text",
+    "from_json",
+]

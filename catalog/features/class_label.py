@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from catalog.errors import FeatureError
 from catalog.features.base import Feature
 
-__all__ = ["ClassLabel"]
+__all__ = ["ClassLabel", "abbreviate", "read_names_file"]
 
 
 def _storage_width(num_classes: int) -> int:
@@ -17,11 +21,45 @@ def _storage_width(num_classes: int) -> int:
     return 1 if num_classes <= 1 << 8 else 2 if num_classes <= 1 << 16 else 4
 
 
+def read_names_file(path: str | os.PathLike[str]) -> list[str]:
+    """Class names from a text file: one per line, surrounding spaces and blank lines ignored."""
+    try:
+        text = Path(path).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise FeatureError(
+            f"ClassLabel names_file {str(path)!r}: cannot read it ({reason})"
+        ) from None
+    names = [line.strip() for line in text.splitlines()]
+    return [name for name in names if name]
+
+
+def abbreviate(items: Sequence[str], width: int = 60) -> str:
+    """``a, b, c, ..., z``: as many leading items as fit in `width` characters, then the last.
+
+    >>> abbreviate(["cat", "dog"]), abbreviate([str(i) for i in range(100)], 20)
+    ('cat, dog', '0, 1, 2, 3, 4, ..., 99')
+    """
+    full = ", ".join(items)
+    if len(full) <= width:
+        return full
+    tail = f", ..., {items[-1]}"
+    head: list[str] = []
+    for item in items[:-1]:
+        if len(", ".join([*head, item])) + len(tail) > width and head:
+            break
+        head.append(item)
+    return ", ".join(head) + tail
+
+
 class ClassLabel(Feature):
     """A class index in ``0..num_classes-1``; decodes to a Python ``int``.
 
-    Give either ``names`` (index order) or ``num_classes``; when both are given they must agree.
-    Values to encode may be the index or the class name.
+    Give one of ``names`` (index order), ``names_file`` (a text file, one name per line, blank
+    lines ignored) or ``num_classes``; ``num_classes`` may accompany names when it agrees.
+    Values to encode may be the index or the class name. Stored as a 1, 2 or 4 byte unsigned
+    int; in a `Sequence` labels stack into an int64 array. The JSON form always holds the
+    names themselves, so a prepared dataset never needs the names file again.
 
     >>> label = ClassLabel(names=["cat", "dog"])
     >>> label.str2int("dog"), label.int2str(0), label.num_classes
@@ -29,12 +67,28 @@ class ClassLabel(Feature):
     """
 
     type_name = "ClassLabel"
+    shape = ()
+    dtype = np.dtype(np.int64)
 
     def __init__(
-        self, *, names: Sequence[str] | None = None, num_classes: int | None = None
+        self,
+        *,
+        names: Sequence[str] | None = None,
+        num_classes: int | None = None,
+        names_file: str | os.PathLike[str] | None = None,
     ) -> None:
+        if names is not None and names_file is not None:
+            raise FeatureError("ClassLabel got both names and names_file; give one of them")
+        if names_file is not None:
+            names = read_names_file(names_file)
+            if not names:
+                raise FeatureError(f"ClassLabel names_file {str(names_file)!r} has no names")
         if names is None and num_classes is None:
-            raise FeatureError("ClassLabel needs names=[...] or num_classes=N; got neither")
+            raise FeatureError(
+                "ClassLabel needs names=[...], names_file=... or num_classes=N; got none of them"
+            )
+        if isinstance(names, str):
+            raise FeatureError(f"ClassLabel names must be a list of strings, got {names!r}")
         if names is not None:
             names = [str(n) for n in names]
             if num_classes is not None and num_classes != len(names):
@@ -55,6 +109,7 @@ class ClassLabel(Feature):
         self._num_classes = num_classes
         self._index = {n: i for i, n in enumerate(names)} if names is not None else {}
         self._width = _storage_width(num_classes)
+        self.raw_dtype = np.dtype(f"<u{self._width}")
 
     @property
     def num_classes(self) -> int:
@@ -74,10 +129,7 @@ class ClassLabel(Feature):
                 return int(name)
         elif name in self._index:
             return self._index[name]
-        raise FeatureError(
-            f"{self!r}: unknown class name {name!r}; known: {', '.join(self.names[:20])}"
-            + (" ..." if self._num_classes > 20 else "")
-        )
+        raise self._error(f"unknown class name {name!r}; known: {abbreviate(self.names, 200)}")
 
     def int2str(self, index: int) -> str:
         """The name of class `index`."""
@@ -111,6 +163,16 @@ class ClassLabel(Feature):
             return buf[offset]
         return int.from_bytes(buf[offset : offset + length], "little")
 
+    def decode_block(self, block: np.ndarray[Any, Any]) -> list[Any]:
+        values = block[:, 0] if self._width == 1 else block.view(f"<u{self._width}")[:, 0]
+        result: list[Any] = values.tolist()  # Python ints, as `decode` returns
+        return result
+
+    def describe(self) -> str:
+        if self._names is None:
+            return f"{self._num_classes} classes"
+        return f"{self._num_classes} classes: {abbreviate(self._names, 48)}"
+
     def to_json(self) -> dict[str, Any]:
         if self._names is None:
             return {"type": self.type_name, "num_classes": self._num_classes}
@@ -118,7 +180,11 @@ class ClassLabel(Feature):
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ClassLabel:
-        return cls(names=data.get("names"), num_classes=data.get("num_classes"))
+        return cls(
+            names=data.get("names"),
+            num_classes=data.get("num_classes"),
+            names_file=data.get("names_file"),
+        )
 
     def __repr__(self) -> str:
         if self._names is None:

@@ -1,10 +1,12 @@
-"""Image: a uint8 array of shape (height, width, channels), stored raw or as PNG."""
+"""Image: a uint8 array of shape (height, width, channels), stored raw, as PNG or as JPEG."""
 
 from __future__ import annotations
 
 import io
 import math
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,27 +14,49 @@ import numpy as np
 from catalog.errors import FeatureError
 from catalog.features.base import Feature
 
-__all__ = ["Image"]
+__all__ = ["JPEG_QUALITY", "RAW_MAX_BYTES", "Image"]
 
 #: Images with a fully known shape up to this many bytes are stored raw by default: decoding
 #: a 28x28 PNG costs about six times the record read itself, raw costs nothing.
 RAW_MAX_BYTES = 64 * 64 * 4
-_ENCODINGS = ("raw", "png")
+#: The quality arrays are encoded with when the encoding is "jpeg" (Pillow's scale, 1-95).
+JPEG_QUALITY = 95
+_ENCODINGS = ("raw", "png", "jpeg")
+_FORMATS = {"png": "PNG", "jpeg": "JPEG"}  # encoding -> Pillow's format name
+_MODES = {1: "L", 3: "RGB", 4: "RGBA"}  # channels -> the Pillow mode decoding gives
+#: Modes a stored file may have besides the target one: each converts to the target mode
+#: without losing anything the feature keeps, so such files are converted and re-encoded
+#: (anything else, e.g. RGB for a grayscale feature, is refused).
+_WIDENS_TO = {
+    "L": frozenset({"1"}),
+    "RGB": frozenset({"1", "L", "P", "CMYK", "YCbCr"}),
+    "RGBA": frozenset({"1", "L", "LA", "P", "PA", "RGB"}),
+}
 
 
 class Image(Feature):
     """An image as a NumPy uint8 array of shape ``(height, width, channels)``.
 
-    ``channels`` is 1 (grayscale), 3 (RGB) or 4 (RGBA). ``encoding`` is "raw" (the pixels as
-    they are; needs a fully known shape) or "png"; by default small fixed-shape images (up to
-    64x64x4) are raw and everything else is PNG. A grayscale image may be given as
-    ``(height, width)``; it is stored and returned as ``(height, width, 1)``.
+    ``channels`` is 1 (grayscale), 3 (RGB) or 4 (RGBA); height and width may be None (they
+    vary). ``encoding`` is how the image is stored:
+
+    - "raw": the pixels as they are; needs a fully known shape; decoding costs nothing.
+    - "png": lossless; an array is encoded with Pillow.
+    - "jpeg": an array is encoded with Pillow at quality `JPEG_QUALITY` (95); no alpha.
+
+    By default small fixed-shape images (up to 64x64x4) are raw and everything else is PNG.
+    Values are NumPy arrays (a grayscale image may be ``(height, width)``), or the bytes of a
+    PNG/JPEG file or a path to one. A file in the feature's own encoding is stored as it is
+    (the original bytes, never re-encoded) once its header shows the right format, size and
+    channels; a grayscale or palette file for an RGB feature is converted. Files given to a
+    raw feature are decoded. Decoding returns a writable uint8 array ``(h, w, channels)``.
 
     >>> Image(shape=(28, 28, 1))
     Image(shape=(28, 28, 1), dtype='uint8', encoding='raw')
     """
 
     type_name = "Image"
+    dtype: np.dtype[Any]
 
     def __init__(
         self,
@@ -49,10 +73,15 @@ class Image(Feature):
             )
         if any(d is not None and (not isinstance(d, int) or d < 1) for d in shape[:2]):
             raise FeatureError(f"Image height and width must be positive ints or None, got {shape}")
-        if np.dtype(dtype) != np.uint8:
+        try:
+            is_uint8 = np.dtype(dtype) == np.uint8
+        except TypeError:
+            is_uint8 = False
+        if not is_uint8:
             raise FeatureError(f"Image dtype must be uint8, got {dtype!r}")
         self.shape: tuple[int | None, int | None, int] = shape  # type: ignore[assignment]
         self.dtype = np.dtype(np.uint8)
+        self.channels: int = self.shape[2]
         known = None not in shape
         if encoding is None:
             encoding = "raw" if known and math.prod(shape) <= RAW_MAX_BYTES else "png"  # type: ignore[arg-type]
@@ -60,19 +89,41 @@ class Image(Feature):
             raise FeatureError(f"Image encoding must be one of {_ENCODINGS}, got {encoding!r}")
         if encoding == "raw" and not known:
             raise FeatureError(f"Image encoding 'raw' needs a fully known shape, got {shape}")
+        if encoding == "jpeg" and self.channels == 4:
+            raise FeatureError("Image encoding 'jpeg' has no alpha channel: use 'png' for RGBA")
         self.encoding = encoding
-        self._size = math.prod(shape) if known else None  # type: ignore[arg-type]
+        self._size = math.prod(shape) if encoding == "raw" else None  # type: ignore[arg-type]
+        if encoding == "raw":
+            self.raw_dtype = self.dtype
 
     @property
     def fixed_size(self) -> int | None:
-        return self._size if self.encoding == "raw" else None
+        return self._size
+
+    # -- encoding ---------------------------------------------------------------------------
+    def encode(self, value: Any) -> bytes:
+        if isinstance(value, (str, os.PathLike)):
+            try:
+                value = Path(value).read_bytes()
+            except OSError as error:
+                raise self._error(
+                    f"cannot read image file {str(value)!r}: {error.strerror}"
+                ) from None
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return self._encode_file(bytes(value))
+        array = self._validate(value)
+        if self.encoding == "raw":
+            return array.tobytes()
+        return self._compress(array)
 
     def _validate(self, value: Any) -> np.ndarray[Any, Any]:
         if not isinstance(value, np.ndarray):
-            raise self._error(f"expected a NumPy array, got {type(value).__name__}")
+            raise self._error(
+                f"expected a NumPy array, image file bytes or a path, got {type(value).__name__}"
+            )
         if value.dtype != np.uint8:
             raise self._error(f"expected dtype uint8, got {value.dtype}")
-        if value.ndim == 2 and self.shape[2] == 1:
+        if value.ndim == 2 and self.channels == 1:
             value = value[:, :, None]
         ok = value.ndim == 3 and all(
             want is None or want == got for want, got in zip(self.shape, value.shape, strict=True)
@@ -81,25 +132,73 @@ class Image(Feature):
             raise self._error(f"expected shape {self.shape}, got {value.shape}")
         return value  # type: ignore[no-any-return]
 
-    def encode(self, value: Any) -> bytes:
-        array = self._validate(value)
-        if self.encoding == "raw":
-            return array.tobytes()
-        from PIL import Image as PILImage  # Pillow is only needed for PNG images
+    def _compress(self, array: np.ndarray[Any, Any]) -> bytes:
+        from PIL import Image as PILImage  # Pillow is needed only for PNG and JPEG
 
-        pixels = array[:, :, 0] if self.shape[2] == 1 else array  # Pillow infers L, RGB, RGBA
-        out = io.BytesIO()
-        PILImage.fromarray(np.ascontiguousarray(pixels)).save(out, format="PNG")
-        return out.getvalue()
+        pixels = array[:, :, 0] if self.channels == 1 else array  # Pillow infers L, RGB, RGBA
+        return _save(PILImage.fromarray(np.ascontiguousarray(pixels)), self.encoding)
 
+    def _encode_file(self, data: bytes) -> bytes:
+        """Check an image file's header; keep its bytes when they already fit the feature."""
+        from PIL import Image as PILImage
+        from PIL import UnidentifiedImageError
+
+        try:
+            img = PILImage.open(io.BytesIO(data))
+        except (UnidentifiedImageError, OSError, ValueError):
+            raise self._error(
+                f"the {len(data)} bytes given are not an image file Pillow can read"
+            ) from None
+        with img:
+            width, height = img.size
+            want_h, want_w = self.shape[:2]
+            if (want_h not in (None, height)) or (want_w not in (None, width)):
+                raise self._error(
+                    f"expected shape {self.shape}, got a {img.format} image of "
+                    f"{height}x{width} pixels"
+                )
+            if self.encoding != "raw" and img.format != _FORMATS[self.encoding]:
+                raise self._error(
+                    f"expected {_FORMATS[self.encoding]} bytes, got a {img.format} image; "
+                    "give the decoded array to re-encode it"
+                )
+            mode, target = img.mode, _MODES[self.channels]
+            if mode != target and mode not in _WIDENS_TO[target]:
+                raise self._error(
+                    f"expected {self.channels} channel(s) (mode {target}), got a {img.format} "
+                    f"image in mode {mode}; convert it, or give the decoded array"
+                )
+            if self.encoding == "raw" or mode != target:
+                try:
+                    array = np.array(img.convert(target) if mode != target else img)
+                except (OSError, ValueError) as error:
+                    raise self._error(f"cannot decode the {img.format} image: {error}") from None
+                array = array.reshape(height, width, self.channels)
+                return array.tobytes() if self.encoding == "raw" else self._compress(array)
+            try:
+                img.verify()  # checks the file's structure without decoding the pixels
+            except Exception as error:  # Pillow raises many types here: SyntaxError, OSError...
+                raise self._error(f"a damaged {img.format} file: {error}") from None
+        return data
+
+    # -- decoding ---------------------------------------------------------------------------
     def decode(self, buf: bytearray, offset: int, length: int) -> np.ndarray[Any, Any]:
-        if self.encoding == "raw":
-            return np.frombuffer(buf, np.uint8, length, offset).reshape(self.shape)
+        if self.encoding == "raw":  # a view of the record's buffer; the fastest constructor
+            return np.ndarray(self.shape, self.dtype, buf, offset)  # type: ignore[arg-type]
         from PIL import Image as PILImage
 
+        mode = _MODES[self.channels]
         with PILImage.open(io.BytesIO(buf[offset : offset + length])) as img:
-            array = np.array(img)
-        return array.reshape(array.shape[0], array.shape[1], self.shape[2])
+            array = np.array(img if img.mode == mode else img.convert(mode))  # a writable copy
+        return array.reshape(array.shape[0], array.shape[1], self.channels)
+
+    def decode_block(self, block: np.ndarray[Any, Any]) -> list[Any] | None:
+        if self.encoding != "raw":
+            return None
+        return list(block.reshape((len(block), *self.shape)))  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        return self.encoding
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,3 +218,12 @@ class Image(Feature):
 
     def __repr__(self) -> str:
         return f"Image(shape={self.shape}, dtype={self.dtype.name!r}, encoding={self.encoding!r})"
+
+
+def _save(img: Any, encoding: str) -> bytes:
+    out = io.BytesIO()
+    if encoding == "jpeg":
+        img.save(out, format="JPEG", quality=JPEG_QUALITY)
+    else:
+        img.save(out, format="PNG")
+    return out.getvalue()

@@ -18,18 +18,28 @@ _KINDS = "biuf"  # bool, signed, unsigned, float
 class Scalar(Feature):
     """One number stored with a fixed dtype; decodes to a NumPy scalar of that dtype.
 
+    Stored as its little-endian bytes. Python and NumPy numbers are accepted when they fit
+    the dtype: an int must be in range, a float feature takes ints and floats, bool takes
+    bools (and 0/1).
+
     >>> Scalar("float32").to_json()
     {'type': 'Scalar', 'dtype': 'float32'}
     """
 
     type_name = "Scalar"
+    shape = ()
+    dtype: np.dtype[Any]
 
     def __init__(self, dtype: str | np.dtype[Any] | type = "int64") -> None:
-        self.dtype = np.dtype(dtype).newbyteorder("<")
+        try:
+            self.dtype = np.dtype(dtype).newbyteorder("<")
+        except TypeError:
+            self.dtype = np.dtype("O")  # refused just below, with the same message
         if self.dtype.kind not in _KINDS:
             raise FeatureError(
                 f"Scalar dtype must be bool, an int, a uint or a float type, got {dtype!r}"
             )
+        self.raw_dtype = self.dtype
 
     @property
     def fixed_size(self) -> int:
@@ -57,6 +67,9 @@ class Scalar(Feature):
 
     def decode(self, buf: bytearray, offset: int, length: int) -> Any:
         return np.frombuffer(buf, self.dtype, 1, offset)[0]
+
+    def decode_block(self, block: np.ndarray[Any, Any]) -> list[Any]:
+        return list(block.view(self.dtype)[:, 0])  # NumPy scalars, as `decode` returns
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type_name, "dtype": self.dtype.name}

@@ -23,7 +23,16 @@ import numpy as np
 
 from catalog.builder import DatasetBuilder
 from catalog.data_source import DataSource
-from catalog.features import ClassLabel, Feature, FeaturesDict, Image, Scalar
+from catalog.features import (
+    ClassLabel,
+    Feature,
+    FeaturesDict,
+    Image,
+    Scalar,
+    Sequence,
+    Tensor,
+    Text,
+)
 from catalog.spec import BuilderSpec, load_spec
 from catalog.testing.http_server import LoopbackServer
 
@@ -82,16 +91,35 @@ def check_example(feature: Feature, value: Any, *, where: str) -> None:
         assert isinstance(value, dict) and set(value) == set(feature), f"{where}: keys {set(value)}"
         for name, child in feature.items():
             check_example(child, value[name], where=f"{where}/{name}")
-    elif isinstance(feature, Image):
-        assert isinstance(value, np.ndarray) and value.dtype == np.uint8, f"{where}: {type(value)}"
-        assert value.ndim == 3 and all(
-            want is None or want == got
-            for want, got in zip(feature.shape, value.shape, strict=True)
-        ), f"{where}: shape {value.shape}, expected {feature.shape}"
-        assert value.flags.writeable, f"{where}: array is read-only"
+    elif isinstance(feature, Sequence):
+        _check_sequence(feature, value, where=where)
     elif isinstance(feature, ClassLabel):
         assert type(value) is int and 0 <= value < feature.num_classes, f"{where}: {value!r}"
     elif isinstance(feature, Scalar):
         assert isinstance(value, np.generic) and value.dtype == feature.dtype, f"{where}: {value!r}"
+    elif isinstance(feature, Text):
+        assert isinstance(value, str), f"{where}: {type(value)}"
+    elif isinstance(feature, (Image, Tensor)):
+        _check_array(value, feature.shape, feature.dtype, where=where)
     else:
         raise AssertionError(f"{where}: the harness cannot check {feature!r} yet")
+
+
+def _check_array(value: Any, shape: Any, dtype: Any, *, where: str) -> None:
+    assert isinstance(value, np.ndarray) and value.dtype == dtype, f"{where}: {value!r}"
+    assert value.ndim == len(shape) and all(
+        want is None or want == got for want, got in zip(shape, value.shape, strict=True)
+    ), f"{where}: shape {value.shape}, expected {shape}"
+    assert value.flags.writeable, f"{where}: array is read-only"
+
+
+def _check_sequence(feature: Sequence, value: Any, *, where: str) -> None:
+    if feature.columns is not None:  # a sequence of dicts decodes to a dict of sequences
+        check_example(feature.columns, value, where=where)
+    elif isinstance(value, np.ndarray):  # fixed-shape elements, stacked
+        _check_array(value, feature.shape, feature.dtype, where=where)
+    else:
+        assert isinstance(value, list), f"{where}: {type(value)}"
+        assert feature.length is None or len(value) == feature.length, f"{where}: {len(value)}"
+        for i, item in enumerate(value):
+            check_example(feature.feature, item, where=f"{where}[{i}]")

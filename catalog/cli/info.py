@@ -1,0 +1,62 @@
+"""`catalog info NAME`: everything known about a dataset, offline, without preparing it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from catalog import paths
+from catalog.builder import builder
+from catalog.cli.common import EXIT_OK, add_command
+from catalog.info import DatasetInfo, Location, disk_usage, format_info
+
+__all__ = ["info_json", "register"]
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = add_command(
+        commands,
+        "info",
+        help="show a dataset's features, splits, sizes and citation",
+        description="Show what is known about a dataset: description, homepage, license, "
+        "features, splits, download size, citation, and whether it is prepared (where, how "
+        "big). Reads the builder spec and the data dir only: no network, no preparation.",
+        example="catalog info fashion_mnist --json",
+    )
+    parser.add_argument(
+        "name", metavar="NAME", help="dataset name (NAME/CONFIG for one config) or builder folder"
+    )
+    parser.add_argument("--data-dir", help=f"where prepared data goes (${paths.DATA_DIR_ENV})")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.set_defaults(run=run)
+
+
+def info_json(info: DatasetInfo, location: Location) -> dict[str, Any]:
+    """The JSON document `catalog info --json` prints: dataset_info.json's keys and more.
+
+    Added to `DatasetInfo.to_json`: ``configs`` (a list of names, empty for a dataset without
+    configs), ``download_size`` (bytes), ``prepared``, ``data_path`` and ``prepared_size``
+    (bytes on disk, null when not prepared).
+    """
+    return {
+        **info.to_json(),
+        "configs": [],
+        "download_size": info.download_size,
+        "prepared": location.prepared,
+        "data_path": str(location.path),
+        "prepared_size": location.num_bytes if location.prepared else None,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    b = builder(args.name, data_dir=args.data_dir)
+    prepared = b.is_prepared
+    info = b.info
+    location = Location(b.data_path, prepared, disk_usage(b.data_path) if prepared else 0)
+    if args.json:
+        print(json.dumps(info_json(info, location), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(format_info(info, location))
+    return EXIT_OK

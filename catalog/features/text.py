@@ -1,0 +1,48 @@
+"""Text: a Python str, stored as UTF-8."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from catalog.features.base import Feature
+
+__all__ = ["Text"]
+
+
+class Text(Feature):
+    """A string of any length; stored as UTF-8 (variable size), decoded to a Python ``str``.
+
+    Values must be ``str`` (bytes are refused: decode them with their own encoding first).
+
+    >>> Text().to_json()
+    {'type': 'Text'}
+    """
+
+    type_name = "Text"
+    shape = ()
+
+    @property
+    def dtype_name(self) -> str:
+        return "str"
+
+    def encode(self, value: Any) -> bytes:
+        if not isinstance(value, str):
+            hint = " (decode the bytes first)" if isinstance(value, (bytes, bytearray)) else ""
+            raise self._error(f"expected a str, got {type(value).__name__}{hint}")
+        try:
+            return value.encode("utf-8")
+        except UnicodeEncodeError as error:  # lone surrogates
+            raise self._error(f"not encodable as UTF-8: {error.reason} at {error.start}") from None
+
+    def decode(self, buf: bytearray, offset: int, length: int) -> str:
+        return buf[offset : offset + length].decode("utf-8")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type_name}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Text:
+        return cls()
+
+    def __repr__(self) -> str:
+        return "Text()"

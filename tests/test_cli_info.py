@@ -1,0 +1,166 @@
+"""`catalog list` and `catalog info`, run as subprocesses with every socket refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import catalog
+from catalog.info import DatasetInfo, ShardInfo, SplitInfo
+
+#: Run the CLI with socket connections failing: `list` and `info` must never need the network.
+#: Also prints which heavy modules got imported (neither command needs requests or Pillow).
+OFFLINE = textwrap.dedent("""\
+    import socket, sys
+    def refuse(*args, **kwargs):
+        raise OSError("network access in an offline command")
+    socket.socket.connect = socket.socket.connect_ex = refuse
+    socket.create_connection = refuse
+    from catalog.cli import main
+    code = main(sys.argv[1:])
+    print("imported:", sorted({"requests", "PIL"} & set(sys.modules)), file=sys.stderr)
+    raise SystemExit(code)
+""")
+
+
+def run(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CATALOG_DATA_DIR": str(data_dir)}
+    return subprocess.run(
+        [sys.executable, "-c", OFFLINE, *args],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "imported: []\n", result.stderr
+    return result.stdout
+
+
+FASHION_MNIST = """\
+fashion_mnist 3.0.1
+
+  Fashion-MNIST is a dataset of Zalando's article images consisting of a training set of 60,000
+  examples and a test set of 10,000 examples. Each example is a 28x28 grayscale image,
+  associated with a label from 10 classes.
+
+homepage:        https://github.com/zalandoresearch/fashion-mnist
+license:         MIT
+supervised keys: (image, label)
+download size:   29.4 MiB (4 files)
+prepared:        no (would be at {data}/fashion_mnist/3.0.1)
+
+features:
+  image  Image       (28, 28, 1)  uint8  raw
+  label  ClassLabel  ()           int64  10 classes: T-shirt/top, Trouser, Pullover, ..., Ankle boot
+
+splits:
+  train  60,000 examples
+  test   10,000 examples
+
+citation:
+  @article{DBLP:journals/corr/abs-1708-07747,
+    author  = {Han Xiao and Kashif Rasul and Roland Vollgraf},
+    title   = {Fashion-MNIST: a Novel Image Dataset for Benchmarking Machine Learning Algorithms},
+    journal = {CoRR},
+    volume  = {abs/1708.07747},
+    year    = {2017},
+    url     = {http://arxiv.org/abs/1708.07747},
+  }
+"""
+
+
+def test_info_fashion_mnist_full_output(tmp_path: Path) -> None:
+    expected = FASHION_MNIST.replace("{data}", str(tmp_path))
+    assert ok(run("info", "fashion_mnist", data_dir=tmp_path)) == expected
+
+
+def test_info_json_is_one_document(tmp_path: Path) -> None:
+    data = json.loads(ok(run("info", "fashion_mnist", "--json", data_dir=tmp_path)))
+    assert list(data) == [
+        "name", "version", "description", "homepage", "citation", "license", "features",
+        "supervised_keys", "splits", "downloads", "record_format", "configs", "download_size",
+        "prepared", "data_path", "prepared_size",
+    ]  # fmt: skip
+    assert data["features"] == catalog.builder("fashion_mnist").info.features.to_json()
+    assert data["features"]["features"]["label"]["names"][-1] == "Ankle boot"
+    assert data["splits"]["train"]["num_examples"] == 60000
+    assert data["supervised_keys"] == ["image", "label"] and data["configs"] == []
+    assert data["download_size"] == 30878645
+    assert data["prepared"] is False and data["prepared_size"] is None
+    assert data["data_path"] == str(tmp_path / "fashion_mnist" / "3.0.1")
+
+
+def test_info_of_a_prepared_dataset(tmp_path: Path) -> None:
+    # A prepared dataset as `catalog info` sees it: dataset_info.json and the shards.
+    folder = tmp_path / "mnist" / "3.0.1"
+    folder.mkdir(parents=True)
+    spec_info = catalog.builder("mnist").info
+    shards = {}
+    for name, size in (("train", 3000), ("test", 1000)):
+        file = f"mnist-{name}.array_record-00000-of-00001"
+        (folder / file).write_bytes(b"\0" * size)
+        count = spec_info.splits[name].num_examples
+        shards[name] = SplitInfo(name, count, (ShardInfo(file, count, size, "0" * 64),))
+    DatasetInfo(**{**vars(spec_info), "splits": shards}).write(folder)
+    total = sum(p.stat().st_size for p in folder.iterdir())
+
+    text = ok(run("info", "mnist", data_dir=tmp_path))
+    assert f"\nprepared:        yes, {total / 1024:.1f} KiB in {folder}\n" in text
+    assert "\n  train  60,000 examples  2.9 KiB\n  test   10,000 examples  1000 B\n" in text
+    data = json.loads(ok(run("info", "mnist", "--json", data_dir=tmp_path)))
+    assert data["prepared"] is True and data["prepared_size"] == total
+    assert data["splits"]["train"]["shards"][0]["num_bytes"] == 3000
+
+
+def test_info_of_a_builder_folder_by_path(tmp_path: Path) -> None:
+    folder = Path(__file__).resolve().parent.parent / "builders" / "kmnist"
+    text = ok(run("info", str(folder), data_dir=tmp_path))
+    assert text.startswith("kmnist 3.0.1\n")
+    assert "10 classes: o, ki, su, tsu, na, ha, ma, ya, re, wo\n" in text
+
+
+def test_info_of_an_unknown_dataset_is_a_usage_error(tmp_path: Path) -> None:
+    result = run("info", "fashion_mnst", data_dir=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(
+        "catalog: error: no dataset named 'fashion_mnst'; did you mean fashion_mnist?"
+    )
+
+
+def test_list_shows_every_dataset_from_the_specs(tmp_path: Path) -> None:
+    assert ok(run("list", data_dir=tmp_path)) == (
+        "fashion_mnist  3.0.1  train 60000, test 10000  29.4 MiB to download\n"
+        "kmnist         3.0.1  train 60000, test 10000  20.3 MiB to download\n"
+        "mnist          3.0.1  train 60000, test 10000  11.1 MiB to download\n"
+    )
+    assert not list(tmp_path.iterdir())  # nothing written, nothing prepared
+
+
+def test_list_json(tmp_path: Path) -> None:
+    data = json.loads(ok(run("list", "--json", data_dir=tmp_path)))
+    assert [d["name"] for d in data] == catalog.list_datasets()
+    assert data[0] == {
+        "name": "fashion_mnist",
+        "version": "3.0.1",
+        "configs": [],
+        "splits": {"train": 60000, "test": 10000},
+        "download_size": 30878645,
+        "num_downloads": 4,
+    }
+
+
+def test_help_lists_info() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "catalog", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0 and "info" in result.stdout
+    result = subprocess.run(
+        [sys.executable, "-m", "catalog", "info", "--help"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert "--json" in result.stdout and "CATALOG_DATA_DIR" in result.stdout
