@@ -20,9 +20,19 @@ from catalog.errors import (
     SpecError,
     SplitError,
 )
-from catalog.features import ClassLabel, Feature, FeaturesDict, Image, Scalar
+from catalog.features import (
+    ClassLabel,
+    Feature,
+    FeaturesDict,
+    Image,
+    Scalar,
+    Sequence,
+    Tensor,
+    Text,
+)
 from catalog.info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.registry import list_datasets
+from catalog.splits import even_splits
 
 __all__ = [
     "CatalogError",
@@ -39,13 +49,17 @@ __all__ = [
     "Image",
     "NotPreparedError",
     "Scalar",
+    "Sequence",
     "ShardInfo",
     "SourceFormatError",
     "SpecError",
     "SplitError",
     "SplitInfo",
+    "Tensor",
+    "Text",
     "__version__",
     "builder",
     "data_source",
+    "even_splits",
     "list_datasets",
 ]

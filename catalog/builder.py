@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
-from catalog import paths
-from catalog.data_source import DataSource
+from catalog import paths, splits
+from catalog.data_source import DataSource, Decoder
 from catalog.errors import NotPreparedError, SplitError
 from catalog.info import INFO_FILE, DatasetInfo
 from catalog.registry import builder_dir
 from catalog.spec import BuilderSpec, load_spec
+
+if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
+    from catalog.download import DownloadConfig
 
 __all__ = ["DatasetBuilder", "builder", "data_source"]
 
@@ -53,27 +57,65 @@ class DatasetBuilder:
         return DatasetInfo.from_spec(self.spec)
 
     def download_and_prepare(
-        self, *, download_dir: PathLike | None = None, overwrite: bool = False
+        self,
+        *,
+        download_dir: PathLike | None = None,
+        overwrite: bool = False,
+        download_config: DownloadConfig | None = None,
     ) -> DatasetInfo:
-        """Download, verify and prepare every split; reuse a prepared copy unless `overwrite`."""
+        """Download, verify and prepare every split; reuse a prepared copy unless `overwrite`.
+
+        `download_config` (a `catalog.download.DownloadConfig`) sets mirrors, offline mode, the
+        manual dir, retries and more; `download_dir` overrides its download dir.
+        """
         # Deferred: preparing needs requests and the writer; reading and `import catalog` don't.
+        from catalog.download import resolve_config
         from catalog.prepare import prepare
 
-        downloads = paths.download_dir(download_dir, self.data_dir)
-        return prepare(self.spec, self.data_path, downloads, overwrite=overwrite)
+        config = resolve_config(download_config, data_dir=self.data_dir, download_dir=download_dir)
+        return prepare(self.spec, self.data_path, config, overwrite=overwrite)
 
     def _check_split(self, split: str | None) -> None:
-        if split is not None and split not in self.spec.splits:
-            raise SplitError(
-                f"{self.name} has no split {split!r}; its splits are {', '.join(self.spec.splits)}"
-            )
+        """Check a split spec against the spec's splits before any work is done."""
+        if split is None:
+            return
+        for part in splits.parse(split):
+            if part.split not in self.spec.splits:
+                raise SplitError(
+                    f"{self.name} has no split {part.split!r} (in split spec {split!r}); "
+                    f"its splits are {', '.join(self.spec.splits)}"
+                )
 
     @overload
-    def as_data_source(self, split: None = None) -> dict[str, DataSource]: ...
+    def as_data_source(
+        self,
+        split: None = None,
+        *,
+        decoders: Mapping[str, Decoder] | None = None,
+        as_supervised: bool = False,
+    ) -> dict[str, DataSource]: ...
     @overload
-    def as_data_source(self, split: str) -> DataSource: ...
-    def as_data_source(self, split: str | None = None) -> DataSource | dict[str, DataSource]:
-        """A DataSource for `split`, or a dict of all splits when `split` is None."""
+    def as_data_source(
+        self,
+        split: str,
+        *,
+        decoders: Mapping[str, Decoder] | None = None,
+        as_supervised: bool = False,
+    ) -> DataSource: ...
+    def as_data_source(
+        self,
+        split: str | None = None,
+        *,
+        decoders: Mapping[str, Decoder] | None = None,
+        as_supervised: bool = False,
+    ) -> DataSource | dict[str, DataSource]:
+        """A DataSource for a split spec (``"train"``, ``"train[:10%]+test"``, see
+        `catalog.splits`), or a dict of all splits when `split` is None.
+
+        ``decoders={"image": False}`` keeps chosen features' stored bytes (e.g. the JPEG
+        file) undecoded, or decodes them with the function given instead of False;
+        ``as_supervised=True`` returns ``(input, target)`` tuples of the supervised keys.
+        """
         self._check_split(split)
         if not self.is_prepared:
             raise NotPreparedError(
@@ -83,8 +125,15 @@ class DatasetBuilder:
             )
         info = DatasetInfo.read(self.data_path)
         if split is not None:
-            return DataSource(self.data_path, info, split)
-        return {name: DataSource(self.data_path, info, name) for name in info.splits}
+            return DataSource(
+                self.data_path, info, split, decoders=decoders, as_supervised=as_supervised
+            )
+        return {
+            name: DataSource(
+                self.data_path, info, name, decoders=decoders, as_supervised=as_supervised
+            )
+            for name in info.splits
+        }
 
     def __repr__(self) -> str:
         data_dir = str(self.data_dir)
@@ -106,6 +155,9 @@ def data_source(
     data_dir: PathLike | None = None,
     download_dir: PathLike | None = None,
     download: bool = True,
+    download_config: DownloadConfig | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
 ) -> dict[str, DataSource]: ...
 @overload
 def data_source(
@@ -115,6 +167,9 @@ def data_source(
     data_dir: PathLike | None = None,
     download_dir: PathLike | None = None,
     download: bool = True,
+    download_config: DownloadConfig | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
 ) -> DataSource: ...
 def data_source(
     name: PathLike,
@@ -123,11 +178,17 @@ def data_source(
     data_dir: PathLike | None = None,
     download_dir: PathLike | None = None,
     download: bool = True,
+    download_config: DownloadConfig | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
 ) -> DataSource | dict[str, DataSource]:
     """Random-access data sources of a dataset, downloading and preparing it when needed.
 
     Returns ``{split: DataSource}``, or one DataSource when `split` is given. With
     ``download=False`` a dataset that is not prepared raises NotPreparedError.
+    ``download_config`` (a `catalog.download.DownloadConfig`) sets how files are fetched, e.g.
+    ``DownloadConfig(offline=True, mirrors=["/srv/mirror"], manual_dir="~/manual")``.
+    `decoders` and `as_supervised` are as for `DatasetBuilder.as_data_source`.
 
     >>> ds = data_source("fashion_mnist")  # doctest: +SKIP
     >>> ds["train"][0]["image"].shape       # doctest: +SKIP
@@ -136,5 +197,5 @@ def data_source(
     b = builder(name, data_dir=data_dir)
     b._check_split(split)
     if download and not b.is_prepared:
-        b.download_and_prepare(download_dir=download_dir)
-    return b.as_data_source(split)
+        b.download_and_prepare(download_dir=download_dir, download_config=download_config)
+    return b.as_data_source(split, decoders=decoders, as_supervised=as_supervised)

@@ -4,13 +4,16 @@ A record is one version byte followed by the example encoded by its FeaturesDict
 features at constant offsets (raw image pixels, labels, scalars), then variable-size ones each
 prefixed by its length. Decoding copies the record once into a writable buffer and hands out
 NumPy views of it, so arrays are writable (PyTorch's collate accepts them without warnings)
-and no value is copied twice.
+and no value is copied twice. Records whose features are all fixed-size decode many at once
+(`decode_many`): one buffer for the batch, a few NumPy calls per feature.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
@@ -24,10 +27,24 @@ _HEADER = bytes([RECORD_VERSION])
 
 
 class RecordCodec:
-    """Encodes examples into records and decodes records into examples for one FeaturesDict."""
+    """Encodes examples into records and decodes records into examples for one FeaturesDict.
 
-    def __init__(self, features: FeaturesDict) -> None:
+    `skip` and `decoders` change how chosen features decode (see `FeaturesDict.decoder`):
+    skipped ones come back as their stored bytes (e.g. the JPEG file).
+    """
+
+    def __init__(
+        self,
+        features: FeaturesDict,
+        *,
+        skip: Iterable[str] = (),
+        decoders: Mapping[str, Callable[[bytes], Any]] | None = None,
+    ) -> None:
         self.features = features
+        self._decode_body = features.decoder(skip=skip, decoders=decoders)
+        size = features.fixed_size
+        custom = self._decode_body != features.decode
+        self._record_size = None if size is None or custom else size + 1
 
     def encode(self, example: Mapping[str, Any]) -> bytes:
         """Validate `example` against the features and return its record."""
@@ -37,9 +54,29 @@ class RecordCodec:
         """Return the example stored in `record` (NumPy arrays are writable)."""
         buf = bytearray(record)
         if not buf or buf[0] != RECORD_VERSION:
-            got = buf[0] if buf else "an empty record"
-            raise SourceFormatError(
-                f"record format version {got} is not {RECORD_VERSION}; "
-                "prepare the dataset again with this version of catalog (--overwrite)"
-            )
-        return self.features.decode(buf, 1, len(buf) - 1)
+            raise _version_error(buf[0] if buf else "an empty record")
+        result: dict[str, Any] = self._decode_body(buf, 1, len(buf) - 1)
+        return result
+
+    def decode_many(self, records: Sequence[bytes]) -> list[dict[str, Any]]:
+        """Decode `records` in order; the same values as `decode` on each, faster in bulk."""
+        size = self._record_size
+        if size is None or len(records) < 2:
+            return [self.decode(record) for record in records]
+        buf = bytearray().join(records)  # one copy; bytearray(b"".join(...)) makes two
+        if len(buf) != size * len(records):
+            return [self.decode(record) for record in records]  # raises on the odd one out
+        rows = np.frombuffer(buf, np.uint8).reshape(len(records), size)
+        if (rows[:, 0] != RECORD_VERSION).any():
+            raise _version_error(int(rows[rows[:, 0] != RECORD_VERSION][0, 0]))
+        examples = self.features.decode_block(rows[:, 1:])
+        if examples is None:
+            return [self.decode(record) for record in records]
+        return examples
+
+
+def _version_error(got: object) -> SourceFormatError:
+    return SourceFormatError(
+        f"record format version {got} is not {RECORD_VERSION}; "
+        "prepare the dataset again with this version of catalog (--overwrite)"
+    )

@@ -1,4 +1,4 @@
-"""DataSource: random access to one prepared split, as NumPy examples.
+"""DataSource: random access to the examples of a split spec, as NumPy values.
 
 Contract (what PyTorch's DataLoader, Grain and plain loops rely on):
 
@@ -7,10 +7,16 @@ Contract (what PyTorch's DataLoader, Grain and plain loops rely on):
   ``ds[a:b:c]`` (a view: a DataSource over those indices, nothing copied), iteration;
 - ``__getitems__(indices)`` (PyTorch's batched fetch) and ``_getitems`` (Grain) return a list;
 - picklable: readers are dropped when pickled and reopened lazily in each process, also after
-  a fork (a reader opened in the parent must never be used in a child);
+  a fork (a reader opened in the parent is never used in a child);
 - safe to call from several threads at once (record reads take a lock; decoding does not);
 - examples are dicts of writable NumPy arrays and Python ints, ready for default collate;
-- never loads the split into memory: every access reads only the records it needs.
+  ``decoders={"image": False}`` returns a feature's stored bytes undecoded, a callable in
+  its place decodes those bytes itself, and ``as_supervised=True`` returns
+  ``(input, target)`` tuples of the dataset's supervised keys;
+- never loads a split into memory: every access reads only the records it needs.
+
+Rows are addressed in one flat space over every shard of the dataset (split after split); a
+data source is a list of ranges in that space (``train[:10%]+test`` is two ranges).
 """
 
 from __future__ import annotations
@@ -18,85 +24,169 @@ from __future__ import annotations
 import bisect
 import os
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 from array_record.python.array_record_module import ArrayRecordReader
 
 from catalog.codec import RecordCodec
+from catalog.errors import SplitError
 from catalog.features import FeaturesDict
 from catalog.info import DatasetInfo
+from catalog.splits import resolve
 
-__all__ = ["DataSource"]
+__all__ = ["READER_OPTIONS", "DataSource"]
 
-#: One record per seek+read, no read-ahead, no thread pool: the fastest random access.
+#: One record per seek+read, no read-ahead, no thread pool: the fastest random access. (With
+#: array_record's default thread pool a single seek+read costs ~150x more.)
 READER_OPTIONS = "readahead_buffer_size:0,max_parallelism:0"
 _CHUNK = 1024  # records per range read while iterating
 
 Example = dict[str, Any]
+#: A `decoders` value: False keeps the stored bytes, a function decodes them its own way.
+Decoder = Callable[[bytes], Any] | Literal[False]
+
+
+def _compose(pieces: Sequence[range], rows: range) -> list[range]:
+    """The pieces selecting rows `rows` (indices into the concatenation of `pieces`)."""
+    if rows.step < 0:
+        total = sum(len(p) for p in pieces)
+        flipped = range(
+            total - 1 - rows.start, total - 1 - rows.start - rows.step * len(rows), -rows.step
+        )
+        return _compose([p[::-1] for p in reversed(pieces)], flipped)
+    out, base = [], 0
+    for piece in pieces:
+        lo, hi = base, base + len(piece)
+        base = hi
+        if not rows or rows.start >= hi or rows[-1] < lo:
+            continue
+        first = (
+            rows.start
+            if rows.start >= lo
+            else rows.start + -(-(lo - rows.start) // rows.step) * rows.step
+        )
+        part = piece[first - lo : min(hi, rows[-1] + 1) - lo : rows.step]
+        if part:
+            out.append(part)
+    return out
 
 
 class DataSource(Sequence[Example]):
-    """Random access to the examples of one prepared split (see the module docstring)."""
+    """Random access to the examples a split spec selects (see the module docstring)."""
 
     def __init__(
-        self, folder: str | Path, info: DatasetInfo, split: str, indices: range | None = None
+        self,
+        folder: str | Path,
+        info: DatasetInfo,
+        split: str,
+        *,
+        decoders: Mapping[str, Decoder] | None = None,
+        as_supervised: bool = False,
+        _pieces: list[range] | None = None,
     ) -> None:
         self.info = info
         self.split = split
+        self._decoders = dict(decoders or {})
+        self._as_supervised = as_supervised
         self._folder = Path(folder)
-        shards = info.splits[split].shards
-        self._paths = [str(self._folder / s.file) for s in shards]
-        self._starts = [0]
-        for shard in shards:
-            self._starts.append(self._starts[-1] + shard.num_examples)
-        self._indices = range(self._starts[-1]) if indices is None else indices
-        self._decode = RecordCodec(info.features).decode
+        self._paths: list[str] = []
+        self._starts = [0]  # flat position of each shard's first record, then the total
+        split_base = {}
+        for name, split_info in info.splits.items():
+            split_base[name] = self._starts[-1]
+            for shard in split_info.shards:
+                self._paths.append(str(self._folder / shard.file))
+                self._starts.append(self._starts[-1] + shard.num_examples)
+        if _pieces is None:
+            counts = {name: s.num_examples for name, s in info.splits.items()}
+            _pieces = [
+                range(r.start + split_base[name], r.stop + split_base[name], r.step)
+                for name, r in resolve(split, counts)
+            ]
+        self._pieces = [p for p in _pieces if p] or [range(0)]
+        self._piece_starts = [0]
+        for piece in self._pieces:
+            self._piece_starts.append(self._piece_starts[-1] + len(piece))
+        self._len = self._piece_starts[-1]
+        self._setup_decoding()
+        self._setup_process_state()
+
+    def _setup_decoding(self) -> None:
+        decoders = self._decoders
+        for path, decoder in decoders.items():
+            if decoder is not False and not callable(decoder):
+                raise TypeError(
+                    f"decoders[{path!r}] must be False (keep the stored bytes) or a function "
+                    f"of the stored bytes, got {decoder!r}"
+                )
+        codec = RecordCodec(
+            self.info.features,
+            skip=[path for path, d in decoders.items() if d is False],
+            decoders={path: d for path, d in decoders.items() if d is not False},
+        )
+        self._decode: Callable[[bytes], Any] = codec.decode
+        self._decode_many: Callable[[Sequence[bytes]], list[Any]] = codec.decode_many
+        if self._as_supervised:
+            keys = self.info.supervised_keys
+            if keys is None:
+                raise SplitError(
+                    f"{self.info.name} declares no supervised_keys, so as_supervised=True "
+                    "cannot pick (input, target); index the example dicts instead"
+                )
+            self._decode, self._decode_many = _supervised(keys, codec)
+
+    def _setup_process_state(self) -> None:
         self._lock = threading.Lock()
-        self._readers: list[ArrayRecordReader] = []
-        self._pid = -1
+        self._readers: list[ArrayRecordReader | None] = [None] * len(self._paths)
+        self._generation = _process.generation
 
     @property
     def features(self) -> FeaturesDict:
         return self.info.features
 
-    # -- readers, opened lazily once per process ------------------------------------------
-    def _open(self) -> list[ArrayRecordReader]:
-        with self._lock:
-            if self._pid != os.getpid():
-                # After a fork the parent's readers must not be touched (not even closed):
-                # keep them referenced in _inherited so their destructors never run here.
-                _inherited.extend(self._readers)
-                self._readers = [ArrayRecordReader(p, READER_OPTIONS) for p in self._paths]
-                self._pid = os.getpid()
-            return self._readers
+    # -- readers: opened lazily, once per process -----------------------------------------
+    def _check_process(self) -> None:
+        if self._generation != _process.generation:
+            # Forked: the parent's readers must not be touched here, not even closed. Keep
+            # them referenced so their destructors never run in this process.
+            _inherited.extend(r for r in self._readers if r is not None)
+            self._setup_process_state()
 
-    def _read(self, positions: Iterable[int]) -> list[bytes]:
-        """Records at absolute positions in the split (already range-checked)."""
-        readers = self._readers if self._pid == os.getpid() else self._open()
-        out = []
+    def _reader(self, shard: int) -> ArrayRecordReader:
+        reader = self._readers[shard]
+        if reader is None:
+            reader = self._readers[shard] = ArrayRecordReader(self._paths[shard], READER_OPTIONS)
+        return reader
+
+    def _read(self, positions: Sequence[int]) -> list[bytes]:
+        """The records at flat `positions` (already range-checked), in order."""
+        self._check_process()
+        starts, out = self._starts, []
         with self._lock:
-            if len(readers) == 1:
-                reader = readers[0]
+            if len(self._paths) == 1:
+                reader = self._reader(0)
                 for pos in positions:
                     reader.seek(pos)
                     out.append(reader.read())
             else:
                 for pos in positions:
-                    shard = bisect.bisect_right(self._starts, pos) - 1
-                    readers[shard].seek(pos - self._starts[shard])
-                    out.append(readers[shard].read())
+                    shard = bisect.bisect_right(starts, pos) - 1
+                    reader = self._reader(shard)
+                    reader.seek(pos - starts[shard])
+                    out.append(reader.read())
         return out
 
     def close(self) -> None:
-        """Close the readers of this process (they reopen on the next access)."""
+        """Close this process's readers (they reopen on the next access)."""
         with self._lock:
-            if self._pid == os.getpid():
+            if self._generation == _process.generation:
                 for reader in self._readers:
-                    reader.close()
-            self._readers, self._pid = [], -1
+                    if reader is not None:
+                        reader.close()
+            self._readers = [None] * len(self._paths)
 
     def __enter__(self) -> DataSource:
         return self
@@ -106,33 +196,38 @@ class DataSource(Sequence[Example]):
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        del state["_lock"], state["_readers"], state["_decode"]
-        state["_pid"] = -1
+        for name in ("_lock", "_readers", "_generation", "_decode", "_decode_many"):
+            del state[name]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._lock = threading.Lock()
-        self._readers = []
-        self._decode = RecordCodec(self.info.features).decode
+        self._setup_decoding()
+        self._setup_process_state()
 
     # -- Sequence -------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._indices)
+        return self._len
 
-    def _position(self, index: int) -> int:
+    def _position(self, index: Any) -> int:
+        """The flat position of row `index` (negative counts from the end)."""
         try:
-            return self._indices[index]
+            if len(self._pieces) == 1:
+                position: int = self._pieces[0][index]
+                return position
+            row: int = range(self._len)[index]
         except IndexError:
             raise IndexError(
-                f"index {index} is out of range for split {self.split!r} of {self.info.name} "
-                f"with {len(self._indices)} examples"
+                f"index {index} is out of range for {self.info.name} split {self.split!r} "
+                f"with {self._len} examples"
             ) from None
         except TypeError:
             raise TypeError(
-                f"DataSource indices must be ints, slices or sequences of ints, got "
+                "DataSource indices must be ints, slices, or lists/arrays of ints, got "
                 f"{type(index).__name__}"
             ) from None
+        piece = bisect.bisect_right(self._piece_starts, row) - 1
+        return self._pieces[piece][row - self._piece_starts[piece]]
 
     @overload
     def __getitem__(self, key: int) -> Example: ...
@@ -141,30 +236,114 @@ class DataSource(Sequence[Example]):
     @overload
     def __getitem__(self, key: Sequence[int] | np.ndarray[Any, Any]) -> list[Example]: ...
     def __getitem__(self, key: Any) -> Any:
+        if type(key) is int:  # the hot path: one record, fewest steps
+            position = self._position(key)
+            if self._generation != _process.generation:
+                self._check_process()
+            lock = self._lock
+            lock.acquire()
+            try:
+                reader = self._readers[0] if len(self._paths) == 1 else None
+                if reader is None:
+                    shard = bisect.bisect_right(self._starts, position) - 1
+                    reader = self._reader(shard)
+                    position -= self._starts[shard]
+                reader.seek(position)
+                record = reader.read()
+            finally:
+                lock.release()
+            return self._decode(record)
         if isinstance(key, slice):
-            return DataSource(self._folder, self.info, self.split, self._indices[key])
+            pieces = _compose(self._pieces, range(self._len)[key])
+            split = f"{self.split}[{_slice_text(key)}]"
+            return DataSource(
+                self._folder,
+                self.info,
+                split,
+                decoders=self._decoders,
+                as_supervised=self._as_supervised,
+                _pieces=pieces,
+            )
         if isinstance(key, (list, tuple, np.ndarray)):
             return self.__getitems__(key)
         return self._decode(self._read((self._position(key),))[0])
 
     def __getitems__(self, indices: Sequence[int] | np.ndarray[Any, Any]) -> list[Example]:
-        positions = [self._position(i) for i in np.asarray(indices, dtype=np.int64).tolist()]
-        return [self._decode(record) for record in self._read(positions)]
+        rows = np.asarray(indices)
+        if rows.dtype.kind not in "iu" and rows.size:
+            raise TypeError(f"DataSource indices must be ints, got {rows.dtype} values")
+        positions = [self._position(i) for i in rows.tolist()]
+        return self._decode_many(self._read(positions))
 
     _getitems = __getitems__  # Grain's name for the batched fetch
 
+    def _read_run(self, first: int, stop: int) -> list[bytes]:
+        """Records at flat positions first..stop-1, all in one shard: one range read."""
+        self._check_process()
+        shard = bisect.bisect_right(self._starts, first) - 1
+        base = self._starts[shard]
+        with self._lock:
+            records: list[bytes] = self._reader(shard).read(first - base, stop - base)
+        return records
+
+    def _chunks(self) -> Iterator[list[bytes]]:
+        """Every record in order, a chunk at a time (range reads where rows are contiguous)."""
+        for piece in self._pieces:
+            if piece.step != 1:
+                for start in range(0, len(piece), _CHUNK):
+                    yield self._read(piece[start : start + _CHUNK])
+                continue
+            position = piece.start
+            while position < piece.stop:
+                shard_end = self._starts[bisect.bisect_right(self._starts, position)]
+                stop = min(position + _CHUNK, piece.stop, shard_end)
+                yield self._read_run(position, stop)
+                position = stop
+
     def __iter__(self) -> Iterator[Example]:
-        indices = self._indices
-        for start in range(0, len(indices), _CHUNK):
-            for record in self._read(indices[start : start + _CHUNK]):
-                yield self._decode(record)
+        for chunk in self._chunks():
+            yield from self._decode_many(chunk)
 
     def __repr__(self) -> str:
-        view = "" if len(self._indices) == self._starts[-1] else f", view={self._indices}"
         return (
             f"DataSource(name={self.info.name!r}, version={self.info.version!r}, "
-            f"split={self.split!r}, num_examples={len(self)}{view}, features={self.features!r})"
+            f"split={self.split!r}, num_examples={self._len}, features={self.features!r})"
         )
 
 
+def _supervised(
+    keys: tuple[str, str], codec: RecordCodec
+) -> tuple[Callable[[bytes], Any], Callable[[Sequence[bytes]], list[Any]]]:
+    """Decoders returning ``(example[input], example[target])`` instead of the dict."""
+    x, y = keys
+
+    def one(record: bytes) -> tuple[Any, Any]:
+        example = codec.decode(record)
+        return example[x], example[y]
+
+    def many(records: Sequence[bytes]) -> list[Any]:
+        return [(e[x], e[y]) for e in codec.decode_many(records)]
+
+    return one, many
+
+
+def _slice_text(key: slice) -> str:
+    parts = ["" if v is None else str(v) for v in (key.start, key.stop)]
+    text = ":".join(parts)
+    return text if key.step is None else f"{text}:{key.step}"
+
+
+class _Process:
+    """Which process this is, as a counter bumped in every forked child (cheaper than
+    calling os.getpid() on each read)."""
+
+    generation = 0
+
+    @classmethod
+    def forked(cls) -> None:
+        cls.generation += 1
+
+
+_process = _Process
+os.register_at_fork(after_in_child=_Process.forked)
 _inherited: list[ArrayRecordReader] = []

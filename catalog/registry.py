@@ -10,10 +10,8 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-import yaml
-
 from catalog.errors import DatasetNotFoundError, SpecError
-from catalog.spec import SPEC_FILE
+from catalog.spec import SPEC_FILE, read_yaml
 
 __all__ = ["builder_dir", "list_datasets", "registry_file"]
 
@@ -32,8 +30,7 @@ def registry_file() -> Path:
 
 def _load() -> dict[str, Path]:
     path = registry_file()
-    with open(path, encoding="utf-8") as f:
-        data = yaml.safe_load(f)
+    data = read_yaml(path)
     datasets = data.get("datasets") if isinstance(data, dict) else None
     if not isinstance(datasets, dict):
         raise SpecError(f"{path}: field 'datasets': expected a mapping of name -> builder folder")

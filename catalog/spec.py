@@ -3,7 +3,8 @@
 A builder folder holds ``builder.yaml`` (name, version, metadata, features, downloads, splits)
 and ``checksums.tsv`` (one line per download: ``url<TAB>size<TAB>sha256<TAB>filename``, the
 same form as the public checksum registries). Loading validates every field and names the
-file and the field when one is wrong.
+file and the field when one is wrong. Features are their JSON form (`catalog.features`) in
+YAML; a ClassLabel's ``names_file`` is relative to the builder folder.
 """
 
 from __future__ import annotations
@@ -16,13 +17,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import yaml
-
 from catalog.errors import FeatureError, SpecError
-from catalog.features import FeaturesDict
+from catalog.features import FeaturesDict, from_json
 from catalog.formats import FORMATS
 
-__all__ = ["BuilderSpec", "DownloadSpec", "SplitSpec", "load_spec", "read_checksums"]
+__all__ = [
+    "BuilderSpec",
+    "DownloadSpec",
+    "SplitSpec",
+    "load_spec",
+    "read_checksums",
+    "read_yaml",
+    "supervised_keys_problem",
+    "write_checksums",
+]
 
 SPEC_FILE = "builder.yaml"
 CHECKSUMS_FILE = "checksums.tsv"
@@ -107,6 +115,19 @@ class _Fields:
         return _Fields(self.source, self.get(name, dict), f"{self.prefix}{name}.")
 
 
+def read_yaml(path: Path) -> Any:
+    """Load a YAML file safely (no Python objects); SpecError naming the file if malformed."""
+    # Imported here: YAML is read only when a spec is loaded, and importing it costs a fifth
+    # of numpy's import time, which `import catalog` must stay close to.
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            return yaml.safe_load(f)
+    except yaml.YAMLError as error:
+        raise SpecError(f"{path}: not valid YAML: {error}") from None
+
+
 def read_checksums(path: Path) -> dict[str, tuple[int, str, str]]:
     """Read checksums.tsv into ``{url: (size, sha256, filename)}``; a missing file is empty."""
     if not path.is_file():
@@ -128,6 +149,52 @@ def read_checksums(path: Path) -> dict[str, tuple[int, str, str]]:
     return table
 
 
+def write_checksums(path: Path, entries: Mapping[str, tuple[int, str, str]]) -> None:
+    """Merge ``{url: (size, sha256, filename)}`` into checksums.tsv (``--register-checksums``).
+
+    Entries for other URLs are kept (never dropped), lines are sorted by URL, comment lines
+    stay at the top, and the file is replaced atomically.
+    """
+    table = {**read_checksums(path), **entries}
+    text = path.read_text("utf-8") if path.is_file() else ""
+    lines = [line for line in text.splitlines() if line.startswith("#")]
+    lines += [f"{url}\t{size}\t{sha}\t{name}" for url, (size, sha, name) in sorted(table.items())]
+    temp = path.with_name(f".{path.name}.tmp")
+    temp.write_text("\n".join(lines) + "\n", "utf-8")
+    temp.replace(path)
+
+
+def supervised_keys_problem(keys: Any, features: FeaturesDict) -> str | None:
+    """What is wrong with `keys` as ``[input, target]`` feature names, or None."""
+    if (
+        not isinstance(keys, (list, tuple))
+        or len(keys) != 2
+        or not all(isinstance(k, str) for k in keys)
+    ):
+        return f"expected [input, target] naming two features, got {keys!r}"
+    unknown = [k for k in keys if k not in features]
+    if unknown:
+        return (
+            f"expected [input, target] naming two features, got {list(keys)}: {unknown[0]!r} "
+            f"is not a feature; features: {', '.join(features)}"
+        )
+    if keys[0] == keys[1]:
+        return f"expected [input, target] naming two different features, got {list(keys)}"
+    return None
+
+
+def _resolve_names_files(features: Any, folder: Path) -> Any:
+    """The features' YAML with every ``names_file`` made relative to the builder folder."""
+    if isinstance(features, Mapping):
+        return {
+            key: str(folder / value)
+            if key == "names_file" and isinstance(value, str)
+            else _resolve_names_files(value, folder)
+            for key, value in features.items()
+        }
+    return features
+
+
 def _basename(url: str) -> str:
     return Path(urlparse(url).path).name or "download"
 
@@ -138,19 +205,17 @@ def load_spec(folder: str | Path) -> BuilderSpec:
     source = folder / SPEC_FILE
     if not source.is_file():
         raise SpecError(f"{folder}: no {SPEC_FILE} in this folder; a builder folder needs one")
-    try:
-        with open(source, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
-    except yaml.YAMLError as error:
-        raise SpecError(f"{source}: not valid YAML: {error}") from None
+    data = read_yaml(source)
     top = _Fields(source, data)
     name = top.get("name", str, check=_NAME.match)
     checksums = read_checksums(folder / CHECKSUMS_FILE)
 
     try:
-        features = FeaturesDict.from_json({"features": top.get("features", dict)})
+        raw = _resolve_names_files(top.get("features", dict), folder)
+        features = from_json({"type": "FeaturesDict", "features": raw})
     except FeatureError as error:
         raise top.error("features", str(error)) from None
+    assert isinstance(features, FeaturesDict)
 
     downloads: dict[str, DownloadSpec] = {}
     for key in top.get("downloads", dict):
@@ -187,10 +252,10 @@ def load_spec(folder: str | Path) -> BuilderSpec:
         raise top.error("splits", "at least one split is needed")
 
     keys = top.get("supervised_keys", list, None)
-    if keys is not None and (len(keys) != 2 or not all(k in features for k in keys)):
-        raise top.error(
-            "supervised_keys", f"expected [input, target] naming two features, got {keys}"
-        )
+    if keys is not None:
+        problem = supervised_keys_problem(keys, features)
+        if problem:
+            raise top.error("supervised_keys", problem)
 
     return BuilderSpec(
         name=name,

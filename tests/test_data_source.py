@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import shutil
 import threading
 from pathlib import Path
 
@@ -61,7 +62,8 @@ def test_len_index_negative_and_out_of_range(ds: DataSource) -> None:
     check(ds[-1], COUNT - 1)
     check(ds[np.int64(7)], 7)
     with pytest.raises(
-        IndexError, match=f"index {COUNT} is out of range for split 'train' of tiny with {COUNT}"
+        IndexError,
+        match=f"index {COUNT} is out of range for tiny split 'train' with {COUNT} examples",
     ):
         ds[COUNT]
     with pytest.raises(IndexError):
@@ -92,7 +94,10 @@ def test_slices_are_views(ds: DataSource) -> None:
     check(view[-1], range(10, 1000, 7)[-1])
     assert [e["label"] for e in view] == LABELS[10:1000:7].tolist()
     assert len(view[::2]) == len(range(10, 1000, 7)[::2])
-    assert "view=range(10, 1000, 7)" in repr(view)
+    assert "split='train[10:1000:7]', num_examples=" in repr(view)
+    backwards = ds[::-3]
+    assert [e["label"] for e in backwards] == LABELS[::-3].tolist()
+    assert [e["label"] for e in view[::-1]] == LABELS[10:1000:7][::-1].tolist()
 
 
 def test_repr_and_metadata(ds: DataSource) -> None:
@@ -170,7 +175,7 @@ def test_all_splits_and_unknown_split(prepared: tuple[Path, Path]) -> None:
     folder, data_dir = prepared
     sources = catalog.data_source(folder, data_dir=data_dir, download=False)
     assert list(sources) == ["train"]
-    with pytest.raises(SplitError, match="tiny has no split 'validation'; its splits are train"):
+    with pytest.raises(SplitError, match="tiny has no split 'validation' .*; its splits are train"):
         catalog.data_source(folder, split="validation", data_dir=data_dir)
 
 
@@ -178,3 +183,50 @@ def test_not_prepared_without_download(prepared: tuple[Path, Path], tmp_path: Pa
     folder, _ = prepared
     with pytest.raises(NotPreparedError, match="tiny 1.0.0 is not prepared in .*catalog prepare"):
         catalog.data_source(folder, data_dir=tmp_path, download=False)
+
+
+def test_decoders_keep_stored_bytes_or_decode_otherwise(prepared: tuple[Path, Path]) -> None:
+    folder, data_dir = prepared
+    raw = catalog.data_source(folder, split="train", data_dir=data_dir, decoders={"image": False})
+    example = raw[5]
+    assert example["image"] == IMAGES[5].tobytes() and example["label"] == LABELS[5]
+    assert [e["image"] for e in raw[[1, 2]]] == [IMAGES[1].tobytes(), IMAGES[2].tobytes()]
+    sums = catalog.data_source(
+        folder, split="train[:4]", data_dir=data_dir, decoders={"image": lambda data: sum(data)}
+    )
+    assert [e["image"] for e in sums] == [int(IMAGES[i].sum()) for i in range(4)]
+    clone = pickle.loads(pickle.dumps(raw[:3]))  # options survive views and pickling
+    assert clone[0]["image"] == IMAGES[0].tobytes()
+    with pytest.raises(catalog.FeatureError, match="no feature 'pixels' to skip"):
+        catalog.data_source(folder, split="train", data_dir=data_dir, decoders={"pixels": False})
+    with pytest.raises(TypeError, match="must be False .* or a function"):
+        catalog.data_source(folder, split="train", data_dir=data_dir, decoders={"image": True})  # type: ignore[dict-item]
+
+
+def test_as_supervised_returns_input_target_tuples(
+    prepared: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, data_dir = prepared
+    with pytest.raises(SplitError, match="declares no supervised_keys"):
+        catalog.data_source(folder, split="train", data_dir=data_dir, as_supervised=True)
+    spec = (folder / "builder.yaml").read_text() + "supervised_keys: [image, label]\n"
+    supervised = tmp_path / "supervised"
+    supervised.mkdir()
+    (supervised / "builder.yaml").write_text(spec)
+    (supervised / "checksums.tsv").write_text((folder / "checksums.tsv").read_text())
+    # Same name and version: the prepared copy in data_dir is found, nothing is downloaded.
+    shutil.copytree(data_dir / "tiny", tmp_path / "data" / "tiny")
+    info_file = tmp_path / "data/tiny/1.0.0/dataset_info.json"
+    info_file.write_text(
+        info_file.read_text().replace(
+            '"supervised_keys": null', '"supervised_keys": ["image", "label"]'
+        )
+    )
+    ds = catalog.data_source(
+        supervised, split="train", data_dir=tmp_path / "data", as_supervised=True
+    )
+    image, label = ds[7]
+    np.testing.assert_array_equal(image, IMAGES[7])
+    assert label == LABELS[7]
+    assert [lbl for _, lbl in ds[:5]] == LABELS[:5].tolist()
+    assert [lbl for _, lbl in ds.__getitems__([3, 1])] == [LABELS[3], LABELS[1]]
