@@ -22,6 +22,7 @@ from catalog.codec import RECORD_FORMAT
 from catalog.errors import SpecError
 from catalog.features import Feature, FeaturesDict, Sequence, from_json
 from catalog.spec import BuilderSpec, supervised_keys_problem
+from catalog.units import format_size
 
 __all__ = [
     "INFO_FILE",
@@ -31,7 +32,6 @@ __all__ = [
     "SplitInfo",
     "disk_usage",
     "format_info",
-    "format_size",
 ]
 
 INFO_FILE = "dataset_info.json"
@@ -189,16 +189,6 @@ def disk_usage(folder: Path) -> int:
             with contextlib.suppress(OSError):  # a file removed while walking
                 total += (Path(root) / name).stat().st_size
     return total
-
-
-def format_size(num_bytes: int) -> str:
-    """A byte count for people: 512 B, 3.4 KiB, 51.2 MiB, 1.3 GiB."""
-    value = float(num_bytes)
-    for unit in ("B", "KiB", "MiB"):
-        if value < 1024:
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GiB"
 
 
 _WIDTH = 96  # text is wrapped to this many columns

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,13 @@ FIRST50_LABELS = [
     9, 2, 1, 1, 6, 1, 4, 6, 5, 7, 4, 5, 7, 3, 4, 1, 2, 4, 8, 0, 2, 5, 7, 9, 1,
     4, 6, 0, 9, 3, 8, 8, 3, 3, 8, 0, 7, 5, 7, 9, 6, 1, 3, 7, 6, 7, 2, 1, 2, 2,
 ]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _no_user_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's CATALOG_* settings (offline mode, mirrors, dirs)."""
+    for name in [n for n in os.environ if n.startswith("CATALOG_")]:
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture

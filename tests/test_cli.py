@@ -131,3 +131,17 @@ def test_console_script_is_installed() -> None:
     script = Path(sys.executable).parent / "catalog"
     result = subprocess.run([str(script), "list"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and "fashion_mnist" in result.stdout
+
+
+def test_a_closed_pipe_is_not_an_error() -> None:
+    # `catalog list --json | head`: the reader is gone before catalog writes (it closes its
+    # end at once; the child needs ~100 ms just to import), so the write hits a broken pipe.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "catalog", "list", "--json"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    proc.stdout.close()
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr

@@ -8,11 +8,13 @@ never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Sequence
 
 from catalog._version import __version__
 from catalog.cli import info, listing, prepare
-from catalog.cli.common import ENVIRONMENT, EXIT_USAGE, error
+from catalog.cli.common import ENVIRONMENT, EXIT_OK, EXIT_USAGE, error
 from catalog.errors import CatalogError
 
 __all__ = ["main"]
@@ -45,4 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         error("interrupted")
         return 130
+    except BrokenPipeError:  # e.g. `catalog list --json | head`: the reader left, not an error
+        # Point stdout at devnull so the interpreter's final flush cannot fail a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     return code

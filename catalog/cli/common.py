@@ -7,7 +7,7 @@ import sys
 
 from catalog import paths
 
-__all__ = ["ENVIRONMENT", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "add_command", "error", "size"]
+__all__ = ["ENVIRONMENT", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "add_command", "error"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -42,13 +42,3 @@ def add_command(
 def error(message: str) -> None:
     """Print a user error: one message on stderr, no traceback."""
     print(f"catalog: error: {message}", file=sys.stderr)
-
-
-def size(num_bytes: int) -> str:
-    """A byte count for people: 512 B, 3.4 KiB, 51.2 MiB, 1.3 GiB."""
-    value = float(num_bytes)
-    for unit in ("B", "KiB", "MiB"):
-        if value < 1024:
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GiB"

@@ -11,9 +11,9 @@ from typing import Any
 
 from catalog.cli.common import EXIT_FAILED, EXIT_OK, add_command, error
 from catalog.errors import CatalogError
-from catalog.info import format_size
 from catalog.registry import builder_dir, list_datasets
 from catalog.spec import BuilderSpec, load_spec
+from catalog.units import format_size
 
 __all__ = ["register"]
 

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from catalog import paths
 from catalog.builder import DatasetBuilder, builder
-from catalog.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, add_command, error, size
+from catalog.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, add_command, error
 from catalog.errors import CatalogError, DatasetNotFoundError
+from catalog.units import format_size
 
 if TYPE_CHECKING:
     from catalog.download import DownloadConfig
@@ -63,7 +64,7 @@ def _prepare_one(b: DatasetBuilder, args: argparse.Namespace, config: DownloadCo
     )
     seconds = time.perf_counter() - start
     splits = ", ".join(f"{n} {s.num_examples}" for n, s in info.splits.items())
-    total = size(sum(s.num_bytes for s in info.splits.values()))
+    total = format_size(sum(s.num_bytes for s in info.splits.values()))
     status = "reused" if reused else f"prepared in {seconds:.1f} s"
     print(f"{b.name} {b.version}: {status}: {splits} examples, {total} -> {b.data_path}")
 

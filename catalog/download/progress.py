@@ -13,24 +13,9 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from catalog.download.config import ProgressMode
+from catalog.units import format_size
 
-__all__ = ["Bar", "Progress", "human_size"]
-
-
-def human_size(num_bytes: int | None) -> str:
-    """``512 B``, ``10.0 KiB``, ``25.2 MiB``, ``1.3 GiB`` (as ``catalog prepare`` prints sizes).
-
-    >>> human_size(26421880), human_size(None)
-    ('25.2 MiB', 'size unknown')
-    """
-    if num_bytes is None:
-        return "size unknown"
-    value, unit = float(num_bytes), "B"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            break
-        value /= 1024
-    return f"{num_bytes} B" if unit == "B" else f"{value:.1f} {unit}"
+__all__ = ["Bar", "Progress"]
 
 
 class Bar(Protocol):
@@ -72,10 +57,10 @@ class Progress:
                 leave=True,
             )
         if start:
-            at = f"{human_size(start)} of {human_size(size)}"
+            at = f"{format_size(start)} of {format_size(size)}"
             self.note(f"resuming {filename} at {at} from {where}")
         else:
-            self.note(f"downloading {filename} ({human_size(size)}) from {where}")
+            self.note(f"downloading {filename} ({format_size(size)}) from {where}")
         return _NoBar()
 
     def note(self, message: str) -> None:
