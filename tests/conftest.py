@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from catalog.testing.http_server import LoopbackServer
+from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -81,6 +82,17 @@ def write_builder(
     if register:
         (folder / "checksums.tsv").write_text("\n".join(checksums) + "\n")
     return folder
+
+
+def idx_builder(root: Path, server: LoopbackServer, count: int, *, name: str = "tiny") -> Path:
+    """A builder folder of `count` pattern images (catalog.testing.idx_files) in one split,
+    "train", served by `server`; files and folder live under `root`."""
+    files = {}
+    for role, array in (("i.gz", pattern_images(count)), ("l.gz", pattern_labels(count))):
+        files[role] = write_idx(root / f"{name}-{role}", array).read_bytes()
+    return write_builder(
+        root / name, server, files, name=name, splits={"train": ("i.gz", "l.gz", count)}
+    )
 
 
 @pytest.fixture

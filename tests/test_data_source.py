@@ -14,9 +14,9 @@ import pytest
 import catalog
 from catalog import DataSource, NotPreparedError, SplitError
 from catalog.testing.http_server import LoopbackServer
-from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
+from catalog.testing.idx_files import pattern_images, pattern_labels
 
-from conftest import write_builder
+from conftest import idx_builder
 
 COUNT = 2500  # more than one iteration chunk
 
@@ -24,19 +24,8 @@ COUNT = 2500  # more than one iteration chunk
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("ds")
-    write_idx(tmp / "i.gz", pattern_images(COUNT))
-    write_idx(tmp / "l.gz", pattern_labels(COUNT))
-    files = {
-        "train-images.gz": (tmp / "i.gz").read_bytes(),
-        "train-labels.gz": (tmp / "l.gz").read_bytes(),
-    }
     with LoopbackServer() as server:
-        folder = write_builder(
-            tmp / "tiny",
-            server,
-            files,
-            splits={"train": ("train-images.gz", "train-labels.gz", COUNT)},
-        )
+        folder = idx_builder(tmp, server, COUNT)
         catalog.builder(folder, data_dir=tmp / "data").download_and_prepare()
     return folder, tmp / "data"
 

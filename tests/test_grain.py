@@ -9,9 +9,9 @@ import pytest
 
 import catalog
 from catalog.testing.http_server import LoopbackServer
-from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
+from catalog.testing.idx_files import pattern_images, pattern_labels
 
-from conftest import write_builder
+from conftest import idx_builder
 
 grain = pytest.importorskip("grain")  # in the `test` extra; optional for users
 
@@ -19,12 +19,7 @@ COUNT = 70
 
 
 def test_grain_map_dataset_over_a_data_source(tmp_path: Path, server: LoopbackServer) -> None:
-    write_idx(tmp_path / "i.gz", pattern_images(COUNT))
-    write_idx(tmp_path / "l.gz", pattern_labels(COUNT))
-    files = {"i.gz": (tmp_path / "i.gz").read_bytes(), "l.gz": (tmp_path / "l.gz").read_bytes()}
-    folder = write_builder(
-        tmp_path / "tiny", server, files, splits={"train": ("i.gz", "l.gz", COUNT)}
-    )
+    folder = idx_builder(tmp_path, server, COUNT)
     ds = catalog.data_source(folder, split="train", data_dir=tmp_path / "data")
 
     dataset = grain.MapDataset.source(ds).shuffle(seed=3).batch(32)

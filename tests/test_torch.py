@@ -10,9 +10,9 @@ import pytest
 
 import catalog
 from catalog.testing.http_server import LoopbackServer
-from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
+from catalog.testing.idx_files import pattern_images, pattern_labels
 
-from conftest import write_builder
+from conftest import idx_builder
 
 torch = pytest.importorskip("torch")  # a test-only dependency (the `test` extra pins it)
 
@@ -22,12 +22,7 @@ COUNT = 100
 def test_dataloader_with_two_workers_collates_batches(
     tmp_path: Path, server: LoopbackServer
 ) -> None:
-    write_idx(tmp_path / "i.gz", pattern_images(COUNT))
-    write_idx(tmp_path / "l.gz", pattern_labels(COUNT))
-    files = {"i.gz": (tmp_path / "i.gz").read_bytes(), "l.gz": (tmp_path / "l.gz").read_bytes()}
-    folder = write_builder(
-        tmp_path / "tiny", server, files, splits={"train": ("i.gz", "l.gz", COUNT)}
-    )
+    folder = idx_builder(tmp_path, server, COUNT)
     ds = catalog.data_source(folder, split="train", data_dir=tmp_path / "data")
     ds[0]  # a reader open in the parent must not break the forked workers
 
