@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, overload
 
 from catalog import paths, splits
 from catalog.data_source import DataSource, Decoder
-from catalog.errors import NotPreparedError, SplitError
+from catalog.errors import DatasetNotFoundError, NotPreparedError, SplitError
 from catalog.info import INFO_FILE, DatasetInfo
-from catalog.registry import builder_dir
+from catalog.registry import resolve, version_matches
 from catalog.spec import BuilderSpec, load_spec
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
@@ -23,9 +23,11 @@ PathLike = str | os.PathLike[str]
 
 
 class DatasetBuilder:
-    """One dataset version in one data dir: its info, its preparation, its data sources.
+    """One dataset version (of one config) in one data dir: its info, its preparation, its
+    data sources.
 
-    Prepared data lives in ``<data_dir>/<name>/<version>/``.
+    Prepared data lives in ``<data_dir>/<name>/<version>/``, or
+    ``<data_dir>/<name>/<config>/<version>/`` for a dataset with configs.
     """
 
     def __init__(self, spec: BuilderSpec, *, data_dir: PathLike | None = None) -> None:
@@ -37,13 +39,23 @@ class DatasetBuilder:
         return self.spec.name
 
     @property
+    def config(self) -> str | None:
+        """The config (None for a dataset without configs)."""
+        return self.spec.config
+
+    @property
+    def full_name(self) -> str:
+        """``name`` or ``name/config``, as `builder()` and the CLI take it."""
+        return self.spec.full_name
+
+    @property
     def version(self) -> str:
         return self.spec.version
 
     @property
     def data_path(self) -> Path:
         """Where the prepared files are (or will be)."""
-        return self.data_dir / self.name / self.version
+        return self.data_dir / self.full_name / self.version
 
     @property
     def is_prepared(self) -> bool:
@@ -62,18 +74,27 @@ class DatasetBuilder:
         download_dir: PathLike | None = None,
         overwrite: bool = False,
         download_config: DownloadConfig | None = None,
+        max_examples_per_split: int | None = None,
     ) -> DatasetInfo:
         """Download, verify and prepare every split; reuse a prepared copy unless `overwrite`.
 
         `download_config` (a `catalog.download.DownloadConfig`) sets mirrors, offline mode, the
         manual dir, retries and more; `download_dir` overrides its download dir.
+        ``max_examples_per_split=N`` stops each split after N examples (a quick copy for smoke
+        tests); preparing again without it prepares the whole dataset.
         """
         # Deferred: preparing needs requests and the writer; reading and `import catalog` don't.
         from catalog.download import resolve_config
         from catalog.prepare import prepare
 
         config = resolve_config(download_config, data_dir=self.data_dir, download_dir=download_dir)
-        return prepare(self.spec, self.data_path, config, overwrite=overwrite)
+        return prepare(
+            self.spec,
+            self.data_path,
+            config,
+            overwrite=overwrite,
+            max_examples_per_split=max_examples_per_split,
+        )
 
     def _check_split(self, split: str | None) -> None:
         """Check a split spec against the spec's splits before any work is done."""
@@ -82,7 +103,7 @@ class DatasetBuilder:
         for part in splits.parse(split):
             if part.split not in self.spec.splits:
                 raise SplitError(
-                    f"{self.name} has no split {part.split!r} (in split spec {split!r}); "
+                    f"{self.full_name} has no split {part.split!r} (in split spec {split!r}); "
                     f"its splits are {', '.join(self.spec.splits)}"
                 )
 
@@ -119,8 +140,8 @@ class DatasetBuilder:
         self._check_split(split)
         if not self.is_prepared:
             raise NotPreparedError(
-                f"{self.name} {self.version} is not prepared in {self.data_dir}; run "
-                f"'catalog prepare {self.name} --data-dir {self.data_dir}' or call "
+                f"{self.full_name} {self.version} is not prepared in {self.data_dir}; run "
+                f"'catalog prepare {self.full_name} --data-dir {self.data_dir}' or call "
                 "download_and_prepare()"
             )
         info = DatasetInfo.read(self.data_path)
@@ -137,14 +158,26 @@ class DatasetBuilder:
 
     def __repr__(self) -> str:
         data_dir = str(self.data_dir)
-        return f"DatasetBuilder({self.name!r}, version={self.version!r}, data_dir={data_dir!r})"
+        return (
+            f"DatasetBuilder({self.full_name!r}, version={self.version!r}, data_dir={data_dir!r})"
+        )
 
 
 def builder(name_or_path: PathLike, *, data_dir: PathLike | None = None) -> DatasetBuilder:
-    """The builder of a registered dataset name or of a builder folder path."""
-    if not isinstance(name_or_path, str):
-        name_or_path = Path(name_or_path)
-    return DatasetBuilder(load_spec(builder_dir(name_or_path)), data_dir=data_dir)
+    """The builder of ``name[/config][:version]`` or of a builder folder path.
+
+    ``builder("cmaterdb")`` is the default config, ``builder("cmaterdb/telugu")`` another;
+    ``builder("mnist:3.0.1")`` or ``builder("mnist:3.*")`` also checks the version (a builder
+    has one version: asking for another raises DatasetNotFoundError naming it).
+    """
+    request = resolve(os.fspath(name_or_path))
+    spec = load_spec(request.folder, request.config)
+    if request.version is not None and not version_matches(request.version, spec.version):
+        raise DatasetNotFoundError(
+            f"{spec.full_name} has no version {request.version}: the version catalog has is "
+            f"{spec.version} (ask for {spec.full_name}:{spec.version}, or give no version)"
+        )
+    return DatasetBuilder(spec, data_dir=data_dir)
 
 
 @overload
@@ -196,6 +229,13 @@ def data_source(
     """
     b = builder(name, data_dir=data_dir)
     b._check_split(split)
-    if download and not b.is_prepared:
+    if download and not (b.is_prepared and _complete(b)):
         b.download_and_prepare(download_dir=download_dir, download_config=download_config)
     return b.as_data_source(split, decoders=decoders, as_supervised=as_supervised)
+
+
+def _complete(b: DatasetBuilder) -> bool:
+    """Whether the prepared copy holds every example the spec declares (a copy prepared with
+    ``max_examples_per_split`` does not, and is never taken for the whole dataset)."""
+    counts = {name: s.num_examples for name, s in b.info.splits.items()}
+    return counts == {name: s.num_examples for name, s in b.spec.splits.items()}

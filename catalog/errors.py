@@ -10,7 +10,8 @@
     ├── SourceFormatError (ValueError)    a source file is not what its format promises
     ├── ChecksumError (ValueError)        downloaded bytes differ from the registered size/sha256
     ├── DownloadError (OSError)           no URL could deliver a file
-    └── NotPreparedError (FileNotFoundError)  a dataset was read before it was prepared
+    ├── NotPreparedError (FileNotFoundError)  a dataset was read before it was prepared
+    └── MissingDependencyError (ImportError)  an optional library a reader needs is missing
 
 Every message says what went wrong (expected vs got), where (URL, path, field) and what to do.
 """
@@ -23,6 +24,7 @@ __all__ = [
     "DatasetNotFoundError",
     "DownloadError",
     "FeatureError",
+    "MissingDependencyError",
     "NotPreparedError",
     "SourceFormatError",
     "SpecError",
@@ -81,3 +83,7 @@ class DownloadError(CatalogError, OSError):
 
 class NotPreparedError(CatalogError, FileNotFoundError):
     """A dataset was read before it was prepared."""
+
+
+class MissingDependencyError(CatalogError, ImportError):
+    """An optional library a source-format reader needs is not installed (names the extra)."""

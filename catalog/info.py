@@ -75,12 +75,19 @@ class DatasetInfo:
     supervised_keys: tuple[str, str] | None = None
     downloads: dict[str, dict[str, Any]] = field(default_factory=dict)
     record_format: dict[str, Any] = field(default_factory=lambda: dict(RECORD_FORMAT))
+    config: str | None = None
+    config_description: str = ""
+
+    @property
+    def full_name(self) -> str:
+        """``name`` or ``name/config``."""
+        return f"{self.name}/{self.config}" if self.config else self.name
 
     def __post_init__(self) -> None:
         if self.supervised_keys is not None:
             problem = supervised_keys_problem(self.supervised_keys, self.features)
             if problem:
-                raise SpecError(f"{self.name} {self.version}: supervised_keys: {problem}")
+                raise SpecError(f"{self.full_name} {self.version}: supervised_keys: {problem}")
 
     @property
     def download_size(self) -> int:
@@ -107,13 +114,17 @@ class DatasetInfo:
                 d.name: {"url": d.url, "size": d.size, "sha256": d.sha256}
                 for d in spec.downloads.values()
             },
+            config=spec.config,
+            config_description=spec.config_description,
         )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
+            "config": self.config,
             "version": self.version,
             "description": self.description,
+            "config_description": self.config_description,
             "homepage": self.homepage,
             "citation": self.citation,
             "license": self.license,
@@ -155,6 +166,8 @@ class DatasetInfo:
             supervised_keys=(keys[0], keys[1]) if keys else None,
             downloads=data.get("downloads", {}),
             record_format=data["record_format"],
+            config=data.get("config"),
+            config_description=data.get("config_description", ""),
         )
 
     def write(self, folder: Path) -> None:
@@ -165,7 +178,7 @@ class DatasetInfo:
         path = folder / INFO_FILE
         try:
             return cls.from_json(json.loads(path.read_text("utf-8")))
-        except (ValueError, KeyError, TypeError) as error:
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
             raise SpecError(
                 f"{path} is unreadable ({type(error).__name__}: {error}); prepare the dataset "
                 "again with --overwrite"
@@ -194,14 +207,24 @@ def disk_usage(folder: Path) -> int:
 _WIDTH = 96  # text is wrapped to this many columns
 
 
-def format_info(info: DatasetInfo, location: Location | None = None) -> str:
+def format_info(
+    info: DatasetInfo,
+    location: Location | None = None,
+    *,
+    configs: Mapping[str, str] | None = None,
+    default_config: str | None = None,
+) -> str:
     """`info` for people: metadata, a features tree, splits, sizes and the citation.
 
-    With `location`, also whether (and where) the dataset is prepared. ``print(info)`` and
+    With `location`, also whether (and where) the dataset is prepared; with `configs` (name ->
+    description), the dataset's configs, `default_config` marked. ``print(info)`` and
     ``catalog info`` show this text.
     """
-    lines = [f"{info.name} {info.version}"]
-    for paragraph in info.description.split("\n\n"):
+    lines = [f"{info.full_name} {info.version}"]
+    paragraphs = info.description.split("\n\n")
+    if info.config_description:
+        paragraphs.append(f"Config {info.config}: {info.config_description}")
+    for paragraph in paragraphs:
         if paragraph.strip():
             text = " ".join(paragraph.split())
             lines += ["", textwrap.fill(text, _WIDTH, initial_indent="  ", subsequent_indent="  ")]
@@ -231,6 +254,12 @@ def format_info(info: DatasetInfo, location: Location | None = None) -> str:
         for name, s in info.splits.items()
     ]
     lines += ["", "splits:", *_table(split_rows)]
+    if configs:
+        rows = [
+            (name, "(default)" if name == default_config else "", description)
+            for name, description in configs.items()
+        ]
+        lines += ["", "configs:", *_table(rows)]
     if info.citation:
         lines += ["", "citation:", textwrap.indent(info.citation, "  ")]
     return "\n".join(lines) + "\n"

@@ -1,29 +1,67 @@
 """Builder specs: a dataset described as data, in ``builders/<name>/``.
 
-A builder folder holds ``builder.yaml`` (name, version, metadata, features, downloads, splits)
-and ``checksums.tsv`` (one line per download: ``url<TAB>size<TAB>sha256<TAB>filename``, the
-same form as the public checksum registries). Loading validates every field and names the
-file and the field when one is wrong. Features are their JSON form (`catalog.features`) in
-YAML; a ClassLabel's ``names_file`` is relative to the builder folder.
+A builder folder holds ``builder.yaml`` and ``checksums.tsv`` (one line per download:
+``url<TAB>size<TAB>sha256<TAB>filename``, the same form as the public checksum registries).
+Loading validates every field and names the file and the field when one is wrong. Features
+are their JSON form (`catalog.features`) in YAML; a ClassLabel's ``names_file`` is relative to
+the builder folder. ``builder.yaml``::
+
+    name: cifar100                    # [a-z][a-z0-9_]*
+    version: 3.0.2                    # X.Y.Z
+    description: ...                  # also homepage, license, citation (all optional)
+    features: {image: {type: Image, shape: [32, 32, 3]}, label: {...}, ...}
+    supervised_keys: [image, label]   # optional
+    downloads:
+      archive: {url: https://..., mirrors: [https://...]}   # size, sha256: checksums.tsv
+    splits:
+      train:
+        format: cifar_bin             # a reader in catalog.formats
+        files:                        # role -> file reference, the roles the format reads
+          records: {download: archive, member: "cifar-100-binary/train.bin"}
+        options:                      # the format's options, if any
+          label_bytes: [coarse_label, label]
+          names_files: {label: {download: archive, member: cifar-100-binary/fine_label_names.txt}}
+        num_examples: 50000
+
+A file reference is a download's name (the downloaded file itself), or ``{download: NAME,
+member: PATH}``: a path inside the download's archive, extracted once (zip, tar, tar.gz, ...;
+a lone .gz/.bz2/.xz file holds one member, its name without the suffix). ``member`` may be a
+glob (``cifar-10-batches-bin/data_batch_*.bin``); its matches are read in natural order
+(``_2`` before ``_10``), and must be exactly one unless the format's role takes many.
+
+Configs are variants of a dataset, each prepared on its own (``cmaterdb/telugu``)::
+
+    configs:
+      bangla: {description: ..., downloads: {...}, splits: {...}}
+      telugu: {description: ..., downloads: {...}, splits: {...}}
+    default_config: bangla            # optional: the first config by default
+
+A config gives its ``description`` and may give ``version``, ``features``,
+``supervised_keys``, ``downloads`` and ``splits``; each replaces the top-level field of the
+same name, which the configs share when they leave it out.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from catalog.errors import FeatureError, SpecError
+from catalog.errors import DatasetNotFoundError, FeatureError, SpecError
 from catalog.features import FeaturesDict, from_json
-from catalog.formats import FORMATS
+
+if TYPE_CHECKING:  # the readers are imported when a spec is loaded, not by `import catalog`
+    from catalog.formats import Option, SourceFormat
 
 __all__ = [
     "BuilderSpec",
     "DownloadSpec",
+    "FileRef",
     "SplitSpec",
     "load_spec",
     "read_checksums",
@@ -37,6 +75,12 @@ CHECKSUMS_FILE = "checksums.tsv"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_TOP_FIELDS = (
+    "name", "version", "description", "homepage", "license", "citation", "features",
+    "supervised_keys", "downloads", "splits", "configs", "default_config",
+)  # fmt: skip
+#: What a config may give: its description, and top-level fields it replaces.
+_CONFIG_FIELDS = ("description", "version", "features", "supervised_keys", "downloads", "splits")
 
 
 @dataclass(frozen=True)
@@ -57,13 +101,23 @@ class DownloadSpec:
 
 
 @dataclass(frozen=True)
+class FileRef:
+    """A file a split reads: a download, or the member(s) of its archive a path/glob names."""
+
+    download: str
+    member: str | None = None
+
+
+@dataclass(frozen=True)
 class SplitSpec:
-    """One split: the source format, the download filling each of its roles, the count."""
+    """One split: the source format, the file filling each of its roles, the format's options
+    (file references among them) and the expected example count."""
 
     name: str
     format: str
-    files: dict[str, str]
+    files: dict[str, FileRef]
     num_examples: int
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -81,6 +135,17 @@ class BuilderSpec:
     license: str = ""
     supervised_keys: tuple[str, str] | None = None
     path: Path | None = field(default=None, compare=False)
+    #: The config this spec is (None for a dataset without configs), and every config of
+    #: the dataset with its description, in the order builder.yaml gives them.
+    config: str | None = None
+    config_description: str = ""
+    configs: dict[str, str] = field(default_factory=dict)
+    default_config: str | None = None
+
+    @property
+    def full_name(self) -> str:
+        """``name`` or ``name/config``: how the catalog addresses this spec."""
+        return f"{self.name}/{self.config}" if self.config else self.name
 
     def replace(self, **changes: Any) -> BuilderSpec:
         """A copy with some fields changed (e.g. by the builder test harness)."""
@@ -113,6 +178,12 @@ class _Fields:
 
     def sub(self, name: str) -> _Fields:
         return _Fields(self.source, self.get(name, dict), f"{self.prefix}{name}.")
+
+    def only(self, known: tuple[str, ...]) -> None:
+        """Refuse fields other than `known` (a misspelt field must not be ignored)."""
+        for name in self.data:
+            if name not in known:
+                raise self.error(str(name), f"unknown field; expected one of {', '.join(known)}")
 
 
 def read_yaml(path: Path) -> Any:
@@ -199,67 +270,201 @@ def _basename(url: str) -> str:
     return Path(urlparse(url).path).name or "download"
 
 
-def load_spec(folder: str | Path) -> BuilderSpec:
-    """Load and validate the builder in `folder` (``builder.yaml`` + ``checksums.tsv``)."""
-    folder = Path(folder)
-    source = folder / SPEC_FILE
-    if not source.is_file():
-        raise SpecError(f"{folder}: no {SPEC_FILE} in this folder; a builder folder needs one")
-    data = read_yaml(source)
-    top = _Fields(source, data)
-    name = top.get("name", str, check=_NAME.match)
-    checksums = read_checksums(folder / CHECKSUMS_FILE)
+def _member_problem(member: str) -> str | None:
+    """What is wrong with a path inside an archive, or None."""
+    parts = member.split("/")
+    if not member or member.startswith("/") or "\\" in member or ".." in parts:
+        return f"expected a relative path inside the archive (no '..' or '\\'), got {member!r}"
+    return None
 
-    try:
-        raw = _resolve_names_files(top.get("features", dict), folder)
-        features = from_json({"type": "FeaturesDict", "features": raw})
-    except FeatureError as error:
-        raise top.error("features", str(error)) from None
-    assert isinstance(features, FeaturesDict)
 
+def _file_ref(fields: _Fields, name: str, downloads: Mapping[str, DownloadSpec]) -> FileRef:
+    """Field `name` as a file reference: a download's name, or {download, member}."""
+    value = fields.data[name]
+    if isinstance(value, str):
+        ref = FileRef(value)
+    elif isinstance(value, Mapping):
+        item = fields.sub(name)
+        item.only(("download", "member"))
+        ref = FileRef(item.get("download", str), item.get("member", str))
+        problem = _member_problem(str(ref.member))
+        if problem:
+            raise item.error("member", problem)
+    else:
+        raise fields.error(
+            name, f"expected a download's name or {{download: NAME, member: PATH}}, got {value!r}"
+        )
+    if ref.download not in downloads:
+        raise fields.error(
+            name, f"no download named {ref.download!r}; downloads: {', '.join(downloads)}"
+        )
+    return ref
+
+
+def _option(
+    fields: _Fields, name: str, option: Option, downloads: Mapping[str, DownloadSpec]
+) -> Any:
+    """Option `name`, given in `fields`, checked against its kind."""
+    if option.kind == "str":
+        return fields.get(name, str)
+    if option.kind == "int":
+        if fields.data[name] is None and option.default is None:
+            return None
+        return fields.get(name, int)
+    if option.kind == "strs":
+        value = fields.get(name, list)
+        if not all(isinstance(v, str) for v in value):
+            raise fields.error(name, f"expected a list of strings, got {value!r}")
+        return list(value)
+    table = fields.sub(name)
+    if option.kind == "str_map":
+        for key, value in table.data.items():
+            if not isinstance(value, str):
+                raise table.error(str(key), f"expected a string, got {value!r}")
+        return {str(key): value for key, value in table.data.items()}
+    return {str(key): _file_ref(table, key, downloads) for key in table.data}  # file_map
+
+
+def _options(
+    item: _Fields, fmt: SourceFormat, downloads: Mapping[str, DownloadSpec]
+) -> dict[str, Any]:
+    """A split's ``options``: every option of its format, given or defaulted."""
+    given = item.sub("options") if "options" in item.data else _Fields(item.source, {})
+    for name in given.data:
+        if name not in fmt.options:
+            known = ", ".join(fmt.options) or "none"
+            raise given.error(
+                str(name), f"format {fmt.name!r} has no such option; options: {known}"
+            )
+    return {
+        name: _option(given, name, option, downloads)
+        if name in given.data
+        else copy.deepcopy(option.default)
+        for name, option in fmt.options.items()
+    }
+
+
+def _split(
+    table: _Fields, name: str, downloads: Mapping[str, DownloadSpec], features: FeaturesDict
+) -> SplitSpec:
+    # Imported here, like yaml: the readers would add about 7 ms to `import catalog`.
+    from catalog.formats import FORMATS
+
+    item = table.sub(name)
+    item.only(("format", "files", "options", "num_examples"))
+    fmt = FORMATS.get(item.get("format", str))
+    if fmt is None:
+        known = ", ".join(sorted(FORMATS))
+        raise item.error("format", f"unknown format {item.data['format']!r}; known: {known}")
+    files = item.sub("files")
+    roles = [role.name for role in fmt.roles]
+    refs = {}
+    for role in roles:
+        if role not in files.data:
+            raise files.error(role, f"missing; format {fmt.name!r} reads {', '.join(roles)}")
+        refs[role] = _file_ref(files, role, downloads)
+    extra = sorted(set(files.data) - set(roles))
+    if extra:
+        raise files.error(extra[0], f"format {fmt.name!r} reads only {', '.join(roles)}")
+    options = _options(item, fmt, downloads)
+    problem = fmt.problem(options, features)
+    if problem:
+        raise table.error(name, problem)
+    count = item.get("num_examples", int, check=lambda n: n > 0)
+    return SplitSpec(name, fmt.name, refs, count, options)
+
+
+def _downloads(
+    fields: _Fields, checksums: Mapping[str, tuple[int, str, str]]
+) -> dict[str, DownloadSpec]:
+    table = fields.sub("downloads")
     downloads: dict[str, DownloadSpec] = {}
-    for key in top.get("downloads", dict):
-        item = top.sub("downloads").sub(key)
+    for key in table.data:
+        item = table.sub(key)
+        item.only(("url", "mirrors"))
         url = item.get("url", str)
         mirrors = item.get("mirrors", list, [])
         if not all(isinstance(m, str) for m in mirrors):
             raise item.error("mirrors", "expected a list of URLs")
         size, sha256, filename = checksums.get(url, (None, None, _basename(url)))
         downloads[key] = DownloadSpec(key, url, tuple(mirrors), size, sha256, filename)
+    return downloads
 
-    splits: dict[str, SplitSpec] = {}
-    for split in top.get("splits", dict):
-        item = top.sub("splits").sub(split)
-        fmt = item.get("format", str)
-        if fmt not in FORMATS:
-            raise item.error(
-                "format", f"unknown format {fmt!r}; known: {', '.join(sorted(FORMATS))}"
-            )
-        files = item.sub("files")
-        roles = {}
-        for role in FORMATS[fmt].roles:
-            roles[role] = files.get(role, str)
-            if roles[role] not in downloads:
-                raise files.error(
-                    role, f"no download named {roles[role]!r}; downloads: {sorted(downloads)}"
-                )
-        extra = sorted(set(files.data) - set(roles))
-        if extra:
-            raise files.error(extra[0], f"format {fmt!r} reads only {list(roles)}")
-        count = item.get("num_examples", int, check=lambda n: n > 0)
-        splits[split] = SplitSpec(split, fmt, roles, count)
+
+def _configs(top: _Fields) -> tuple[dict[str, _Fields], str | None]:
+    """The ``configs`` (name -> fields) and the default config; ({}, None) without configs."""
+    if "configs" not in top.data:
+        if "default_config" in top.data:
+            raise top.error("default_config", "given, but there are no configs")
+        return {}, None
+    table = top.sub("configs")
+    if not table.data:
+        raise top.error("configs", "expected at least one config")
+    configs = {}
+    for key in table.data:
+        if not isinstance(key, str) or not _NAME.match(key):
+            raise table.error(str(key), "a config name must match [a-z][a-z0-9_]*")
+        configs[key] = table.sub(key)
+        configs[key].only(_CONFIG_FIELDS)
+    default = top.get("default_config", str, next(iter(configs)))
+    if default not in configs:
+        raise top.error("default_config", f"no config {default!r}; configs: {', '.join(configs)}")
+    return configs, default
+
+
+def load_spec(folder: str | Path, config: str | None = None) -> BuilderSpec:
+    """Load and validate the builder in `folder` (``builder.yaml`` + ``checksums.tsv``).
+
+    For a dataset with configs, `config` picks one (default: its default config); an unknown
+    config raises DatasetNotFoundError listing the configs.
+    """
+    folder = Path(folder)
+    source = folder / SPEC_FILE
+    if not source.is_file():
+        raise SpecError(f"{folder}: no {SPEC_FILE} in this folder; a builder folder needs one")
+    top = _Fields(source, read_yaml(source))
+    top.only(_TOP_FIELDS)
+    name = top.get("name", str, check=_NAME.match)
+    configs, default = _configs(top)
+    if config is not None and config not in configs:
+        if not configs:
+            raise DatasetNotFoundError(f"{name} has no configs; ask for {name!r} without one")
+        raise DatasetNotFoundError(
+            f"{name} has no config {config!r}; its configs: {', '.join(configs)} "
+            f"(default {default})"
+        )
+    chosen = config or default
+    own = configs[chosen] if chosen is not None else None
+
+    def holder(field_name: str) -> _Fields:
+        """The fields giving `field_name`: the chosen config's, else the top level's."""
+        return own if own is not None and field_name in own.data else top
+
+    fields = holder("features")
+    try:
+        raw = _resolve_names_files(fields.get("features", dict), folder)
+        features = from_json({"type": "FeaturesDict", "features": raw})
+    except FeatureError as error:
+        raise fields.error("features", str(error)) from None
+    assert isinstance(features, FeaturesDict)
+
+    downloads = _downloads(holder("downloads"), read_checksums(folder / CHECKSUMS_FILE))
+    fields = holder("splits")
+    table = fields.sub("splits")
+    splits = {split: _split(table, split, downloads, features) for split in table.data}
     if not splits:
-        raise top.error("splits", "at least one split is needed")
+        raise fields.error("splits", "at least one split is needed")
 
-    keys = top.get("supervised_keys", list, None)
+    fields = holder("supervised_keys")
+    keys = fields.get("supervised_keys", list, None)
     if keys is not None:
         problem = supervised_keys_problem(keys, features)
         if problem:
-            raise top.error("supervised_keys", problem)
+            raise fields.error("supervised_keys", problem)
 
     return BuilderSpec(
         name=name,
-        version=str(top.get("version", str, check=_VERSION.match)),
+        version=str(holder("version").get("version", str, check=_VERSION.match)),
         features=features,
         downloads=downloads,
         splits=splits,
@@ -269,4 +474,8 @@ def load_spec(folder: str | Path) -> BuilderSpec:
         license=top.get("license", str, ""),
         supervised_keys=(keys[0], keys[1]) if keys else None,
         path=folder,
+        config=chosen,
+        config_description=own.get("description", str, "").strip() if own else "",
+        configs={n: c.get("description", str, "").strip() for n, c in configs.items()},
+        default_config=default,
     )

@@ -82,14 +82,16 @@ def test_info_fashion_mnist_full_output(tmp_path: Path) -> None:
 def test_info_json_is_one_document(tmp_path: Path) -> None:
     data = json.loads(ok(run("info", "fashion_mnist", "--json", data_dir=tmp_path)))
     assert list(data) == [
-        "name", "version", "description", "homepage", "citation", "license", "features",
-        "supervised_keys", "splits", "downloads", "record_format", "configs", "download_size",
-        "prepared", "data_path", "prepared_size",
+        "name", "config", "version", "description", "config_description", "homepage",
+        "citation", "license", "features", "supervised_keys", "splits", "downloads",
+        "record_format", "configs", "default_config", "download_size", "prepared", "data_path",
+        "prepared_size",
     ]  # fmt: skip
     assert data["features"] == catalog.builder("fashion_mnist").info.features.to_json()
     assert data["features"]["features"]["label"]["names"][-1] == "Ankle boot"
     assert data["splits"]["train"]["num_examples"] == 60000
     assert data["supervised_keys"] == ["image", "label"] and data["configs"] == []
+    assert data["config"] is None and data["default_config"] is None
     assert data["download_size"] == 30878645
     assert data["prepared"] is False and data["prepared_size"] is None
     assert data["data_path"] == str(tmp_path / "fashion_mnist" / "3.0.1")
@@ -132,26 +134,85 @@ def test_info_of_an_unknown_dataset_is_a_usage_error(tmp_path: Path) -> None:
     )
 
 
+LIST = """\
+binarized_mnist      1.0.0  train 50000, validation 10000, test 10000  104.7 MiB to download
+cifar10              3.0.2  train 50000, test 10000                    162.2 MiB to download
+cifar100             3.0.2  train 50000, test 10000                    160.7 MiB to download
+cmaterdb/bangla      1.0.0  train 5000, test 1000                      573.8 KiB to download  (default config)
+cmaterdb/devanagari  1.0.0  train 2500, test 500                       275.3 KiB to download
+cmaterdb/telugu      1.0.0  train 2500, test 500                       283.9 KiB to download
+fashion_mnist        3.0.1  train 60000, test 10000                    29.4 MiB to download
+kmnist               3.0.1  train 60000, test 10000                    20.3 MiB to download
+mnist                3.0.1  train 60000, test 10000                    11.1 MiB to download
+svhn_cropped         3.1.0  train 73257, test 26032, extra 531131      1.5 GiB to download
+tf_flowers           3.0.1  train 3670                                 218.2 MiB to download
+"""  # noqa: E501
+
+
 def test_list_shows_every_dataset_from_the_specs(tmp_path: Path) -> None:
-    assert ok(run("list", data_dir=tmp_path)) == (
-        "fashion_mnist  3.0.1  train 60000, test 10000  29.4 MiB to download\n"
-        "kmnist         3.0.1  train 60000, test 10000  20.3 MiB to download\n"
-        "mnist          3.0.1  train 60000, test 10000  11.1 MiB to download\n"
-    )
+    assert ok(run("list", data_dir=tmp_path)) == LIST
     assert not list(tmp_path.iterdir())  # nothing written, nothing prepared
 
 
 def test_list_json(tmp_path: Path) -> None:
     data = json.loads(ok(run("list", "--json", data_dir=tmp_path)))
     assert [d["name"] for d in data] == catalog.list_datasets()
-    assert data[0] == {
+    by_name = {d["name"]: d for d in data}
+    assert by_name["fashion_mnist"] == {
         "name": "fashion_mnist",
         "version": "3.0.1",
         "configs": [],
+        "default_config": None,
         "splits": {"train": 60000, "test": 10000},
         "download_size": 30878645,
         "num_downloads": 4,
     }
+    # A dataset with configs: their names, and the default config's splits and downloads.
+    assert by_name["cmaterdb"] == {
+        "name": "cmaterdb",
+        "version": "1.0.0",
+        "configs": ["bangla", "devanagari", "telugu"],
+        "default_config": "bangla",
+        "splits": {"train": 5000, "test": 1000},
+        "download_size": 489289 + 98295,
+        "num_downloads": 2,
+    }
+
+
+def test_info_of_a_dataset_with_configs(tmp_path: Path) -> None:
+    text = ok(run("info", "cmaterdb", data_dir=tmp_path))
+    assert text.startswith("cmaterdb/bangla 1.0.0\n")
+    assert "\n  Config bangla: Handwritten Bangla numerals (5,000 train, 1,000 test).\n" in text
+    assert f"prepared:        no (would be at {tmp_path}/cmaterdb/bangla/1.0.0)\n" in text
+    assert text.endswith(
+        "configs:\n"
+        "  bangla      (default)  Handwritten Bangla numerals (5,000 train, 1,000 test).\n"
+        "  devanagari             Handwritten Devanagari numerals (2,500 train, 500 test).\n"
+        "  telugu                 Handwritten Telugu numerals (2,500 train, 500 test).\n"
+    )
+    telugu = ok(run("info", "cmaterdb/telugu:1.*", data_dir=tmp_path))
+    assert telugu.startswith("cmaterdb/telugu 1.0.0\n")
+    assert "\n  train  2,500 examples\n  test   500 examples\n" in telugu
+    data = json.loads(ok(run("info", "cmaterdb/telugu", "--json", data_dir=tmp_path)))
+    assert (data["name"], data["config"], data["default_config"]) == (
+        "cmaterdb",
+        "telugu",
+        "bangla",
+    )
+    assert data["configs"] == ["bangla", "devanagari", "telugu"]
+    assert data["data_path"] == str(tmp_path / "cmaterdb" / "telugu" / "1.0.0")
+    assert data["download_size"] == 241764 + 48946
+
+
+def test_info_of_an_unknown_config_or_version_is_a_usage_error(tmp_path: Path) -> None:
+    result = run("info", "cmaterdb/tamil", data_dir=tmp_path)
+    assert result.returncode == 2 and result.stderr.startswith(
+        "catalog: error: cmaterdb has no config 'tamil'; its configs: bangla, devanagari, "
+        "telugu (default bangla)\n"
+    )
+    result = run("info", "mnist:2.0.0", data_dir=tmp_path)
+    assert result.returncode == 2 and "mnist has no version 2.0.0" in result.stderr
+    assert "3.0.1" in result.stderr
 
 
 def test_help_lists_info() -> None:

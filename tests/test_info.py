@@ -12,8 +12,9 @@ import pytest
 import catalog
 from catalog import ClassLabel, DatasetInfo, FeaturesDict, Image, Sequence, Tensor, Text
 from catalog.errors import SpecError
+from catalog.features import from_json
 from catalog.info import Location, ShardInfo, SplitInfo, disk_usage, format_info, format_size
-from catalog.spec import load_spec
+from catalog.spec import load_spec, read_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,7 +40,7 @@ def test_info_holds_what_users_look_up(info: DatasetInfo) -> None:
 def test_every_registered_info_prints_and_roundtrips(name: str) -> None:
     info = catalog.builder(name).info
     text = str(info)
-    assert text.startswith(f"{name} {info.version}\n") and "features:\n" in text
+    assert text.startswith(f"{info.full_name} {info.version}\n") and "features:\n" in text
     assert DatasetInfo.from_json(json.loads(json.dumps(info.to_json()))) == info
 
 
@@ -123,32 +124,32 @@ def test_spec_names_file_is_relative_to_the_builder_folder(tmp_path: Path) -> No
 
 
 def test_spec_with_every_feature_type(tmp_path: Path) -> None:
-    spec = (ROOT / "builders" / "mnist" / "builder.yaml").read_text()
-    old = "label: {type: ClassLabel, num_classes: 10}"
-    (tmp_path / "builder.yaml").write_text(
-        spec.replace(
-            old,
-            textwrap.dedent("""\
-            label: {type: ClassLabel, num_classes: 10}
-              id: {type: Text}
-              boxes: {type: Tensor, shape: [null, 4], dtype: float32}
-              objects:
-                type: Sequence
-                feature:
-                  type: FeaturesDict
-                  features:
-                    kind: {type: ClassLabel, names: [a, b]}
-                    area: {type: Scalar, dtype: float32}
-              meta:
-                type: FeaturesDict
-                features:
-                  tags: {type: Sequence, feature: {type: Text}, length: 2}"""),
-        )
-    )
-    features = load_spec(tmp_path).features
+    # Features as builder.yaml writes them. (A spec also checks them against its splits'
+    # format, which yields no such features: tests/test_spec.py covers that.)
+    text = textwrap.dedent("""\
+        image: {type: Image, shape: [28, 28, 1]}
+        label: {type: ClassLabel, num_classes: 10}
+        id: {type: Text}
+        boxes: {type: Tensor, shape: [null, 4], dtype: float32}
+        objects:
+          type: Sequence
+          feature:
+            type: FeaturesDict
+            features:
+              kind: {type: ClassLabel, names: [a, b]}
+              area: {type: Scalar, dtype: float32}
+        meta:
+          type: FeaturesDict
+          features:
+            tags: {type: Sequence, feature: {type: Text}, length: 2}""")
+    (tmp_path / "features.yaml").write_text(text)
+    raw = read_yaml(tmp_path / "features.yaml")
+    features = from_json({"type": "FeaturesDict", "features": raw})
+    assert isinstance(features, FeaturesDict)
     assert list(features) == ["image", "label", "id", "boxes", "objects", "meta"]
     assert features["boxes"] == Tensor((None, 4), "float32")
     assert features["meta"] == FeaturesDict({"tags": Sequence(Text(), length=2)})
+    assert from_json(features.to_json()) == features
 
 
 def test_sizes_and_disk_usage(tmp_path: Path) -> None:

@@ -1,4 +1,6 @@
-"""`catalog info NAME`: everything known about a dataset, offline, without preparing it."""
+"""`catalog info NAME[/CONFIG][:VERSION]`: everything known about a dataset, offline, without
+preparing it; for a dataset with configs, one config (the default one unless named) and the
+list of all of them."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from catalog import paths
 from catalog.builder import builder
 from catalog.cli.common import EXIT_OK, add_command
 from catalog.info import DatasetInfo, Location, disk_usage, format_info
+from catalog.spec import BuilderSpec
 
 __all__ = ["info_json", "register"]
 
@@ -23,26 +26,29 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         description="Show what is known about a dataset: description, homepage, license, "
         "features, splits, download size, citation, and whether it is prepared (where, how "
         "big). Reads the builder spec and the data dir only: no network, no preparation.",
-        example="catalog info fashion_mnist --json",
+        example="catalog info cmaterdb/telugu --json",
     )
     parser.add_argument(
-        "name", metavar="NAME", help="dataset name (NAME/CONFIG for one config) or builder folder"
+        "name",
+        metavar="NAME",
+        help="dataset name (NAME/CONFIG for one config, NAME:VERSION) or builder folder",
     )
     parser.add_argument("--data-dir", help=f"where prepared data goes (${paths.DATA_DIR_ENV})")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.set_defaults(run=run)
 
 
-def info_json(info: DatasetInfo, location: Location) -> dict[str, Any]:
+def info_json(info: DatasetInfo, location: Location, spec: BuilderSpec) -> dict[str, Any]:
     """The JSON document `catalog info --json` prints: dataset_info.json's keys and more.
 
-    Added to `DatasetInfo.to_json`: ``configs`` (a list of names, empty for a dataset without
-    configs), ``download_size`` (bytes), ``prepared``, ``data_path`` and ``prepared_size``
-    (bytes on disk, null when not prepared).
+    Added to `DatasetInfo.to_json`: ``configs`` (every config's name, empty for a dataset
+    without configs), ``default_config`` (null without configs), ``download_size`` (bytes),
+    ``prepared``, ``data_path`` and ``prepared_size`` (bytes on disk, null when not prepared).
     """
     return {
         **info.to_json(),
-        "configs": [],
+        "configs": list(spec.configs),
+        "default_config": spec.default_config,
         "download_size": info.download_size,
         "prepared": location.prepared,
         "data_path": str(location.path),
@@ -56,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
     info = b.info
     location = Location(b.data_path, prepared, disk_usage(b.data_path) if prepared else 0)
     if args.json:
-        print(json.dumps(info_json(info, location), indent=2, ensure_ascii=False))
+        print(json.dumps(info_json(info, location, b.spec), indent=2, ensure_ascii=False))
     else:
-        sys.stdout.write(format_info(info, location))
+        configs = b.spec.configs
+        default = b.spec.default_config
+        sys.stdout.write(format_info(info, location, configs=configs, default_config=default))
     return EXIT_OK

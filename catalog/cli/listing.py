@@ -1,5 +1,6 @@
 """`catalog list`: every registered dataset with its version, splits and download size.
 
+A dataset with configs gets one line per config (``cmaterdb/telugu``), the default one marked.
 Reads the builder specs only: no network, no data dir.
 """
 
@@ -23,8 +24,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         commands,
         "list",
         help="list the datasets in the catalog",
-        description="List every registered dataset with its version, splits (example counts) "
-        "and download size, from the builder specs alone: no network, nothing prepared.",
+        description="List every registered dataset (each config of one with configs) with its "
+        "version, splits (example counts) and download size, from the builder specs alone: no "
+        "network, nothing prepared.",
         example="catalog list --json",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON list")
@@ -32,38 +34,50 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def _entry(spec: BuilderSpec) -> dict[str, Any]:
-    """One dataset in `catalog list --json`."""
+    """One dataset in `catalog list --json` (for one with configs: its default config's
+    version, splits and downloads, and the names of every config)."""
     return {
         "name": spec.name,
         "version": spec.version,
-        "configs": [],
+        "configs": list(spec.configs),
+        "default_config": spec.default_config,
         "splits": {name: s.num_examples for name, s in spec.splits.items()},
-        "download_size": sum(d.size or 0 for d in spec.downloads.values()),
+        "download_size": _download_size(spec),
         "num_downloads": len(spec.downloads),
     }
 
 
+def _download_size(spec: BuilderSpec) -> int:
+    return sum(d.size or 0 for d in spec.downloads.values())
+
+
+def _row(spec: BuilderSpec) -> tuple[str, ...]:
+    return (
+        spec.full_name,
+        spec.version,
+        ", ".join(f"{split} {s.num_examples}" for split, s in spec.splits.items()),
+        f"{format_size(_download_size(spec))} to download",
+        "(default config)" if spec.configs and spec.config == spec.default_config else "",
+    )
+
+
 def run(args: argparse.Namespace) -> int:
-    entries, failed = [], False
+    entries, rows, failed = [], [], False
     for name in list_datasets():
         try:
-            entries.append(_entry(load_spec(builder_dir(name))))
+            folder = builder_dir(name)
+            spec = load_spec(folder)
+            specs = [load_spec(folder, config) for config in spec.configs] or [spec]
         except CatalogError as exc:  # one broken builder must not hide the others
             error(f"{name}: {exc}")
             failed = True
+            continue
+        entries.append(_entry(spec))
+        rows += [_row(s) for s in specs]
     if args.json:
         print(json.dumps(entries, indent=2))
         return EXIT_FAILED if failed else EXIT_OK
-    rows = [
-        (
-            e["name"],
-            e["version"],
-            ", ".join(f"{split} {count}" for split, count in e["splits"].items()),
-            f"{format_size(e['download_size'])} to download",
-        )
-        for e in entries
-    ]
-    widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(5)]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
     return EXIT_FAILED if failed else EXIT_OK

@@ -1,37 +1,37 @@
 """Source-format readers: turn downloaded files into examples, so most builders need no Python.
 
-Each format names the files it reads (by role, e.g. "images" and "labels") and yields
-``(key, example)`` pairs. A builder's split says which format it uses and which of its
-downloads fills each role.
+One module per format; each declares a `SourceFormat` (see `catalog.formats.base`): the files
+it reads by role, the options a split may give it, the features its examples hold, and the
+reader. A builder's split names its format, which file fills each role, and its options.
+
+============  ==========================================================================
+format        reads
+============  ==========================================================================
+idx           IDX images + labels files (MNIST family), gzip'd or not
+cifar_bin     CIFAR binary batches: label byte(s) + a channel-planar 32x32x3 image
+npz           a NumPy .npz file, one array per feature (never unpickled)
+image_folder  image files in one folder per class, e.g. inside a zip or tar archive
+amat          text .amat files, one image per line as 0/1 values
+mat           MATLAB v5 .mat files via scipy (the optional extra catalog[mat])
+============  ==========================================================================
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from catalog.formats import amat, cifar_bin, idx, image_folder, mat, npz
+from catalog.formats.base import Option, Role, Source, SourceFormat
 
-from catalog.formats import idx
-
-__all__ = ["FORMATS", "SourceFormat"]
-
-Examples = Iterator[tuple[str, dict[str, Any]]]
-
-
-@dataclass(frozen=True)
-class SourceFormat:
-    """A reader of one source format."""
-
-    name: str
-    roles: tuple[str, ...]
-    examples: Callable[[Mapping[str, Path]], Examples]
-    description: str
-
+__all__ = ["FORMATS", "Option", "Role", "Source", "SourceFormat"]
 
 #: Every source format by the name a builder spec uses. Add new readers here.
 FORMATS: dict[str, SourceFormat] = {
-    "idx": SourceFormat(
-        "idx", idx.ROLES, idx.examples, "IDX images + labels files (MNIST family), gzip'd or not"
-    ),
+    f.name: f
+    for f in (
+        idx.FORMAT,
+        cifar_bin.FORMAT,
+        npz.FORMAT,
+        image_folder.FORMAT,
+        amat.FORMAT,
+        mat.FORMAT,
+    )
 }

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from catalog.errors import SourceFormatError
+from catalog.formats.base import Role, Source, SourceFormat
 
-__all__ = ["ROLES", "examples", "read_idx"]
+__all__ = ["FORMAT", "ROLES", "examples", "read_idx"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _TYPES: dict[int, str] = {
@@ -90,3 +91,16 @@ def examples(files: Mapping[str, Path]) -> Iterator[tuple[str, dict[str, Any]]]:
         )
     for i, (image, label) in enumerate(zip(images, labels.tolist(), strict=True)):
         yield str(i), {"image": image, "label": label}
+
+
+def _examples(source: Source) -> Iterator[tuple[str, dict[str, Any]]]:
+    return examples({role: source.file(role) for role in ROLES})
+
+
+FORMAT = SourceFormat(
+    name="idx",
+    description="IDX images + labels files (MNIST family), gzip'd or not",
+    roles=tuple(Role(role) for role in ROLES),
+    features=lambda options: (frozenset({"image", "label"}), frozenset()),
+    examples=_examples,
+)

@@ -1,18 +1,22 @@
 """The builder test harness: run a builder's real spec on its dummy files, end to end.
 
-The harness serves the builder's dummy files (``<builder>/dummy_data/<filename>``) from a
+The harness serves the builder's dummy files (``<builder>/dummy_data/<filename>``, or
+``<builder>/dummy_data/<config>/<filename>`` for a config when that folder exists) from a
 real HTTP server on 127.0.0.1, substitutes their URLs, sizes and checksums for the upstream
-ones, then runs the real download -> verify -> prepare -> read path and checks every example
-against the features (keys, shapes, dtypes, label ranges). A builder's test then checks the
-exact values it expects::
+ones, then runs the real download -> verify -> extract -> prepare -> read path and checks
+every example against the features (keys, shapes, dtypes, label ranges). A builder's test
+then checks the exact values it expects::
 
     def test_my_dataset(tmp_path):
         ds = run_builder("builders/my_dataset", tmp_path, num_examples={"train": 3})
         assert ds["train"][0]["label"] == 2
+
+    run_builder("builders/cmaterdb", tmp_path, config="telugu", num_examples=...)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -48,14 +52,14 @@ def dummy_spec(
         data = (dummy_dir / d.filename).read_bytes()
         parsed = urlparse(d.url)
         url = server.add(f"/{parsed.netloc}{parsed.path}", data)  # the `wget -x` mirror layout
-        downloads[d.name] = type(d)(
-            d.name, url, (), len(data), hashlib.sha256(data).hexdigest(), d.filename
+        downloads[d.name] = dataclasses.replace(
+            d, url=url, mirrors=(), size=len(data), sha256=hashlib.sha256(data).hexdigest()
         )
     missing = sorted(set(spec.splits) ^ set(num_examples))
     if missing:
         raise ValueError(f"num_examples must give a count for exactly the splits; check {missing}")
     splits = {
-        name: type(s)(s.name, s.format, s.files, num_examples[name])
+        name: dataclasses.replace(s, num_examples=num_examples[name])
         for name, s in spec.splits.items()
     }
     return spec.replace(downloads=downloads, splits=splits)
@@ -66,14 +70,19 @@ def run_builder(
     tmp_path: Path,
     *,
     num_examples: Mapping[str, int],
+    config: str | None = None,
     dummy_dir: str | Path | None = None,
 ) -> dict[str, DataSource]:
-    """Prepare the builder in `folder` from its dummy files over loopback HTTP; check and
-    return its data sources (one per split)."""
+    """Prepare the builder in `folder` (its `config`, default: the default one) from its dummy
+    files over loopback HTTP; check and return its data sources (one per split)."""
     folder = Path(folder)
-    spec = load_spec(folder)
+    spec = load_spec(folder, config)
+    if dummy_dir is None:
+        dummy_dir = folder / "dummy_data"
+        if spec.config is not None and (dummy_dir / spec.config).is_dir():
+            dummy_dir = dummy_dir / spec.config
     with LoopbackServer() as server:
-        test_spec = dummy_spec(spec, server, Path(dummy_dir or folder / "dummy_data"), num_examples)
+        test_spec = dummy_spec(spec, server, Path(dummy_dir), num_examples)
         builder = DatasetBuilder(test_spec, data_dir=tmp_path / "data")
         builder.download_and_prepare(download_dir=tmp_path / "downloads")
     sources = builder.as_data_source()
@@ -81,7 +90,7 @@ def run_builder(
         ds = sources[split]
         assert len(ds) == count, f"split {split}: {len(ds)} examples, expected {count}"
         for i, example in enumerate(ds):
-            check_example(spec.features, example, where=f"{spec.name} {split}[{i}]")
+            check_example(spec.features, example, where=f"{spec.full_name} {split}[{i}]")
     return sources
 
 

@@ -1,0 +1,130 @@
+"""What a source-format reader declares, and what it is given: `SourceFormat`, `Source`.
+
+A format says which files it reads (its `Role` s), which options a split may give it (its
+`Option` s), which features its examples hold, and how to turn the files into examples.
+Builder specs name formats; `catalog.spec` validates splits against these declarations and
+`catalog.prepare` resolves the files and runs the reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from catalog.errors import SourceFormatError
+from catalog.features import FeaturesDict
+
+__all__ = [
+    "Examples",
+    "Option",
+    "OptionKind",
+    "Role",
+    "Source",
+    "SourceFormat",
+    "running_id",
+    "shape_of",
+]
+
+Examples = Iterator[tuple[str, dict[str, Any]]]
+
+#: An option's kind, as a split's ``options`` gives it in builder.yaml:
+#: ``str``, ``int``, ``strs`` (a list of strings), ``str_map`` (str -> str),
+#: ``file_map`` (str -> a file reference, resolved to one path before the reader runs).
+OptionKind = Literal["str", "int", "strs", "str_map", "file_map"]
+
+
+@dataclass(frozen=True)
+class Role:
+    """A file a format reads. With `many`, a glob may match several files, read in order."""
+
+    name: str
+    many: bool = False
+
+
+@dataclass(frozen=True)
+class Option:
+    """A format option: its kind, its default (used when a split does not give it) and what it
+    means."""
+
+    kind: OptionKind
+    default: Any
+    help: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a reader gets for one split: its files by role (in order), its options (file
+    references resolved to paths), and the spec's features."""
+
+    split: str
+    files: Mapping[str, tuple[Path, ...]]
+    options: Mapping[str, Any]
+    features: FeaturesDict
+
+    def file(self, role: str) -> Path:
+        """The one file of a role that is not `many`."""
+        return self.files[role][0]
+
+
+@dataclass(frozen=True)
+class SourceFormat:
+    """A reader of one source format.
+
+    - ``features(options)`` -> ``(required, optional)`` feature names its examples hold; a
+      spec's features must include the required ones and may include the optional ones.
+    - ``examples(source)`` yields ``(key, example)`` pairs; the key names the example in errors.
+    - ``class_names(source)`` (optional) -> ``{feature: (file, names)}``: class names the source
+      files declare, which the prepare step checks against the spec's ClassLabel names.
+    - ``validate(options, features)`` (optional) -> what is wrong with a split's options for
+      these features, or None; checked when the spec is loaded.
+    - ``check()`` (optional) raises MissingDependencyError when a library the reader needs is
+      not installed; it runs before anything is downloaded.
+    """
+
+    name: str
+    description: str
+    roles: tuple[Role, ...]
+    features: Callable[[Mapping[str, Any]], tuple[frozenset[str], frozenset[str]]]
+    examples: Callable[[Source], Examples]
+    options: Mapping[str, Option] = field(default_factory=dict)
+    class_names: Callable[[Source], dict[str, tuple[Path, list[str]]]] | None = None
+    validate: Callable[[Mapping[str, Any], FeaturesDict], str | None] | None = None
+    check: Callable[[], None] | None = None
+
+    def problem(self, options: Mapping[str, Any], features: FeaturesDict) -> str | None:
+        """What is wrong with a split's `options` and the spec's `features`, or None."""
+        required, optional = self.features(options)
+        missing = sorted(required - set(features))
+        extra = sorted(set(features) - required - optional)
+        if missing or extra:
+            holds = ", ".join(sorted(required))
+            if optional:
+                holds += f" (and optionally {', '.join(sorted(optional))})"
+            problem = (
+                f"the spec has no feature {missing[0]!r}"
+                if missing
+                else f"the spec's feature {extra[0]!r} is not one of them"
+            )
+            return f"format {self.name!r} gives examples of {holds}; {problem}"
+        return self.validate(options, features) if self.validate else None
+
+
+def running_id(split: str, index: int) -> str:
+    """The ``id`` of the `index`-th example of a split in source order: ``train_00042``.
+
+    >>> running_id("train", 42), running_id("extra", 531130)
+    ('train_00042', 'extra_531130')
+    """
+    return f"{split}_{index:05d}"
+
+
+def shape_of(features: FeaturesDict, name: str, fmt: str) -> tuple[int, ...]:
+    """The fully known shape of feature `name`, which a reader of `fmt` needs to reshape."""
+    shape = getattr(features[name], "shape", None)
+    if shape is None or None in shape:
+        raise SourceFormatError(
+            f"format {fmt!r} needs feature {name!r} to have a fully known shape, got {shape}"
+        )
+    return tuple(shape)
