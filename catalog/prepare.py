@@ -10,28 +10,37 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 from array_record.python.array_record_module import ArrayRecordWriter
-from filelock import FileLock, Timeout
 
 from catalog.checksums import sha256_file
 from catalog.codec import RecordCodec
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
 from catalog.errors import FeatureError, SourceFormatError, SpecError
-from catalog.formats import FORMATS
+from catalog.features import ClassLabel
+from catalog.features.class_label import abbreviate
+from catalog.formats import FORMATS, Source
 from catalog.info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
-from catalog.spec import CHECKSUMS_FILE, BuilderSpec, SplitSpec, write_checksums
+from catalog.locking import INCOMPLETE, dataset_lock, work_dirs
+from catalog.spec import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec, write_checksums
 
-__all__ = ["WRITER_OPTIONS", "prepare", "register_checksums", "resources", "shard_name"]
+__all__ = [
+    "WRITER_OPTIONS",
+    "prepare",
+    "register_checksums",
+    "resources",
+    "reusable",
+    "shard_name",
+]
 
 #: group_size:1 keeps every record individually addressable: larger groups make one random
 #: read cost tens of milliseconds.
 WRITER_OPTIONS = "group_size:1"
-_INCOMPLETE = ".incomplete-"
 
 
 def shard_name(dataset: str, split: str, index: int = 0, count: int = 1) -> str:
@@ -73,34 +82,66 @@ def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> Build
     return spec.replace(downloads=downloads)
 
 
+def reusable(
+    spec: BuilderSpec, target: Path, max_examples_per_split: int | None = None
+) -> DatasetInfo | None:
+    """The info of the copy prepared in `target` if it holds what is asked for, else None.
+
+    Its split counts tell: a full copy (every split as the spec expects) serves any request;
+    a copy prepared with ``max_examples_per_split=N`` (min(N, expected) per split) serves
+    only the same limit, so preparing without one replaces it.
+    """
+    if not (target / INFO_FILE).is_file():
+        return None
+    info = DatasetInfo.read(target)
+    counts = {name: s.num_examples for name, s in info.splits.items()}
+    full = {name: s.num_examples for name, s in spec.splits.items()}
+    limit = max_examples_per_split
+    if counts == full or (
+        limit is not None and counts == {n: min(limit, c) for n, c in full.items()}
+    ):
+        return info
+    return None
+
+
 def prepare(
-    spec: BuilderSpec, target: Path, downloads: DownloadConfig, *, overwrite: bool = False
+    spec: BuilderSpec,
+    target: Path,
+    downloads: DownloadConfig,
+    *,
+    overwrite: bool = False,
+    max_examples_per_split: int | None = None,
 ) -> DatasetInfo:
     """Prepare `spec` into `target` unless it is there already; return its DatasetInfo.
 
     With ``downloads.register_checksums`` the files are fetched and their checksums
-    registered first, even when the dataset is prepared already.
+    registered first, even when the dataset is prepared already. ``max_examples_per_split``
+    stops each split after that many examples (smoke tests, CI); dataset_info.json then
+    holds the counts written, and `reusable` says when such a copy is reused.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(target.parent / f".{target.name}.lock"))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        print(f"waiting for another process preparing {target} ...", file=sys.stderr)
-        lock.acquire()
-    try:
+    if max_examples_per_split is not None and max_examples_per_split < 1:
+        raise ValueError(f"max_examples_per_split must be >= 1, got {max_examples_per_split}")
+    for name in {s.format for s in spec.splits.values()}:
+        check = FORMATS[name].check
+        if check is not None:
+            check()  # a missing optional library is reported before any download
+    with dataset_lock(target):
         fetched = None
         if downloads.register_checksums:
             fetched = _download(spec, downloads)
             spec = register_checksums(spec, fetched)
-        if (target / INFO_FILE).is_file() and not overwrite:
-            return DatasetInfo.read(target)
-        for stale in target.parent.glob(f"{target.name}{_INCOMPLETE}*"):
+        prepared = None if overwrite else reusable(spec, target, max_examples_per_split)
+        if prepared is not None:
+            return prepared
+        for stale in work_dirs(target):
             shutil.rmtree(stale, ignore_errors=True)  # left by a run that was killed
-        files = {name: f.path for name, f in (fetched or _download(spec, downloads)).items()}
-        work = Path(tempfile.mkdtemp(prefix=f"{target.name}{_INCOMPLETE}", dir=target.parent))
+        sources = _sources(spec, fetched or _download(spec, downloads), downloads)
+        work = Path(tempfile.mkdtemp(prefix=f"{target.name}{INCOMPLETE}", dir=target.parent))
         try:
-            splits = {s.name: _write_split(spec, s, files, work) for s in spec.splits.values()}
+            splits = {
+                s.name: _write_split(spec, s, sources[s.name], work, max_examples_per_split)
+                for s in spec.splits.values()
+            }
             info = dataclasses.replace(DatasetInfo.from_spec(spec), splits=splits)
             info.write(work)
             _move_into_place(work, target)
@@ -108,8 +149,6 @@ def prepare(
             shutil.rmtree(work, ignore_errors=True)
             raise
         return info
-    finally:
-        lock.release()
 
 
 def _download(spec: BuilderSpec, config: DownloadConfig) -> dict[str, CachedFile]:
@@ -117,16 +156,95 @@ def _download(spec: BuilderSpec, config: DownloadConfig) -> dict[str, CachedFile
         return manager.download_all(resources(spec, register=config.register_checksums))
 
 
+def _natural_order(path: Path) -> list[str | int]:
+    """Sort key putting ``batch_2`` before ``batch_10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.as_posix())]
+
+
+def _resolve(
+    ref: FileRef, files: dict[str, CachedFile], manager: DownloadManager, where: str, many: bool
+) -> tuple[Path, ...]:
+    """The paths a file reference names: the download itself, or the members of its archive
+    (extracted once, into the download dir) its path or glob matches, in natural order."""
+    file = files[ref.download]
+    if ref.member is None:
+        return (file.path,)
+    root = manager.extract(file)
+    found = sorted(root.glob(ref.member), key=_natural_order)
+    if found and (many or len(found) == 1):
+        return tuple(found)
+    where = f"{where}: {ref.member!r} in {file.filename} ({root})"
+    if not found:
+        held = ", ".join(sorted(p.name for p in root.iterdir())[:10])
+        raise SourceFormatError(f"{where} matches no file; the archive holds {held}")
+    shown = ", ".join(str(p.relative_to(root)) for p in found[:5])
+    raise SourceFormatError(f"{where} must match one file, matches {shown}")
+
+
+def _sources(
+    spec: BuilderSpec, files: dict[str, CachedFile], config: DownloadConfig
+) -> dict[str, Source]:
+    """What each split's reader gets: its files and its options, file references resolved."""
+    sources = {}
+    with DownloadManager(config) as manager:
+        for split in spec.splits.values():
+            where = f"{spec.full_name}: splits.{split.name}"
+            fmt = FORMATS[split.format]
+            many = {role.name: role.many for role in fmt.roles}
+            paths = {
+                role: _resolve(ref, files, manager, f"{where}.files.{role}", many[role])
+                for role, ref in split.files.items()
+            }
+            options = {
+                name: {
+                    key: _resolve(ref, files, manager, f"{where}.options.{name}.{key}", False)[0]
+                    for key, ref in value.items()
+                }
+                if fmt.options[name].kind == "file_map"
+                else value
+                for name, value in split.options.items()
+            }
+            sources[split.name] = Source(split.name, paths, options, spec.features)
+    return sources
+
+
+def _check_class_names(spec: BuilderSpec, split: SplitSpec, source: Source) -> None:
+    """The class names the source files declare must be the spec's, in the same order."""
+    declared = FORMATS[split.format].class_names
+    for feature, (path, names) in (declared(source) if declared else {}).items():
+        label = spec.features[feature]
+        assert isinstance(label, ClassLabel)  # checked when the spec was loaded
+        if names != label.names:
+            where = spec.path / "builder.yaml" if spec.path else "the builder spec"
+            first = next(
+                (i for i, (a, b) in enumerate(zip(names, label.names, strict=False)) if a != b),
+                min(len(names), len(label.names)),
+            )
+            got = names[first] if first < len(names) else "(end)"
+            want = label.names[first] if first < len(label.names) else "(end)"
+            raise SourceFormatError(
+                f"{path} names {len(names)} classes ({abbreviate(names)}) but {where} gives "
+                f"feature {feature!r} {len(label.names)} ({abbreviate(label.names)}); first "
+                f"difference at index {first}: {got!r} in the file, {want!r} in the spec"
+            )
+
+
 def _write_split(
-    spec: BuilderSpec, split: SplitSpec, files: dict[str, Path], work: Path
+    spec: BuilderSpec,
+    split: SplitSpec,
+    source: Source,
+    work: Path,
+    limit: int | None = None,
 ) -> SplitInfo:
-    source = {role: files[download] for role, download in split.files.items()}
+    _check_class_names(spec, split, source)
     encode = RecordCodec(spec.features).encode
     path = work / shard_name(spec.name, split.name)
     writer = ArrayRecordWriter(str(path), WRITER_OPTIONS)
     count = 0
     try:
         for key, example in FORMATS[split.format].examples(source):
+            if limit is not None and count >= limit:
+                break
             try:
                 writer.write(encode(example))
             except FeatureError as error:
@@ -138,10 +256,10 @@ def _write_split(
             count += 1
     finally:
         writer.close()
-    if count != split.num_examples:
+    if count != (split.num_examples if limit is None else min(limit, split.num_examples)):
         where = spec.path / "builder.yaml" if spec.path else "the builder spec"
         raise SourceFormatError(
-            f"split {split.name!r} of {spec.name}: the source files hold {count} examples but "
+            f"split {split.name!r} of {spec.full_name}: the source files hold {count} examples but "
             f"{where} (splits.{split.name}.num_examples) expects {split.num_examples}"
         )
     shard = ShardInfo(path.name, count, path.stat().st_size, sha256_file(path))
@@ -151,7 +269,7 @@ def _write_split(
 def _move_into_place(work: Path, target: Path) -> None:
     """Replace `target` by `work` with renames, so readers see the old or the new, never half."""
     if target.exists():
-        old = target.with_name(f"{target.name}{_INCOMPLETE}old")
+        old = target.with_name(f"{target.name}{INCOMPLETE}old")
         os.rename(target, old)
         os.rename(work, target)
         shutil.rmtree(old, ignore_errors=True)

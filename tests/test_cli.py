@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+import catalog
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
@@ -47,7 +50,8 @@ def test_list_shows_registered_datasets() -> None:
     result = run("list")
     assert result.returncode == 0, result.stderr
     names = [line.split()[0] for line in result.stdout.splitlines()]
-    assert names == ["fashion_mnist", "kmnist", "mnist"]
+    assert names[:4] == ["binarized_mnist", "cifar10", "cifar100", "cmaterdb/bangla"]
+    assert "fashion_mnist" in names and "tf_flowers" in names
     assert "train 60000, test 10000" in result.stdout
 
 
@@ -91,10 +95,61 @@ def test_unknown_dataset_is_a_usage_error_with_suggestions() -> None:
     assert len(stderr.strip().splitlines()) == 1
 
 
-def test_bad_arguments_exit_2() -> None:
-    result = run("prepare")
-    assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert run("frobnicate").returncode == 2
+#: Each usage error: the arguments, and words its one line must contain.
+USAGE_ERRORS = [
+    (("frobnicate",), "invalid choice: 'frobnicate'"),
+    ((), "required: COMMAND"),
+    (("prepare",), "required: NAME"),
+    (("prepare", "mnist", "--frobnicate"), "unrecognized arguments: --frobnicate"),
+    (("prepare", "mnist", "--max-examples-per-split", "0"), "expected a positive integer"),
+    (("prepare", "no_such_dataset"), "no dataset named 'no_such_dataset'"),
+    (("show", "mnist", "-n", "0"), "expected a positive integer, got '0'"),
+    (("show", "mnist", "-n", "many"), "expected a positive integer, got 'many'"),
+    (("show", "mnist", "-n", "5000"), "at most 1024"),
+    (("show", "fashion_mnst"), "did you mean fashion_mnist?"),
+    (("verify",), "required: NAME"),
+    (("rm", "mnist", "--yes-really"), "unrecognized arguments: --yes-really"),
+    (("info", "mnist", "extra"), "unrecognized arguments: extra"),
+]
+
+
+@pytest.mark.parametrize(("args", "words"), USAGE_ERRORS)
+def test_usage_errors_exit_2_with_one_line(
+    args: tuple[str, ...], words: str, tmp_path: Path
+) -> None:
+    result = run(*args, env={"CATALOG_DATA_DIR": str(tmp_path)})
+    stderr = assert_one_line_error(result, 2)
+    assert len(stderr.strip().splitlines()) == 1, stderr
+    assert words in stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["prepare", "list", "info", "show", "verify", "rm", "clean"])
+def test_every_command_has_help_with_an_example_and_the_environment(command: str) -> None:
+    result = run(command, "--help")
+    assert result.returncode == 0, result.stderr
+    example = result.stdout.split("example:\n")[1].splitlines()[0]
+    assert example.strip().startswith("catalog "), result.stdout
+    for variable in ENVIRONMENT_VARIABLES:
+        assert variable in result.stdout
+
+
+ENVIRONMENT_VARIABLES = ("CATALOG_DATA_DIR", "CATALOG_DOWNLOAD_DIR", "CATALOG_MIRRORS",
+                         "CATALOG_OFFLINE")  # fmt: skip
+
+
+def test_top_level_help_lists_commands_and_environment() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    for command in ("prepare", "list", "info", "show", "verify", "rm"):
+        assert f"\n    {command}" in result.stdout, command
+    for variable in ENVIRONMENT_VARIABLES:
+        assert variable in result.stdout
+    # The README's "Environment variables" section names the same variables.
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Environment variables")[1].split("\n## ")[0]
+    for variable in ENVIRONMENT_VARIABLES:
+        assert variable in section
 
 
 def test_without_network_prepare_names_the_url_that_failed(tmp_path: Path) -> None:
@@ -117,14 +172,9 @@ def test_without_network_prepare_names_the_url_that_failed(tmp_path: Path) -> No
     ]
 
 
-def test_help_and_version() -> None:
-    result = run("prepare", "--help")
-    assert (
-        result.returncode == 0
-        and "example:" in result.stdout
-        and "CATALOG_DATA_DIR" in result.stdout
-    )
-    assert run("--version").stdout.startswith("catalog ")
+def test_version() -> None:
+    result = run("--version")
+    assert result.returncode == 0 and result.stdout == f"catalog {catalog.__version__}\n"
 
 
 def test_console_script_is_installed() -> None:

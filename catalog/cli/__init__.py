@@ -1,8 +1,8 @@
 """The `catalog` command. Each subcommand is a module with `register(commands)`.
 
 Exit codes: 0 everything asked for was done; 1 at least one dataset failed (the others still
-ran); 2 usage error (bad arguments, unknown dataset). Errors print one message on stderr,
-never a traceback.
+ran) or `verify` found a problem; 2 usage error (bad arguments, unknown dataset or split, a
+dataset that must be prepared first). Errors print one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ import sys
 from collections.abc import Sequence
 
 from catalog._version import __version__
-from catalog.cli import info, listing, prepare
-from catalog.cli.common import ENVIRONMENT, EXIT_OK, EXIT_USAGE, error
+from catalog.cli import info, listing, prepare, rm, show, verify
+from catalog.cli.common import ENVIRONMENT, EXIT_OK, EXIT_USAGE, Parser, error
 from catalog.errors import CatalogError
 
 __all__ = ["main"]
 
 #: The subcommands, in the order `catalog --help` lists them.
-COMMANDS = (prepare, listing, info)
+COMMANDS = (prepare, listing, info, show, verify, rm)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="catalog",
         description="Download, verify and prepare datasets; read them as NumPy, no TensorFlow.",
         epilog=ENVIRONMENT,

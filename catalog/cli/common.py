@@ -1,24 +1,52 @@
-"""What every `catalog` command shares: exit codes, error output, sizes, the environment."""
+"""What every `catalog` command shares: exit codes, error output, the parser, the environment."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
+from collections.abc import Sequence
+from typing import NoReturn
 
 from catalog import paths
+from catalog.builder import DatasetBuilder
 
-__all__ = ["ENVIRONMENT", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "add_command", "error"]
+__all__ = [
+    "ENVIRONMENT",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "Parser",
+    "add_command",
+    "dataset_label",
+    "dataset_name",
+    "error",
+    "positive_int",
+]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
-#: Every environment variable catalog reads, shown in `catalog --help` and each command's help.
+#: Every environment variable catalog reads, shown in `catalog --help` and each command's help
+#: (the README's "Environment variables" says the same).
 ENVIRONMENT = f"""\
 environment:
   {paths.DATA_DIR_ENV}      data dir (default: the platform's user data dir)
   {paths.DOWNLOAD_DIR_ENV}  download cache (default: <data dir>/downloads)
   {paths.MIRRORS_ENV}       mirrors tried first: base URLs or directories, space-separated
   {paths.OFFLINE_ENV}       1: never use the network (the cache, mirror dirs, the manual dir)
+  HTTPS_PROXY, HTTP_PROXY, NO_PROXY  proxies for downloads
 """
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line on stderr and exit 2.
+
+    Subcommand parsers are of the same class (argparse makes them of the parent's type).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        error(f"{message} (see '{self.prog} --help')")
+        raise SystemExit(EXIT_USAGE)
 
 
 def add_command(
@@ -28,15 +56,42 @@ def add_command(
     help: str,
     description: str,
     example: str,
+    aliases: Sequence[str] = (),
 ) -> argparse.ArgumentParser:
-    """Add a subcommand whose --help ends with an example and the environment variables."""
+    """Add a subcommand whose --help ends with an example and the environment variables.
+
+    The description's paragraphs (separated by blank lines) are wrapped to 88 columns.
+    """
+    paragraphs = [textwrap.fill(" ".join(p.split()), 88) for p in description.split("\n\n")]
     return commands.add_parser(  # type: ignore[no-any-return]
         name,
+        aliases=list(aliases),
         help=help,
-        description=description,
+        description="\n\n".join(paragraphs),
         epilog=f"example:\n  {example}\n\n{ENVIRONMENT}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an int >= 1 (anything else is a usage error naming the value)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def dataset_name(b: DatasetBuilder) -> str:
+    """``name[/config]``: how error messages name a dataset."""
+    return b.full_name
+
+
+def dataset_label(b: DatasetBuilder) -> str:
+    """``name[/config] version``: how output lines name a dataset."""
+    return f"{dataset_name(b)} {b.version}"
 
 
 def error(message: str) -> None:

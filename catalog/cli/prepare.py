@@ -1,22 +1,46 @@
-"""`catalog prepare NAME...`: download, verify and prepare datasets, for people and CI."""
+"""`catalog prepare NAME...`: download, verify and prepare datasets, for people and CI.
+
+One line per dataset on stdout (or, with ``--json``, one JSON document and nothing else);
+progress and notes go to stderr: byte bars only when stdout and stderr are terminals, one
+line per file otherwise, nothing with ``--quiet``. Exit 0 when every dataset is prepared, 1
+when one failed (the others still run), 2 on a usage error (before any work).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from catalog import paths
 from catalog.builder import DatasetBuilder, builder
-from catalog.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, add_command, error
-from catalog.errors import CatalogError, DatasetNotFoundError
+from catalog.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_command,
+    dataset_label,
+    dataset_name,
+    error,
+    positive_int,
+)
+from catalog.errors import CatalogError
 from catalog.units import format_size
 
 if TYPE_CHECKING:
-    from catalog.download import DownloadConfig
+    from catalog.download import DownloadConfig, ProgressMode
 
 __all__ = ["register"]
+
+_JSON_HELP = """\
+--json prints one document: {"ok": bool, "datasets": [{"name", "config" (null without
+configs), "version", "status": "prepared" | "reused" | "failed", "path",
+"max_examples_per_split" (as given, or null), "splits": {SPLIT: {"num_examples",
+"num_bytes", "shards": [{"file", "num_examples", "num_bytes", "sha256"}]}} (empty when
+failed), "num_bytes", "seconds", "error" (null, or the message)}, ...]}; "ok" is true when
+every dataset is prepared or reused."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,14 +48,22 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         commands,
         "prepare",
         help="download, verify and prepare datasets",
-        description="Download, verify and prepare datasets into ArrayRecord files. A prepared "
-        "dataset is reused without work.",
-        example="catalog prepare fashion_mnist mnist --data-dir ~/datasets",
+        description="Download, verify and prepare datasets into ArrayRecord files, one line "
+        "per dataset. A prepared dataset is reused at once. Exit status: 0 all prepared, 1 at "
+        "least one failed (the others still run), 2 usage error.\n\n" + _JSON_HELP,
+        example="catalog prepare fashion_mnist mnist --data-dir ~/datasets --json",
     )
-    parser.add_argument("names", nargs="+", metavar="NAME", help="dataset name or builder folder")
+    parser.add_argument(
+        "names",
+        nargs="+",
+        metavar="NAME",
+        help="dataset name (NAME/CONFIG for one config) or builder folder",
+    )
     parser.add_argument("--data-dir", help=f"where prepared data goes (${paths.DATA_DIR_ENV})")
     parser.add_argument("--download-dir", help=f"download cache (${paths.DOWNLOAD_DIR_ENV})")
-    parser.add_argument("--overwrite", action="store_true", help="prepare again even if prepared")
+    parser.add_argument(
+        "--manual-dir", help="files placed by hand, by original file name (<download dir>/manual)"
+    )
     parser.add_argument(
         "--mirror",
         action="append",
@@ -45,36 +77,96 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         help=f"never use the network: only the cache, mirror dirs, the manual dir "
         f"(${paths.OFFLINE_ENV}=1)",
     )
+    parser.add_argument("--overwrite", action="store_true", help="prepare again even if prepared")
     parser.add_argument(
-        "--manual-dir", help="files placed by hand, by original file name (<download dir>/manual)"
+        "--max-examples-per-split",
+        type=positive_int,
+        metavar="N",
+        help="stop each split after N examples (a quick copy for smoke tests); a full copy "
+        "is reused as it is, and preparing again without N prepares everything",
     )
     parser.add_argument(
         "--register-checksums",
         action="store_true",
         help="for builder authors: record new or changed downloads in the builder's checksums.tsv",
     )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON document on stdout (see above)"
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress on stderr (errors still show)"
+    )
     parser.set_defaults(run=run)
 
 
-def _prepare_one(b: DatasetBuilder, args: argparse.Namespace, config: DownloadConfig) -> None:
-    reused = b.is_prepared and not args.overwrite and not config.register_checksums
+def _progress(args: argparse.Namespace) -> ProgressMode:
+    """Byte bars only for a person at a terminal; lines for logs and scripts."""
+    if args.quiet:
+        return "none"
+    if not args.json and sys.stdout.isatty() and sys.stderr.isatty():
+        return "bars"
+    return "lines"
+
+
+def _prepare_one(
+    b: DatasetBuilder, args: argparse.Namespace, config: DownloadConfig
+) -> dict[str, Any]:
+    """Prepare one dataset; its entry of the --json document (its line is printed here)."""
+    from catalog.prepare import reusable  # imports the writer and requests: only prepare needs
+
+    limit = args.max_examples_per_split
+    label = dataset_label(b)
+    entry: dict[str, Any] = {
+        "name": b.name,
+        "config": b.config,
+        "version": b.version,
+        "status": "failed",
+        "path": str(b.data_path),
+        "max_examples_per_split": limit,
+        "splits": {},
+        "num_bytes": 0,
+        "seconds": 0.0,
+        "error": None,
+    }
     start = time.perf_counter()
-    info = b.download_and_prepare(
-        download_dir=args.download_dir, overwrite=args.overwrite, download_config=config
-    )
+    try:
+        reused = (
+            not args.overwrite
+            and not config.register_checksums
+            and reusable(b.spec, b.data_path, limit) is not None
+        )
+        info = b.download_and_prepare(
+            download_dir=args.download_dir,
+            overwrite=args.overwrite,
+            download_config=config,
+            max_examples_per_split=limit,
+        )
+    except (CatalogError, OSError) as exc:
+        entry.update(seconds=round(time.perf_counter() - start, 3), error=str(exc))
+        error(f"{dataset_name(b)}: {exc}")
+        return entry
     seconds = time.perf_counter() - start
-    splits = ", ".join(f"{n} {s.num_examples}" for n, s in info.splits.items())
-    total = format_size(sum(s.num_bytes for s in info.splits.values()))
-    status = "reused" if reused else f"prepared in {seconds:.1f} s"
-    print(f"{b.name} {b.version}: {status}: {splits} examples, {total} -> {b.data_path}")
+    num_bytes = sum(s.num_bytes for s in info.splits.values())
+    entry.update(
+        status="reused" if reused else "prepared",
+        splits=info.to_json()["splits"],
+        num_bytes=num_bytes,
+        seconds=round(seconds, 3),
+    )
+    if not args.json:
+        status = "reused" if reused else f"prepared in {seconds:.1f} s"
+        full = {n: s.num_examples for n, s in b.spec.splits.items()}
+        if limit is not None and {n: s.num_examples for n, s in info.splits.items()} != full:
+            status += f" (at most {limit} examples per split)"
+        splits = ", ".join(f"{n} {s.num_examples}" for n, s in info.splits.items())
+        print(f"{label}: {status}: {splits} examples, {format_size(num_bytes)} -> {b.data_path}")
+    return entry
 
 
 def run(args: argparse.Namespace) -> int:
-    try:  # resolve every name first: a typo is a usage error, caught before any work
-        builders = [builder(name, data_dir=args.data_dir) for name in args.names]
-    except DatasetNotFoundError as exc:
-        error(str(exc))
-        return EXIT_USAGE
+    # Resolve every name first: a typo (DatasetNotFoundError) or a malformed spec (SpecError)
+    # is a usage error, reported by main() before any work.
+    builders = [builder(name, data_dir=args.data_dir) for name in args.names]
     # Deferred like DatasetBuilder.download_and_prepare's: `catalog list` and `catalog info`
     # must not pay for importing requests.
     from catalog.download import DownloadConfig, resolve_config
@@ -85,20 +177,19 @@ def run(args: argparse.Namespace) -> int:
             offline=True if args.offline else None,
             manual_dir=args.manual_dir,
             register_checksums=args.register_checksums,
+            progress=_progress(args),
         )
         resolve_config(config)
     except ValueError as exc:
         error(str(exc))
         return EXIT_USAGE
-    failed = []
-    for b in builders:
-        try:
-            _prepare_one(b, args, config)
-        except (CatalogError, OSError) as exc:
-            failed.append(b.name)
-            error(f"{b.name}: {exc}")
+    entries = [_prepare_one(b, args, config) for b in builders]
+    failed = [dataset_name(b) for b, e in zip(builders, entries, strict=True) if e["error"]]
+    if args.json:
+        print(json.dumps({"ok": not failed, "datasets": entries}, indent=2))
     if failed:
-        count = f"{len(failed)} of {len(builders)}"
-        print(f"catalog: {count} failed: {', '.join(failed)}", file=sys.stderr)
+        print(
+            f"catalog: {len(failed)} of {len(entries)} failed: {', '.join(failed)}", file=sys.stderr
+        )
         return EXIT_FAILED
     return EXIT_OK

@@ -1,0 +1,130 @@
+"""`catalog rm NAME...` (or `clean`): remove prepared datasets and, with --downloads, their files.
+
+What goes: ``<data_dir>/<name>[/<config>]/<version>/`` (and leftovers of killed runs beside
+it), removed under the lock `catalog prepare` holds, so a prepare running meanwhile is waited
+for, never cut in half. With ``--downloads``, also the download cache entries of the files the
+dataset's spec lists (by their cache path ``<sha256[:16]>-<filename>``, with their records,
+partial downloads and extracted archives); files in the manual dir are the user's and never
+touched. Removing what is not there is not an error: the command says so and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from catalog import paths
+from catalog.builder import DatasetBuilder, builder
+from catalog.cli.common import EXIT_FAILED, EXIT_OK, add_command, dataset_label, error
+from catalog.info import disk_usage
+from catalog.locking import dataset_lock, work_dirs
+from catalog.units import format_size
+
+__all__ = ["register"]
+
+_EXTRACTED = "extracted"  # where the download manager extracts archives, in the download dir
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = add_command(
+        commands,
+        "rm",
+        aliases=["clean"],
+        help="remove prepared datasets (and, with --downloads, their downloads)",
+        description="Remove prepared datasets: <data dir>/<name>[/<config>]/<version>/, under "
+        "the prepare lock (a prepare running meanwhile is waited for). With --downloads also "
+        "the dataset's files in the download cache (never the manual dir). Says what was "
+        "removed and how much space it took. Nothing to remove is not an error (exit 0). "
+        "'catalog clean' is the same command.",
+        example="catalog rm fashion_mnist --downloads",
+    )
+    parser.add_argument(
+        "names",
+        nargs="+",
+        metavar="NAME",
+        help="dataset name (NAME/CONFIG for one config) or builder folder",
+    )
+    parser.add_argument("--data-dir", help=f"where prepared data is (${paths.DATA_DIR_ENV})")
+    parser.add_argument("--download-dir", help=f"download cache (${paths.DOWNLOAD_DIR_ENV})")
+    parser.add_argument(
+        "--downloads",
+        action="store_true",
+        help="also remove the dataset's downloaded files from the download cache",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="say what would be removed, remove nothing"
+    )
+    parser.set_defaults(run=run)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _remove_prepared(b: DatasetBuilder, dry_run: bool) -> str:
+    """Remove the prepared version under the prepare lock; a line saying what happened."""
+    target, label = b.data_path, dataset_label(b)
+    if not target.parent.is_dir():
+        return f"{label}: not prepared in {b.data_dir}; nothing to remove"
+    with dataset_lock(target):
+        doomed = [target] if target.exists() else []
+        doomed += work_dirs(target)
+        if not doomed:
+            return f"{label}: not prepared in {b.data_dir}; nothing to remove"
+        size = format_size(sum(disk_usage(path) for path in doomed))
+        if dry_run:
+            return f"{label}: would remove {target} ({size})"
+        for path in doomed:
+            _remove(path)
+        return f"{label}: removed {target} ({size})"
+
+
+def _remove_downloads(b: DatasetBuilder, download_dir: Path, dry_run: bool) -> str:
+    """Remove the cache entries of the spec's downloads; a line saying what happened."""
+    from catalog.download import Resource, cache_path  # imports requests: only here
+    from catalog.download.cache import META_DIR
+
+    files, doomed = 0, []
+    for d in b.spec.downloads.values():
+        if d.sha256 is None:  # never verified, so never cached under a content name
+            continue
+        path = cache_path(Resource(d.urls, d.size, d.sha256, d.filename), download_dir)
+        files += path.is_file()
+        meta = download_dir / META_DIR
+        for candidate in (
+            path,
+            meta / f"{path.name}.json",
+            meta / f"{path.name}.part",
+            download_dir / _EXTRACTED / path.name,
+        ):
+            if candidate.exists():
+                doomed.append(candidate)
+    label = dataset_label(b)
+    if not doomed:
+        return f"{label}: no downloads in {download_dir}; nothing to remove"
+    size = format_size(sum(p.stat().st_size if p.is_file() else disk_usage(p) for p in doomed))
+    what = f"{files} download{'s' if files != 1 else ''} ({size})"
+    if dry_run:
+        return f"{label}: would remove {what} from {download_dir}"
+    for path in doomed:
+        _remove(path)
+    return f"{label}: removed {what} from {download_dir}"
+
+
+def run(args: argparse.Namespace) -> int:
+    builders = [builder(name, data_dir=args.data_dir) for name in args.names]
+    failed = False
+    for b in builders:
+        try:
+            print(_remove_prepared(b, args.dry_run))
+            if args.downloads:
+                download_dir = paths.download_dir(args.download_dir, b.data_dir)
+                print(_remove_downloads(b, download_dir, args.dry_run))
+        except OSError as exc:
+            error(f"{dataset_label(b)}: {exc}")
+            failed = True
+    return EXIT_FAILED if failed else EXIT_OK
