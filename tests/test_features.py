@@ -325,14 +325,13 @@ def test_image_files_keep_their_original_bytes(tmp_path: Path, encoding: str, fm
     assert_same(roundtrip(feature, path), GRAY)
 
 
-def test_image_file_in_a_wider_mode_is_converted() -> None:
-    palette = image_file(RGB, "PNG", "P")
-    feature = Image((5, 7, 3), encoding="png")
-    stored = feature.encode(palette)
-    assert stored != palette
-    assert PILImage.open(io.BytesIO(stored)).mode == "RGB"
-    expected = np.asarray(PILImage.open(io.BytesIO(palette)).convert("RGB"))
-    assert_same(roundtrip(feature, palette), expected)
+@pytest.mark.parametrize(("fmt", "mode"), [("PNG", "P"), ("JPEG", "L"), ("JPEG", "CMYK")])
+def test_image_file_in_a_wider_mode_is_kept_and_converted_when_read(fmt: str, mode: str) -> None:
+    data = image_file(RGB, fmt, mode)
+    feature = Image((5, 7, 3), encoding=fmt.lower())
+    assert feature.encode(data) == data  # never re-encoded (lossy for JPEG)
+    expected = np.asarray(PILImage.open(io.BytesIO(data)).convert("RGB"))
+    assert_same(roundtrip(feature, data), expected)
 
 
 def test_jpeg_quality_is_95() -> None:

@@ -168,13 +168,15 @@ class Image(Feature):
                     f"expected {self.channels} channel(s) (mode {target}), got a {img.format} "
                     f"image in mode {mode}; convert it, or give the decoded array"
                 )
-            if self.encoding == "raw" or mode != target:
+            if self.encoding == "raw":  # the pixels themselves are stored
                 try:
                     array = np.array(img.convert(target) if mode != target else img)
                 except (OSError, ValueError) as error:
                     raise self._error(f"cannot decode the {img.format} image: {error}") from None
-                array = array.reshape(height, width, self.channels)
-                return array.tobytes() if self.encoding == "raw" else self._compress(array)
+                return array.reshape(height, width, self.channels).tobytes()
+            # PNG/JPEG files are kept byte for byte, even in another mode that widens to this
+            # one (a grayscale or CMYK JPEG for an RGB feature): `decode` converts the pixels,
+            # so the original file is never re-encoded (lossily, for JPEG).
             try:
                 img.verify()  # checks the file's structure without decoding the pixels
             except Exception as error:  # Pillow raises many types here: SyntaxError, OSError...
