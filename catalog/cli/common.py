@@ -97,3 +97,13 @@ def dataset_label(b: DatasetBuilder) -> str:
 def error(message: str) -> None:
     """Print a user error: one message on stderr, no traceback."""
     print(f"catalog: error: {message}", file=sys.stderr)
+
+
+def add_dataset_args(parser: argparse.ArgumentParser, *, many: bool) -> None:
+    """The dataset argument(s) and --data-dir, worded the same for every command."""
+    what = "dataset name (NAME/CONFIG for one config, NAME:VERSION) or builder folder"
+    if many:
+        parser.add_argument("names", nargs="+", metavar="NAME", help=what)
+    else:
+        parser.add_argument("name", metavar="NAME", help=what)
+    parser.add_argument("--data-dir", help=f"where prepared data is (${paths.DATA_DIR_ENV})")

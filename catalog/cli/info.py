@@ -9,9 +9,8 @@ import json
 import sys
 from typing import Any
 
-from catalog import paths
 from catalog.builder import builder
-from catalog.cli.common import EXIT_OK, add_command
+from catalog.cli.common import EXIT_OK, add_command, add_dataset_args
 from catalog.info import DatasetInfo, Location, disk_usage, format_info
 from catalog.spec import BuilderSpec
 
@@ -28,12 +27,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "big). Reads the builder spec and the data dir only: no network, no preparation.",
         example="catalog info cmaterdb/telugu --json",
     )
-    parser.add_argument(
-        "name",
-        metavar="NAME",
-        help="dataset name (NAME/CONFIG for one config, NAME:VERSION) or builder folder",
-    )
-    parser.add_argument("--data-dir", help=f"where prepared data goes (${paths.DATA_DIR_ENV})")
+    add_dataset_args(parser, many=False)
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.set_defaults(run=run)
 

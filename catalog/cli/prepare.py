@@ -21,6 +21,7 @@ from catalog.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     add_command,
+    add_dataset_args,
     dataset_label,
     dataset_name,
     error,
@@ -53,13 +54,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "least one failed (the others still run), 2 usage error.\n\n" + _JSON_HELP,
         example="catalog prepare fashion_mnist mnist --data-dir ~/datasets --json",
     )
-    parser.add_argument(
-        "names",
-        nargs="+",
-        metavar="NAME",
-        help="dataset name (NAME/CONFIG for one config) or builder folder",
-    )
-    parser.add_argument("--data-dir", help=f"where prepared data goes (${paths.DATA_DIR_ENV})")
+    add_dataset_args(parser, many=True)
     parser.add_argument("--download-dir", help=f"download cache (${paths.DOWNLOAD_DIR_ENV})")
     parser.add_argument(
         "--manual-dir", help="files placed by hand, by original file name (<download dir>/manual)"

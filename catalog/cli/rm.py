@@ -16,7 +16,14 @@ from pathlib import Path
 
 from catalog import paths
 from catalog.builder import DatasetBuilder, builder
-from catalog.cli.common import EXIT_FAILED, EXIT_OK, add_command, dataset_label, error
+from catalog.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_command,
+    add_dataset_args,
+    dataset_label,
+    error,
+)
 from catalog.info import disk_usage
 from catalog.locking import dataset_lock, work_dirs
 from catalog.units import format_size
@@ -39,13 +46,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "'catalog clean' is the same command.",
         example="catalog rm fashion_mnist --downloads",
     )
-    parser.add_argument(
-        "names",
-        nargs="+",
-        metavar="NAME",
-        help="dataset name (NAME/CONFIG for one config) or builder folder",
-    )
-    parser.add_argument("--data-dir", help=f"where prepared data is (${paths.DATA_DIR_ENV})")
+    add_dataset_args(parser, many=True)
     parser.add_argument("--download-dir", help=f"download cache (${paths.DOWNLOAD_DIR_ENV})")
     parser.add_argument(
         "--downloads",

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from catalog import paths
 from catalog.builder import builder
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
     add_command,
+    add_dataset_args,
     dataset_name,
     error,
     positive_int,
@@ -35,9 +35,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "size are centred on gray. Grayscale, RGB and RGBA images work.",
         example="catalog show fashion_mnist --split 'test[:1000]' -n 16 --seed 0 -o grid.png",
     )
-    parser.add_argument(
-        "name", metavar="NAME", help="dataset name (NAME/CONFIG for one config) or builder folder"
-    )
+    add_dataset_args(parser, many=False)
     parser.add_argument(
         "--split",
         help="split or split spec, e.g. 'test' or 'train[:10%%]' (default: train, else the "
@@ -63,7 +61,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--image-key",
         help="the Image feature to draw (default: the supervised input, else the first Image)",
     )
-    parser.add_argument("--data-dir", help=f"where prepared data is (${paths.DATA_DIR_ENV})")
     parser.set_defaults(run=run)
 
 

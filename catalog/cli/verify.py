@@ -7,13 +7,13 @@ import json
 import time
 from typing import Any
 
-from catalog import paths
 from catalog.builder import DatasetBuilder, builder
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
     add_command,
+    add_dataset_args,
     dataset_label,
     error,
 )
@@ -39,13 +39,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         '"message"}]}]}.',
         example="catalog verify fashion_mnist mnist",
     )
-    parser.add_argument(
-        "names",
-        nargs="+",
-        metavar="NAME",
-        help="dataset name (NAME/CONFIG for one config) or builder folder",
-    )
-    parser.add_argument("--data-dir", help=f"where prepared data is (${paths.DATA_DIR_ENV})")
+    add_dataset_args(parser, many=True)
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.set_defaults(run=run)
 
