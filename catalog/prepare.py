@@ -125,17 +125,17 @@ def prepare(
         check = FORMATS[name].check
         if check is not None:
             check()  # a missing optional library is reported before any download
-    with dataset_lock(target):
+    with dataset_lock(target), DownloadManager(downloads) as manager:
         fetched = None
         if downloads.register_checksums:
-            fetched = _download(spec, downloads)
+            fetched = _download(spec, manager)
             spec = register_checksums(spec, fetched)
         prepared = None if overwrite else reusable(spec, target, max_examples_per_split)
         if prepared is not None:
             return prepared
         for stale in work_dirs(target):
             shutil.rmtree(stale, ignore_errors=True)  # left by a run that was killed
-        sources = _sources(spec, fetched or _download(spec, downloads), downloads)
+        sources = _sources(spec, fetched or _download(spec, manager), manager)
         work = Path(tempfile.mkdtemp(prefix=f"{target.name}{INCOMPLETE}", dir=target.parent))
         try:
             splits = {
@@ -151,9 +151,9 @@ def prepare(
         return info
 
 
-def _download(spec: BuilderSpec, config: DownloadConfig) -> dict[str, CachedFile]:
-    with DownloadManager(config) as manager:
-        return manager.download_all(resources(spec, register=config.register_checksums))
+def _download(spec: BuilderSpec, manager: DownloadManager) -> dict[str, CachedFile]:
+    register = manager.config.register_checksums
+    return manager.download_all(resources(spec, register=register))
 
 
 def _natural_order(path: Path) -> list[str | int]:
@@ -182,29 +182,28 @@ def _resolve(
 
 
 def _sources(
-    spec: BuilderSpec, files: dict[str, CachedFile], config: DownloadConfig
+    spec: BuilderSpec, files: dict[str, CachedFile], manager: DownloadManager
 ) -> dict[str, Source]:
     """What each split's reader gets: its files and its options, file references resolved."""
     sources = {}
-    with DownloadManager(config) as manager:
-        for split in spec.splits.values():
-            where = f"{spec.full_name}: splits.{split.name}"
-            fmt = FORMATS[split.format]
-            many = {role.name: role.many for role in fmt.roles}
-            paths = {
-                role: _resolve(ref, files, manager, f"{where}.files.{role}", many[role])
-                for role, ref in split.files.items()
+    for split in spec.splits.values():
+        where = f"{spec.full_name}: splits.{split.name}"
+        fmt = FORMATS[split.format]
+        many = {role.name: role.many for role in fmt.roles}
+        paths = {
+            role: _resolve(ref, files, manager, f"{where}.files.{role}", many[role])
+            for role, ref in split.files.items()
+        }
+        options = {
+            name: {
+                key: _resolve(ref, files, manager, f"{where}.options.{name}.{key}", False)[0]
+                for key, ref in value.items()
             }
-            options = {
-                name: {
-                    key: _resolve(ref, files, manager, f"{where}.options.{name}.{key}", False)[0]
-                    for key, ref in value.items()
-                }
-                if fmt.options[name].kind == "file_map"
-                else value
-                for name, value in split.options.items()
-            }
-            sources[split.name] = Source(split.name, paths, options, spec.features)
+            if fmt.options[name].kind == "file_map"
+            else value
+            for name, value in split.options.items()
+        }
+        sources[split.name] = Source(split.name, paths, options, spec.features)
     return sources
 
 
