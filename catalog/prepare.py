@@ -18,7 +18,7 @@ from pathlib import Path
 
 from array_record.python.array_record_module import ArrayRecordWriter
 
-from catalog.checksums import sha256_file
+from catalog.checksums import sha256_file, write_checksums
 from catalog.codec import RecordCodec
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
 from catalog.errors import FeatureError, SourceFormatError, SpecError
@@ -27,7 +27,7 @@ from catalog.features.class_label import abbreviate
 from catalog.formats import FORMATS, Source
 from catalog.info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
 from catalog.locking import INCOMPLETE, dataset_lock, work_dirs
-from catalog.spec import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec, write_checksums
+from catalog.spec import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
 
 __all__ = [
     "WRITER_OPTIONS",

@@ -50,8 +50,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
+from catalog.checksums import read_checksums, url_filename
 from catalog.errors import DatasetNotFoundError, FeatureError, SpecError
 from catalog.features import FeaturesDict, from_json
 
@@ -64,17 +64,14 @@ __all__ = [
     "FileRef",
     "SplitSpec",
     "load_spec",
-    "read_checksums",
     "read_yaml",
     "supervised_keys_problem",
-    "write_checksums",
 ]
 
 SPEC_FILE = "builder.yaml"
 CHECKSUMS_FILE = "checksums.tsv"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _TOP_FIELDS = (
     "name", "version", "description", "homepage", "license", "citation", "features",
     "supervised_keys", "downloads", "splits", "configs", "default_config",
@@ -199,42 +196,6 @@ def read_yaml(path: Path) -> Any:
         raise SpecError(f"{path}: not valid YAML: {error}") from None
 
 
-def read_checksums(path: Path) -> dict[str, tuple[int, str, str]]:
-    """Read checksums.tsv into ``{url: (size, sha256, filename)}``; a missing file is empty."""
-    if not path.is_file():
-        return {}
-    table: dict[str, tuple[int, str, str]] = {}
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            parts = line.split("\t")
-            if len(parts) not in (3, 4) or not parts[1].isdigit() or not _SHA256.match(parts[2]):
-                raise SpecError(
-                    f"{path}:{number}: expected 'url<TAB>size<TAB>sha256[<TAB>filename]', "
-                    f"got {line!r}"
-                )
-            filename = parts[3] if len(parts) == 4 else _basename(parts[0])
-            table[parts[0]] = (int(parts[1]), parts[2], filename)
-    return table
-
-
-def write_checksums(path: Path, entries: Mapping[str, tuple[int, str, str]]) -> None:
-    """Merge ``{url: (size, sha256, filename)}`` into checksums.tsv (``--register-checksums``).
-
-    Entries for other URLs are kept (never dropped), lines are sorted by URL, comment lines
-    stay at the top, and the file is replaced atomically.
-    """
-    table = {**read_checksums(path), **entries}
-    text = path.read_text("utf-8") if path.is_file() else ""
-    lines = [line for line in text.splitlines() if line.startswith("#")]
-    lines += [f"{url}\t{size}\t{sha}\t{name}" for url, (size, sha, name) in sorted(table.items())]
-    temp = path.with_name(f".{path.name}.tmp")
-    temp.write_text("\n".join(lines) + "\n", "utf-8")
-    temp.replace(path)
-
-
 def supervised_keys_problem(keys: Any, features: FeaturesDict) -> str | None:
     """What is wrong with `keys` as ``[input, target]`` feature names, or None."""
     if (
@@ -264,10 +225,6 @@ def _resolve_names_files(features: Any, folder: Path) -> Any:
             for key, value in features.items()
         }
     return features
-
-
-def _basename(url: str) -> str:
-    return Path(urlparse(url).path).name or "download"
 
 
 def _member_problem(member: str) -> str | None:
@@ -386,7 +343,7 @@ def _downloads(
         mirrors = item.get("mirrors", list, [])
         if not all(isinstance(m, str) for m in mirrors):
             raise item.error("mirrors", "expected a list of URLs")
-        size, sha256, filename = checksums.get(url, (None, None, _basename(url)))
+        size, sha256, filename = checksums.get(url, (None, None, url_filename(url)))
         downloads[key] = DownloadSpec(key, url, tuple(mirrors), size, sha256, filename)
     return downloads
 

@@ -8,15 +8,13 @@ or login page served with status 200 is the most common way a download goes wron
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from catalog.checksums import Digest
+from catalog.checksums import SHA256_HEX, Digest
 from catalog.errors import SpecError
 
 __all__ = ["Failure", "Resource", "looks_like_html", "verify"]
 
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 _HTML_START = (b"<!doctype html", b"<html", b"<head", b"<?xml version")
 _HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 
@@ -43,7 +41,7 @@ class Resource:
             raise SpecError(f"{self.filename}: give both size and sha256, or neither")
         if self.size is not None and self.size < 0:
             raise SpecError(f"{self.filename}: size must be >= 0, got {self.size}")
-        if self.sha256 is not None and not _SHA256.fullmatch(self.sha256):
+        if self.sha256 is not None and not SHA256_HEX.fullmatch(self.sha256):
             raise SpecError(f"{self.filename}: sha256 must be 64 lowercase hex digits")
         if self.filename in ("", ".", "..") or any(c in self.filename for c in "/\\\0"):
             raise SpecError(f"filename must be a plain file name, got {self.filename!r}")
