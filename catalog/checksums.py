@@ -25,6 +25,7 @@ __all__ = [
     "CHUNK_SIZE",
     "SHA256_HEX",
     "Digest",
+    "content_name",
     "read_checksums",
     "sha256_file",
     "url_filename",
@@ -70,6 +71,12 @@ class Digest:
 def sha256_file(path: str | os.PathLike[str]) -> str:
     """Lowercase hex sha256 of a file."""
     return Digest.of_file(path).sha256
+
+
+def content_name(sha256: str, filename: str) -> str:
+    """The name that keys a file by its content: ``<sha256[:16]>-<filename>``. Downloads are
+    cached, and archives extracted, under it, so the same bytes are shared everywhere."""
+    return f"{sha256[:16]}-{filename}"
 
 
 def url_filename(url: str) -> str:

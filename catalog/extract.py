@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from filelock import FileLock
 
-from catalog.checksums import CHUNK_SIZE, sha256_file
+from catalog.checksums import CHUNK_SIZE, content_name, sha256_file
 from catalog.errors import SourceFormatError
 
 __all__ = ["FORMATS", "archive_format", "extract"]
@@ -98,7 +98,7 @@ def extract(
             f"{archive} is not an archive or compressed file catalog can extract (by its "
             f"content; known: {', '.join(FORMATS)})"
         )
-    target = dest_root / f"{(sha256 or sha256_file(archive))[:16]}-{name}"
+    target = dest_root / content_name(sha256 or sha256_file(archive), name)
     if target.is_dir():
         return target
     dest_root.mkdir(parents=True, exist_ok=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from catalog.checksums import Digest
+from catalog.checksums import Digest, content_name
 from catalog.download.resource import Failure, Resource, verify
 from catalog.errors import DownloadError
 
@@ -51,7 +51,7 @@ def cache_path(resource: Resource, download_dir: Path) -> Path:
     """Where a registered resource's verified file lives in ``download_dir``."""
     if resource.sha256 is None:
         raise ValueError(f"{resource.filename}: no sha256 registered, so no cache path")
-    return Path(download_dir) / f"{resource.sha256[:16]}-{resource.filename}"
+    return Path(download_dir) / content_name(resource.sha256, resource.filename)
 
 
 class Cache:
@@ -121,7 +121,7 @@ class Cache:
 
     def commit(self, part: Path, resource: Resource, digest: Digest, url: str) -> CachedFile:
         """Move verified bytes from ``part`` to their cache path and record where they came from."""
-        path = self.root / f"{digest.sha256[:16]}-{resource.filename}"
+        path = self.root / content_name(digest.sha256, resource.filename)
         part.replace(path)  # atomic: the cache path is absent or complete and verified
         self._write_record(path, resource.filename, digest, url)
         return CachedFile(path, resource.filename, digest.size, digest.sha256, url)
