@@ -73,6 +73,7 @@ class DatasetInfo:
     citation: str = ""
     license: str = ""
     supervised_keys: tuple[str, str] | None = None
+    tags: tuple[str, ...] = ()
     downloads: dict[str, dict[str, Any]] = field(default_factory=dict)
     record_format: dict[str, Any] = field(default_factory=lambda: dict(RECORD_FORMAT))
     config: str | None = None
@@ -110,6 +111,7 @@ class DatasetInfo:
             citation=spec.citation,
             license=spec.license,
             supervised_keys=spec.supervised_keys,
+            tags=spec.tags,
             downloads={
                 d.name: {"url": d.url, "size": d.size, "sha256": d.sha256}
                 for d in spec.downloads.values()
@@ -130,6 +132,7 @@ class DatasetInfo:
             "license": self.license,
             "features": self.features.to_json(),
             "supervised_keys": list(self.supervised_keys) if self.supervised_keys else None,
+            "tags": list(self.tags),
             "splits": {
                 name: {
                     "num_examples": s.num_examples,
@@ -164,6 +167,7 @@ class DatasetInfo:
             citation=data.get("citation", ""),
             license=data.get("license", ""),
             supervised_keys=(keys[0], keys[1]) if keys else None,
+            tags=tuple(data.get("tags", ())),
             downloads=data.get("downloads", {}),
             record_format=data["record_format"],
             config=data.get("config"),
@@ -228,7 +232,7 @@ def format_info(
         if paragraph.strip():
             text = " ".join(paragraph.split())
             lines += ["", textwrap.fill(text, _WIDTH, initial_indent="  ", subsequent_indent="  ")]
-    fields = {"homepage": info.homepage, "license": info.license}
+    fields = {"homepage": info.homepage, "license": info.license, "tags": ", ".join(info.tags)}
     if info.supervised_keys:
         fields["supervised keys"] = f"({', '.join(info.supervised_keys)})"
     if info.downloads:

@@ -9,6 +9,7 @@ the builder folder. ``builder.yaml``::
     name: cifar100                    # [a-z][a-z0-9_]*
     version: 3.0.2                    # X.Y.Z
     description: ...                  # also homepage, license, citation (all optional)
+    tags: [image, image-classification]   # modality and task, for `catalog list --tag`
     features: {image: {type: Image, shape: [32, 32, 3]}, label: {...}, ...}
     supervised_keys: [image, label]   # optional
     downloads:
@@ -72,9 +73,11 @@ SPEC_FILE = "builder.yaml"
 CHECKSUMS_FILE = "checksums.tsv"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+#: A tag names a modality or task: lower case words joined by hyphens (``image-classification``).
+_TAG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 _TOP_FIELDS = (
     "name", "version", "description", "homepage", "license", "citation", "features",
-    "supervised_keys", "downloads", "splits", "configs", "default_config",
+    "supervised_keys", "downloads", "splits", "configs", "default_config", "tags",
 )  # fmt: skip
 #: What a config may give: its description, and top-level fields it replaces.
 _CONFIG_FIELDS = ("description", "version", "features", "supervised_keys", "downloads", "splits")
@@ -131,6 +134,8 @@ class BuilderSpec:
     citation: str = ""
     license: str = ""
     supervised_keys: tuple[str, str] | None = None
+    #: Modality and task tags (``image``, ``image-classification``, ``text``, ...).
+    tags: tuple[str, ...] = ()
     path: Path | None = field(default=None, compare=False)
     #: The config this spec is (None for a dataset without configs), and every config of
     #: the dataset with its description, in the order builder.yaml gives them.
@@ -419,6 +424,11 @@ def load_spec(folder: str | Path, config: str | None = None) -> BuilderSpec:
         if problem:
             raise fields.error("supervised_keys", problem)
 
+    tags = top.get("tags", list, [])
+    for tag in tags:
+        if not isinstance(tag, str) or not _TAG.match(tag):
+            raise top.error("tags", f"{tag!r} is not a tag: lower-case words joined by '-'")
+
     return BuilderSpec(
         name=name,
         version=str(holder("version").get("version", str, check=_VERSION.match)),
@@ -430,6 +440,7 @@ def load_spec(folder: str | Path, config: str | None = None) -> BuilderSpec:
         citation=top.get("citation", str, "").strip(),
         license=top.get("license", str, ""),
         supervised_keys=(keys[0], keys[1]) if keys else None,
+        tags=tuple(tags),
         path=folder,
         config=chosen,
         config_description=own.get("description", str, "").strip() if own else "",

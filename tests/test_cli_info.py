@@ -50,6 +50,7 @@ fashion_mnist 3.0.1
 
 homepage:        https://github.com/zalandoresearch/fashion-mnist
 license:         MIT
+tags:            image, image-classification
 supervised keys: (image, label)
 download size:   29.4 MiB (4 files)
 prepared:        no (would be at {data}/fashion_mnist/3.0.1)
@@ -83,7 +84,7 @@ def test_info_json_is_one_document(tmp_path: Path) -> None:
     data = json.loads(ok(run("info", "fashion_mnist", "--json", data_dir=tmp_path)))
     assert list(data) == [
         "name", "config", "version", "description", "config_description", "homepage",
-        "citation", "license", "features", "supervised_keys", "splits", "downloads",
+        "citation", "license", "features", "supervised_keys", "tags", "splits", "downloads",
         "record_format", "configs", "default_config", "download_size", "prepared", "data_path",
         "prepared_size",
     ]  # fmt: skip
@@ -161,6 +162,7 @@ def test_list_json(tmp_path: Path) -> None:
     assert by_name["fashion_mnist"] == {
         "name": "fashion_mnist",
         "version": "3.0.1",
+        "tags": ["image", "image-classification"],
         "configs": [],
         "default_config": None,
         "splits": {"train": 60000, "test": 10000},
@@ -171,12 +173,28 @@ def test_list_json(tmp_path: Path) -> None:
     assert by_name["cmaterdb"] == {
         "name": "cmaterdb",
         "version": "1.0.0",
+        "tags": ["image", "image-classification"],
         "configs": ["bangla", "devanagari", "telugu"],
         "default_config": "bangla",
         "splits": {"train": 5000, "test": 1000},
         "download_size": 489289 + 98295,
         "num_downloads": 2,
     }
+
+
+def test_list_filters_by_tag_and_search_word(tmp_path: Path) -> None:
+    names = [line.split()[0] for line in ok(run("list", "mnist", data_dir=tmp_path)).splitlines()]
+    assert names == ["binarized_mnist", "fashion_mnist", "kmnist", "mnist"]
+    # The search word also matches descriptions, case-insensitively.
+    found = ok(run("list", "TELUGU", data_dir=tmp_path))
+    assert [line.split()[0] for line in found.splitlines()] == [
+        "cmaterdb/bangla", "cmaterdb/devanagari", "cmaterdb/telugu"
+    ]  # fmt: skip
+    tagged = json.loads(
+        ok(run("list", "--tag", "image-classification", "--json", data_dir=tmp_path))
+    )
+    assert [d["name"] for d in tagged] == catalog.list_datasets()
+    assert ok(run("list", "--tag", "image", "--tag", "no-such-tag", data_dir=tmp_path)) == ""
 
 
 def test_info_of_a_dataset_with_configs(tmp_path: Path) -> None:

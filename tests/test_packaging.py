@@ -4,6 +4,7 @@ still finds every dataset."""
 from __future__ import annotations
 
 import subprocess
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -12,9 +13,18 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_installed_wheel_lists_datasets_from_another_directory(tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
-    # Dependencies come from this interpreter's site-packages; nothing is fetched.
-    venv.create(env_dir, system_site_packages=True, with_pip=True)
+    venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
+    # Dependencies (and hatchling, the build backend) come from the interpreter running the
+    # tests, whether that is a virtual environment or not: its site-packages directories are
+    # put on the new environment's path with a .pth file, so nothing is fetched. (A venv made
+    # with system_site_packages=True would see the base interpreter's, not this one's.)
+    inner = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    outer = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    Path(inner, "outer-site-packages.pth").write_text("\n".join(sorted(outer)) + "\n")
     subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
          "--no-index", str(ROOT)],

@@ -51,6 +51,8 @@ def spec_with(tmp_path: Path, old: str, new: str) -> Path:
             "field 'supervised_keys'",
         ),
         ("name: mnist", "name: [oops", "not valid YAML"),
+        ("tags: [image,", "tags: [Image Classification,", "field 'tags': 'Image Classification'"),
+        ("tags: [image, image-classification]", "tags: image", "field 'tags': expected list"),
     ],
 )
 def test_malformed_spec_names_file_and_field(

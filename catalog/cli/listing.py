@@ -1,7 +1,9 @@
 """`catalog list`: every registered dataset with its version, splits and download size.
 
 A dataset with configs gets one line per config (``cmaterdb/telugu``), the default one marked.
-Reads the builder specs only: no network, no data dir.
+``--tag`` keeps datasets with every tag given, and a search word keeps those whose name,
+description or tags contain it (case-insensitive). Reads the builder specs only: no network,
+no data dir.
 """
 
 from __future__ import annotations
@@ -27,7 +29,21 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         description="List every registered dataset (each config of one with configs) with its "
         "version, splits (example counts) and download size, from the builder specs alone: no "
         "network, nothing prepared.",
-        example="catalog list --json",
+        example="catalog list --tag image-classification mnist",
+    )
+    parser.add_argument(
+        "search",
+        nargs="?",
+        default=None,
+        help="keep datasets whose name, description or tags contain this word",
+    )
+    parser.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="keep datasets with this tag (image, image-classification, object-detection, "
+        "text, audio, tabular, ...); repeat to require several",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON list")
     parser.set_defaults(run=run)
@@ -39,6 +55,7 @@ def _entry(spec: BuilderSpec) -> dict[str, Any]:
     return {
         "name": spec.name,
         "version": spec.version,
+        "tags": list(spec.tags),
         "configs": list(spec.configs),
         "default_config": spec.default_config,
         "splits": {name: s.num_examples for name, s in spec.splits.items()},
@@ -61,6 +78,17 @@ def _row(spec: BuilderSpec) -> tuple[str, ...]:
     )
 
 
+def matches(spec: BuilderSpec, tags: list[str], search: str | None) -> bool:
+    """Whether `spec` has every tag in `tags` and, with `search`, contains it in its name,
+    config, description or tags (case-insensitive)."""
+    if not set(tags) <= set(spec.tags):
+        return False
+    if not search:
+        return True
+    text = " ".join([spec.full_name, spec.description, spec.config_description, *spec.tags])
+    return search.lower() in text.lower()
+
+
 def run(args: argparse.Namespace) -> int:
     entries, rows, failed = [], [], False
     for name in list_datasets():
@@ -71,6 +99,9 @@ def run(args: argparse.Namespace) -> int:
         except CatalogError as exc:  # one broken builder must not hide the others
             error(f"{name}: {exc}")
             failed = True
+            continue
+        specs = [s for s in specs if matches(s, args.tag, args.search)]
+        if not specs:
             continue
         entries.append(_entry(spec))
         rows += [_row(s) for s in specs]
