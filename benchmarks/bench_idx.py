@@ -423,10 +423,29 @@ def machine() -> list[str]:
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             versions.append(f"{dist} {importlib.metadata.version(dist)}")
     return [
+        f"machine: {cpu_model()}, {os.cpu_count()} CPUs ({cpus} usable), "
+        f"{memory_gib()} GiB memory, {platform.system()} {platform.machine()}",
         f"python {platform.python_version()} ({platform.python_implementation()}), "
-        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs ({cpus} usable)",
-        ", ".join(versions),
+        + ", ".join(versions),
     ]
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux: /proc/cpuinfo), else what platform knows."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def memory_gib() -> str:
+    """Total memory in GiB (Linux: /proc/meminfo), or '?'."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return f"{int(line.split()[1]) / 2**20:.0f}"
+    return "?"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int]) -> None:

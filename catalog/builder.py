@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, overload
 from catalog import paths, splits
 from catalog.data_source import DataSource, Decoder
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SplitError
-from catalog.info import INFO_FILE, DatasetInfo
+from catalog.info import INFO_FILE, DatasetInfo, reusable
 from catalog.registry import resolve, version_matches
 from catalog.spec import BuilderSpec, load_spec
 
@@ -59,14 +59,41 @@ class DatasetBuilder:
 
     @property
     def is_prepared(self) -> bool:
-        return (self.data_path / INFO_FILE).is_file()
+        """Whether this builder's dataset is prepared in the data dir (a copy prepared there
+        from another builder with the same name and version does not count)."""
+        return self._prepared_info() is not None
 
     @property
     def info(self) -> DatasetInfo:
         """The dataset's info: from disk once prepared, else what the spec declares."""
-        if self.is_prepared:
-            return DatasetInfo.read(self.data_path)
-        return DatasetInfo.from_spec(self.spec)
+        return self._prepared_info() or DatasetInfo.from_spec(self.spec)
+
+    def _prepared_info(self) -> DatasetInfo | None:
+        if not (self.data_path / INFO_FILE).is_file():
+            return None
+        info = DatasetInfo.read(self.data_path)
+        return None if info.foreign_to(self.spec, self.data_path) else info
+
+    def not_prepared_error(
+        self, asked: str | None = None, data_dir: str | None = None
+    ) -> NotPreparedError:
+        """What to say when this dataset is read before it is prepared here; `asked` and
+        `data_dir` are how the user named the dataset and the data dir (for the command)."""
+        prepare = f"catalog prepare {asked or self.full_name}" + (
+            f" --data-dir {data_dir}" if data_dir else ""
+        )
+        if (self.data_path / INFO_FILE).is_file():
+            foreign = DatasetInfo.read(self.data_path).foreign_to(self.spec, self.data_path)
+            if foreign:
+                return NotPreparedError(
+                    f"{foreign}; run '{prepare} --overwrite' to replace it with this one's, "
+                    "or use another data dir"
+                )
+        python = "" if asked else " (or call download_and_prepare())"
+        return NotPreparedError(
+            f"{self.full_name} {self.version} is not prepared in {self.data_dir}; prepare it "
+            f"first: {prepare}{python}"
+        )
 
     def download_and_prepare(
         self,
@@ -138,13 +165,9 @@ class DatasetBuilder:
         ``as_supervised=True`` returns ``(input, target)`` tuples of the supervised keys.
         """
         self._check_split(split)
-        if not self.is_prepared:
-            raise NotPreparedError(
-                f"{self.full_name} {self.version} is not prepared in {self.data_dir}; run "
-                f"'catalog prepare {self.full_name} --data-dir {self.data_dir}' or call "
-                "download_and_prepare()"
-            )
-        info = DatasetInfo.read(self.data_path)
+        info = self._prepared_info()
+        if info is None:
+            raise self.not_prepared_error(data_dir=str(self.data_dir))
         if split is not None:
             return DataSource(
                 self.data_path, info, split, decoders=decoders, as_supervised=as_supervised
@@ -229,13 +252,13 @@ def data_source(
     """
     b = builder(name, data_dir=data_dir)
     b._check_split(split)
-    if download and not (b.is_prepared and _complete(b)):
+    if download and not _complete(b):
         b.download_and_prepare(download_dir=download_dir, download_config=download_config)
     return b.as_data_source(split, decoders=decoders, as_supervised=as_supervised)
 
 
 def _complete(b: DatasetBuilder) -> bool:
     """Whether the prepared copy holds every example the spec declares (a copy prepared with
-    ``max_examples_per_split`` does not, and is never taken for the whole dataset)."""
-    counts = {name: s.num_examples for name, s in b.info.splits.items()}
-    return counts == {name: s.num_examples for name, s in b.spec.splits.items()}
+    ``max_examples_per_split`` does not, and is never taken for the whole dataset) in shards
+    of today's format (older copies are prepared again: see `catalog.shards`)."""
+    return reusable(b.spec, b.data_path) is not None

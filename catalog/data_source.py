@@ -7,13 +7,17 @@ Contract (what PyTorch's DataLoader, Grain and plain loops rely on):
   ``ds[a:b:c]`` (a view: a DataSource over those indices, nothing copied), iteration;
 - ``__getitems__(indices)`` (PyTorch's batched fetch) and ``_getitems`` (Grain) return a list;
 - picklable: readers are dropped when pickled and reopened lazily in each process, also after
-  a fork (a reader opened in the parent is never used in a child);
+  a fork (a reader opened in the parent is never used in a child); catalog's shards are
+  uncompressed, which keeps array_record safe in forked workers (see `catalog.shards`);
 - safe to call from several threads at once (record reads take a lock; decoding does not);
 - examples are dicts of writable NumPy arrays and Python ints, ready for default collate;
   ``decoders={"image": False}`` returns a feature's stored bytes undecoded, a callable in
   its place decodes those bytes itself, and ``as_supervised=True`` returns
   ``(input, target)`` tuples of the dataset's supervised keys;
-- never loads a split into memory: every access reads only the records it needs.
+- never loads a split into memory: every access reads only the records it needs;
+- honest: a missing, truncated or corrupt shard raises ShardError naming the shard (checked
+  when the source is made, and on every failed read), and one bad record does not stop the
+  healthy ones from being read.
 
 Rows are addressed in one flat space over every shard of the dataset (split after split); a
 data source is a list of ranges in that space (``train[:10%]+test`` is two ranges).
@@ -22,6 +26,7 @@ data source is a list of ranges in that space (``train[:10%]+test`` is two range
 from __future__ import annotations
 
 import bisect
+import operator
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -35,13 +40,11 @@ from catalog.codec import RecordCodec
 from catalog.errors import SplitError
 from catalog.features import FeaturesDict
 from catalog.info import DatasetInfo
+from catalog.shards import READER_OPTIONS, is_compressed, open_reader, shard_error
 from catalog.splits import resolve
 
 __all__ = ["READER_OPTIONS", "DataSource"]
 
-#: One record per seek+read, no read-ahead, no thread pool: the fastest random access. (With
-#: array_record's default thread pool a single seek+read costs ~150x more.)
-READER_OPTIONS = "readahead_buffer_size:0,max_parallelism:0"
 _CHUNK = 1024  # records per range read while iterating
 
 Example = dict[str, Any]
@@ -92,6 +95,7 @@ class DataSource(Sequence[Example]):
         self._decoders = dict(decoders or {})
         self._as_supervised = as_supervised
         self._folder = Path(folder)
+        self._compressed = is_compressed(info.shard_options)
         self._paths: list[str] = []
         self._starts = [0]  # flat position of each shard's first record, then the total
         split_base = {}
@@ -100,6 +104,8 @@ class DataSource(Sequence[Example]):
             for shard in split_info.shards:
                 self._paths.append(str(self._folder / shard.file))
                 self._starts.append(self._starts[-1] + shard.num_examples)
+                if _pieces is None:
+                    _check_shard(self._paths[-1], shard.num_bytes)
         if _pieces is None:
             counts = {name: s.num_examples for name, s in info.splits.items()}
             _pieces = [
@@ -158,26 +164,40 @@ class DataSource(Sequence[Example]):
     def _reader(self, shard: int) -> ArrayRecordReader:
         reader = self._readers[shard]
         if reader is None:
-            reader = self._readers[shard] = ArrayRecordReader(self._paths[shard], READER_OPTIONS)
+            path = self._paths[shard]
+            reader = self._readers[shard] = open_reader(path, compressed=self._compressed)
         return reader
 
     def _read(self, positions: Sequence[int]) -> list[bytes]:
         """The records at flat `positions` (already range-checked), in order."""
         self._check_process()
         starts, out = self._starts, []
+        shard, pos = 0, 0
         with self._lock:
-            if len(self._paths) == 1:
-                reader = self._reader(0)
-                for pos in positions:
-                    reader.seek(pos)
-                    out.append(reader.read())
-            else:
-                for pos in positions:
-                    shard = bisect.bisect_right(starts, pos) - 1
-                    reader = self._reader(shard)
-                    reader.seek(pos - starts[shard])
-                    out.append(reader.read())
+            try:
+                if len(self._paths) == 1:
+                    reader = self._reader(0)
+                    for pos in positions:
+                        reader.seek(pos)
+                        out.append(reader.read())
+                else:
+                    for pos in positions:
+                        shard = bisect.bisect_right(starts, pos) - 1
+                        reader = self._reader(shard)
+                        reader.seek(pos - starts[shard])
+                        out.append(reader.read())
+            except (RuntimeError, IndexError, ValueError) as exc:
+                raise self._read_error(shard, pos - starts[shard], exc) from None
         return out
+
+    def _read_error(self, shard: int, record: int, exc: BaseException) -> Exception:
+        """Drop the failed reader (the next read reopens it, so healthy records stay readable)
+        and name the shard and the record (call with the lock held)."""
+        reader, self._readers[shard] = self._readers[shard], None
+        if reader is not None:
+            reader.close()
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return shard_error(self._paths[shard], f"record {record} cannot be read ({reason})")
 
     def close(self) -> None:
         """Close this process's readers (they reopen on the next access)."""
@@ -242,6 +262,7 @@ class DataSource(Sequence[Example]):
                 self._check_process()
             lock = self._lock
             lock.acquire()
+            shard = 0
             try:
                 reader = self._readers[0] if len(self._paths) == 1 else None
                 if reader is None:
@@ -250,6 +271,8 @@ class DataSource(Sequence[Example]):
                     position -= self._starts[shard]
                 reader.seek(position)
                 record = reader.read()
+            except (RuntimeError, IndexError, ValueError) as exc:
+                raise self._read_error(shard, position, exc) from None
             finally:
                 lock.release()
             return self._decode(record)
@@ -264,8 +287,12 @@ class DataSource(Sequence[Example]):
                 as_supervised=self._as_supervised,
                 _pieces=pieces,
             )
-        if isinstance(key, (list, tuple, np.ndarray)):
+        if isinstance(key, np.ndarray) and key.ndim == 0:
+            key = key.item()
+        if isinstance(key, (list, tuple, range, np.ndarray)):
             return self.__getitems__(key)
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            return self[operator.index(key)]
         return self._decode(self._read((self._position(key),))[0])
 
     def __getitems__(self, indices: Sequence[int] | np.ndarray[Any, Any]) -> list[Example]:
@@ -283,7 +310,10 @@ class DataSource(Sequence[Example]):
         shard = bisect.bisect_right(self._starts, first) - 1
         base = self._starts[shard]
         with self._lock:
-            records: list[bytes] = self._reader(shard).read(first - base, stop - base)
+            try:
+                records: list[bytes] = self._reader(shard).read(first - base, stop - base)
+            except (RuntimeError, IndexError, ValueError) as exc:
+                raise self._read_error(shard, first - base, exc) from None
         return records
 
     def _chunks(self) -> Iterator[list[bytes]]:
@@ -309,6 +339,16 @@ class DataSource(Sequence[Example]):
             f"DataSource(name={self.info.name!r}, version={self.info.version!r}, "
             f"split={self.split!r}, num_examples={self._len}, features={self.features!r})"
         )
+
+
+def _check_shard(path: str, num_bytes: int) -> None:
+    """A shard must be there with the size it was written with (a cheap stat per shard)."""
+    try:
+        size = Path(path).stat().st_size
+    except FileNotFoundError:
+        raise shard_error(path, "the file is missing") from None
+    if size != num_bytes:
+        raise shard_error(path, f"it has {size} bytes, but {num_bytes} were written")
 
 
 def _supervised(

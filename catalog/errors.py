@@ -11,6 +11,8 @@
     ├── ChecksumError (ValueError)        downloaded bytes differ from the registered size/sha256
     ├── DownloadError (OSError)           no URL could deliver a file
     ├── NotPreparedError (FileNotFoundError)  a dataset was read before it was prepared
+    ├── ShardError (OSError)              a prepared shard is missing, truncated or corrupt
+    ├── StorageError (OSError)            a directory is unusable, or writing ran out of space
     └── MissingDependencyError (ImportError)  an optional library a reader needs is missing
 
 Every message says what went wrong (expected vs got), where (URL, path, field) and what to do.
@@ -26,9 +28,11 @@ __all__ = [
     "FeatureError",
     "MissingDependencyError",
     "NotPreparedError",
+    "ShardError",
     "SourceFormatError",
     "SpecError",
     "SplitError",
+    "StorageError",
 ]
 
 
@@ -83,6 +87,14 @@ class DownloadError(CatalogError, OSError):
 
 class NotPreparedError(CatalogError, FileNotFoundError):
     """A dataset was read before it was prepared."""
+
+
+class ShardError(CatalogError, OSError):
+    """A prepared shard is missing, truncated or corrupt (names the shard and the fix)."""
+
+
+class StorageError(CatalogError, OSError):
+    """A data or download dir is unusable (a file, read-only), or a write ran out of space."""
 
 
 class MissingDependencyError(CatalogError, ImportError):

@@ -28,7 +28,6 @@ import re
 import shutil
 import stat
 import tarfile
-import tempfile
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -39,6 +38,7 @@ from filelock import FileLock
 
 from catalog.checksums import CHUNK_SIZE, content_name, sha256_file
 from catalog.errors import SourceFormatError
+from catalog.locking import make_dir
 
 __all__ = ["FORMATS", "archive_format", "extract"]
 
@@ -107,7 +107,7 @@ def extract(
             return target
         for stale in dest_root.glob(f".{target.name}.incomplete-*"):
             shutil.rmtree(stale, ignore_errors=True)  # left by a run that was killed
-        work = Path(tempfile.mkdtemp(prefix=f".{target.name}.incomplete-", dir=dest_root))
+        work = make_dir(dest_root, f".{target.name}.incomplete-")
         try:
             if fmt == "zip":
                 _extract_zip(archive, work, target)

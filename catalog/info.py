@@ -21,6 +21,7 @@ from typing import Any
 from catalog.codec import RECORD_FORMAT
 from catalog.errors import SpecError
 from catalog.features import Feature, FeaturesDict, Sequence, from_json
+from catalog.shards import WRITER_OPTIONS
 from catalog.spec import BuilderSpec, supervised_keys_problem
 from catalog.units import format_size
 
@@ -32,6 +33,7 @@ __all__ = [
     "SplitInfo",
     "disk_usage",
     "format_info",
+    "reusable",
 ]
 
 INFO_FILE = "dataset_info.json"
@@ -78,6 +80,12 @@ class DatasetInfo:
     record_format: dict[str, Any] = field(default_factory=lambda: dict(RECORD_FORMAT))
     config: str | None = None
     config_description: str = ""
+    #: The options the shards were written with (None: not recorded, an older catalog's zstd).
+    shard_options: str | None = None
+    #: The builder it was prepared from: its folder and `BuilderSpec.fingerprint` (None: not
+    #: recorded by an older catalog).
+    builder_path: str = ""
+    fingerprint: str | None = None
 
     @property
     def full_name(self) -> str:
@@ -118,7 +126,22 @@ class DatasetInfo:
             },
             config=spec.config,
             config_description=spec.config_description,
+            builder_path=str(spec.path or ""),
+            fingerprint=spec.fingerprint,
         )
+
+    def foreign_to(self, spec: BuilderSpec, folder: Path) -> str | None:
+        """Why the copy this info describes (in `folder`) was not prepared from `spec`, or None
+        when it was (or an older catalog did not record it)."""
+        if self.fingerprint is None or self.fingerprint == spec.fingerprint:
+            return None
+        here = str(spec.path or "")
+        origin = (
+            f"another version of the builder in {here} (its features, splits or downloads differ)"
+            if self.builder_path == here
+            else f"another builder ({self.builder_path or 'not recorded'}), not {here}"
+        )
+        return f"{folder} holds {self.full_name} {self.version} prepared from {origin}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -143,6 +166,8 @@ class DatasetInfo:
             },
             "downloads": self.downloads,
             "record_format": self.record_format,
+            "shard_options": self.shard_options,
+            "builder": {"path": self.builder_path, "fingerprint": self.fingerprint},
         }
 
     @classmethod
@@ -172,6 +197,9 @@ class DatasetInfo:
             record_format=data["record_format"],
             config=data.get("config"),
             config_description=data.get("config_description", ""),
+            shard_options=data.get("shard_options"),
+            builder_path=(data.get("builder") or {}).get("path", ""),
+            fingerprint=(data.get("builder") or {}).get("fingerprint"),
         )
 
     def write(self, folder: Path) -> None:
@@ -187,6 +215,40 @@ class DatasetInfo:
                 f"{path} is unreadable ({type(error).__name__}: {error}); prepare the dataset "
                 "again with --overwrite"
             ) from None
+
+
+def reusable(
+    spec: BuilderSpec, target: Path, max_examples_per_split: int | None = None
+) -> DatasetInfo | None:
+    """The info of the copy prepared in `target` if it holds what is asked for, else None.
+
+    It must have been prepared from `spec` (`BuilderSpec.fingerprint`), in shards of today's
+    format (`catalog.shards.WRITER_OPTIONS`; older copies are prepared again), with every
+    shard present at its recorded size. Its split counts tell the rest: a full copy (every
+    split as the spec expects) serves any request; a copy prepared with
+    ``max_examples_per_split=N`` (min(N, expected) per split) serves only the same limit, so
+    preparing without one replaces it.
+    """
+    if not (target / INFO_FILE).is_file():
+        return None
+    info = DatasetInfo.read(target)
+    if info.shard_options != WRITER_OPTIONS or info.foreign_to(spec, target):
+        return None
+    for split in info.splits.values():
+        for shard in split.shards:
+            try:
+                if (target / shard.file).stat().st_size != shard.num_bytes:
+                    return None
+            except OSError:
+                return None
+    counts = {name: s.num_examples for name, s in info.splits.items()}
+    full = {name: s.num_examples for name, s in spec.splits.items()}
+    limit = max_examples_per_split
+    if counts == full or (
+        limit is not None and counts == {n: min(limit, c) for n, c in full.items()}
+    ):
+        return info
+    return None
 
 
 @dataclass(frozen=True)

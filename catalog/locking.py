@@ -8,13 +8,14 @@ sees the other's half-done work.
 from __future__ import annotations
 
 import contextlib
+import secrets
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-__all__ = ["INCOMPLETE", "dataset_lock", "work_dirs"]
+__all__ = ["INCOMPLETE", "dataset_lock", "make_dir", "work_dirs"]
 
 #: Work dirs are named ``<version>.incomplete-<random>``.
 INCOMPLETE = ".incomplete-"
@@ -39,3 +40,18 @@ def dataset_lock(target: Path) -> Iterator[None]:
 def work_dirs(target: Path) -> list[Path]:
     """Work dirs of `target` left by runs that were killed (call with the lock held)."""
     return sorted(target.parent.glob(f"{target.name}{INCOMPLETE}*"))
+
+
+def make_dir(parent: Path, prefix: str) -> Path:
+    """A new directory ``<parent>/<prefix><random>`` with the permissions the umask gives.
+
+    (tempfile.mkdtemp makes it 0o700: the other users of a shared data dir could not read
+    what is renamed into place from it.)"""
+    for _ in range(100):
+        path = parent / f"{prefix}{secrets.token_hex(4)}"
+        try:
+            path.mkdir(0o777)  # the kernel applies the umask (thread-safe, unlike os.umask)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free name {prefix}XXXXXXXX in {parent}")

@@ -4,8 +4,11 @@ environment > default (platformdirs)."""
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+
+from catalog.errors import StorageError
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -17,6 +20,7 @@ __all__ = [
     "manual_dir",
     "mirrors",
     "offline",
+    "usable_dir",
 ]
 
 DATA_DIR_ENV = "CATALOG_DATA_DIR"
@@ -30,7 +34,7 @@ _FALSE = {"", "0", "false", "no", "off"}
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The data dir: `explicit`, else $CATALOG_DATA_DIR, else the platform's user data dir."""
     if explicit is not None:
-        return Path(explicit).expanduser()
+        return _given(explicit, "the data dir", f"--data-dir or ${DATA_DIR_ENV}")
     if os.environ.get(DATA_DIR_ENV):
         return Path(os.environ[DATA_DIR_ENV]).expanduser()
     import platformdirs  # only needed when neither an argument nor the variable says
@@ -44,10 +48,43 @@ def download_dir(
 ) -> Path:
     """The download cache: `explicit`, else $CATALOG_DOWNLOAD_DIR, else <data dir>/downloads."""
     if explicit is not None:
-        return Path(explicit).expanduser()
+        return _given(explicit, "the download dir", f"--download-dir or ${DOWNLOAD_DIR_ENV}")
     if os.environ.get(DOWNLOAD_DIR_ENV):
         return Path(os.environ[DOWNLOAD_DIR_ENV]).expanduser()
     return data_dir(data) / "downloads"
+
+
+def _given(explicit: str | os.PathLike[str], what: str, how: str) -> Path:
+    if not os.fspath(explicit).strip():
+        raise StorageError(f"{what} is an empty string: give a directory ({how})")
+    return Path(explicit).expanduser()
+
+
+def usable_dir(path: Path, what: str, how: str) -> Path:
+    """`path` as a directory catalog can write in, created if missing; else StorageError
+    naming it, what is wrong and how to point catalog elsewhere (`how`)."""
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise StorageError(
+            f"{what} {path}: {existing} is a file, not a directory; use another ({how})"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(
+            f"{what} {path} cannot be created in {existing} ({exc.strerror}): it is not "
+            f"writable; make it writable or use another ({how})"
+        ) from None
+    try:  # os.access says yes to root, also on read-only mounts and immutable dirs: try it
+        fd, probe = tempfile.mkstemp(prefix=".catalog-write-test-", dir=path)
+        os.close(fd)
+        Path(probe).unlink()
+    except OSError as exc:
+        raise StorageError(
+            f"{what} {path} is not writable ({exc.strerror}); make it writable or use another "
+            f"({how})"
+        ) from None
+    return path
 
 
 def mirrors(explicit: Sequence[str] | None = None) -> tuple[str, ...]:

@@ -3,31 +3,40 @@
 Everything is written into ``<version>.incomplete-XXXX`` beside the target and renamed into
 place only when every split and ``dataset_info.json`` are complete, under a file lock, so a
 crash or a second process never exposes half a dataset; leftovers of a killed run are removed
-by the next one.
+by the next one. A copy that is already prepared is reused without taking the lock, so a
+read-only data dir serves prepared datasets. Directories are created with the permissions the
+umask gives (readable by the other users of a shared data dir). A write that fails (a full
+disk, a file size limit) is a StorageError naming the file and the space needed, and leaves
+nothing behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import os
 import re
 import shutil
 import sys
-import tempfile
 from pathlib import Path
+from typing import Any
 
 from array_record.python.array_record_module import ArrayRecordWriter
 
 from catalog.checksums import sha256_file, write_checksums
 from catalog.codec import RecordCodec
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
-from catalog.errors import FeatureError, SourceFormatError, SpecError
+from catalog.errors import FeatureError, SourceFormatError, SpecError, StorageError
 from catalog.features import ClassLabel
 from catalog.features.class_label import abbreviate
 from catalog.formats import FORMATS, Source
-from catalog.info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
-from catalog.locking import INCOMPLETE, dataset_lock, work_dirs
+from catalog.info import DatasetInfo, ShardInfo, SplitInfo, reusable
+from catalog.locking import INCOMPLETE, dataset_lock, make_dir, work_dirs
+from catalog.paths import DATA_DIR_ENV, DOWNLOAD_DIR_ENV, usable_dir
+from catalog.shards import WRITER_OPTIONS, shard_name
 from catalog.spec import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
+from catalog.units import format_size
 
 __all__ = [
     "WRITER_OPTIONS",
@@ -38,13 +47,8 @@ __all__ = [
     "shard_name",
 ]
 
-#: group_size:1 keeps every record individually addressable: larger groups make one random
-#: read cost tens of milliseconds.
-WRITER_OPTIONS = "group_size:1"
-
-
-def shard_name(dataset: str, split: str, index: int = 0, count: int = 1) -> str:
-    return f"{dataset}-{split}.array_record-{index:05d}-of-{count:05d}"
+#: Errors of a write that no retry fixes: the fix is space, a limit, or permissions.
+_STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES}
 
 
 def resources(spec: BuilderSpec, *, register: bool = False) -> dict[str, Resource]:
@@ -82,28 +86,6 @@ def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> Build
     return spec.replace(downloads=downloads)
 
 
-def reusable(
-    spec: BuilderSpec, target: Path, max_examples_per_split: int | None = None
-) -> DatasetInfo | None:
-    """The info of the copy prepared in `target` if it holds what is asked for, else None.
-
-    Its split counts tell: a full copy (every split as the spec expects) serves any request;
-    a copy prepared with ``max_examples_per_split=N`` (min(N, expected) per split) serves
-    only the same limit, so preparing without one replaces it.
-    """
-    if not (target / INFO_FILE).is_file():
-        return None
-    info = DatasetInfo.read(target)
-    counts = {name: s.num_examples for name, s in info.splits.items()}
-    full = {name: s.num_examples for name, s in spec.splits.items()}
-    limit = max_examples_per_split
-    if counts == full or (
-        limit is not None and counts == {n: min(limit, c) for n, c in full.items()}
-    ):
-        return info
-    return None
-
-
 def prepare(
     spec: BuilderSpec,
     target: Path,
@@ -125,6 +107,15 @@ def prepare(
         check = FORMATS[name].check
         if check is not None:
             check()  # a missing optional library is reported before any download
+    if not overwrite and not downloads.register_checksums:
+        prepared = reusable(spec, target, max_examples_per_split)
+        if prepared is not None:
+            return prepared  # no lock needed to read a complete copy: read-only dirs work
+    usable_dir(target.parent, "the data dir", f"--data-dir or ${DATA_DIR_ENV}")
+    if downloads.download_dir is not None:
+        usable_dir(
+            downloads.download_dir, "the download dir", f"--download-dir or ${DOWNLOAD_DIR_ENV}"
+        )
     with dataset_lock(target), DownloadManager(downloads) as manager:
         fetched = None
         if downloads.register_checksums:
@@ -136,19 +127,42 @@ def prepare(
         for stale in work_dirs(target):
             shutil.rmtree(stale, ignore_errors=True)  # left by a run that was killed
         sources = _sources(spec, fetched or _download(spec, manager), manager)
-        work = Path(tempfile.mkdtemp(prefix=f"{target.name}{INCOMPLETE}", dir=target.parent))
+        work = make_dir(target.parent, f"{target.name}{INCOMPLETE}")
+        bars = downloads.progress == "bars"
         try:
             splits = {
-                s.name: _write_split(spec, s, sources[s.name], work, max_examples_per_split)
+                s.name: _write_split(spec, s, sources[s.name], work, max_examples_per_split, bars)
                 for s in spec.splits.values()
             }
-            info = dataclasses.replace(DatasetInfo.from_spec(spec), splits=splits)
+            info = dataclasses.replace(
+                DatasetInfo.from_spec(spec), splits=splits, shard_options=WRITER_OPTIONS
+            )
             info.write(work)
             _move_into_place(work, target)
+        except OSError as exc:
+            shutil.rmtree(work, ignore_errors=True)
+            if exc.errno in _STORAGE_ERRNOS and not isinstance(exc, StorageError):
+                raise _storage_error(exc.filename or work, exc.strerror or str(exc)) from None
+            raise
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
         return info
+
+
+def _storage_error(path: Any, reason: str, needed: int | None = None) -> StorageError:
+    """A failed write: the file, why, the free space there and, when known, the space needed."""
+    where = Path(path)
+    probe = where if where.is_dir() else where.parent
+    try:
+        free = f"{format_size(shutil.disk_usage(probe).free)} free there"
+    except OSError:
+        free = "free space unknown"
+    need = f", about {format_size(needed)} needed" if needed else ""
+    return StorageError(
+        f"cannot write {where}: {reason} ({free}{need}); free some space or prepare into "
+        f"another data dir (--data-dir or ${DATA_DIR_ENV}); nothing was kept"
+    )
 
 
 def _download(spec: BuilderSpec, manager: DownloadManager) -> dict[str, CachedFile]:
@@ -234,27 +248,46 @@ def _write_split(
     source: Source,
     work: Path,
     limit: int | None = None,
+    bars: bool = False,
 ) -> SplitInfo:
     _check_class_names(spec, split, source)
     encode = RecordCodec(spec.features).encode
     path = work / shard_name(spec.name, split.name)
+    expected = split.num_examples if limit is None else min(limit, split.num_examples)
     writer = ArrayRecordWriter(str(path), WRITER_OPTIONS)
-    count = 0
+    count = written = 0
+    bar = _examples_bar(f"{spec.full_name} {split.name}", expected) if bars else None
     try:
         for key, example in FORMATS[split.format].examples(source):
             if limit is not None and count >= limit:
                 break
             try:
-                writer.write(encode(example))
+                record = encode(example)
+                writer.write(record)
             except FeatureError as error:
                 raise FeatureError(
                     error.reason,
                     feature_path=error.feature_path,
                     example=f"split {split.name!r}, example {count} (key {key!r})",
                 ) from None
+            except RuntimeError as exc:  # array_record reports I/O failures as RuntimeError
+                needed = written * expected // max(count, 1)
+                raise _storage_error(path, _reason(exc), needed) from None
+            written += len(record)
             count += 1
+            if bar is not None:
+                bar.update()
+    except BaseException:
+        with contextlib.suppress(RuntimeError):
+            writer.close()  # the error in flight says what went wrong
+        raise
     finally:
-        writer.close()
+        if bar is not None:
+            bar.close()
+    try:
+        writer.close()  # the last chunk and the index are written here
+    except RuntimeError as exc:
+        raise _storage_error(path, _reason(exc), written) from None
     if count != (split.num_examples if limit is None else min(limit, split.num_examples)):
         where = spec.path / "builder.yaml" if spec.path else "the builder spec"
         raise SourceFormatError(
@@ -263,6 +296,21 @@ def _write_split(
         )
     shard = ShardInfo(path.name, count, path.stat().st_size, sha256_file(path))
     return SplitInfo(split.name, count, (shard,))
+
+
+def _reason(exc: BaseException) -> str:
+    """The system's reason in an array_record error ("write() failed: No space left on
+    device; writing ...; at byte N" -> "No space left on device")."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    match = re.search(r"failed: ([^;]+)", text)
+    return match.group(1) if match else text
+
+
+def _examples_bar(description: str, total: int) -> Any:
+    """A tqdm bar of examples written (examples/s, ETA) on stderr, for a terminal."""
+    from tqdm import tqdm  # only with bars
+
+    return tqdm(total=total, desc=description, unit=" ex", file=sys.stderr)
 
 
 def _move_into_place(work: Path, target: Path) -> None:

@@ -46,6 +46,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -152,6 +154,35 @@ class BuilderSpec:
     def replace(self, **changes: Any) -> BuilderSpec:
         """A copy with some fields changed (e.g. by the builder test harness)."""
         return dataclasses.replace(self, **changes)
+
+    @property
+    def fingerprint(self) -> str:
+        """A sha256 of everything that decides the prepared bytes: name, config, version,
+        features, splits (format, files, options, counts) and downloads (url, size, sha256).
+        Recorded in dataset_info.json, so a copy prepared from another builder with the same
+        name and version (a cut-down folder of one's own) is never taken for this one's.
+        Descriptions, citations and tags do not count: editing them keeps prepared data."""
+        content = {
+            "name": self.name,
+            "config": self.config,
+            "version": self.version,
+            "features": self.features.to_json(),
+            "splits": {
+                n: [s.format, s.files, s.options, s.num_examples] for n, s in self.splits.items()
+            },
+            "downloads": {n: [d.url, d.size, d.sha256] for n, d in self.downloads.items()},
+        }
+        text = json.dumps(content, sort_keys=True, default=_plain)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """JSON for the spec's own value types (file references, paths)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, Path):
+        return value.name
+    raise TypeError(f"cannot fingerprint {value!r}")
 
 
 class _Fields:
@@ -312,6 +343,12 @@ def _split(
     # Imported here, like yaml: the readers would add about 7 ms to `import catalog`.
     from catalog.formats import FORMATS
 
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise table.error(
+            str(name),
+            f"split name {name!r} must match [a-z][a-z0-9_]* (lower-case letters, digits and "
+            "_, starting with a letter; quote names YAML reads as numbers or booleans)",
+        )
     item = table.sub(name)
     item.only(("format", "files", "options", "num_examples"))
     fmt = FORMATS.get(item.get("format", str))

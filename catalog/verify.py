@@ -25,12 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from array_record.python.array_record_module import ArrayRecordReader
-
 from catalog.checksums import sha256_file
-from catalog.data_source import READER_OPTIONS
-from catalog.errors import SpecError
+from catalog.errors import CatalogError, SpecError
 from catalog.info import INFO_FILE, DatasetInfo, ShardInfo
+from catalog.shards import is_compressed, open_reader
 
 __all__ = ["Problem", "ProblemKind", "verify", "verify_shard"]
 
@@ -79,14 +77,16 @@ def verify(data_path: str | os.PathLike[str]) -> list[Problem]:
                 )
             )
         for shard in split.shards:
-            problem = verify_shard(folder, shard)
+            problem = verify_shard(folder, shard, compressed=is_compressed(info.shard_options))
             if problem is not None:
                 problems.append(problem)
     return problems
 
 
-def verify_shard(folder: Path, shard: ShardInfo) -> Problem | None:
-    """The first problem of one shard in `folder` (see the module docstring), or None."""
+def verify_shard(folder: Path, shard: ShardInfo, *, compressed: bool = False) -> Problem | None:
+    """The first problem of one shard in `folder` (see the module docstring), or None.
+
+    `compressed`: whether the shard was written with compressed chunks (older copies)."""
     path = folder / shard.file
     if not path.is_file():
         return Problem("missing", shard.file, f"missing from {folder}")
@@ -97,12 +97,12 @@ def verify_shard(folder: Path, shard: ShardInfo) -> Problem | None:
     if sha256 != shard.sha256:
         return Problem("sha256", shard.file, f"sha256 is {sha256}, {INFO_FILE} says {shard.sha256}")
     try:
-        reader = ArrayRecordReader(str(path), READER_OPTIONS)
+        reader = open_reader(str(path), compressed=compressed)
         try:
             count = int(reader.num_records())
         finally:
             reader.close()
-    except (RuntimeError, ValueError, OSError) as exc:
+    except CatalogError as exc:
         return Problem("records", shard.file, f"array_record cannot read it: {exc}")
     if count != shard.num_examples:
         return Problem(

@@ -85,8 +85,8 @@ def test_info_json_is_one_document(tmp_path: Path) -> None:
     assert list(data) == [
         "name", "config", "version", "description", "config_description", "homepage",
         "citation", "license", "features", "supervised_keys", "tags", "splits", "downloads",
-        "record_format", "configs", "default_config", "download_size", "prepared", "data_path",
-        "prepared_size",
+        "record_format", "shard_options", "builder", "configs", "default_config",
+        "download_size", "prepared", "data_path", "prepared_size",
     ]  # fmt: skip
     assert data["features"] == catalog.builder("fashion_mnist").info.features.to_json()
     assert data["features"]["features"]["label"]["names"][-1] == "Ankle boot"

@@ -437,10 +437,14 @@ def test_failure_lists_every_source_tried(server: LoopbackServer, tmp_path: Path
     host = flaky.split("/")[2]
     lines = str(info.value).splitlines()
     assert lines[0] == "could not download data.bin:"
-    assert lines[1] == f"  {tmp_path / 'nomirror' / host / 'data.bin'}: not found"
+    assert lines[1] == (
+        f"  {tmp_path / 'nomirror' / host / 'data.bin'}: not found: the mirror dir "
+        f"{tmp_path / 'nomirror'} does not exist"
+    )
     assert lines[2] == f"  {mirror}/{host}/data.bin: HTTP 404 Not Found"
     assert lines[3] == f"  {flaky}: HTTP 500 Internal Server Error (2 attempts)"
-    assert "--mirror" in lines[4] and str(tmp_path / "manual" / "data.bin") in lines[4]
+    assert "--mirror" in lines[4] and "--offline" in lines[4]
+    assert f"into {tmp_path / 'manual'}/ (the manual dir)" in lines[4]
 
 
 def test_no_urls_says_where_to_put_the_file(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from catalog.cli.common import (
     positive_int,
 )
 from catalog.errors import CatalogError
+from catalog.info import reusable
 from catalog.units import format_size
 
 if TYPE_CHECKING:
@@ -107,8 +108,6 @@ def _prepare_one(
     b: DatasetBuilder, args: argparse.Namespace, config: DownloadConfig
 ) -> dict[str, Any]:
     """Prepare one dataset; its entry of the --json document (its line is printed here)."""
-    from catalog.prepare import reusable  # imports the writer and requests: only prepare needs
-
     limit = args.max_examples_per_split
     label = dataset_label(b)
     entry: dict[str, Any] = {
@@ -158,6 +157,32 @@ def _prepare_one(
     return entry
 
 
+def _check_dirs(
+    builders: list[DatasetBuilder], args: argparse.Namespace, config: DownloadConfig
+) -> None:
+    """The data and download dirs must be usable where something is to be prepared (a read-only
+    data dir is fine for datasets that are only reused)."""
+    from catalog.download import resolve_config
+
+    todo = [
+        b
+        for b in builders
+        if args.overwrite
+        or config.register_checksums
+        or reusable(b.spec, b.data_path, args.max_examples_per_split) is None
+    ]
+    for b in todo:
+        paths.usable_dir(b.data_path.parent, "the data dir", f"--data-dir or ${paths.DATA_DIR_ENV}")
+    if todo:
+        resolved = resolve_config(config, data_dir=todo[0].data_dir, download_dir=args.download_dir)
+        assert resolved.download_dir is not None
+        paths.usable_dir(
+            resolved.download_dir,
+            "the download dir",
+            f"--download-dir or ${paths.DOWNLOAD_DIR_ENV}",
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     # Resolve every name first: a typo (DatasetNotFoundError) or a malformed spec (SpecError)
     # is a usage error, reported by main() before any work.
@@ -176,6 +201,11 @@ def run(args: argparse.Namespace) -> int:
         )
         resolve_config(config)
     except ValueError as exc:
+        error(str(exc))
+        return EXIT_USAGE
+    try:  # an unusable data or download dir is a usage error, found before any work
+        _check_dirs(builders, args, config)
+    except CatalogError as exc:
         error(str(exc))
         return EXIT_USAGE
     entries = [_prepare_one(b, args, config) for b in builders]

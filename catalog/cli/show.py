@@ -54,7 +54,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "-o",
         "--output",
         type=Path,
-        help="the PNG to write (default: NAME.png, or NAME-CONFIG.png, in the current dir)",
+        help="the picture to write: .png, or .jpg/.jpeg for a JPEG (default: NAME.png, or "
+        "NAME-CONFIG.png, in the current dir)",
     )
     parser.add_argument("--columns", type=positive_int, help="cells per row (default: a square)")
     parser.add_argument(
@@ -62,6 +63,10 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="the Image feature to draw (default: the supervised input, else the first Image)",
     )
     parser.set_defaults(run=run)
+
+
+#: The picture formats `-o` can write, by file suffix.
+IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG"}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,14 +77,17 @@ def run(args: argparse.Namespace) -> int:
     split = args.split
     if split is None:
         split = "train" if "train" in b.spec.splits else next(iter(b.spec.splits))
+    config = b.config
+    output = args.output or Path(f"{b.name}-{config}.png" if config else f"{b.name}.png")
+    image_format = IMAGE_FORMATS.get(output.suffix.lower())
+    if image_format is None:
+        known = ", ".join(IMAGE_FORMATS)
+        error(f"-o {output}: cannot tell the image format from {output.suffix!r}; use {known}")
+        return EXIT_USAGE
     try:
         ds = b.as_data_source(split)
     except NotPreparedError:
-        error(
-            f"{args.name} is not prepared in {b.data_dir}; prepare it first: "
-            f"catalog prepare {args.name}"
-            + (f" --data-dir {args.data_dir}" if args.data_dir else "")
-        )
+        error(str(b.not_prepared_error(args.name, args.data_dir)))
         return EXIT_USAGE
     try:
         grid = show_examples(
@@ -92,10 +100,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # no Image feature to draw, an empty split
         error(f"{args.name}: {exc}")
         return EXIT_USAGE
-    config = b.config
-    output = args.output or Path(f"{b.name}-{config}.png" if config else f"{b.name}.png")
     try:
-        grid.save(output, format="PNG", optimize=True)
+        if image_format == "PNG":
+            grid.save(output, format="PNG", optimize=True)
+        else:
+            grid.convert("RGB").save(output, format="JPEG", quality=92)
     except OSError as exc:
         error(f"cannot write {output}: {exc.strerror or exc}")
         return EXIT_FAILED

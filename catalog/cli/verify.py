@@ -92,11 +92,7 @@ def run(args: argparse.Namespace) -> int:
     builders = [builder(name, data_dir=args.data_dir) for name in args.names]
     for name, b in zip(args.names, builders, strict=True):
         if not b.is_prepared:
-            error(
-                f"{dataset_label(b)} is not prepared in {b.data_dir}; prepare it first: "
-                f"catalog prepare {name}"
-                + (f" --data-dir {args.data_dir}" if args.data_dir else "")
-            )
+            error(str(b.not_prepared_error(name, args.data_dir)))
             return EXIT_USAGE
     entries = [_verify_one(b, args, name) for name, b in zip(args.names, builders, strict=True)]
     ok = all(e["ok"] for e in entries)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import threading
 from pathlib import Path
 
@@ -156,9 +157,28 @@ def _request_failure(exc: requests.RequestException) -> Failure:
         return Failure(f"TLS error: {inner}")
     if isinstance(exc, requests.Timeout):
         return Failure(f"timed out: {inner}", transient=True)
+    if _dns_failure(exc):
+        # The name did not resolve (no network, no DNS, a typo): another try in a few seconds
+        # will not change that, so the next source is tried at once.
+        return Failure(f"host not found (DNS: {inner})")
     if isinstance(exc, requests.ConnectionError):
         return Failure(f"connection failed: {inner}", transient=True)
     return Failure(inner)  # invalid URL, unsupported scheme, too many redirects
+
+
+def _dns_failure(exc: BaseException) -> bool:
+    """Whether a request failed because the host name did not resolve."""
+    seen: set[int] = set()
+    stack: list[object] = [exc]
+    while stack:
+        item = stack.pop()
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, (socket.gaierror, urllib3.exceptions.NameResolutionError)):
+            return True
+        stack += [item.__cause__, item.__context__, getattr(item, "reason", None), *item.args]
+    return False
 
 
 def _innermost(exc: BaseException) -> BaseException:

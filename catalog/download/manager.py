@@ -30,7 +30,7 @@ from catalog.checksums import CHUNK_SIZE, Digest
 from catalog.download.cache import Cache, CachedFile, cache_path
 from catalog.download.config import DownloadConfig, resolve_config
 from catalog.download.http import fetch, new_session
-from catalog.download.mirrors import Source, sources
+from catalog.download.mirrors import Source, local_miss, sources
 from catalog.download.progress import Progress
 from catalog.download.report import Tried, combined_error, download_error, offline_error
 from catalog.download.resource import Failure, Resource, verify
@@ -192,7 +192,7 @@ class DownloadManager:
             if source.path is None:
                 continue
             if not source.path.is_file():
-                tried.append((source.where, Failure("not found")))
+                tried.append((source.where, Failure(local_miss(source))))
             elif (found := self._copy(source.path, resource, tried)) is not None:
                 return found
         return None
@@ -231,9 +231,10 @@ class DownloadManager:
                     return self._fetch(url, resource)
                 except Failure as failure:
                     last[url], attempts[url] = failure, attempts[url] + 1
-                    if not failure.transient:
+                    if failure.transient:  # final failures are all in the error at the end
+                        self.progress.note(f"{resource.filename}: {url}: {failure.reason}")
+                    else:
                         pending.remove(url)
-                    self.progress.note(f"{resource.filename}: {url}: {failure.reason}")
             if not pending:
                 break
         for url, why in last.items():

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
-__all__ = ["Source", "check_mirror", "mirror_url", "sources"]
+__all__ = ["Source", "check_mirror", "local_miss", "mirror_url", "sources"]
 
 _REMOTE = ("http", "https")
 
@@ -29,6 +29,8 @@ class Source:
 
     where: str  # the URL, or the local path as text (for messages)
     path: Path | None = None
+    #: The mirror dir `path` is in (None for other sources), to say why a file is not there.
+    mirror: Path | None = None
 
     @property
     def local(self) -> bool:
@@ -36,13 +38,34 @@ class Source:
 
 
 def check_mirror(mirror: str) -> str:
-    """Return ``mirror`` if it is an http(s):// or file:// URL or a path; else ValueError."""
+    """Return ``mirror`` if it is an http(s):// URL, or a file:// URL or path of an existing
+    directory; else ValueError saying what it is instead."""
     scheme = urlsplit(mirror).scheme.lower()
     if not mirror.strip() or (len(scheme) > 1 and scheme not in (*_REMOTE, "file")):
         raise ValueError(
             f"mirror {mirror!r}: expected an http(s):// or file:// URL or a local directory"
         )
     return mirror
+
+
+def local_miss(source: Source) -> str:
+    """Why a local source has no file: for a mirror dir, whether the dir itself is missing or a
+    file, or the file sits there in a flat layout instead of <host>/<path>."""
+    mirror = source.mirror
+    if mirror is None:
+        return "not found"
+    if not mirror.exists():
+        return f"not found: the mirror dir {mirror} does not exist"
+    if not mirror.is_dir():
+        return f"not found: the mirror {mirror} is a file, not a directory"
+    assert source.path is not None
+    flat = mirror / source.path.name
+    if flat.is_file():
+        return (
+            f"not found; {flat} is there, but a mirror dir holds files as "
+            f"<mirror>/<host>/<path of the URL> (the wget -x layout): move it to {source.path}"
+        )
+    return "not found"
 
 
 def mirror_url(mirror: str, url: str) -> str:
@@ -62,7 +85,7 @@ def sources(urls: Sequence[str], mirrors: Iterable[str]) -> list[Source]:
                 found.append(Source(mirror_url(mirror, url)))
             else:
                 path = directory.joinpath(*unquote(_relative(url) or "").split("/"))
-                found.append(Source(str(path), path))
+                found.append(Source(str(path), path, directory))
     for url in urls:
         local = _local_path(url) if urlsplit(url).scheme.lower() == "file" else None
         found.append(Source(str(local), local) if local else Source(url))

@@ -33,6 +33,26 @@ class _NoBar:
         pass
 
 
+class _OnFirstBytes:
+    """A bar that appears when the first bytes arrive, so a server that never answers (or a
+    host that does not resolve) leaves no "downloading ..." line or empty bar behind: the
+    failure is reported once, at the end."""
+
+    def __init__(self, start: Any) -> None:
+        self._start: Any = start
+        self._bar: Bar | None = None
+
+    def update(self, n: int) -> None:
+        if self._bar is None:
+            self._bar = self._start()
+        assert self._bar is not None
+        self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
 class Progress:
     """Reports transfers and notes (retries, waits) on stderr, as ``mode`` asks."""
 
@@ -44,24 +64,31 @@ class Progress:
         self._lock = threading.Lock()
 
     def transfer(self, filename: str, size: int | None, where: str, *, start: int = 0) -> Bar:
-        """Announce a transfer of ``filename`` from ``where`` (from byte ``start``)."""
-        if self.mode == "bars":
-            return tqdm(  # type: ignore[no-any-return]
-                total=size,
-                initial=start,
-                unit="B",
-                unit_scale=True,
-                unit_divisor=1024,
-                desc=filename,
-                file=sys.stderr,
-                leave=True,
-            )
-        if start:
-            at = f"{format_size(start)} of {format_size(size)}"
-            self.note(f"resuming {filename} at {at} from {where}")
-        else:
-            self.note(f"downloading {filename} ({format_size(size)}) from {where}")
-        return _NoBar()
+        """A transfer of ``filename`` from ``where`` (from byte ``start``), announced when its
+        first bytes arrive."""
+        if self.mode == "none":
+            return _NoBar()
+
+        def begin() -> Bar:
+            if self.mode == "bars":
+                return tqdm(  # type: ignore[no-any-return]
+                    total=size,
+                    initial=start,
+                    unit="B",
+                    unit_scale=True,
+                    unit_divisor=1024,
+                    desc=filename,
+                    file=sys.stderr,
+                    leave=True,
+                )
+            if start:
+                at = f"{format_size(start)} of {format_size(size)}"
+                self.note(f"resuming {filename} at {at} from {where}")
+            else:
+                self.note(f"downloading {filename} ({format_size(size)}) from {where}")
+            return _NoBar()
+
+        return _OnFirstBytes(begin)
 
     def note(self, message: str) -> None:
         """One line on stderr (above any bars), unless silent."""

@@ -24,17 +24,26 @@ def download_error(resource: Resource, tried: Tried, manual: Path) -> CatalogErr
     lines = [f"could not download {resource.filename}:"]
     lines += [f"  {where}: {failure.reason}" for where, failure in tried]
     if all(failure.checksum for _, failure in tried):
-        lines.append(
+        advice = (
             "Every source delivered bytes that differ from the registered size/sha256 (the "
             "file may have changed upstream; builder authors: --register-checksums). Check "
             f"the URLs, or place a file with sha256 {resource.sha256} at {manual}"
         )
-        return ChecksumError("\n".join(lines))
-    lines.append(
-        f"Check the network connection (or try again later), add a mirror (--mirror or "
-        f"{MIRRORS_ENV}), or download the file yourself and place it at {manual}"
+        return _with_advice(ChecksumError, lines, advice)
+    advice = (
+        "Check the network connection (or try again later), add a mirror (--mirror or "
+        f"{MIRRORS_ENV}), use files already downloaded (--offline or {OFFLINE_ENV}=1), or "
+        f"download the files yourself into {manual.parent}/ (the manual dir)"
     )
-    return DownloadError("\n".join(lines))
+    return _with_advice(DownloadError, lines, advice)
+
+
+def _with_advice(kind: type[CatalogError], lines: list[str], advice: str) -> CatalogError:
+    """An error whose message is `lines` then `advice`; both kept apart for `combined_error`,
+    which states shared advice once."""
+    exc = kind("\n".join([*lines, advice]))
+    exc.lines, exc.advice = lines, advice  # type: ignore[attr-defined]
+    return exc
 
 
 def offline_error(
@@ -61,8 +70,10 @@ def combined_error(errors: list[CatalogError], total: int) -> CatalogError:
     """One error for several failed files (the single error itself if only one failed)."""
     if len(errors) == 1:
         return errors[0]
-    message = f"{len(errors)} of {total} files could not be fetched:\n\n" + "\n\n".join(
-        str(e) for e in errors
+    blocks = ["\n".join(getattr(e, "lines", None) or [str(e)]) for e in errors]
+    advice = list(dict.fromkeys(a for e in errors if (a := getattr(e, "advice", None))))
+    message = f"{len(errors)} of {total} files could not be fetched:\n" + "\n".join(
+        [*blocks, *advice]
     )
     if all(isinstance(e, ChecksumError) for e in errors):
         return ChecksumError(message)
