@@ -43,8 +43,10 @@ class RecordCodec:
         self.features = features
         self._decode_body = features.decoder(skip=skip, decoders=decoders)
         size = features.fixed_size
+        #: The size of every record when all features are fixed-size, else None.
+        self.record_size = None if size is None else size + 1
         custom = self._decode_body != features.decode
-        self._record_size = None if size is None or custom else size + 1
+        self._record_size = None if custom else self.record_size
 
     def encode(self, example: Mapping[str, Any]) -> bytes:
         """Validate `example` against the features and return its record."""

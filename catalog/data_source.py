@@ -26,6 +26,7 @@ data source is a list of ranges in that space (``train[:10%]+test`` is two range
 from __future__ import annotations
 
 import bisect
+import contextlib
 import operator
 import os
 import threading
@@ -37,9 +38,9 @@ import numpy as np
 from array_record.python.array_record_module import ArrayRecordReader
 
 from catalog.codec import RecordCodec
-from catalog.errors import SplitError
+from catalog.errors import NotPreparedError, ShardError, SplitError
 from catalog.features import FeaturesDict
-from catalog.info import DatasetInfo
+from catalog.info import INFO_FILE, DatasetInfo
 from catalog.shards import READER_OPTIONS, is_compressed, open_reader, shard_error
 from catalog.splits import resolve
 
@@ -96,16 +97,20 @@ class DataSource(Sequence[Example]):
         self._as_supervised = as_supervised
         self._folder = Path(folder)
         self._compressed = is_compressed(info.shard_options)
+        self._stamp = _stamp(self._folder) if _pieces is None else None
         self._paths: list[str] = []
         self._starts = [0]  # flat position of each shard's first record, then the total
         split_base = {}
         for name, split_info in info.splits.items():
             split_base[name] = self._starts[-1]
+            if _pieces is None:
+                _check_split(self._folder, info, name)
             for shard in split_info.shards:
                 self._paths.append(str(self._folder / shard.file))
                 self._starts.append(self._starts[-1] + shard.num_examples)
                 if _pieces is None:
                     _check_shard(self._paths[-1], shard.num_bytes)
+        self._record_size = RecordCodec(info.features).record_size
         if _pieces is None:
             counts = {name: s.num_examples for name, s in info.splits.items()}
             _pieces = [
@@ -164,9 +169,44 @@ class DataSource(Sequence[Example]):
     def _reader(self, shard: int) -> ArrayRecordReader:
         reader = self._readers[shard]
         if reader is None:
+            self._check_unchanged()
             path = self._paths[shard]
-            reader = self._readers[shard] = open_reader(path, compressed=self._compressed)
+            reader = open_reader(path, compressed=self._compressed)
+            try:
+                self._check_records(shard, reader)
+            except BaseException:
+                reader.close()
+                raise
+            self._readers[shard] = reader
         return reader
+
+    def _check_unchanged(self) -> None:
+        """The prepared copy must still be the one this source was made for: a copy prepared
+        again under it (``--overwrite``) has other shards and counts."""
+        if self._stamp is not None and _stamp(self._folder) != self._stamp:
+            raise NotPreparedError(
+                f"{self._folder} was prepared again after this data source of "
+                f"{self.info.full_name} split {self.split!r} was made (its dataset_info.json "
+                "changed); make a new data source (catalog.data_source(...))"
+            )
+
+    def _check_records(self, shard: int, reader: ArrayRecordReader) -> None:
+        """A shard must hold the records dataset_info.json says, of the size its features
+        give (when they are all fixed-size): checked once per shard per process, when its
+        reader opens, before any example is returned."""
+        path, expected = self._paths[shard], self._starts[shard + 1] - self._starts[shard]
+        held = int(reader.num_records())
+        if held != expected:
+            raise shard_error(path, f"it holds {held} records, dataset_info.json says {expected}")
+        if self._record_size is not None and held:
+            reader.seek(0)
+            size = len(reader.read())
+            if size != self._record_size:
+                raise shard_error(
+                    path,
+                    f"its records have {size} bytes, but the features in dataset_info.json "
+                    f"encode to {self._record_size}: the data and its description differ",
+                )
 
     def _read(self, positions: Sequence[int]) -> list[bytes]:
         """The records at flat `positions` (already range-checked), in order."""
@@ -195,7 +235,9 @@ class DataSource(Sequence[Example]):
         and name the shard and the record (call with the lock held)."""
         reader, self._readers[shard] = self._readers[shard], None
         if reader is not None:
-            reader.close()
+            with contextlib.suppress(RuntimeError):  # a failed reader reports it again
+                reader.close()
+        self._check_unchanged()
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return shard_error(self._paths[shard], f"record {record} cannot be read ({reason})")
 
@@ -279,7 +321,7 @@ class DataSource(Sequence[Example]):
         if isinstance(key, slice):
             pieces = _compose(self._pieces, range(self._len)[key])
             split = f"{self.split}[{_slice_text(key)}]"
-            return DataSource(
+            view = DataSource(
                 self._folder,
                 self.info,
                 split,
@@ -287,6 +329,8 @@ class DataSource(Sequence[Example]):
                 as_supervised=self._as_supervised,
                 _pieces=pieces,
             )
+            view._stamp = self._stamp  # the same prepared copy as this source's
+            return view
         if isinstance(key, np.ndarray) and key.ndim == 0:
             key = key.item()
         if isinstance(key, (list, tuple, range, np.ndarray)):
@@ -339,6 +383,35 @@ class DataSource(Sequence[Example]):
             f"DataSource(name={self.info.name!r}, version={self.info.version!r}, "
             f"split={self.split!r}, num_examples={self._len}, features={self.features!r})"
         )
+
+
+def _stamp(folder: Path) -> tuple[int, int, int] | None:
+    """Which dataset_info.json `folder` holds now (inode, mtime, size), or None."""
+    try:
+        st = (folder / INFO_FILE).stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _check_split(folder: Path, info: DatasetInfo, split: str) -> None:
+    """A split's shards must be its own and hold its example count (dataset_info.json that was
+    edited or damaged would otherwise silently serve another split's examples)."""
+    split_info = info.splits[split]
+    held = sum(s.num_examples for s in split_info.shards)
+    where = folder / INFO_FILE
+    if held != split_info.num_examples:
+        raise ShardError(
+            f"{where}: split {split!r} says {split_info.num_examples} examples but its shards "
+            f"hold {held}; run 'catalog verify' and 'catalog prepare --overwrite'"
+        )
+    prefix = f"{info.name}-{split}.array_record"
+    for shard in split_info.shards:
+        if not shard.file.startswith(prefix):
+            raise ShardError(
+                f"{where}: split {split!r} lists shard {shard.file}, which is not one of its "
+                f"own ({prefix}-*); run 'catalog verify' and 'catalog prepare --overwrite'"
+            )
 
 
 def _check_shard(path: str, num_bytes: int) -> None:

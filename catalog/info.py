@@ -177,7 +177,12 @@ class DatasetInfo:
             raise TypeError(f"features must be a FeaturesDict, got {features!r}")
         splits = {
             name: SplitInfo(
-                name, s["num_examples"], tuple(ShardInfo(**shard) for shard in s["shards"])
+                name,
+                _count(s["num_examples"], f"splits.{name}.num_examples"),
+                tuple(
+                    _shard(shard, f"splits.{name}.shards[{i}]")
+                    for i, shard in enumerate(s["shards"])
+                ),
             )
             for name, s in data["splits"].items()
         }
@@ -249,6 +254,29 @@ def reusable(
     ):
         return info
     return None
+
+
+def _count(value: Any, where: str) -> int:
+    """A count read from dataset_info.json: an int >= 0 (not a bool, a string, a float)."""
+    if type(value) is not int or value < 0:
+        raise TypeError(f"{where} must be a whole number >= 0, got {value!r}")
+    return value
+
+
+def _shard(data: Any, where: str) -> ShardInfo:
+    if not isinstance(data, dict):
+        raise TypeError(f"{where} must be an object, got {data!r}")
+    file, sha256 = data.get("file"), data.get("sha256")
+    if not isinstance(file, str) or "/" in file or file in ("", ".", ".."):
+        raise TypeError(f"{where}.file must be a file name, got {file!r}")
+    if not isinstance(sha256, str):
+        raise TypeError(f"{where}.sha256 must be a string, got {sha256!r}")
+    return ShardInfo(
+        file,
+        _count(data.get("num_examples"), f"{where}.num_examples"),
+        _count(data.get("num_bytes"), f"{where}.num_bytes"),
+        sha256,
+    )
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ For each shard ``dataset_info.json`` lists, in this order, the first failing che
 - ``missing``: the file is not there;
 - ``size``: its size is not the recorded ``num_bytes``;
 - ``sha256``: its sha256 is not the recorded one (a flipped byte, a file replaced);
-- ``records``: array_record's reader cannot open it, or counts other than ``num_examples``
-  records in it.
+- ``records``: array_record's reader cannot open it, counts other than ``num_examples``
+  records in it, or (features all fixed-size) a record's size is not what the features
+  encode to: dataset_info.json no longer describes the data.
 
 ``info`` problems concern dataset_info.json itself: unreadable, a split with no shards, or a
 split count that is not the sum of its shards'. Nothing is repaired: preparing the dataset again
@@ -25,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from array_record.python.array_record_module import ArrayRecordReader
+
 from catalog.checksums import sha256_file
+from catalog.codec import RecordCodec
 from catalog.errors import CatalogError, SpecError
 from catalog.info import INFO_FILE, DatasetInfo, ShardInfo
 from catalog.shards import is_compressed, open_reader
@@ -77,16 +81,25 @@ def verify(data_path: str | os.PathLike[str]) -> list[Problem]:
                 )
             )
         for shard in split.shards:
-            problem = verify_shard(folder, shard, compressed=is_compressed(info.shard_options))
+            problem = verify_shard(
+                folder,
+                shard,
+                compressed=is_compressed(info.shard_options),
+                record_size=RecordCodec(info.features).record_size,
+            )
             if problem is not None:
                 problems.append(problem)
     return problems
 
 
-def verify_shard(folder: Path, shard: ShardInfo, *, compressed: bool = False) -> Problem | None:
+def verify_shard(
+    folder: Path, shard: ShardInfo, *, compressed: bool = False, record_size: int | None = None
+) -> Problem | None:
     """The first problem of one shard in `folder` (see the module docstring), or None.
 
-    `compressed`: whether the shard was written with compressed chunks (older copies)."""
+    `compressed`: whether the shard was written with compressed chunks (older copies);
+    `record_size`: the size of every record when the features are all fixed-size (each record
+    is read and checked: a description that does not fit the data is found)."""
     path = folder / shard.file
     if not path.is_file():
         return Problem("missing", shard.file, f"missing from {folder}")
@@ -100,12 +113,34 @@ def verify_shard(folder: Path, shard: ShardInfo, *, compressed: bool = False) ->
         reader = open_reader(str(path), compressed=compressed)
         try:
             count = int(reader.num_records())
+            bad = _odd_record(reader, count, record_size) if record_size else None
         finally:
             reader.close()
     except CatalogError as exc:
         return Problem("records", shard.file, f"array_record cannot read it: {exc}")
+    except (RuntimeError, ValueError, IndexError) as exc:
+        return Problem("records", shard.file, f"array_record cannot read its records: {exc}")
+    if bad is not None:
+        index, size = bad
+        return Problem(
+            "records",
+            shard.file,
+            f"record {index} has {size} bytes, but the features in {INFO_FILE} encode to "
+            f"{record_size}",
+        )
     if count != shard.num_examples:
         return Problem(
             "records", shard.file, f"holds {count} records, {INFO_FILE} says {shard.num_examples}"
         )
+    return None
+
+
+def _odd_record(
+    reader: ArrayRecordReader, count: int, size: int, chunk: int = 4096
+) -> tuple[int, int] | None:
+    """(index, size) of the first record whose size is not `size`, or None."""
+    for start in range(0, count, chunk):
+        for offset, record in enumerate(reader.read(start, min(count, start + chunk))):
+            if len(record) != size:
+                return start + offset, len(record)
     return None
