@@ -22,6 +22,7 @@ from catalog.errors import (
     SplitError,
 )
 from catalog.features import (
+    Audio,
     ClassLabel,
     Feature,
     FeaturesDict,
@@ -36,6 +37,7 @@ from catalog.registry import list_datasets
 from catalog.splits import even_splits
 
 __all__ = [
+    "Audio",
     "CatalogError",
     "ChecksumError",
     "ClassLabel",

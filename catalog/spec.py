@@ -274,17 +274,35 @@ def _option(
             return None
         return fields.get(name, int)
     if option.kind == "strs":
+        return _strs(fields, name)
+    if option.kind == "floats":
         value = fields.get(name, list)
-        if not all(isinstance(v, str) for v in value):
-            raise fields.error(name, f"expected a list of strings, got {value!r}")
-        return list(value)
-    table = fields.sub(name)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            raise fields.error(name, f"expected a list of numbers, got {value!r}")
+        return [float(v) for v in value]
     if option.kind == "str_map":
-        for key, value in table.data.items():
-            if not isinstance(value, str):
-                raise table.error(str(key), f"expected a string, got {value!r}")
-        return {str(key): value for key, value in table.data.items()}
+        return _str_map(fields, name)
+    table = fields.sub(name)
+    if option.kind == "strs_map":
+        return {str(key): _strs(table, key) for key in table.data}
+    if option.kind == "str_maps":
+        return {str(key): _str_map(table, key) for key in table.data}
     return {str(key): _file_ref(table, key, downloads) for key in table.data}  # file_map
+
+
+def _str_map(fields: _Fields, name: str) -> dict[str, str]:
+    table = fields.sub(name)
+    for key, value in table.data.items():
+        if not isinstance(value, str):
+            raise table.error(str(key), f"expected a string, got {value!r}")
+    return {str(key): value for key, value in table.data.items()}
+
+
+def _strs(fields: _Fields, name: str) -> list[str]:
+    value = fields.get(name, list)
+    if not all(isinstance(v, str) for v in value):
+        raise fields.error(name, f"expected a list of strings, got {value!r}")
+    return list(value)
 
 
 def _options(

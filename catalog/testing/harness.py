@@ -28,6 +28,7 @@ import numpy as np
 from catalog.builder import DatasetBuilder
 from catalog.data_source import DataSource
 from catalog.features import (
+    Audio,
     ClassLabel,
     Feature,
     FeaturesDict,
@@ -103,12 +104,13 @@ def check_example(feature: Feature, value: Any, *, where: str) -> None:
     elif isinstance(feature, Sequence):
         _check_sequence(feature, value, where=where)
     elif isinstance(feature, ClassLabel):
-        assert type(value) is int and 0 <= value < feature.num_classes, f"{where}: {value!r}"
+        low = -1 if feature.allow_unlabeled else 0
+        assert type(value) is int and low <= value < feature.num_classes, f"{where}: {value!r}"
     elif isinstance(feature, Scalar):
         assert isinstance(value, np.generic) and value.dtype == feature.dtype, f"{where}: {value!r}"
     elif isinstance(feature, Text):
         assert isinstance(value, str), f"{where}: {type(value)}"
-    elif isinstance(feature, (Image, Tensor)):
+    elif isinstance(feature, (Audio, Image, Tensor)):
         _check_array(value, feature.shape, feature.dtype, where=where)
     else:
         raise AssertionError(f"{where}: the harness cannot check {feature!r} yet")
