@@ -77,7 +77,9 @@ class Audio(Feature):
             try:
                 value = Path(value).read_bytes()
             except OSError as error:
-                raise self._error(f"cannot read WAV file {str(value)!r}: {error.strerror}") from None
+                raise self._error(
+                    f"cannot read WAV file {str(value)!r}: {error.strerror}"
+                ) from None
         if isinstance(value, (bytes, bytearray, memoryview)):
             data = bytes(value)
             self._check_header(read_header(data, f"{self!r}: the {len(data)} bytes given"))
@@ -154,6 +156,5 @@ class Audio(Feature):
 
     def __repr__(self) -> str:
         return (
-            f"Audio(sample_rate={self.sample_rate}, dtype={self.dtype.name!r}, "
-            f"shape={self.shape})"
+            f"Audio(sample_rate={self.sample_rate}, dtype={self.dtype.name!r}, shape={self.shape})"
         )

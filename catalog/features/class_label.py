@@ -112,7 +112,9 @@ class ClassLabel(Feature):
         self._num_classes = num_classes
         self._index = {n: i for i, n in enumerate(names)} if names is not None else {}
         if not isinstance(allow_unlabeled, bool):
-            raise FeatureError(f"ClassLabel allow_unlabeled must be a bool, got {allow_unlabeled!r}")
+            raise FeatureError(
+                f"ClassLabel allow_unlabeled must be a bool, got {allow_unlabeled!r}"
+            )
         self.allow_unlabeled = allow_unlabeled
         self._shift = int(allow_unlabeled)  # stored value = index + shift, so -1 stores as 0
         self._width = _storage_width(num_classes + self._shift)
