@@ -26,7 +26,8 @@ the builder folder. ``builder.yaml``::
 
 A file reference is a download's name (the downloaded file itself), or ``{download: NAME,
 member: PATH}``: a path inside the download's archive, extracted once (zip, tar, tar.gz, ...;
-a lone .gz/.bz2/.xz file holds one member, its name without the suffix). ``member`` may be a
+a lone .gz/.bz2/.xz file holds one member, its name without the suffix); ``member: "."`` is
+the folder the whole archive is extracted into. ``member`` may be a
 glob (``cifar-10-batches-bin/data_batch_*.bin``); its matches are read in natural order
 (``_2`` before ``_10``), and must be exactly one unless the format's role takes many.
 
@@ -72,6 +73,8 @@ __all__ = [
 SPEC_FILE = "builder.yaml"
 CHECKSUMS_FILE = "checksums.tsv"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+#: A config name may also hold dots between its words, as TFDS's ``squad/v1.1`` does.
+_CONFIG_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 #: A tag names a modality or task: lower case words joined by hyphens (``image-classification``).
 _TAG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -382,8 +385,10 @@ def _configs(top: _Fields) -> tuple[dict[str, _Fields], str | None]:
         raise top.error("configs", "expected at least one config")
     configs = {}
     for key in table.data:
-        if not isinstance(key, str) or not _NAME.match(key):
-            raise table.error(str(key), "a config name must match [a-z][a-z0-9_]*")
+        if not isinstance(key, str) or not _CONFIG_NAME.match(key):
+            raise table.error(
+                str(key), "a config name must be words of [a-z0-9_] joined by '.', e.g. v1.1"
+            )
         configs[key] = table.sub(key)
         configs[key].only(_CONFIG_FIELDS)
     default = top.get("default_config", str, next(iter(configs)))
