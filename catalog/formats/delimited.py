@@ -12,7 +12,8 @@ row). Options (all optional except the mapping):
   (a path goes through nested dicts). ``stack``: ``{feature path: [column, ...]}`` for a
   Tensor of one dimension built from several columns. ``constant``: ``{feature path: text}``
   for a feature no column holds (``label: "-1"``, an unlabelled test file). ``row_index``:
-  a feature that gets the row's 0-based index (header excluded). Every feature of the spec
+  a feature that gets the row's 0-based index (header and blank lines excluded, skipped
+  incomplete rows counted, as TFDS's GLUE ``idx``). Every feature of the spec
   must get its value from exactly one of these.
 - ``missing``: texts that mark a missing value (``?``); ``fill``: ``{feature path: text}``
   standing in for a missing value of that feature (a missing value elsewhere is an error).
@@ -138,8 +139,7 @@ def examples(source: Source) -> Examples:
     stacked = set(options["stack"])
     missing, fill, values = set(options["missing"]), options["fill"], options["values"]
     strip, skip_incomplete = set(options["strip"]), options["incomplete"] == "skip"
-    index = 0
-    for line, row in rows:
+    for index, (line, row) in enumerate(rows):
         if len(row) < len(header):
             if skip_incomplete:
                 continue
@@ -175,7 +175,6 @@ def examples(source: Source) -> Examples:
                     f"{feature_path!r}: {error}"
                 ) from None
         yield str(index), _nest(flat)
-        index += 1
 
 
 def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
