@@ -180,7 +180,7 @@ def test_wine_quality_configs(
     measures = ds[0]["features"]
     assert list(measures.values()) == pytest.approx(first)
     assert measures["sulphates"].dtype == np.float64 and measures["pH"].dtype == np.float32
-    assert list(measures)[0] == "fixed acidity"
+    assert next(iter(measures)) == "fixed acidity"
 
 
 def test_spoken_digit_wavs_labelled_by_file_name(tmp_path: Path) -> None:
