@@ -89,23 +89,34 @@ def to_value(feature: Feature, text: str) -> Any:
     raise ValueError(f"a delimited-text column cannot fill {feature!r}")
 
 
+def _lines(path: Path, encoding: str) -> Iterator[str]:
+    """The file's lines, decoded one at a time so a decoding error names its line."""
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, 1):
+            try:
+                yield line.decode(encoding)
+            except UnicodeDecodeError as error:
+                raise SourceFormatError(
+                    f"{path}:{number}: not {encoding} text at byte {error.start} of the line"
+                ) from None
+
+
 def _rows(path: Path, options: Mapping[str, Any]) -> Iterator[tuple[int, list[str]]]:
     """(line number, fields) of each non-blank row; SourceFormatError naming file:line."""
-    reader = None
+    reader = csv.reader(
+        _lines(path, options["encoding"]),
+        delimiter=options["delimiter"],
+        quoting=_QUOTING[options["quoting"]],
+        strict=options["quoting"] == "minimal",
+    )
     try:
-        with open(path, encoding=options["encoding"], newline="") as f:
-            reader = csv.reader(
-                f,
-                delimiter=options["delimiter"],
-                quoting=_QUOTING[options["quoting"]],
-                strict=options["quoting"] == "minimal",
-            )
-            for row in reader:
-                if row:
-                    yield reader.line_num, row
-    except (csv.Error, UnicodeDecodeError) as error:
-        line = reader.line_num + 1 if reader is not None else 1
-        raise SourceFormatError(f"{path}:{line}: cannot read this row: {error}") from None
+        for row in reader:
+            if row:
+                yield reader.line_num, row
+    except csv.Error as error:
+        raise SourceFormatError(
+            f"{path}:{reader.line_num}: cannot read this row: {error}"
+        ) from None
 
 
 def examples(source: Source) -> Examples:
