@@ -1,9 +1,12 @@
-"""`catalog show NAME`: a PNG grid of examples, each captioned "index: class name"."""
+"""`catalog show NAME`: what fits the dataset: a PNG grid of images or audio waveforms, each
+captioned "index: class name"; for text and tabular datasets, the first lines of each
+example's text or a table of rows, printed (or written to -o)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from catalog.builder import builder
 from catalog.cli.common import (
@@ -17,7 +20,10 @@ from catalog.cli.common import (
     positive_int,
 )
 from catalog.errors import NotPreparedError
-from catalog.show import MAX_EXAMPLES, MAX_SIDE, show_examples
+from catalog.show import MAX_EXAMPLES, MAX_SIDE, show_examples, show_kind
+
+if TYPE_CHECKING:
+    from catalog.data_source import DataSource
 
 __all__ = ["register"]
 
@@ -26,13 +32,15 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = add_command(
         commands,
         "show",
-        help="draw a grid of examples into a PNG",
+        help="draw a grid of examples into a PNG (print text and table rows)",
         description="Draw examples of a prepared dataset into a PNG grid, each captioned with "
         "its index in the split and its class name. Without --seed the first N examples are "
         "shown; with --seed K, N examples drawn without replacement by "
         "numpy.random.default_rng(K), in index order. Small images are scaled up by a whole "
         f"factor (nearest neighbour) to at most {MAX_SIDE} px, larger ones down; images of varying "
-        "size are centred on gray. Grayscale, RGB and RGBA images work.",
+        "size are centred on gray. Grayscale, RGB and RGBA images work. A dataset without "
+        "images but with audio is drawn as waveform thumbnails. Text datasets print the first "
+        "--lines lines of each example's text, tabular ones a table of rows (to -o if given).",
         example="catalog show fashion_mnist --split 'test[:1000]' -n 16 --seed 0 -o grid.png",
     )
     add_dataset_args(parser, many=False)
@@ -54,9 +62,17 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "-o",
         "--output",
         type=Path,
-        help="the PNG to write (default: NAME.png, or NAME-CONFIG.png, in the current dir)",
+        help="the PNG to write (default: NAME.png, or NAME-CONFIG.png, in the current dir); "
+        "for text and tabular datasets, a text file (default: print)",
     )
     parser.add_argument("--columns", type=positive_int, help="cells per row (default: a square)")
+    parser.add_argument(
+        "--lines",
+        type=positive_int,
+        default=3,
+        metavar="N",
+        help="text datasets: the first N lines of each text (default: 3)",
+    )
     parser.add_argument(
         "--image-key",
         help="the Image feature to draw (default: the supervised input, else the first Image)",
@@ -81,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
             + (f" --data-dir {args.data_dir}" if args.data_dir else "")
         )
         return EXIT_USAGE
+    if show_kind(ds.features, ds.info.tags, args.image_key) in ("text", "table"):
+        return _print_text(args, ds)
     try:
         grid = show_examples(
             ds,
@@ -102,4 +120,27 @@ def run(args: argparse.Namespace) -> int:
     count = min(args.num_examples, len(ds))
     size = f"{grid.width}x{grid.height} px"
     print(f"wrote {output}: {count} examples of {dataset_name(b)} {split} ({size})")
+    return EXIT_OK
+
+
+def _print_text(args: argparse.Namespace, ds: DataSource) -> int:
+    """Text and tabular datasets: their text or a table, printed or written to -o."""
+    from catalog.show_text import table, text_excerpts
+
+    if len(ds) == 0:
+        error(f"{args.name}: split {ds.split!r} has no examples")
+        return EXIT_USAGE
+    if show_kind(ds.features, ds.info.tags) == "table":
+        out = table(ds, num_examples=args.num_examples, seed=args.seed)
+    else:
+        out = text_excerpts(ds, num_examples=args.num_examples, seed=args.seed, lines=args.lines)
+    if args.output is None:
+        print(out, end="")
+        return EXIT_OK
+    try:
+        args.output.write_text(out, "utf-8")
+    except OSError as exc:
+        error(f"cannot write {args.output}: {exc.strerror or exc}")
+        return EXIT_FAILED
+    print(f"wrote {args.output}: {min(args.num_examples, len(ds))} examples of {args.name}")
     return EXIT_OK
