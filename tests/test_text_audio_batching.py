@@ -73,4 +73,4 @@ def test_question_answering_examples_batch_as_lists(tmp_path: Path) -> None:
     loader = torch.utils.data.DataLoader(ds, batch_size=3, collate_fn=list)
     (batch,) = list(loader)
     assert [len(e["answers"]["text"]) for e in batch] == [1, 0, 2]
-    assert [e["question"] for e in batch][0] == "What character does the school have?"
+    assert batch[0]["question"] == "What character does the school have?"
