@@ -169,3 +169,15 @@ def test_write_wav_is_read_by_the_standard_library(tmp_path: Path) -> None:
     with wave.open(str(path)) as w:
         assert (w.getframerate(), w.getnchannels(), w.getsampwidth()) == (22050, 1, 2)
         assert np.frombuffer(w.readframes(10), np.int16).tolist() == RAMP.tolist()
+
+
+def test_text_of_any_length_up_to_the_length_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    from catalog.features import Text
+    from catalog.features import text as text_module
+
+    long = "é" * 3_000_000  # 6 MB of UTF-8, one value
+    features = FeaturesDict({"text": Text()})
+    assert features.decode_example(bytearray(features.encode({"text": long})))["text"] == long
+    monkeypatch.setattr(text_module, "MAX_BYTES", 5)
+    with pytest.raises(FeatureError, match="6 bytes of UTF-8; a Text holds at most 5"):
+        Text().encode("ééé")
