@@ -24,6 +24,7 @@ from catalog.errors import (
     StorageError,
 )
 from catalog.features import (
+    Audio,
     ClassLabel,
     Feature,
     FeaturesDict,
@@ -38,6 +39,7 @@ from catalog.registry import list_datasets
 from catalog.splits import even_splits
 
 __all__ = [
+    "Audio",
     "CatalogError",
     "ChecksumError",
     "ClassLabel",

@@ -158,6 +158,11 @@ class DataSource(Sequence[Example]):
     def features(self) -> FeaturesDict:
         return self.info.features
 
+    @property
+    def path(self) -> Path:
+        """The folder of the prepared dataset this source reads."""
+        return self._folder
+
     # -- readers: opened lazily, once per process -----------------------------------------
     def _check_process(self) -> None:
         if self._generation != _process.generation:

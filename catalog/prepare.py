@@ -184,6 +184,8 @@ def _resolve(
     if ref.member is None:
         return (file.path,)
     root = manager.extract(file)
+    if ref.member == ".":  # the extracted archive's top folder itself
+        return (root,)
     found = sorted(root.glob(ref.member), key=_natural_order)
     if found and (many or len(found) == 1):
         return tuple(found)

@@ -1,4 +1,5 @@
-"""Pictures of a dataset: a grid of example images, each captioned "index: class name".
+"""Pictures of a dataset: a grid of example images (or audio waveforms), each captioned
+"index: class name".
 
 ::
 
@@ -20,6 +21,11 @@ side is the largest scaled image's, so images of varying size are centred on a n
 (letterboxed). Grayscale, RGB and RGBA (composited over the gray) images work; an all-grayscale
 grid is a grayscale picture.
 
+What fits a dataset (:func:`show_kind`): its images when it has an Image feature, else
+waveform thumbnails of its Audio feature (:func:`waveform`: the per-column min..max envelope
+of the clip, scaled to its loudest sample, on a mid line), else text: the first lines of
+its Text features, or a table of its rows for a tabular dataset (``catalog.show_text``).
+
 Pillow is imported only when a grid is drawn: ``import catalog`` never loads it.
 """
 
@@ -28,11 +34,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from catalog.features import ClassLabel, FeaturesDict, Image
+from catalog.features import Audio, ClassLabel, FeaturesDict, Image, Text
 
 if TYPE_CHECKING:
     from PIL import Image as PILImage
@@ -49,6 +55,8 @@ __all__ = [
     "render_grid",
     "sample",
     "show_examples",
+    "show_kind",
+    "waveform",
 ]
 
 MAX_SIDE = 96  #: the largest side, in pixels, an image is drawn at
@@ -218,6 +226,70 @@ def render_grid(
     return canvas
 
 
+Kind = Literal["image", "audio", "text", "table"]
+WAVE_SIZE = (48, 96)  #: (height, width) of a waveform thumbnail, in pixels
+
+
+def show_kind(
+    features: FeaturesDict, tags: Sequence[str] = (), image_key: str | None = None
+) -> Kind:
+    """What `catalog show` draws: ``image`` (an Image feature, or `image_key` given),
+    ``audio`` (an Audio feature), ``table`` (a dataset tagged ``tabular``, or one without Text
+    features) or ``text``."""
+    kinds = [type(f) for f in features.values()]
+    if image_key is not None or Image in kinds:
+        return "image"
+    if Audio in kinds:
+        return "audio"
+    if "tabular" in tags or Text not in kinds:
+        return "table"
+    return "text"
+
+
+def label_key(features: FeaturesDict, supervised_keys: tuple[str, str] | None) -> str | None:
+    """The ClassLabel feature captions name: the supervised target, else the first one."""
+    labels = [k for k, f in features.items() if isinstance(f, ClassLabel)]
+    if supervised_keys is not None and supervised_keys[1] in labels:
+        return supervised_keys[1]
+    return labels[0] if labels else None
+
+
+def caption(features: FeaturesDict, label: str | None, row: int, example: Any) -> str:
+    """``"index: class name"`` (``"index"`` without a label; ``-1`` for no label)."""
+    if label is None:
+        return str(row)
+    feature = features[label]
+    assert isinstance(feature, ClassLabel)
+    return f"{row}: {feature.int2str(int(example[label]))}"
+
+
+def waveform(
+    samples: np.ndarray[Any, Any], size: tuple[int, int] = WAVE_SIZE
+) -> np.ndarray[Any, Any]:
+    """A grayscale (height, width) uint8 picture of a clip: for each pixel column, a dark bar
+    from the lowest to the highest sample of its stretch of the clip, scaled so the loudest
+    sample reaches the edge; a light mid line where the clip is silent. Channels are mixed."""
+    height, width = size
+    picture = np.full((height, width), BACKGROUND, np.uint8)
+    mid = height // 2
+    picture[mid] = LETTERBOX
+    clip = np.asarray(samples, dtype=np.float64)
+    if clip.ndim == 2:
+        clip = clip.mean(axis=1)
+    peak = float(np.abs(clip).max()) if clip.size else 0.0
+    if peak == 0:
+        return picture
+    n = len(clip)
+    for x in range(width):  # each column spans its stretch and the next column's first sample
+        start = x * n // width
+        end = min(max((x + 1) * n // width, start + 1) + 1, n)
+        part = clip[start:end] / peak  # -1..1
+        top = round(mid - part.max() * (mid - 1))
+        bottom = round(mid - part.min() * (mid - 1))
+        picture[top : bottom + 1, x] = TEXT
+    return picture
+
+
 def pick_features(
     features: FeaturesDict,
     supervised_keys: tuple[str, str] | None = None,
@@ -241,9 +313,8 @@ def pick_features(
         image_key = images[0]
     else:
         raise ValueError(f"no Image feature to show; the features are: {described}")
-    if supervised_keys is not None and supervised_keys[1] in labels:
-        return image_key, supervised_keys[1]
-    return image_key, labels[0] if labels else None
+    del labels
+    return image_key, label_key(features, supervised_keys)
 
 
 def show_examples(
@@ -260,17 +331,16 @@ def show_examples(
     """
     if not 1 <= num_examples <= MAX_EXAMPLES:
         raise ValueError(f"num_examples must be 1..{MAX_EXAMPLES}, got {num_examples}")
-    image, label = pick_features(ds.features, ds.info.supervised_keys, image_key)
+    kind = show_kind(ds.features, ds.info.tags, image_key)
+    if kind == "audio":
+        key = next(k for k, f in ds.features.items() if isinstance(f, Audio))
+        label = label_key(ds.features, ds.info.supervised_keys)
+    else:
+        key, label = pick_features(ds.features, ds.info.supervised_keys, image_key)
     if len(ds) == 0:
         raise ValueError(f"{ds.info.name} split {ds.split!r} has no examples")
     rows = sample(len(ds), num_examples, seed)
     examples = ds[rows]
-    captions = []
-    for row, example in zip(rows, examples, strict=True):
-        if label is None:
-            captions.append(str(row))
-        else:
-            feature = ds.features[label]
-            assert isinstance(feature, ClassLabel)
-            captions.append(f"{row}: {feature.int2str(int(example[label]))}")
-    return render_grid([e[image] for e in examples], captions, columns=columns)
+    captions = [caption(ds.features, label, r, e) for r, e in zip(rows, examples, strict=True)]
+    pictures = [waveform(e[key]) if kind == "audio" else e[key] for e in examples]
+    return render_grid(pictures, captions, columns=columns)

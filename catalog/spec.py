@@ -26,7 +26,8 @@ the builder folder. ``builder.yaml``::
 
 A file reference is a download's name (the downloaded file itself), or ``{download: NAME,
 member: PATH}``: a path inside the download's archive, extracted once (zip, tar, tar.gz, ...;
-a lone .gz/.bz2/.xz file holds one member, its name without the suffix). ``member`` may be a
+a lone .gz/.bz2/.xz file holds one member, its name without the suffix); ``member: "."`` is
+the folder the whole archive is extracted into. ``member`` may be a
 glob (``cifar-10-batches-bin/data_batch_*.bin``); its matches are read in natural order
 (``_2`` before ``_10``), and must be exactly one unless the format's role takes many.
 
@@ -74,6 +75,8 @@ __all__ = [
 SPEC_FILE = "builder.yaml"
 CHECKSUMS_FILE = "checksums.tsv"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+#: A config name may also hold dots between its words, as TFDS's ``squad/v1.1`` does.
+_CONFIG_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 #: A tag names a modality or task: lower case words joined by hyphens (``image-classification``).
 _TAG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -305,17 +308,35 @@ def _option(
             return None
         return fields.get(name, int)
     if option.kind == "strs":
+        return _strs(fields, name)
+    if option.kind == "floats":
         value = fields.get(name, list)
-        if not all(isinstance(v, str) for v in value):
-            raise fields.error(name, f"expected a list of strings, got {value!r}")
-        return list(value)
-    table = fields.sub(name)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            raise fields.error(name, f"expected a list of numbers, got {value!r}")
+        return [float(v) for v in value]
     if option.kind == "str_map":
-        for key, value in table.data.items():
-            if not isinstance(value, str):
-                raise table.error(str(key), f"expected a string, got {value!r}")
-        return {str(key): value for key, value in table.data.items()}
+        return _str_map(fields, name)
+    table = fields.sub(name)
+    if option.kind == "strs_map":
+        return {str(key): _strs(table, key) for key in table.data}
+    if option.kind == "str_maps":
+        return {str(key): _str_map(table, key) for key in table.data}
     return {str(key): _file_ref(table, key, downloads) for key in table.data}  # file_map
+
+
+def _str_map(fields: _Fields, name: str) -> dict[str, str]:
+    table = fields.sub(name)
+    for key, value in table.data.items():
+        if not isinstance(value, str):
+            raise table.error(str(key), f"expected a string, got {value!r}")
+    return {str(key): value for key, value in table.data.items()}
+
+
+def _strs(fields: _Fields, name: str) -> list[str]:
+    value = fields.get(name, list)
+    if not all(isinstance(v, str) for v in value):
+        raise fields.error(name, f"expected a list of strings, got {value!r}")
+    return list(value)
 
 
 def _options(
@@ -401,8 +422,10 @@ def _configs(top: _Fields) -> tuple[dict[str, _Fields], str | None]:
         raise top.error("configs", "expected at least one config")
     configs = {}
     for key in table.data:
-        if not isinstance(key, str) or not _NAME.match(key):
-            raise table.error(str(key), "a config name must match [a-z][a-z0-9_]*")
+        if not isinstance(key, str) or not _CONFIG_NAME.match(key):
+            raise table.error(
+                str(key), "a config name must be words of [a-z0-9_] joined by '.', e.g. v1.1"
+            )
         configs[key] = table.sub(key)
         configs[key].only(_CONFIG_FIELDS)
     default = top.get("default_config", str, next(iter(configs)))

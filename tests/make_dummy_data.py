@@ -190,6 +190,13 @@ def make_svhn_cropped() -> None:
         scipy.io.savemat(mat, {"X": images, "y": y}, do_compression=True)
 
 
+def make_text_audio() -> None:
+    """The text, tabular and audio builders' files (tests/make_dummy_text_audio.py)."""
+    from make_dummy_text_audio import main as make
+
+    make([])
+
+
 def _out(name: str) -> Path:
     out = BUILDERS / name / "dummy_data"
     out.mkdir(exist_ok=True)
@@ -204,6 +211,7 @@ MAKERS: dict[str, Callable[[], None]] = {
     "tf_flowers": make_tf_flowers,
     "binarized_mnist": make_binarized_mnist,
     "svhn_cropped": make_svhn_cropped,
+    "text_audio": make_text_audio,
 }
 
 

@@ -136,17 +136,30 @@ def test_info_of_an_unknown_dataset_is_a_usage_error(tmp_path: Path) -> None:
 
 
 LIST = """\
-binarized_mnist      1.0.0  train 50000, validation 10000, test 10000  104.7 MiB to download
-cifar10              3.0.2  train 50000, test 10000                    162.2 MiB to download
-cifar100             3.0.2  train 50000, test 10000                    160.7 MiB to download
-cmaterdb/bangla      1.0.0  train 5000, test 1000                      573.8 KiB to download  (default config)
-cmaterdb/devanagari  1.0.0  train 2500, test 500                       275.3 KiB to download
-cmaterdb/telugu      1.0.0  train 2500, test 500                       283.9 KiB to download
-fashion_mnist        3.0.1  train 60000, test 10000                    29.4 MiB to download
-kmnist               3.0.1  train 60000, test 10000                    20.3 MiB to download
-mnist                3.0.1  train 60000, test 10000                    11.1 MiB to download
-svhn_cropped         3.1.0  train 73257, test 26032, extra 531131      1.5 GiB to download
-tf_flowers           3.0.1  train 3670                                 218.2 MiB to download
+ag_news_subset           1.0.0  train 120000, test 7600                      11.2 MiB to download
+binarized_mnist          1.0.0  train 50000, validation 10000, test 10000    104.7 MiB to download
+cifar10                  3.0.2  train 50000, test 10000                      162.2 MiB to download
+cifar100                 3.0.2  train 50000, test 10000                      160.7 MiB to download
+cmaterdb/bangla          1.0.0  train 5000, test 1000                        573.8 KiB to download  (default config)
+cmaterdb/devanagari      1.0.0  train 2500, test 500                         275.3 KiB to download
+cmaterdb/telugu          1.0.0  train 2500, test 500                         283.9 KiB to download
+fashion_mnist            3.0.1  train 60000, test 10000                      29.4 MiB to download
+glue/cola                2.0.0  train 8551, validation 1043, test 1063       368.1 KiB to download  (default config)
+glue/sst2                2.0.0  train 67349, validation 872, test 1821       7.1 MiB to download
+imdb_reviews/plain_text  1.0.0  train 25000, test 25000, unsupervised 50000  80.2 MiB to download   (default config)
+iris                     2.1.0  train 150                                    3.7 KiB to download
+kmnist                   3.0.1  train 60000, test 10000                      20.3 MiB to download
+mnist                    3.0.1  train 60000, test 10000                      11.1 MiB to download
+speech_commands          0.0.3  train 85511, validation 10102, test 4890     2.4 GiB to download
+spoken_digit             1.0.9  train 2500                                   11.4 MiB to download
+squad/v1.1               3.0.0  train 87599, validation 10570                33.5 MiB to download   (default config)
+svhn_cropped             3.1.0  train 73257, test 26032, extra 531131        1.5 GiB to download
+tf_flowers               3.0.1  train 3670                                   218.2 MiB to download
+tiny_shakespeare         1.0.0  train 1, validation 1, test 1                1.1 MiB to download
+titanic                  4.0.0  train 1309                                   115.0 KiB to download
+wine_quality/white       1.0.0  train 4898                                   258.2 KiB to download  (default config)
+wine_quality/red         1.0.0  train 1599                                   82.2 KiB to download
+yelp_polarity_reviews    0.2.0  train 560000, test 38000                     158.7 MiB to download
 """  # noqa: E501
 
 
@@ -193,7 +206,12 @@ def test_list_filters_by_tag_and_search_word(tmp_path: Path) -> None:
     tagged = json.loads(
         ok(run("list", "--tag", "image-classification", "--json", data_dir=tmp_path))
     )
-    assert [d["name"] for d in tagged] == catalog.list_datasets()
+    assert [d["name"] for d in tagged] == [
+        "binarized_mnist", "cifar10", "cifar100", "cmaterdb", "fashion_mnist", "kmnist", "mnist",
+        "svhn_cropped", "tf_flowers",
+    ]  # fmt: skip
+    audio = ok(run("list", "--tag", "audio", data_dir=tmp_path))
+    assert [line.split()[0] for line in audio.splitlines()] == ["speech_commands", "spoken_digit"]
     assert ok(run("list", "--tag", "image", "--tag", "no-such-tag", data_dir=tmp_path)) == ""
 
 
@@ -243,3 +261,13 @@ def test_help_lists_info() -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert "--json" in result.stdout and "CATALOG_DATA_DIR" in result.stdout
+
+
+def test_info_shows_audio_and_unlabelled_class_label_features(tmp_path: Path) -> None:
+    digits = ok(run("info", "spoken_digit", data_dir=tmp_path))
+    assert "  audio     Audio       (None,)  int64  wav, 8000 Hz\n" in digits
+    assert "  filename  Text        ()       str\n" in digits
+    imdb = ok(run("info", "imdb_reviews", data_dir=tmp_path))
+    assert "  label  ClassLabel  ()  int64  2 classes (-1: no label): neg, pos\n" in imdb
+    wine = ok(run("info", "wine_quality/red", data_dir=tmp_path))
+    assert "    sulphates             Scalar        ()  float64\n" in wine

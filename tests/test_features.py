@@ -17,6 +17,7 @@ from PIL import Image as PILImage
 
 import catalog
 from catalog import (
+    Audio,
     ClassLabel,
     FeatureError,
     FeaturesDict,
@@ -501,6 +502,9 @@ ALL_KINDS = [
     BOXES,
     Sequence(Sequence(Tensor((2,), "int8"))),
     FeaturesDict({"a": Scalar("int8"), "b": {"c": NAMES}}),
+    Audio(16000),
+    Audio(44100, "float32", shape=(None, 2)),
+    ClassLabel(names=["neg", "pos"], allow_unlabeled=True),
 ]
 
 
@@ -556,7 +560,7 @@ def test_class_label_repr_abbreviates_many_names() -> None:
     ("data", "message"),
     [
         ({"type": "Video"}, "unknown feature type 'Video' for feature 'clip'; known types: "
-         "ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text"),
+         "Audio, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text"),
         ({"type": "ClassLabel", "name": ["a"]},
          "bad ClassLabel spec for feature 'clip': unknown field 'name'; fields: names, "
          "num_classes, names_file"),

@@ -85,8 +85,10 @@ def test_builder_folder_by_path(tmp_path: Path) -> None:
 
 def test_list_datasets() -> None:
     assert catalog.list_datasets() == [
-        "binarized_mnist", "cifar10", "cifar100", "cmaterdb", "fashion_mnist", "kmnist", "mnist",
-        "svhn_cropped", "tf_flowers",
+        "ag_news_subset", "binarized_mnist", "cifar10", "cifar100", "cmaterdb", "fashion_mnist",
+        "glue", "imdb_reviews", "iris", "kmnist", "mnist", "speech_commands", "spoken_digit",
+        "squad", "svhn_cropped", "tf_flowers", "tiny_shakespeare", "titanic", "wine_quality",
+        "yelp_polarity_reviews",
     ]  # fmt: skip
 
 
@@ -245,3 +247,40 @@ def test_a_builder_folder_path_wins_over_the_registry(tmp_path: Path) -> None:
     (folder / "builder.yaml").write_text(GOOD.replace("name: mnist", "name: other"))
     assert catalog.builder(str(folder)).name == "other"
     assert catalog.builder(folder).name == "other"
+
+
+TITANIC = (ROOT / "builders" / "titanic" / "builder.yaml").read_text()
+WINE = (ROOT / "builders" / "wine_quality" / "builder.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("text", "old", "new", "message"),
+    [
+        (TITANIC, 'missing: ["?"]', 'missing: "?"',
+         "field 'splits.train.options.missing': expected list"),
+        (TITANIC, 'survived: {"0": died', "survived: {0: [died]",
+         "field 'splits.train.options.values.survived.0': expected a string"),
+        (TITANIC, "        pclass: pclass\n", "        pclass: [pclass]\n",
+         "field 'splits.train.options.columns.pclass': expected a string"),
+        (WINE, "  white:\n", "  White:\n",
+         "a config name must be words of [a-z0-9_] joined by '.'"),
+        (WINE, 'delimiter: ";"', 'delimiter: ";;"', "options.delimiter must be one character"),
+        (TITANIC, "        body: body\n", "",
+         "field 'splits.train': format 'delimited' gives examples of"),
+    ],
+)  # fmt: skip
+def test_new_option_kinds_and_config_names_are_checked(
+    tmp_path: Path, text: str, old: str, new: str, message: str
+) -> None:
+    assert old in text
+    (tmp_path / "builder.yaml").write_text(text.replace(old, new, 1))
+    with pytest.raises(SpecError) as error:
+        load_spec(tmp_path)
+    assert message in str(error.value)
+
+
+def test_floats_option_and_dotted_config_names() -> None:
+    spec = load_spec(ROOT / "builders" / "tiny_shakespeare")
+    assert spec.splits["validation"].options == {"cuts": [0.9, 0.5], "part": 1, "encoding": "utf-8"}
+    assert catalog.builder("squad/v1.1").spec.config == "v1.1"
+    assert catalog.builder("squad:3.*").spec.full_name == "squad/v1.1"

@@ -1,9 +1,12 @@
-"""`catalog show NAME`: a PNG grid of examples, each captioned "index: class name"."""
+"""`catalog show NAME`: what fits the dataset: a PNG grid of images or audio waveforms, each
+captioned "index: class name"; for text and tabular datasets, the first lines of each
+example's text or a table of rows, printed (or written to -o)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from catalog.builder import builder
 from catalog.cli.common import (
@@ -17,7 +20,10 @@ from catalog.cli.common import (
     positive_int,
 )
 from catalog.errors import NotPreparedError
-from catalog.show import MAX_EXAMPLES, MAX_SIDE, show_examples
+from catalog.show import MAX_EXAMPLES, MAX_SIDE, show_examples, show_kind
+
+if TYPE_CHECKING:
+    from catalog.data_source import DataSource
 
 __all__ = ["register"]
 
@@ -26,13 +32,15 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = add_command(
         commands,
         "show",
-        help="draw a grid of examples into a PNG",
+        help="draw a grid of examples into a PNG (print text and table rows)",
         description="Draw examples of a prepared dataset into a PNG grid, each captioned with "
         "its index in the split and its class name. Without --seed the first N examples are "
         "shown; with --seed K, N examples drawn without replacement by "
         "numpy.random.default_rng(K), in index order. Small images are scaled up by a whole "
         f"factor (nearest neighbour) to at most {MAX_SIDE} px, larger ones down; images of varying "
-        "size are centred on gray. Grayscale, RGB and RGBA images work.",
+        "size are centred on gray. Grayscale, RGB and RGBA images work. A dataset without "
+        "images but with audio is drawn as waveform thumbnails. Text datasets print the first "
+        "--lines lines of each example's text, tabular ones a table of rows (to -o if given).",
         example="catalog show fashion_mnist --split 'test[:1000]' -n 16 --seed 0 -o grid.png",
     )
     add_dataset_args(parser, many=False)
@@ -55,9 +63,17 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--output",
         type=Path,
         help="the picture to write: .png, or .jpg/.jpeg for a JPEG (default: NAME.png, or "
-        "NAME-CONFIG.png, in the current dir)",
+        "NAME-CONFIG.png, in the current dir); for text and tabular datasets, a text file "
+        "(default: print)",
     )
     parser.add_argument("--columns", type=positive_int, help="cells per row (default: a square)")
+    parser.add_argument(
+        "--lines",
+        type=positive_int,
+        default=3,
+        metavar="N",
+        help="text datasets: the first N lines of each text (default: 3)",
+    )
     parser.add_argument(
         "--image-key",
         help="the Image feature to draw (default: the supervised input, else the first Image)",
@@ -79,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
         split = "train" if "train" in b.spec.splits else next(iter(b.spec.splits))
     config = b.config
     output = args.output or Path(f"{b.name}-{config}.png" if config else f"{b.name}.png")
+    as_text = show_kind(b.spec.features, b.spec.tags, args.image_key) in ("text", "table")
     image_format = IMAGE_FORMATS.get(output.suffix.lower())
-    if image_format is None:
+    if image_format is None and not as_text:
         known = ", ".join(IMAGE_FORMATS)
         error(f"-o {output}: cannot tell the image format from {output.suffix!r}; use {known}")
         return EXIT_USAGE
@@ -89,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
     except NotPreparedError:
         error(str(b.not_prepared_error(args.name, args.data_dir)))
         return EXIT_USAGE
+    if as_text:
+        return _print_text(args, ds)
     try:
         grid = show_examples(
             ds,
@@ -111,4 +130,27 @@ def run(args: argparse.Namespace) -> int:
     count = min(args.num_examples, len(ds))
     size = f"{grid.width}x{grid.height} px"
     print(f"wrote {output}: {count} examples of {dataset_name(b)} {split} ({size})")
+    return EXIT_OK
+
+
+def _print_text(args: argparse.Namespace, ds: DataSource) -> int:
+    """Text and tabular datasets: their text or a table, printed or written to -o."""
+    from catalog.show_text import table, text_excerpts
+
+    if len(ds) == 0:
+        error(f"{args.name}: split {ds.split!r} has no examples")
+        return EXIT_USAGE
+    if show_kind(ds.features, ds.info.tags) == "table":
+        out = table(ds, num_examples=args.num_examples, seed=args.seed)
+    else:
+        out = text_excerpts(ds, num_examples=args.num_examples, seed=args.seed, lines=args.lines)
+    if args.output is None:
+        print(out, end="")
+        return EXIT_OK
+    try:
+        args.output.write_text(out, "utf-8")
+    except OSError as exc:
+        error(f"cannot write {args.output}: {exc.strerror or exc}")
+        return EXIT_FAILED
+    print(f"wrote {args.output}: {min(args.num_examples, len(ds))} examples of {args.name}")
     return EXIT_OK

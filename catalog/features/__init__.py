@@ -1,9 +1,10 @@
 """Typed features: what each value of an example is, how it is checked, stored and read back.
 
-One type per module: `Image`, `ClassLabel`, `Scalar`, `Tensor`, `Text`, `Sequence` and
+One type per module: `Audio`, `Image`, `ClassLabel`, `Scalar`, `Tensor`, `Text`, `Sequence` and
 `FeaturesDict` (nested dicts); `registry` rebuilds any of them from JSON.
 """
 
+from catalog.features.audio import Audio
 from catalog.features.base import Feature
 from catalog.features.class_label import ClassLabel
 from catalog.features.features_dict import FeaturesDict
@@ -16,6 +17,7 @@ from catalog.features.text import Text
 
 __all__ = [
     "FEATURE_TYPES",
+    "Audio",
     "ClassLabel",
     "Feature",
     "FeaturesDict",

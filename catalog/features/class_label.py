@@ -58,7 +58,9 @@ class ClassLabel(Feature):
     Give one of ``names`` (index order), ``names_file`` (a text file, one name per line, blank
     lines ignored) or ``num_classes``; ``num_classes`` may accompany names when it agrees.
     Values to encode may be the index or the class name. Stored as a 1, 2 or 4 byte unsigned
-    int; in a `Sequence` labels stack into an int64 array. The JSON form always holds the
+    int; in a `Sequence` labels stack into an int64 array. With ``allow_unlabeled`` the label
+    may also be -1, TFDS's "no label" (e.g. IMDB's unsupervised split, GLUE's test splits);
+    it is then stored as index + 1. The JSON form always holds the
     names themselves, so a prepared dataset never needs the names file again.
 
     >>> label = ClassLabel(names=["cat", "dog"])
@@ -76,6 +78,7 @@ class ClassLabel(Feature):
         names: Sequence[str] | None = None,
         num_classes: int | None = None,
         names_file: str | os.PathLike[str] | None = None,
+        allow_unlabeled: bool = False,
     ) -> None:
         if names is not None and names_file is not None:
             raise FeatureError("ClassLabel got both names and names_file; give one of them")
@@ -108,8 +111,15 @@ class ClassLabel(Feature):
         self._names: list[str] | None = names
         self._num_classes = num_classes
         self._index = {n: i for i, n in enumerate(names)} if names is not None else {}
-        self._width = _storage_width(num_classes)
-        self.raw_dtype = np.dtype(f"<u{self._width}")
+        if not isinstance(allow_unlabeled, bool):
+            raise FeatureError(
+                f"ClassLabel allow_unlabeled must be a bool, got {allow_unlabeled!r}"
+            )
+        self.allow_unlabeled = allow_unlabeled
+        self._shift = int(allow_unlabeled)  # stored value = index + shift, so -1 stores as 0
+        self._width = _storage_width(num_classes + self._shift)
+        # The stored bytes are the value itself only without the shift (Sequence stacks them).
+        self.raw_dtype = None if allow_unlabeled else np.dtype(f"<u{self._width}")
 
     @property
     def num_classes(self) -> int:
@@ -123,7 +133,9 @@ class ClassLabel(Feature):
         return list(self._names)
 
     def str2int(self, name: str) -> int:
-        """The index of class `name`."""
+        """The index of class `name` (``"-1"``: -1, when unlabelled examples are allowed)."""
+        if self.allow_unlabeled and name == "-1":
+            return -1
         if self._names is None:
             if name.isdigit() and int(name) < self._num_classes:
                 return int(name)
@@ -132,13 +144,17 @@ class ClassLabel(Feature):
         raise self._error(f"unknown class name {name!r}; known: {abbreviate(self.names, 200)}")
 
     def int2str(self, index: int) -> str:
-        """The name of class `index`."""
+        """The name of class `index` (``"-1"`` for -1, no label)."""
         self._check_range(index)
+        if index == -1:
+            return "-1"
         return self._names[index] if self._names is not None else str(index)
 
     def _check_range(self, index: int) -> None:
-        if not 0 <= index < self._num_classes:
-            raise self._error(f"label {index} is out of range: expected 0..{self._num_classes - 1}")
+        if not -self._shift <= index < self._num_classes:
+            raise self._error(
+                f"label {index} is out of range: expected {-self._shift}..{self._num_classes - 1}"
+            )
 
     @property
     def fixed_size(self) -> int:
@@ -156,27 +172,35 @@ class ClassLabel(Feature):
         else:
             raise self._error(f"expected an int index or a class name, got {type(value).__name__}")
         self._check_range(index)
-        return index.to_bytes(self._width, "little")
+        return (index + self._shift).to_bytes(self._width, "little")
 
     def decode(self, buf: bytearray, offset: int, length: int) -> int:
         if length == 1:
-            return buf[offset]
-        return int.from_bytes(buf[offset : offset + length], "little")
+            return buf[offset] - self._shift
+        return int.from_bytes(buf[offset : offset + length], "little") - self._shift
 
     def decode_block(self, block: np.ndarray[Any, Any]) -> list[Any]:
         values = block[:, 0] if self._width == 1 else block.view(f"<u{self._width}")[:, 0]
+        if self._shift:
+            values = values.astype(np.int64) - self._shift
         result: list[Any] = values.tolist()  # Python ints, as `decode` returns
         return result
 
     def describe(self) -> str:
+        unlabeled = " (-1: no label)" if self.allow_unlabeled else ""
         if self._names is None:
-            return f"{self._num_classes} classes"
-        return f"{self._num_classes} classes: {abbreviate(self._names, 48)}"
+            return f"{self._num_classes} classes{unlabeled}"
+        return f"{self._num_classes} classes{unlabeled}: {abbreviate(self._names, 48)}"
 
     def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type_name}
         if self._names is None:
-            return {"type": self.type_name, "num_classes": self._num_classes}
-        return {"type": self.type_name, "names": list(self._names)}
+            data["num_classes"] = self._num_classes
+        else:
+            data["names"] = list(self._names)
+        if self.allow_unlabeled:
+            data["allow_unlabeled"] = True
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ClassLabel:
@@ -184,6 +208,7 @@ class ClassLabel(Feature):
             names=data.get("names"),
             num_classes=data.get("num_classes"),
             names_file=data.get("names_file"),
+            allow_unlabeled=data.get("allow_unlabeled", False),
         )
 
     def __repr__(self) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from catalog.errors import FeatureError
+from catalog.features.audio import Audio
 from catalog.features.base import Feature, join_path
 from catalog.features.class_label import ClassLabel
 from catalog.features.features_dict import FeaturesDict
@@ -25,7 +26,8 @@ __all__ = ["FEATURE_TYPES", "from_json"]
 
 #: Every feature type by its JSON tag. Add new types here.
 FEATURE_TYPES: dict[str, type[Feature]] = {
-    cls.type_name: cls for cls in (ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text)
+    cls.type_name: cls
+    for cls in (Audio, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text)
 }
 
 

@@ -6,11 +6,14 @@ from typing import Any
 
 from catalog.features.base import Feature
 
-__all__ = ["Text"]
+__all__ = ["MAX_BYTES", "Text"]
+
+#: The longest text, in UTF-8 bytes: a variable-size value's length is stored as a uint32.
+MAX_BYTES = (1 << 32) - 1
 
 
 class Text(Feature):
-    """A string of any length; stored as UTF-8 (variable size), decoded to a Python ``str``.
+    """A string of any length up to 4 GiB of UTF-8 (`MAX_BYTES`), decoded to a Python ``str``.
 
     Values must be ``str`` (bytes are refused: decode them with their own encoding first).
 
@@ -30,9 +33,12 @@ class Text(Feature):
             hint = " (decode the bytes first)" if isinstance(value, (bytes, bytearray)) else ""
             raise self._error(f"expected a str, got {type(value).__name__}{hint}")
         try:
-            return value.encode("utf-8")
+            data = value.encode("utf-8")
         except UnicodeEncodeError as error:  # lone surrogates
             raise self._error(f"not encodable as UTF-8: {error.reason} at {error.start}") from None
+        if len(data) > MAX_BYTES:
+            raise self._error(f"{len(data)} bytes of UTF-8; a Text holds at most {MAX_BYTES}")
+        return data
 
     def decode(self, buf: bytearray, offset: int, length: int) -> str:
         return buf[offset : offset + length].decode("utf-8")

@@ -13,12 +13,29 @@ npz           a NumPy .npz file, one array per feature (never unpickled)
 image_folder  image files in one folder per class, e.g. inside a zip or tar archive
 amat          text .amat files, one image per line as 0/1 values
 mat           MATLAB v5 .mat files via scipy (the optional extra catalog[mat])
+delimited     CSV/TSV text, one example per row, columns mapped to features
+text_cut      one text file cut into pieces by fractions, one piece per split
+text_folder   text files in one folder per class, e.g. inside a tar archive
+squad_json    SQuAD-style JSON, flattened to one example per question
+wav_folder    WAV files labelled by path; listing files; windows of long recordings
 ============  ==========================================================================
 """
 
 from __future__ import annotations
 
-from catalog.formats import amat, cifar_bin, idx, image_folder, mat, npz
+from catalog.formats import (
+    amat,
+    cifar_bin,
+    delimited,
+    idx,
+    image_folder,
+    mat,
+    npz,
+    squad_json,
+    text_cut,
+    text_folder,
+    wav_folder,
+)
 from catalog.formats.base import Option, Role, Source, SourceFormat
 
 __all__ = ["FORMATS", "Option", "Role", "Source", "SourceFormat"]
@@ -33,5 +50,10 @@ FORMATS: dict[str, SourceFormat] = {
         image_folder.FORMAT,
         amat.FORMAT,
         mat.FORMAT,
+        delimited.FORMAT,
+        text_cut.FORMAT,
+        text_folder.FORMAT,
+        squad_json.FORMAT,
+        wav_folder.FORMAT,
     )
 }

@@ -30,9 +30,11 @@ __all__ = [
 Examples = Iterator[tuple[str, dict[str, Any]]]
 
 #: An option's kind, as a split's ``options`` gives it in builder.yaml:
-#: ``str``, ``int``, ``strs`` (a list of strings), ``str_map`` (str -> str),
-#: ``file_map`` (str -> a file reference, resolved to one path before the reader runs).
-OptionKind = Literal["str", "int", "strs", "str_map", "file_map"]
+#: ``str``, ``int``, ``strs`` (a list of strings), ``floats`` (a list of numbers),
+#: ``str_map`` (str -> str), ``strs_map`` (str -> a list of strings), ``str_maps``
+#: (str -> (str -> str)), ``file_map`` (str -> a file reference, resolved to one path before
+#: the reader runs).
+OptionKind = Literal["str", "int", "strs", "floats", "str_map", "strs_map", "str_maps", "file_map"]
 
 
 @dataclass(frozen=True)

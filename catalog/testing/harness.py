@@ -28,6 +28,7 @@ import numpy as np
 from catalog.builder import DatasetBuilder
 from catalog.data_source import DataSource
 from catalog.features import (
+    Audio,
     ClassLabel,
     Feature,
     FeaturesDict,
@@ -40,7 +41,7 @@ from catalog.features import (
 from catalog.spec import BuilderSpec, load_spec
 from catalog.testing.http_server import LoopbackServer
 
-__all__ = ["check_example", "dummy_spec", "run_builder"]
+__all__ = ["check_example", "dummy_spec", "run_builder", "write_spec_folder"]
 
 
 def dummy_spec(
@@ -65,6 +66,31 @@ def dummy_spec(
     return spec.replace(downloads=downloads, splits=splits)
 
 
+def write_spec_folder(spec: BuilderSpec, dest: Path) -> Path:
+    """A copy of `spec`'s builder folder at `dest` whose builder.yaml and checksums.tsv give
+    `spec`'s downloads and split counts (e.g. the dummy spec), so that commands run on the
+    copy (``catalog show DEST``) address what the harness prepared: its fingerprint is
+    `spec`'s."""
+    import shutil
+
+    import yaml
+
+    assert spec.path is not None
+    shutil.copytree(spec.path, dest)
+    data = yaml.safe_load((dest / "builder.yaml").read_text("utf-8"))
+    own = (data.get("configs") or {}).get(spec.config) or {}
+    downloads = (own if "downloads" in own else data)["downloads"]
+    for name, d in spec.downloads.items():
+        downloads[name] = {"url": d.url}
+    splits = (own if "splits" in own else data)["splits"]
+    for name, s in spec.splits.items():
+        splits[name]["num_examples"] = s.num_examples
+    (dest / "builder.yaml").write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    lines = [f"{d.url}\t{d.size}\t{d.sha256}\t{d.filename}\n" for d in spec.downloads.values()]
+    (dest / "checksums.tsv").write_text("".join(sorted(lines)), "utf-8")
+    return dest
+
+
 def run_builder(
     folder: str | Path,
     tmp_path: Path,
@@ -72,9 +98,13 @@ def run_builder(
     num_examples: Mapping[str, int],
     config: str | None = None,
     dummy_dir: str | Path | None = None,
+    spec_folder: str | Path | None = None,
 ) -> dict[str, DataSource]:
     """Prepare the builder in `folder` (its `config`, default: the default one) from its dummy
-    files over loopback HTTP; check and return its data sources (one per split)."""
+    files over loopback HTTP; check and return its data sources (one per split).
+
+    With `spec_folder`, also write there a builder folder of the dummy spec
+    (`write_spec_folder`), for commands that take a builder folder (``catalog show``)."""
     folder = Path(folder)
     spec = load_spec(folder, config)
     if dummy_dir is None:
@@ -83,6 +113,8 @@ def run_builder(
             dummy_dir = dummy_dir / spec.config
     with LoopbackServer() as server:
         test_spec = dummy_spec(spec, server, Path(dummy_dir), num_examples)
+        if spec_folder is not None:
+            write_spec_folder(test_spec, Path(spec_folder))
         builder = DatasetBuilder(test_spec, data_dir=tmp_path / "data")
         builder.download_and_prepare(download_dir=tmp_path / "downloads")
     sources = builder.as_data_source()
@@ -103,12 +135,13 @@ def check_example(feature: Feature, value: Any, *, where: str) -> None:
     elif isinstance(feature, Sequence):
         _check_sequence(feature, value, where=where)
     elif isinstance(feature, ClassLabel):
-        assert type(value) is int and 0 <= value < feature.num_classes, f"{where}: {value!r}"
+        low = -1 if feature.allow_unlabeled else 0
+        assert type(value) is int and low <= value < feature.num_classes, f"{where}: {value!r}"
     elif isinstance(feature, Scalar):
         assert isinstance(value, np.generic) and value.dtype == feature.dtype, f"{where}: {value!r}"
     elif isinstance(feature, Text):
         assert isinstance(value, str), f"{where}: {type(value)}"
-    elif isinstance(feature, (Image, Tensor)):
+    elif isinstance(feature, (Audio, Image, Tensor)):
         _check_array(value, feature.shape, feature.dtype, where=where)
     else:
         raise AssertionError(f"{where}: the harness cannot check {feature!r} yet")

@@ -1,0 +1,262 @@
+"""Delimited text (CSV, TSV, ``;``-separated): one example per row, columns mapped to features.
+
+Read with the standard library's `csv` module, one row at a time (memory stays that of one
+row). Options (all optional except the mapping):
+
+- ``delimiter`` (default ``,``; ``"\\t"`` for TSV) and ``quoting``: ``minimal`` (double quotes
+  quote a field, ``""`` is a quote: Python's csv defaults) or ``none`` (quote characters are
+  plain text, as GLUE's TSV files need).
+- ``header``: the column names, for a file without a header row; without it the first row
+  is the header.
+- ``columns``: ``{feature path: column name}``, e.g. ``{label: class, "features/pH": pH}``
+  (a path goes through nested dicts). ``stack``: ``{feature path: [column, ...]}`` for a
+  Tensor of one dimension built from several columns. ``constant``: ``{feature path: text}``
+  for a feature no column holds (``label: "-1"``, an unlabelled test file). ``row_index``:
+  a feature that gets the row's 0-based index (header and blank lines excluded, skipped
+  incomplete rows counted, as TFDS's GLUE ``idx``). Every feature of the spec
+  must get its value from exactly one of these.
+- ``missing``: texts that mark a missing value (``?``); ``fill``: ``{feature path: text}``
+  standing in for a missing value of that feature (a missing value elsewhere is an error).
+- ``values``: ``{feature path: {text in the file: text given to the feature}}``, e.g.
+  ``embarked: {C: Cherbourg}``; texts not listed pass unchanged. Applied after ``fill``.
+- ``strip``: features whose text loses its surrounding whitespace. ``encoding``: of the file
+  (default utf-8). ``incomplete``: ``error`` (default) or ``skip`` a row with fewer fields
+  than the header.
+
+Texts become values by the feature's type: Text as is; Scalar and Tensor elements parsed as
+numbers of their dtype; ClassLabel a class name, else an integer index (``"-1"`` needs
+``allow_unlabeled``). Blank lines are skipped. The key is the row index. Errors name the
+file and line.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from catalog.errors import SourceFormatError
+from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, Text
+from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+
+__all__ = ["FORMAT", "examples", "to_value"]
+
+_INT = re.compile(r"^[+-]?\d+$")
+_QUOTING: dict[str, Literal[0, 3]] = {"minimal": csv.QUOTE_MINIMAL, "none": csv.QUOTE_NONE}
+
+
+def _feature(features: FeaturesDict, path: str) -> Feature:
+    """The feature at `path` (checked to exist when the spec was loaded)."""
+    feature = _leaf(features, path)
+    assert feature is not None
+    return feature
+
+
+def _leaf(features: FeaturesDict, path: str) -> Feature | None:
+    feature: Feature = features
+    for part in path.split("/"):
+        children = feature.children()
+        if part not in children:
+            return None
+        feature = children[part]
+    return feature
+
+
+def to_value(feature: Feature, text: str) -> Any:
+    """`text` as a value of `feature`; ValueError saying why not."""
+    if isinstance(feature, Text):
+        return text
+    if isinstance(feature, ClassLabel):
+        names = feature.names
+        if text in names or (text == "-1" and feature.allow_unlabeled):
+            return feature.str2int(text)
+        if _INT.match(text.strip()):
+            return int(text)
+        raise ValueError(f"{text!r} is not a class name ({', '.join(names[:6])}) or an index")
+    if isinstance(feature, (Scalar, Tensor)):
+        kind = feature.dtype.kind
+        try:
+            if kind in "iu":
+                return int(text)
+            if kind == "f":
+                return float(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a number ({feature.dtype.name})") from None
+    raise ValueError(f"a delimited-text column cannot fill {feature!r}")
+
+
+def _lines(path: Path, encoding: str) -> Iterator[str]:
+    """The file's lines, decoded one at a time so a decoding error names its line."""
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, 1):
+            try:
+                yield line.decode(encoding)
+            except UnicodeDecodeError as error:
+                raise SourceFormatError(
+                    f"{path}:{number}: not {encoding} text at byte {error.start} of the line"
+                ) from None
+
+
+def _rows(path: Path, options: Mapping[str, Any]) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of each non-blank row; SourceFormatError naming file:line."""
+    reader = csv.reader(
+        _lines(path, options["encoding"]),
+        delimiter=options["delimiter"],
+        quoting=_QUOTING[options["quoting"]],
+        strict=options["quoting"] == "minimal",
+    )
+    try:
+        for row in reader:
+            if row:
+                yield reader.line_num, row
+    except csv.Error as error:
+        raise SourceFormatError(
+            f"{path}:{reader.line_num}: cannot read this row: {error}"
+        ) from None
+
+
+def examples(source: Source) -> Examples:
+    """Yield ``(row index, example)`` for every row of the file."""
+    path, options, features = source.file("file"), source.options, source.features
+    rows = _rows(path, options)
+    header: list[str] = list(options["header"])
+    if not header:
+        first = next(rows, None)
+        if first is None:
+            raise SourceFormatError(f"{path}: empty; expected a header row")
+        header = first[1]
+    position = {name: i for i, name in enumerate(header)}
+    wanted = [*options["columns"].values(), *(c for cs in options["stack"].values() for c in cs)]
+    absent = [c for c in wanted if c not in position]
+    if absent:
+        raise SourceFormatError(
+            f"{path}: no column {absent[0]!r}; the columns are {', '.join(header)}"
+        )
+    plan: list[tuple[str, Feature, list[int]]] = [
+        (p, _feature(features, p), [position[c] for c in cs])
+        for p, cs in [
+            *((p, [c]) for p, c in options["columns"].items()),
+            *options["stack"].items(),
+        ]
+    ]
+    try:
+        constants = {p: to_value(_feature(features, p), t) for p, t in options["constant"].items()}
+    except ValueError as error:
+        raise SourceFormatError(f"{path}: options.constant: {error}") from None
+    stacked = set(options["stack"])
+    missing, fill, values = set(options["missing"]), options["fill"], options["values"]
+    strip, skip_incomplete = set(options["strip"]), options["incomplete"] == "skip"
+    for index, (line, row) in enumerate(rows):
+        if len(row) < len(header):
+            if skip_incomplete:
+                continue
+            raise SourceFormatError(
+                f"{path}:{line}: {len(row)} fields, the header has {len(header)} "
+                "(options.incomplete: skip drops such rows)"
+            )
+        flat: dict[str, Any] = dict(constants)
+        if options["row_index"]:
+            flat[options["row_index"]] = index
+        for feature_path, feature, cols in plan:
+            texts = []
+            for col in cols:
+                text = row[col]
+                if text in missing:
+                    if feature_path not in fill:
+                        raise SourceFormatError(
+                            f"{path}:{line}: column {header[col]!r} is missing ({text!r}); give "
+                            f"options.fill a value for feature {feature_path!r}"
+                        )
+                    text = fill[feature_path]
+                text = values.get(feature_path, {}).get(text, text)
+                texts.append(text.strip() if feature_path in strip else text)
+            try:
+                if feature_path in stacked:
+                    values_ = [to_value(feature, t) for t in texts]
+                    flat[feature_path] = np.array(values_, dtype=feature.dtype)
+                else:
+                    flat[feature_path] = to_value(feature, texts[0])
+            except ValueError as error:
+                raise SourceFormatError(
+                    f"{path}:{line}: column(s) {', '.join(header[c] for c in cols)} for feature "
+                    f"{feature_path!r}: {error}"
+                ) from None
+        yield str(index), _nest(flat)
+
+
+def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"a/b": 1, "c": 2}`` -> ``{"a": {"b": 1}, "c": 2}``."""
+    out: dict[str, Any] = {}
+    for path, value in flat.items():
+        *parents, name = path.split("/")
+        node = out
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[name] = value
+    return out
+
+
+def _mapped(options: Mapping[str, Any]) -> list[str]:
+    paths = [*options["columns"], *options["stack"], *options["constant"]]
+    return [*paths, options["row_index"]] if options["row_index"] else paths
+
+
+def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(p.split("/")[0] for p in _mapped(options)), frozenset()
+
+
+def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
+    if options["quoting"] not in _QUOTING:
+        return f"options.quoting must be one of {', '.join(_QUOTING)}, got {options['quoting']!r}"
+    if options["incomplete"] not in ("error", "skip"):
+        return f"options.incomplete must be error or skip, got {options['incomplete']!r}"
+    if len(options["delimiter"]) != 1:
+        return f"options.delimiter must be one character, got {options['delimiter']!r}"
+    mapped = _mapped(options)
+    twice = sorted({p for p in mapped if mapped.count(p) > 1})
+    if twice:
+        return f"feature {twice[0]!r} is given a value by more than one option"
+    leaves = {path for path, _ in features.leaves()}
+    for path in mapped:
+        if path not in leaves:
+            return f"{path!r} is not a feature (features: {', '.join(sorted(leaves))})"
+    unmapped = sorted(leaves - set(mapped))
+    if unmapped:
+        return f"no column, constant or row_index gives feature {unmapped[0]!r}"
+    for path in options["stack"]:
+        feature = _leaf(features, path)
+        if not isinstance(feature, Tensor) or len(feature.shape) != 1:
+            return f"options.stack: feature {path!r} must be a Tensor of one dimension"
+    for path in [*options["fill"], *options["values"], *options["strip"]]:
+        if path not in mapped:
+            return f"{path!r} in fill, values or strip is not a mapped feature"
+    return None
+
+
+FORMAT = SourceFormat(
+    name="delimited",
+    description="CSV/TSV text: one example per row, columns mapped to features",
+    roles=(Role("file"),),
+    options={
+        "delimiter": Option("str", ",", "the field separator (one character)"),
+        "quoting": Option("str", "minimal", "minimal (double quotes) or none (quotes are text)"),
+        "header": Option("strs", [], "column names of a file without a header row"),
+        "columns": Option("str_map", {}, "feature path -> column name"),
+        "stack": Option("strs_map", {}, "1-d Tensor feature path -> its columns"),
+        "constant": Option("str_map", {}, "feature path -> a text for features no column holds"),
+        "row_index": Option("str", "", "a feature that gets the row's 0-based index"),
+        "missing": Option("strs", [], "texts marking a missing value, e.g. ?"),
+        "fill": Option("str_map", {}, "feature path -> the text standing in for a missing value"),
+        "values": Option("str_maps", {}, "feature path -> {text in the file: text to use}"),
+        "strip": Option("strs", [], "features whose text loses surrounding whitespace"),
+        "encoding": Option("str", "utf-8", "the file's text encoding"),
+        "incomplete": Option("str", "error", "error or skip: a row shorter than the header"),
+    },
+    features=_features,
+    examples=examples,
+    validate=_validate,
+)

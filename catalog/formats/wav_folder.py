@@ -1,0 +1,182 @@
+"""WAV files under a folder (an extracted archive), labelled by their path; optional listing
+files choosing a split's files, and long recordings cut into windows.
+
+Which files: every file under the root whose path relative to it matches option
+``pattern`` (a glob, ``*`` also matching ``/``; default ``*.wav``), except hidden ones (a
+part starting with ``.``, as TFDS skips them). Then, if option ``include`` names listing files
+(text files in the archive, one relative path per line) or ``include_paths`` gives paths,
+only those; paths in ``exclude`` listing files or in ``exclude_paths`` are left out. Listed
+paths are normalised (``./a//b.wav`` is ``a/b.wav``); an included path that is not there is
+an error naming the listing file and line.
+
+The label: option ``label``, a regular expression searched in the relative path whose group
+``label`` is the label text (default ``^(?P<label>[^/]+)/``: the first folder). Option
+``labels`` maps label texts to class names (``_background_noise_: _silence_``); a text that is
+no class name then takes option ``other`` (``_unknown_``), and without it is an error.
+
+Windows: files matching a glob of option ``windows`` are decoded and cut into clips of
+``window`` samples starting at 0, ``hop``, 2 * ``hop``, ... for every start < length -
+``window`` (as TFDS cuts speech_commands' background noise: the tail is dropped); each clip
+is an example keyed ``<path>@<start>`` and stored as a new WAV file. Every other file is
+stored as it is (the Audio feature checks its header), keyed by its path. The optional
+``filename`` feature gets the file's name. Files are read one at a time, in path order.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from catalog.errors import FeatureError, SourceFormatError
+from catalog.features import Audio, ClassLabel, FeaturesDict
+from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.wav import read_header, read_samples
+
+__all__ = ["FORMAT", "examples", "window_starts"]
+
+
+def window_starts(length: int, window: int, hop: int) -> range:
+    """Where the windows of a recording of `length` samples start.
+
+    >>> list(window_starts(40000, 16000, 8000)), list(window_starts(16000, 16000, 8000))
+    ([0, 8000, 16000], [])
+    """
+    return range(0, max(length - window, 0), hop)
+
+
+def _listed(lists: Mapping[str, Path], *, check: set[str] | None) -> set[str]:
+    """The normalised paths the listing files give; with `check`, each must be in it."""
+    paths = set()
+    for file in lists.values():
+        try:
+            lines = file.read_text("utf-8").splitlines()
+        except UnicodeDecodeError:
+            raise SourceFormatError(f"{file}: a listing file must be UTF-8 text") from None
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            path = posixpath.normpath(line.strip())
+            if check is not None and path not in check:
+                raise SourceFormatError(f"{file}:{number}: {line.strip()!r} is not in the folder")
+            paths.add(path)
+    return paths
+
+
+def _files(root: Path, pattern: str) -> dict[str, Path]:
+    found = {}
+    for file in root.rglob("*"):
+        relative = file.relative_to(root).as_posix()
+        hidden = any(part.startswith(".") for part in relative.split("/"))
+        if file.is_file() and not hidden and fnmatch.fnmatchcase(relative, pattern):
+            found[relative] = file
+    return dict(sorted(found.items()))
+
+
+def examples(source: Source) -> Examples:
+    """Yield ``(path or path@start, {"audio": ..., "label": ...})`` as the module says."""
+    root, options = source.file("root"), source.options
+    if not root.is_dir():
+        raise SourceFormatError(f"{root}: expected a directory of WAV files")
+    files = _files(root, options["pattern"])
+    chosen = set(files)
+    if options["include"] or options["include_paths"]:
+        chosen = _listed(options["include"], check=chosen)
+        for path in options["include_paths"]:
+            if path not in files:
+                raise SourceFormatError(f"{root}: options.include_paths: no file {path!r}")
+            chosen.add(path)
+    chosen -= _listed(options["exclude"], check=None) | set(options["exclude_paths"])
+    label_of = _labeller(source)
+    named = "filename" in source.features
+    for relative in sorted(chosen):
+        label = label_of(relative)
+        extra = {"filename": posixpath.basename(relative)} if named else {}
+        if any(fnmatch.fnmatchcase(relative, p) for p in options["windows"]):
+            for start, clip in _windows(files[relative], options["window"], options["hop"]):
+                yield f"{relative}@{start}", {"audio": clip, "label": label, **extra}
+        else:
+            yield relative, {"audio": files[relative], "label": label, **extra}
+
+
+def _windows(path: Path, window: int, hop: int) -> Iterator[tuple[int, Any]]:
+    data = bytearray(path.read_bytes())
+    try:
+        samples = read_samples(data, read_header(data, str(path)))
+    except FeatureError as error:
+        raise SourceFormatError(error.reason) from None
+    if samples.shape[1] == 1:
+        samples = samples[:, 0]
+    for start in window_starts(len(samples), window, hop):
+        yield start, samples[start : start + window]
+
+
+def _labeller(source: Source) -> Any:
+    options, feature = source.options, source.features["label"]
+    assert isinstance(feature, ClassLabel)  # checked when the spec was loaded
+    pattern, mapping, other = re.compile(options["label"]), options["labels"], options["other"]
+    names = set(feature.names)
+
+    def label(relative: str) -> str:
+        match = pattern.search(relative)
+        if match is None:
+            raise SourceFormatError(
+                f"{source.file('root') / relative}: options.label {pattern.pattern!r} finds no "
+                "label in this path"
+            )
+        text: str = mapping.get(match["label"], match["label"])
+        if text in names:
+            return text
+        if other:
+            return str(other)
+        raise SourceFormatError(
+            f"{source.file('root') / relative}: label {text!r} is no class name of feature "
+            "'label'; map it with options.labels, or give options.other"
+        )
+
+    return label
+
+
+def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
+    if not isinstance(features["audio"], Audio):
+        return f"feature 'audio' must be Audio, got {features['audio']!r}"
+    label = features["label"]
+    if not isinstance(label, ClassLabel):
+        return f"feature 'label' must be a ClassLabel, got {label!r}"
+    try:
+        if "label" not in re.compile(options["label"]).groupindex:
+            return f"options.label {options['label']!r} needs a group (?P<label>...)"
+    except re.error as error:
+        return f"options.label {options['label']!r} is not a regular expression: {error}"
+    for text in [*options["labels"].values(), *([options["other"]] if options["other"] else [])]:
+        if text not in label.names:
+            return f"{text!r} (options.labels/other) is no class name of feature 'label'"
+    if options["windows"] and (options["window"] < 1 or options["hop"] < 1):
+        return "options.windows needs options.window and options.hop (in samples, >= 1)"
+    return None
+
+
+FORMAT = SourceFormat(
+    name="wav_folder",
+    description="WAV files in a folder, labelled by path; listing files; windows of long files",
+    roles=(Role("root"),),
+    options={
+        "pattern": Option("str", "*.wav", "glob of the files that are examples"),
+        "label": Option("str", r"^(?P<label>[^/]+)/", "regex; group 'label' is the label"),
+        "labels": Option("str_map", {}, "label text -> class name"),
+        "other": Option("str", "", "class of label texts that are no class name"),
+        "include": Option("file_map", {}, "listing files of the split's files"),
+        "include_paths": Option("strs", [], "more files of the split"),
+        "exclude": Option("file_map", {}, "listing files of files to leave out"),
+        "exclude_paths": Option("strs", [], "more files to leave out"),
+        "windows": Option("strs", [], "globs of files cut into windows"),
+        "window": Option("int", 0, "window length, in samples"),
+        "hop": Option("int", 0, "samples from one window's start to the next"),
+    },
+    features=lambda options: (frozenset({"audio", "label"}), frozenset({"filename"})),
+    examples=examples,
+    validate=_validate,
+)
