@@ -30,6 +30,7 @@ __all__ = [
     "SiteOutputError",
     "SiteReport",
     "build_site",
+    "draw_examples",
 ]
 
 #: The example grid: the first GRID_EXAMPLES examples of a split, GRID_COLUMNS to a row.
@@ -66,8 +67,12 @@ def _not_prepared_note(entry: Entry) -> str:
     )
 
 
-def _picture(entry: Entry, root: Path) -> tuple[Picture, str]:
-    """Draw the entry's example grid into ``root/images/`` ; (picture, problem or "")."""
+def draw_examples(entry: Entry, root: Path) -> tuple[Picture, str]:
+    """Draw the example grid of `entry` into ``root/images/<slug>.png``, as ``catalog show``
+    draws the first GRID_EXAMPLES examples of its train split (else its first split).
+
+    Returns (the picture, or a note saying why there is none; a problem to report, or "").
+    """
     from catalog.show import pick_features, show_examples  # Pillow: only when drawing
 
     if entry.problem:
@@ -91,7 +96,9 @@ def _picture(entry: Entry, root: Path) -> tuple[Picture, str]:
         with entry.builder.as_data_source(split) as ds:
             grid = show_examples(ds, num_examples=GRID_EXAMPLES, columns=GRID_COLUMNS)
             count = min(GRID_EXAMPLES, len(ds))
-    except (CatalogError, OSError, ValueError) as exc:
+    # Broad on purpose: array_record raises RuntimeError for a damaged shard, and one
+    # dataset's picture must not cost the others their pages.
+    except Exception as exc:
         problem = f"cannot draw examples of {entry.full_name} {split}: {exc}"
         return Picture(note=f"No examples to show: {problem}."), problem
     file = f"images/{entry.slug}.png"
@@ -148,7 +155,7 @@ def build_site(
             (work / name).write_bytes(data)
         _write(work / "index.html", index_page(report.entries))
         for entry in report.entries:
-            picture, problem = _picture(entry, work)
+            picture, problem = draw_examples(entry, work)
             report.pictures[entry.full_name] = picture
             if problem:
                 report.problems[entry.full_name] = problem
