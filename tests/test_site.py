@@ -31,6 +31,8 @@ from catalog.site.pages import MANY_CLASSES, Picture, dataset_page
 from catalog.spec import load_spec
 from catalog.testing.http_server import LoopbackServer
 
+from conftest import ROOT
+
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -384,3 +386,33 @@ def test_a_grid_that_cannot_be_drawn_fails_that_dataset_only(
     page = (tmp_path / "site" / "datasets" / "first50.html").read_text()
     assert "No examples to show: cannot draw examples of first50 test" in page
     assert (tmp_path / "site" / "datasets" / "mnist.html").is_file()
+
+
+def find(picture: np.ndarray, part: np.ndarray) -> tuple[int, int] | None:
+    """Where `part` (h, w, 3) sits in `picture` exactly, as (top, left), or None."""
+    probe = part.shape[0] // 4  # a row through the first row of images, not a white one
+    needle = part[probe].tobytes()
+    for y in range(picture.shape[0] - part.shape[0] + 1):
+        row = picture[y + probe].tobytes()
+        at = row.find(needle)
+        while at >= 0:
+            x = at // 3
+            if at % 3 == 0 and np.array_equal(
+                picture[y : y + part.shape[0], x : x + part.shape[1]], part
+            ):
+                return y, x
+            at = row.find(needle, at + 1)
+    return None
+
+
+def test_the_readme_picture_shows_the_example_grid(
+    first50_builder: Path, prepared_data: Path
+) -> None:
+    """docs/site_fashion_mnist.png, made by tests/make_site_picture.py, holds the example grid
+    of the 50-image sample pixel for pixel (the page around it depends on the fonts)."""
+    with PILImage.open(ROOT / "docs" / "site_fashion_mnist.png") as image:
+        picture = np.asarray(image.convert("RGB"))
+    b = catalog.builder(first50_builder, data_dir=prepared_data)
+    with b.as_data_source("test") as ds:
+        grid = show_examples(ds, num_examples=GRID_EXAMPLES, columns=GRID_COLUMNS)
+    assert find(picture, np.asarray(grid.convert("RGB"))) is not None

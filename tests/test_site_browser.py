@@ -106,13 +106,30 @@ def test_typing_in_the_search_box_filters_the_index(site: Path, browser: Chromiu
     assert shown == expected("mnist") and len(shown) >= 4
     # A tag link in a row filters by its tag (index.html#tag=...), on top of the words.
     browser.click('#datasets a.tag[href="index.html#tag=image-classification"]')
-    assert browser.evaluate("document.getElementById('tag').value") == "image-classification"
+    # The link changes the fragment; the filter follows on the hashchange event it queues.
+    browser.wait_until("document.getElementById('tag').value === 'image-classification'")
     assert browser.evaluate(VISIBLE_ROWS) == expected("mnist", "image-classification")
     browser.click("#search")  # the caret lands after the text: the box is wider than it
     browser.type_text(" zzz-no-such-word")
     assert browser.evaluate("document.getElementById('search').value") == "mnist zzz-no-such-word"
     assert browser.evaluate(VISIBLE_ROWS) == []
     assert browser.evaluate("document.getElementById('empty').hidden") is False
+    assert browser.errors == []
+
+
+def test_a_tag_link_on_a_dataset_page_opens_the_index_filtered(
+    site: Path, browser: Chromium
+) -> None:
+    browser.errors.clear()
+    browser.navigate((site / "datasets" / "cmaterdb-telugu.html").as_uri())
+    browser.click('a.tag[href="../index.html#tag=image-classification"]')
+    browser.wait_for("Page.loadEventFired")
+    assert browser.evaluate("location.hash") == "#tag=image-classification"
+    assert browser.evaluate(VISIBLE_ROWS) == expected("", "image-classification")
+    browser.navigate((site / "index.html").as_uri() + "#q=mnist%20fashion")
+    # A new fragment on the same page: the filter follows on its hashchange event.
+    browser.wait_until("document.getElementById('search').value === 'mnist fashion'")
+    assert browser.evaluate(VISIBLE_ROWS) == ["fashion_mnist"]
     assert browser.errors == []
 
 

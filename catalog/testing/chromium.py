@@ -224,12 +224,14 @@ class Chromium:
     # -- what tests do --------------------------------------------------------------------
 
     def navigate(self, url: str) -> None:
-        """Open `url` and wait until it has loaded (its load event)."""
+        """Open `url` and wait until it has loaded (its load event); a URL that differs from
+        the page's only in its fragment just moves there (``hashchange``), as in a browser."""
         self._events = [e for e in self._events if e["method"] != "Page.loadEventFired"]
         result = self.send("Page.navigate", {"url": url})
         if result.get("errorText"):
             raise BrowserError(f"cannot open {url}: {result['errorText']}")
-        self.wait_for("Page.loadEventFired")
+        if result.get("loaderId"):  # none for a move within the page (a new #fragment)
+            self.wait_for("Page.loadEventFired")
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page (promises awaited)."""
