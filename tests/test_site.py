@@ -9,6 +9,7 @@ import hashlib
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -170,6 +171,11 @@ def test_same_inputs_same_bytes(first50_builder: Path, prepared_data: Path, tmp_
     # Building over the previous site gives the same bytes again.
     assert run("site", "-o", str(one), *args).returncode == 0
     assert files(one) == first
+    # The data dir's path is not part of the site: a copy elsewhere gives the same bytes.
+    moved = tmp_path / "elsewhere" / "data"
+    shutil.copytree(prepared_data, moved)
+    assert run("site", "-o", str(two), *site_args(first50_builder, moved)).returncode == 0
+    assert files(two) == first
 
 
 def test_links_are_relative_and_resolve(
@@ -233,6 +239,7 @@ def test_a_partial_copy_says_so(first50_builder: Path, tmp_path: Path) -> None:
     assert "(a partial copy, prepared with --max-examples-per-split)" in page
     index = (tmp_path / "site" / "index.html").read_text()
     assert "<td>partly, " in index
+    assert "<td>test 50</td>" in index  # the index shows the dataset's splits, not the copy's
 
 
 def npz_builder(root: Path, server: LoopbackServer) -> Path:
@@ -276,6 +283,17 @@ def test_a_dataset_without_images_has_a_note_instead_of_a_grid(
     assert "<td>Tensor</td><td><code>(4,)</code></td><td>float32</td>" in page
     assert "<details><summary><code>label</code>: 30 classes</summary>" in page
     assert not (tmp_path / "site" / "images").exists()
+
+
+def test_only_web_homepages_become_links(first50_builder: Path, tmp_path: Path) -> None:
+    b = DatasetBuilder(load_spec(first50_builder), data_dir=tmp_path)
+    features = FeaturesDict({"label": ClassLabel(num_classes=2)})
+    splits = {"train": SplitInfo("train", 1)}
+    for homepage, link in (("https://example.org/x", True), ("javascript:alert(1)", False)):
+        info = DatasetInfo("x", "1.0.0", features, splits, homepage=homepage)
+        page = dataset_page(Entry(b, info, False, 0, True), Picture(note="n"))
+        assert (f'<a href="{homepage}">' in page) is link
+        assert f"<dd>{homepage}</dd>" in page or link
 
 
 def test_feature_trees_of_any_type_render_from_the_features_themselves(

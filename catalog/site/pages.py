@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from catalog.info import feature_rows
 from catalog.site.entries import Entry, class_labels, slug
@@ -34,7 +35,14 @@ class Picture:
 
 
 def _splits_text(entry: Entry) -> str:
-    return ", ".join(f"{name} {s.num_examples:,}" for name, s in entry.info.splits.items())
+    """The dataset's splits and example counts as its spec declares them (a partial copy
+    prepared here is marked in the prepared column, not here)."""
+    return ", ".join(f"{name} {count:,}" for name, count in entry.expected.items())
+
+
+def _download_size(entry: Entry) -> int:
+    """Bytes to download for the whole dataset, as its spec registers them."""
+    return sum(d.size or 0 for d in entry.builder.spec.downloads.values())
 
 
 def _prepared_text(entry: Entry) -> str:
@@ -83,7 +91,7 @@ def index_page(entries: Sequence[Entry]) -> str:
             f"<td>{tag_links(info.tags, root='')}</td>"
             f"<td>{esc(info.version)}</td>"
             f"<td>{esc(_splits_text(e))}</td>"
-            f'<td class="num">{esc(format_size(info.download_size))}</td>'
+            f'<td class="num">{esc(format_size(_download_size(e)))}</td>'
             f"<td>{esc(_prepared_text(e))}</td></tr>"
         )
     head = "".join(
@@ -123,7 +131,9 @@ def _facts(entry: Entry) -> str:
     info = entry.info
     facts: list[tuple[str, str]] = []
     if info.homepage:
-        facts.append(("homepage", f'<a href="{esc(info.homepage)}">{esc(info.homepage)}</a>'))
+        link = urlsplit(info.homepage).scheme in ("http", "https")  # never javascript: etc.
+        text = esc(info.homepage)
+        facts.append(("homepage", f'<a href="{text}">{text}</a>' if link else text))
     if info.license:
         facts.append(("license", esc(info.license)))
     if info.supervised_keys:
