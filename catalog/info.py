@@ -28,10 +28,12 @@ from catalog.units import format_size
 __all__ = [
     "INFO_FILE",
     "DatasetInfo",
+    "FeatureRow",
     "Location",
     "ShardInfo",
     "SplitInfo",
     "disk_usage",
+    "feature_rows",
     "format_info",
     "reusable",
 ]
@@ -342,7 +344,8 @@ def format_info(
     width = max(map(len, fields), default=0) + 2
     lines.append("")
     lines += [f"{f'{name}:':<{width}}{value}" for name, value in fields.items()]
-    lines += ["", "features:", *_table(_feature_rows(info.features))]
+    tree = feature_rows(info.features)
+    lines += ["", "features:", *_table(("  " * r.depth + r.name, *r.columns) for r in tree)]
     split_rows = [
         (name, f"{s.num_examples:,} examples", format_size(s.num_bytes) if s.shards else "")
         for name, s in info.splits.items()
@@ -366,25 +369,49 @@ def _type_label(feature: Feature) -> str:
     return feature.type_name
 
 
-def _feature_rows(
+@dataclass(frozen=True)
+class FeatureRow:
+    """One line of the features tree: a feature `depth` levels deep, named `name`, its type
+    label (``Image``, ``Sequence(ClassLabel)``), shape, dtype and details (its describe())."""
+
+    depth: int
+    name: str
+    type: str
+    shape: str
+    dtype: str
+    details: str
+
+    @property
+    def columns(self) -> tuple[str, str, str, str]:
+        return self.type, self.shape, self.dtype, self.details
+
+
+def feature_rows(
     features: Mapping[str, Feature], depth: int = 0, lead: tuple[int | None, ...] = ()
-) -> Iterator[tuple[str, ...]]:
-    """(name, type, shape, dtype, details) per feature; nested ones indented below theirs.
+) -> Iterator[FeatureRow]:
+    """The features tree, depth first: nested features follow theirs, one level deeper.
 
     The features of a Sequence of a dict show the shape they decode to (one more dimension).
+    ``catalog info`` and ``catalog site`` both show these rows.
     """
     for name, feature in features.items():
         element, dims = feature, lead
         while isinstance(element, Sequence):
             dims = (*dims, element.length)
             element = element.feature
-        label = f"{'  ' * depth}{name}"
         if isinstance(element, FeaturesDict):
-            yield label, _type_label(feature), "", "", ""
-            yield from _feature_rows(element, depth + 1, dims)
+            yield FeatureRow(depth, name, _type_label(feature), "", "", "")
+            yield from feature_rows(element, depth + 1, dims)
         else:
             shape = "" if element.shape is None else str((*dims, *element.shape))
-            yield label, _type_label(feature), shape, element.dtype_name, element.describe()
+            yield FeatureRow(
+                depth,
+                name,
+                _type_label(feature),
+                shape,
+                element.dtype_name,
+                element.describe(),
+            )
 
 
 def _table(rows: Iterable[tuple[str, ...]]) -> list[str]:

@@ -48,3 +48,5 @@ def test_installed_wheel_lists_datasets_from_another_directory(tmp_path: Path) -
     installed = Path(where).parent
     assert (installed / "registry.yaml").is_file()
     assert (installed / "builders" / "fashion_mnist" / "checksums.tsv").is_file()
+    for static in ("site.js", "style.css"):  # catalog site's package data
+        assert (installed / "site" / "static" / static).is_file()

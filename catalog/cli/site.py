@@ -1,0 +1,57 @@
+"""`catalog site -o DIR [NAME...]`: a static web site of every dataset (see catalog.site)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from catalog import paths
+from catalog.cli.common import EXIT_FAILED, EXIT_OK, add_command, error
+
+__all__ = ["register"]
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = add_command(
+        commands,
+        "site",
+        help="write a static web site of the datasets",
+        description="Write a static web site of the catalog into DIR: an index of every dataset "
+        "and config (tags, version, splits, sizes, download size, prepared here or not) with a "
+        "search box and a tag filter, and a page per dataset and config (description, features, "
+        "class names, splits, citation, how to use it, and a grid of examples for a prepared "
+        "dataset with images). Plain HTML and CSS with a little JavaScript, relative links "
+        "only: serve DIR from anywhere or open DIR/index.html from disk, offline.\n\n"
+        "DIR must be new, empty or a site written before, which is replaced as a whole. The "
+        "same datasets and data dir give the same bytes.",
+        example="catalog site -o site --data-dir ~/datasets && xdg-open site/index.html",
+    )
+    parser.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="DIR", help="the folder to write"
+    )
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="datasets to include (NAME, NAME/CONFIG or a builder folder; default: every "
+        "registered dataset)",
+    )
+    parser.add_argument(
+        "--data-dir", help=f"where prepared data is, for the example grids (${paths.DATA_DIR_ENV})"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from catalog.site import build_site  # the page renderers: only this command needs them
+
+    report = build_site(args.output, args.names, data_dir=args.data_dir)
+    for name, problem in sorted(report.problems.items()):
+        error(f"{name}: {problem}")
+    count = len(report.entries)
+    print(
+        f"wrote {args.output}: {count} dataset page{'s' * (count != 1)}, "
+        f"{report.grids} example grid{'s' * (report.grids != 1)}; "
+        f"open {args.output / 'index.html'}"
+    )
+    return EXIT_FAILED if report.problems else EXIT_OK
