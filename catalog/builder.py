@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, overload
 
 from catalog import paths, splits
 from catalog.data_source import DataSource, Decoder
-from catalog.errors import DatasetNotFoundError, NotPreparedError, SplitError
+from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
 from catalog.info import INFO_FILE, DatasetInfo, reusable
 from catalog.registry import resolve, version_matches
 from catalog.spec import BuilderSpec, load_spec
@@ -60,8 +60,12 @@ class DatasetBuilder:
     @property
     def is_prepared(self) -> bool:
         """Whether this builder's dataset is prepared in the data dir (a copy prepared there
-        from another builder with the same name and version does not count)."""
-        return self._prepared_info() is not None
+        from another builder with the same name and version does not count; one whose
+        dataset_info.json is unreadable does, and reading it says what is wrong)."""
+        try:
+            return self._prepared_info() is not None
+        except SpecError:
+            return True
 
     @property
     def info(self) -> DatasetInfo:
