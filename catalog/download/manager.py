@@ -320,10 +320,10 @@ class DownloadManager:
                 self._session = new_session(self.config.max_workers)
             return self._session
 
-    def _waiting_note(self, resource: Resource) -> Callable[[Path], None]:
-        def note(lock: Path) -> None:
+    def _waiting_note(self, resource: Resource) -> Callable[[str], None]:
+        def note(holder: str) -> None:
             self.progress.note(
-                f"waiting for another process downloading {resource.filename} (lock {lock})"
+                f"waiting for another process downloading {resource.filename}: {holder}"
             )
 
         return note
