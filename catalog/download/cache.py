@@ -44,6 +44,8 @@ class CachedFile:
     size: int
     sha256: str
     url: str | None = None  # the URL or local path it was fetched from; None if unknown
+    #: The most it may extract to (its Resource's), None: catalog's default limit.
+    max_extracted_size: int | None = None
 
 
 def cache_path(resource: Resource, download_dir: Path) -> Path:

@@ -141,6 +141,10 @@ class DownloadManager:
 
     def download(self, resource: Resource) -> CachedFile:
         """The verified file of ``resource``, fetched only if no cache or local copy has it."""
+        file = self._download(resource)
+        return dataclasses.replace(file, max_extracted_size=resource.max_extracted_size)
+
+    def _download(self, resource: Resource) -> CachedFile:
         if not resource.registered and not self.config.register_checksums:
             raise SpecError(
                 f"no size and sha256 registered for {resource.filename}; a builder's author "
@@ -171,9 +175,14 @@ class DownloadManager:
             return self._from_network(resource, remote, tried)
 
     def extract(self, file: CachedFile) -> Path:
-        """Extract an archive once, into ``<download_dir>/extracted/<sha256[:16]>-<name>/``."""
+        """Extract an archive once, into ``<download_dir>/extracted/<sha256[:16]>-<name>/``,
+        within the file's ``max_extracted_size`` (else catalog's default limit)."""
         return extract(
-            file.path, self.download_dir / "extracted", name=file.filename, sha256=file.sha256
+            file.path,
+            self.download_dir / "extracted",
+            name=file.filename,
+            sha256=file.sha256,
+            max_size=file.max_extracted_size,
         )
 
     # The sources, in order.

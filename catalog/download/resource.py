@@ -31,6 +31,8 @@ class Resource:
     size: int | None  # bytes
     sha256: str | None  # lowercase hex
     filename: str  # original file name, e.g. "train-images-idx3-ubyte.gz"
+    #: The most the file may extract to, when it is an archive (None: catalog's default limit).
+    max_extracted_size: int | None = None
 
     def __post_init__(self) -> None:
         urls: object = self.urls  # typed as a tuple, but a caller may pass one string
