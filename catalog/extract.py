@@ -65,7 +65,7 @@ __all__ = [
 
 #: By default an archive may expand to MAX_RATIO times its size plus RATIO_ALLOWANCE...
 MAX_RATIO = 100
-RATIO_ALLOWANCE = 16 << 20
+RATIO_ALLOWANCE = 64 << 20
 #: ... and never past MAX_EXTRACTED_SIZE, unless its download declares ``max_extracted_size``.
 MAX_EXTRACTED_SIZE = 64 << 30
 _NAME_MAX, _PATH_MAX = 255, 4096  # bytes, when the file system does not say
@@ -109,7 +109,7 @@ def extraction_limit(archive_size: int, max_size: int | None = None) -> int:
     download declares one, else MAX_RATIO times its size plus RATIO_ALLOWANCE, at most
     MAX_EXTRACTED_SIZE.
 
-    >>> extraction_limit(2 << 20) == 216 << 20, extraction_limit(1 << 40) == 64 << 30
+    >>> extraction_limit(2 << 20) == 264 << 20, extraction_limit(1 << 40) == 64 << 30
     (True, True)
     """
     if max_size is not None:

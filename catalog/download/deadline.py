@@ -22,6 +22,7 @@ import os
 from collections.abc import Callable
 
 from catalog.download.resource import Failure
+from catalog.paths import MIN_RATE_ENV
 from catalog.units import format_duration, format_size, parse_size
 
 __all__ = [
@@ -34,7 +35,6 @@ __all__ = [
     "min_rate",
 ]
 
-MIN_RATE_ENV = "CATALOG_MIN_DOWNLOAD_RATE"
 #: Bytes per second a download must average (256 kbit/s, a poor mobile link).
 DEFAULT_MIN_RATE = 32 * 1024
 #: Seconds every file gets on top of its bytes: connections, retries, a slow start.
