@@ -299,9 +299,9 @@ class DownloadManager:
         bar = self.progress.transfer(
             resource.filename, resource.size, url, start=start, deadline=deadline.describe()
         )
-        # Never wait for a byte past the deadline: the next check then reports it.
-        read_timeout = min(self.config.read_timeout, max(deadline.remaining, 0.1))
-        timeout = (self.config.connect_timeout, read_timeout)
+        # Never wait past the deadline: the next check then reports it.
+        left = max(deadline.remaining, 0.1)
+        timeout = (min(self.config.connect_timeout, left), min(self.config.read_timeout, left))
         try:
             digest, body_start = fetch(
                 self._get_session(), url, part, resource,
