@@ -14,6 +14,7 @@ the builder folder. ``builder.yaml``::
     supervised_keys: [image, label]   # optional
     downloads:
       archive: {url: https://..., mirrors: [https://...]}   # size, sha256: checksums.tsv
+      # optional, per download: max_extracted_size: 200GiB (past 100x its size + 64 MiB)
     splits:
       train:
         format: cifar_bin             # a reader in catalog.formats
@@ -29,6 +30,11 @@ member: PATH}``: a path inside the download's archive, extracted once (zip, tar,
 a lone .gz/.bz2/.xz file holds one member, its name without the suffix). ``member`` may be a
 glob (``cifar-10-batches-bin/data_batch_*.bin``); its matches are read in natural order
 (``_2`` before ``_10``), and must be exactly one unless the format's role takes many.
+
+A spec stays contained: names (dataset, config, split, feature) match ``[a-z][a-z0-9_]*``;
+URLs are http(s) with no path segment decoding to ``.``/``..``; a ``names_file`` is a small
+regular file inside the builder folder; builder.yaml holds at most 1 MiB and expands to at
+most 100,000 YAML nodes.
 
 Configs are variants of a dataset, each prepared on its own (``cmaterdb/telugu``)::
 
