@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from filelock import FileLock, Timeout
+from catalog.lock_holder import hold
 
 __all__ = ["INCOMPLETE", "dataset_lock", "make_dir", "work_dirs"]
 
@@ -23,18 +23,15 @@ INCOMPLETE = ".incomplete-"
 
 @contextlib.contextmanager
 def dataset_lock(target: Path) -> Iterator[None]:
-    """Hold the lock guarding `target` (a dataset version's folder); say so when waiting."""
+    """Hold the lock guarding `target` (a dataset version's folder); when waiting, say for
+    whom (see :mod:`catalog.lock_holder`)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(target.parent / f".{target.name}.lock"))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        print(f"waiting for another process preparing {target} ...", file=sys.stderr)
-        lock.acquire()
-    try:
+
+    def waiting(holder: str) -> None:
+        print(f"waiting for another process preparing {target}: {holder} ...", file=sys.stderr)
+
+    with hold(target.parent / f".{target.name}.lock", on_wait=waiting):
         yield
-    finally:
-        lock.release()
 
 
 def work_dirs(target: Path) -> list[Path]:

@@ -13,6 +13,7 @@ from catalog.errors import StorageError
 __all__ = [
     "DATA_DIR_ENV",
     "DOWNLOAD_DIR_ENV",
+    "MIN_RATE_ENV",
     "MIRRORS_ENV",
     "OFFLINE_ENV",
     "data_dir",
@@ -27,6 +28,7 @@ DATA_DIR_ENV = "CATALOG_DATA_DIR"
 DOWNLOAD_DIR_ENV = "CATALOG_DOWNLOAD_DIR"
 MIRRORS_ENV = "CATALOG_MIRRORS"
 OFFLINE_ENV = "CATALOG_OFFLINE"
+MIN_RATE_ENV = "CATALOG_MIN_DOWNLOAD_RATE"  # read by catalog.download.deadline
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
 

@@ -63,7 +63,7 @@ def resources(spec: BuilderSpec, *, register: bool = False) -> dict[str, Resourc
                 "add a line 'url<TAB>size<TAB>sha256<TAB>filename' for it, or let "
                 f"'catalog prepare {spec.path or spec.name} --register-checksums' add it"
             )
-        out[d.name] = Resource(d.urls, d.size, d.sha256, d.filename)
+        out[d.name] = Resource(d.urls, d.size, d.sha256, d.filename, d.max_extracted_size)
     return out
 
 

@@ -14,6 +14,7 @@ the builder folder. ``builder.yaml``::
     supervised_keys: [image, label]   # optional
     downloads:
       archive: {url: https://..., mirrors: [https://...]}   # size, sha256: checksums.tsv
+      # optional, per download: max_extracted_size: 200GiB (past 100x its size + 64 MiB)
     splits:
       train:
         format: cifar_bin             # a reader in catalog.formats
@@ -30,6 +31,11 @@ a lone .gz/.bz2/.xz file holds one member, its name without the suffix); ``membe
 the folder the whole archive is extracted into. ``member`` may be a
 glob (``cifar-10-batches-bin/data_batch_*.bin``); its matches are read in natural order
 (``_2`` before ``_10``), and must be exactly one unless the format's role takes many.
+
+A spec stays contained: names (dataset, config, split, feature) match ``[a-z][a-z0-9_]*``;
+URLs are http(s) with no path segment decoding to ``.``/``..``; a ``names_file`` is a small
+regular file inside the builder folder; builder.yaml holds at most 1 MiB and expands to at
+most 100,000 YAML nodes.
 
 Configs are variants of a dataset, each prepared on its own (``cmaterdb/telugu``)::
 
@@ -49,15 +55,22 @@ import copy
 import dataclasses
 import hashlib
 import json
+import os
+import posixpath
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from catalog.checksums import read_checksums, url_filename
 from catalog.errors import DatasetNotFoundError, FeatureError, SpecError
 from catalog.features import FeaturesDict, from_json
+from catalog.features.class_label import MAX_NAMES_FILE_SIZE
+from catalog.units import format_size, parse_size
+from catalog.url_paths import path_segments
 
 if TYPE_CHECKING:  # the readers are imported when a spec is loaded, not by `import catalog`
     from catalog.formats import Option, SourceFormat
@@ -74,9 +87,19 @@ __all__ = [
 
 SPEC_FILE = "builder.yaml"
 CHECKSUMS_FILE = "checksums.tsv"
+#: Dataset, config, split and feature names: lower-case letters, digits and _, from a letter.
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-#: A config name may also hold dots between its words, as TFDS's ``squad/v1.1`` does.
-_CONFIG_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
+#: Config and feature names may also hold dots between their words, as TFDS's ``squad/v1.1``
+#: and titanic's ``home.dest`` do.
+_DOTTED_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
+#: Feature names keep TFDS's: words of letters (either case), digits and _, from a letter,
+#: joined by one '.', ' ' or '-' (titanic's ``home.dest``, wine_quality's ``fixed acidity``,
+#: ``pH``); '/' separates the parts of a feature path, so it is never in a name.
+_FEATURE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*([. -][A-Za-z0-9_]+)*$")
+#: The most a spec file may hold, and the most nodes its YAML may expand to (each use of an
+#: alias counts its whole value again), so no spec makes loading it hang or exhaust memory.
+MAX_SPEC_FILE_SIZE = 1 << 20
+MAX_YAML_NODES = 100_000
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 #: A tag names a modality or task: lower case words joined by hyphens (``image-classification``).
 _TAG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -98,6 +121,8 @@ class DownloadSpec:
     size: int | None = None
     sha256: str | None = None
     filename: str = ""
+    #: The most its archive may extract to (bytes), past catalog's default bomb limits.
+    max_extracted_size: int | None = None
 
     @property
     def urls(self) -> tuple[str, ...]:
@@ -223,16 +248,62 @@ class _Fields:
 
 
 def read_yaml(path: Path) -> Any:
-    """Load a YAML file safely (no Python objects); SpecError naming the file if malformed."""
+    """Load a YAML file safely (no Python objects); SpecError naming the file if malformed,
+    larger than :data:`MAX_SPEC_FILE_SIZE`, or expanding (through aliases) to more than
+    :data:`MAX_YAML_NODES` nodes."""
     # Imported here: YAML is read only when a spec is loaded, and importing it costs a fifth
     # of numpy's import time, which `import catalog` must stay close to.
     import yaml
 
     try:
-        with open(path, encoding="utf-8") as f:
-            return yaml.safe_load(f)
+        with open(path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise SpecError(f"{path}: not a regular file")
+            data = f.read(MAX_SPEC_FILE_SIZE + 1)
+    except OSError as error:
+        raise SpecError(f"{path}: cannot read it ({error.strerror})") from None
+    if len(data) > MAX_SPEC_FILE_SIZE:
+        raise SpecError(
+            f"{path}: larger than {format_size(MAX_SPEC_FILE_SIZE)}, the most a spec file may "
+            "be (long lists of class names belong in a names_file)"
+        )
+    try:
+        loader = yaml.SafeLoader(data.decode("utf-8"))
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _check_expansion(path, node)
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not UTF-8 text") from None
     except yaml.YAMLError as error:
         raise SpecError(f"{path}: not valid YAML: {error}") from None
+
+
+def _check_expansion(path: Path, root: Any) -> None:
+    """Count the nodes of a composed YAML document as its data will hold them (an alias
+    counts its anchor's whole value each time it is used), refusing more than
+    :data:`MAX_YAML_NODES`: the "billion laughs" of nested aliases stops here, after at most
+    that many steps, as does an alias inside its own anchor."""
+    import yaml
+
+    count, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > MAX_YAML_NODES:
+            raise SpecError(
+                f"{path}: expands to more than {MAX_YAML_NODES} YAML nodes (through aliases "
+                "used many times, or an alias inside its own anchor); refusing to load it"
+            )
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack += (key, value)
 
 
 def supervised_keys_problem(keys: Any, features: FeaturesDict) -> str | None:
@@ -255,15 +326,76 @@ def supervised_keys_problem(keys: Any, features: FeaturesDict) -> str | None:
 
 
 def _resolve_names_files(features: Any, folder: Path) -> Any:
-    """The features' YAML with every ``names_file`` made relative to the builder folder."""
+    """The features' YAML with every ``names_file`` made a path inside the builder folder,
+    checked by :func:`_names_file`."""
     if isinstance(features, Mapping):
         return {
-            key: str(folder / value)
+            key: _names_file(value, folder)
             if key == "names_file" and isinstance(value, str)
             else _resolve_names_files(value, folder)
             for key, value in features.items()
         }
     return features
+
+
+def _names_file(name: str, folder: Path) -> str:
+    """The path of a ClassLabel ``names_file``: a relative path to a regular file inside the
+    builder folder (symlinks resolved), of at most MAX_NAMES_FILE_SIZE bytes; FeatureError
+    otherwise."""
+    where = f"ClassLabel names_file {name!r}"
+    normal = posixpath.normpath(name.replace("\\", "/")) if name else ""
+    if not name or Path(name).is_absolute() or normal == ".." or normal.startswith("../"):
+        raise FeatureError(
+            f"{where}: expected a path relative to the builder folder {folder}, inside it"
+        )
+    path = folder / name
+    try:
+        real, root = path.resolve(strict=True), folder.resolve(strict=True)
+        info = real.stat()
+    except (OSError, RuntimeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "a symlink loop"
+        raise FeatureError(f"{where}: cannot read {path} ({reason})") from None
+    if not real.is_relative_to(root):
+        raise FeatureError(f"{where}: {path} leads outside the builder folder {folder} (to {real})")
+    if not stat.S_ISREG(info.st_mode):
+        raise FeatureError(f"{where}: {path} is not a regular file")
+    if info.st_size > MAX_NAMES_FILE_SIZE:
+        raise FeatureError(
+            f"{where}: {path} holds {format_size(info.st_size)}, more than the "
+            f"{format_size(MAX_NAMES_FILE_SIZE)} a names file may"
+        )
+    return str(real)
+
+
+def _feature_names_problem(features: Any, prefix: str = "") -> str | None:
+    """The first feature name (nested ones too) not matching `_FEATURE_NAME`, as a problem;
+    None when all match. `features` is the YAML of a dict of features."""
+    if not isinstance(features, Mapping):
+        return None
+    for name, value in features.items():
+        if not isinstance(name, str) or not _FEATURE_NAME.match(name):
+            shown = repr(prefix + name) if isinstance(name, str) else f"{prefix}{name!r}"
+            return (
+                f"feature name {shown} must be words of letters, digits and _, starting "
+                "with a letter, joined by one '.', ' ' or '-' (no '/')"
+            )
+        if not isinstance(value, Mapping):
+            continue
+        kind = value.get("type")
+        if kind is None:  # a plain dict: nested features
+            inner: Any = value
+        elif kind == "FeaturesDict":
+            inner = value.get("features")
+        elif kind == "Sequence" and isinstance(value.get("feature"), Mapping):
+            inner = value["feature"]
+            inner = inner.get("features") if inner.get("type") == "FeaturesDict" else inner
+            inner = inner if "type" not in inner else None
+        else:
+            inner = None
+        problem = _feature_names_problem(inner, f"{prefix}{name}/")
+        if problem:
+            return problem
+    return None
 
 
 def _member_problem(member: str) -> str | None:
@@ -401,14 +533,46 @@ def _downloads(
     downloads: dict[str, DownloadSpec] = {}
     for key in table.data:
         item = table.sub(key)
-        item.only(("url", "mirrors"))
+        item.only(("url", "mirrors", "max_extracted_size"))
         url = item.get("url", str)
         mirrors = item.get("mirrors", list, [])
         if not all(isinstance(m, str) for m in mirrors):
             raise item.error("mirrors", "expected a list of URLs")
+        for name, value in [("url", url), *(("mirrors", m) for m in mirrors)]:
+            problem = url_problem(value)
+            if problem:
+                raise item.error(name, problem)
+        limit = _size_field(item, "max_extracted_size")
         size, sha256, filename = checksums.get(url, (None, None, url_filename(url)))
-        downloads[key] = DownloadSpec(key, url, tuple(mirrors), size, sha256, filename)
+        downloads[key] = DownloadSpec(key, url, tuple(mirrors), size, sha256, filename, limit)
     return downloads
+
+
+def url_problem(url: str) -> str | None:
+    """What makes `url` unfit for a builder spec, or None: only http(s) URLs with a host,
+    none of whose path segments decodes to ``.`` or ``..`` (``%2e%2e``, ``%2F..%2F``) or
+    holds a backslash or NUL. (Local files come from mirror dirs and the manual dir, never
+    from a spec: a spec must not make catalog read a file of the machine it runs on.)"""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return f"expected an http:// or https:// URL, got {url!r} (local files: use --mirror)"
+    if path_segments(url) is None:
+        return f"the path of {url!r} has a '.' or '..' segment or a NUL (once decoded)"
+    return None
+
+
+def _size_field(item: _Fields, name: str) -> int | None:
+    """An optional byte count, given as an int or a size such as ``2GiB``."""
+    value = item.data.get(name)
+    if value is None:
+        return None
+    try:
+        size = parse_size(value) if isinstance(value, str) else value
+    except ValueError as error:
+        raise item.error(name, str(error)) from None
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        raise item.error(name, f"expected a positive size in bytes (or like 2GiB), got {value!r}")
+    return size
 
 
 def _configs(top: _Fields) -> tuple[dict[str, _Fields], str | None]:
@@ -422,7 +586,7 @@ def _configs(top: _Fields) -> tuple[dict[str, _Fields], str | None]:
         raise top.error("configs", "expected at least one config")
     configs = {}
     for key in table.data:
-        if not isinstance(key, str) or not _CONFIG_NAME.match(key):
+        if not isinstance(key, str) or not _DOTTED_NAME.match(key):
             raise table.error(
                 str(key), "a config name must be words of [a-z0-9_] joined by '.', e.g. v1.1"
             )
@@ -463,6 +627,9 @@ def load_spec(folder: str | Path, config: str | None = None) -> BuilderSpec:
         return own if own is not None and field_name in own.data else top
 
     fields = holder("features")
+    problem = _feature_names_problem(fields.get("features", dict))
+    if problem:
+        raise fields.error("features", problem)
     try:
         raw = _resolve_names_files(fields.get("features", dict), folder)
         features = from_json({"type": "FeaturesDict", "features": raw})

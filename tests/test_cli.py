@@ -135,7 +135,7 @@ def test_every_command_has_help_with_an_example_and_the_environment(command: str
 
 
 ENVIRONMENT_VARIABLES = ("CATALOG_DATA_DIR", "CATALOG_DOWNLOAD_DIR", "CATALOG_MIRRORS",
-                         "CATALOG_OFFLINE")  # fmt: skip
+                         "CATALOG_OFFLINE", "CATALOG_MIN_DOWNLOAD_RATE")  # fmt: skip
 
 
 def test_top_level_help_lists_commands_and_environment() -> None:

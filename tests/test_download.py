@@ -591,7 +591,8 @@ def test_progress_is_one_line_per_file_when_not_a_terminal(
     url = server.add("/data.bin", BODY)
     manager(tmp_path, progress="auto").download(resource(url))
     err = capsys.readouterr().err
-    assert err == f"downloading data.bin (10.0 KiB) from {url}\n"
+    deadline = "deadline 1 min (at least 32.0 KiB/s)"
+    assert err == f"downloading data.bin (10.0 KiB) from {url}; {deadline}\n"
     manager(tmp_path / "quiet", progress="none").download(resource(url))
     assert capsys.readouterr().err == ""
 

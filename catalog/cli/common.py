@@ -34,6 +34,7 @@ environment:
   {paths.DOWNLOAD_DIR_ENV}  download cache (default: <data dir>/downloads)
   {paths.MIRRORS_ENV}       mirrors tried first: base URLs or directories, space-separated
   {paths.OFFLINE_ENV}       1: never use the network (the cache, mirror dirs, the manual dir)
+  {paths.MIN_RATE_ENV}  slowest average download rate before a file fails (default 32KiB)
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY  proxies for downloads
 """
 

@@ -25,11 +25,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from catalog.checksums import Digest, content_name
 from catalog.download.resource import Failure, Resource, verify
 from catalog.errors import DownloadError
+from catalog.lock_holder import hold
 
 __all__ = ["META_DIR", "Cache", "CachedFile", "cache_path"]
 
@@ -45,6 +44,8 @@ class CachedFile:
     size: int
     sha256: str
     url: str | None = None  # the URL or local path it was fetched from; None if unknown
+    #: The most it may extract to (its Resource's), None: catalog's default limit.
+    max_extracted_size: int | None = None
 
 
 def cache_path(resource: Resource, download_dir: Path) -> Path:
@@ -75,27 +76,20 @@ class Cache:
         self,
         resource: Resource,
         *,
-        on_wait: Callable[[Path], None],
+        on_wait: Callable[[str], object],
         cancelled: threading.Event,
     ) -> Iterator[None]:
-        """Hold the resource's lock (one process fetches a file; the others wait, then reuse)."""
+        """Hold the resource's lock (one process fetches a file; the others wait, then reuse);
+        ``on_wait`` gets who holds it (see :mod:`catalog.lock_holder`)."""
         self.meta.mkdir(parents=True, exist_ok=True)
         path = self.meta / f"{self.key(resource)}.lock"
-        lock = FileLock(str(path))
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            on_wait(path)
-            while not cancelled.is_set():
-                with contextlib.suppress(Timeout):
-                    lock.acquire(timeout=0.5)
-                    break
-            else:
-                raise DownloadError(f"cancelled while waiting for {path}")
-        try:
+        with hold(
+            path,
+            on_wait=on_wait,
+            cancelled=cancelled,
+            cancelled_error=lambda: DownloadError(f"cancelled while waiting for {path}"),
+        ):
             yield
-        finally:
-            lock.release()
 
     def lookup(self, resource: Resource, *, on_corrupt: Callable[[str], None]) -> CachedFile | None:
         """The verified cached file, if there is one; a corrupted one is removed."""

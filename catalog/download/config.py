@@ -3,7 +3,13 @@
 Fields left as None are filled by :func:`resolve_config`, argument > environment > default,
 through :mod:`catalog.paths`: ``download_dir`` ($CATALOG_DOWNLOAD_DIR, else
 ``<data dir>/downloads``), ``mirrors`` ($CATALOG_MIRRORS, whitespace-separated), ``offline``
-($CATALOG_OFFLINE=1) and ``manual_dir`` (``<download dir>/manual``).
+($CATALOG_OFFLINE=1), ``manual_dir`` (``<download dir>/manual``) and ``min_rate``
+($CATALOG_MIN_DOWNLOAD_RATE, else 32 KiB/s; see :mod:`catalog.download.deadline`).
+
+The defaults bound the time one file can take: a server that never answers fails after two
+attempts of ``connect_timeout`` + ``read_timeout`` (about 30 s), one that stops sending after
+``read_timeout`` per attempt, and one that sends too slowly at the file's deadline
+(60 s + size / ``min_rate``).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from catalog import paths
+from catalog.download.deadline import min_rate
 from catalog.download.mirrors import check_mirror
 
 __all__ = ["DownloadConfig", "ProgressMode", "resolve_config"]
@@ -41,7 +48,9 @@ class DownloadConfig:
     backoff: float = 0.5  # seconds before the first retry round; doubles each round
     max_backoff: float = 30.0  # cap on one wait, Retry-After included
     connect_timeout: float = 10.0  # seconds to establish a connection
-    read_timeout: float = 60.0  # seconds without a byte before a transfer counts as stalled
+    read_timeout: float = 15.0  # seconds without a byte before a transfer counts as stalled
+    #: Bytes/s a file must average: its deadline is 60 s + size / min_rate (None: resolved).
+    min_rate: float | None = None
     progress: ProgressMode = "auto"
 
     def __post_init__(self) -> None:
@@ -57,6 +66,8 @@ class DownloadConfig:
         _check(self.retries >= 0, f"retries must be >= 0, got {self.retries}")
         _check(self.backoff >= 0, f"backoff must be >= 0, got {self.backoff}")
         _check(self.max_backoff >= self.backoff, "max_backoff must be >= backoff")
+        if self.min_rate is not None:
+            _check(self.min_rate > 0, f"min_rate must be > 0 bytes/s, got {self.min_rate}")
         for name in ("connect_timeout", "read_timeout"):
             _check(getattr(self, name) > 0, f"{name} must be > 0, got {getattr(self, name)}")
         modes = get_args(ProgressMode)
@@ -89,4 +100,5 @@ def resolve_config(
         mirrors=paths.mirrors(config.mirrors),
         offline=paths.offline(config.offline),
         manual_dir=paths.manual_dir(config.manual_dir, downloads),
+        min_rate=min_rate(config.min_rate),
     )

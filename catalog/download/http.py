@@ -21,6 +21,7 @@ import urllib3
 
 from catalog._version import __version__
 from catalog.checksums import CHUNK_SIZE, Digest
+from catalog.download.deadline import Deadline
 from catalog.download.progress import Bar
 from catalog.download.resource import Failure, Resource, looks_like_html
 from catalog.download.retry import is_transient_status, parse_retry_after
@@ -56,12 +57,16 @@ def fetch(
     timeout: tuple[float, float],
     bar: Bar,
     cancelled: threading.Event,
+    deadline: Deadline,
 ) -> tuple[Digest, int]:
     """Make ``part`` hold the whole body of ``url``, resuming from the bytes it already holds.
 
     Returns the digest of the whole part file (verification is the caller's) and the byte
-    offset this response started at (0 unless resumed). Raises :class:`Failure`; the part
-    file keeps whatever was received, for the next attempt.
+    offset this response started at (0 unless resumed). Raises :class:`Failure` (a
+    :class:`~catalog.download.deadline.DeadlineExceeded` once the file's deadline passes,
+    checked as every chunk arrives); the part file keeps whatever was received, for the next
+    attempt. A body of the registered size is complete: a server that then keeps the
+    connection open is not waited for.
     """
     start = part.stat().st_size if part.is_file() and resource.registered else 0
     headers = {"Range": f"bytes={start}-"} if start else {}
@@ -76,7 +81,9 @@ def fetch(
             try:
                 # read1: whatever has arrived, so a transfer that stalls and times out keeps
                 # every byte received before it (a resume then starts exactly there).
-                while chunk := response.raw.read1(CHUNK_SIZE, decode_content=False):
+                while digest.size != resource.size and (
+                    chunk := response.raw.read1(CHUNK_SIZE, decode_content=False)
+                ):
                     if cancelled.is_set():
                         raise DownloadError(f"download of {url} cancelled")
                     if resource.size is not None and digest.size + len(chunk) > resource.size:
@@ -84,6 +91,7 @@ def fetch(
                     out.write(chunk)  # a local OSError (disk full) propagates: not the URL's
                     digest.update(chunk)
                     bar.update(len(chunk))
+                    deadline.add(len(chunk), url, digest.size)
             except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
                 raise Failure(
                     f"transfer interrupted after {digest.size} bytes: {_short(_innermost(exc))}",
@@ -156,7 +164,7 @@ def _request_failure(exc: requests.RequestException) -> Failure:
     if isinstance(exc, requests.exceptions.SSLError):
         return Failure(f"TLS error: {inner}")
     if isinstance(exc, requests.Timeout):
-        return Failure(f"timed out: {inner}", transient=True)
+        return Failure(f"timed out: {inner}", transient=True, unanswered=True)
     if _dns_failure(exc):
         # The name did not resolve (no network, no DNS, a typo): another try in a few seconds
         # will not change that, so the next source is tried at once.

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -27,8 +28,10 @@ from types import TracebackType
 import requests
 
 from catalog.checksums import CHUNK_SIZE, Digest
+from catalog.diskspace import require_free
 from catalog.download.cache import Cache, CachedFile, cache_path
 from catalog.download.config import DownloadConfig, resolve_config
+from catalog.download.deadline import DEFAULT_MIN_RATE, Deadline, DeadlineExceeded
 from catalog.download.http import fetch, new_session
 from catalog.download.mirrors import Source, local_miss, sources
 from catalog.download.progress import Progress
@@ -44,7 +47,8 @@ __all__ = ["DownloadManager"]
 class DownloadManager:
     """Fetches files into the download cache as ``config`` says; use it as a context manager.
 
-    ``sleep`` (seconds -> None) and ``rng`` replace the wall clock and the jitter in tests.
+    ``sleep`` (seconds -> None), ``clock`` (-> seconds, monotonic) and ``rng`` replace the
+    wall clock and the jitter in tests.
 
     >>> config = DownloadConfig(download_dir="/data/downloads")
     >>> with DownloadManager(config) as dm:  # doctest: +SKIP
@@ -58,6 +62,7 @@ class DownloadManager:
         *,
         sleep: Callable[[float], object] | None = None,
         rng: random.Random | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         config = resolve_config(config)
         if config.download_dir is None or config.manual_dir is None:  # resolve_config sets them
@@ -73,6 +78,7 @@ class DownloadManager:
         self._cancelled = threading.Event()
         # The default wait ends at once when the run is interrupted (Ctrl-C).
         self._sleep = sleep if sleep is not None else self._cancelled.wait
+        self._clock = clock if clock is not None else time.monotonic
         self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
 
@@ -135,6 +141,10 @@ class DownloadManager:
 
     def download(self, resource: Resource) -> CachedFile:
         """The verified file of ``resource``, fetched only if no cache or local copy has it."""
+        file = self._download(resource)
+        return dataclasses.replace(file, max_extracted_size=resource.max_extracted_size)
+
+    def _download(self, resource: Resource) -> CachedFile:
         if not resource.registered and not self.config.register_checksums:
             raise SpecError(
                 f"no size and sha256 registered for {resource.filename}; a builder's author "
@@ -165,9 +175,14 @@ class DownloadManager:
             return self._from_network(resource, remote, tried)
 
     def extract(self, file: CachedFile) -> Path:
-        """Extract an archive once, into ``<download_dir>/extracted/<sha256[:16]>-<name>/``."""
+        """Extract an archive once, into ``<download_dir>/extracted/<sha256[:16]>-<name>/``,
+        within the file's ``max_extracted_size`` (else catalog's default limit)."""
         return extract(
-            file.path, self.download_dir / "extracted", name=file.filename, sha256=file.sha256
+            file.path,
+            self.download_dir / "extracted",
+            name=file.filename,
+            sha256=file.sha256,
+            max_size=file.max_extracted_size,
         )
 
     # The sources, in order.
@@ -200,6 +215,8 @@ class DownloadManager:
     def _copy(self, path: Path, resource: Resource, tried: Tried) -> CachedFile | None:
         self.progress.note(f"copying {resource.filename} from {path}")
         part = self.cache.new_part(resource)
+        size = resource.size if resource.size is not None else path.stat().st_size
+        require_free(part.parent, size, f"copying {resource.filename}")
         try:
             digest = Digest()
             with open(path, "rb") as source, open(part, "wb") as out:
@@ -218,32 +235,52 @@ class DownloadManager:
         last: dict[str, Failure] = {}
         attempts: Counter[str] = Counter()
         pending = list(urls)
-        for round_ in range(self.config.retries + 1):
-            if round_:
-                hints = [h for u in pending if (h := last[u].retry_after) is not None]
-                wait = self._backoff.delay(round_ - 1, max(hints) if hints else None)
-                self.progress.note(f"{resource.filename}: trying again in {wait:.1f} s")
-                self._sleep(wait)
-                if self._cancelled.is_set():
-                    raise DownloadError(f"download of {resource.filename} cancelled")
-            for url in list(pending):
-                try:
-                    return self._fetch(url, resource)
-                except Failure as failure:
-                    last[url], attempts[url] = failure, attempts[url] + 1
-                    if failure.transient:  # final failures are all in the error at the end
-                        self.progress.note(f"{resource.filename}: {url}: {failure.reason}")
-                    else:
-                        pending.remove(url)
-            if not pending:
-                break
+        part = self.cache.part_path(resource)
+        deadline = Deadline(
+            size=resource.size,
+            start=part.stat().st_size if part.is_file() and resource.registered else 0,
+            min_rate=self.config.min_rate or DEFAULT_MIN_RATE,
+            clock=self._clock,
+        )
+        try:
+            for round_ in range(self.config.retries + 1):
+                if round_:
+                    hints = [h for u in pending if (h := last[u].retry_after) is not None]
+                    wait = self._backoff.delay(round_ - 1, max(hints) if hints else None)
+                    wait = min(wait, max(deadline.remaining, 0.0))
+                    self.progress.note(f"{resource.filename}: trying again in {wait:.1f} s")
+                    self._sleep(wait)
+                    if self._cancelled.is_set():
+                        raise DownloadError(f"download of {resource.filename} cancelled")
+                for url in list(pending):
+                    try:
+                        return self._fetch(url, resource, deadline)
+                    except DeadlineExceeded:
+                        raise
+                    except Failure as failure:
+                        last[url], attempts[url] = failure, attempts[url] + 1
+                        if failure.transient:  # final failures are all in the error at the end
+                            self.progress.note(f"{resource.filename}: {url}: {failure.reason}")
+                        if not failure.transient or (failure.unanswered and attempts[url] >= 2):
+                            pending.remove(url)
+                if not pending:
+                    break
+        except DeadlineExceeded as failure:
+            last.pop(failure.url, None)
+            tried.extend(self._tried(last, attempts))
+            tried.append((failure.url, failure))
+            raise download_error(resource, tried, self.manual_dir / resource.filename) from None
+        tried.extend(self._tried(last, attempts))
+        raise download_error(resource, tried, self.manual_dir / resource.filename)
+
+    @staticmethod
+    def _tried(last: dict[str, Failure], attempts: Counter[str]) -> Tried:
         for url, why in last.items():
             if attempts[url] > 1:
                 why.reason += f" ({attempts[url]} attempts)"
-            tried.append((url, why))
-        raise download_error(resource, tried, self.manual_dir / resource.filename)
+        return list(last.items())
 
-    def _fetch(self, url: str, resource: Resource) -> CachedFile:
+    def _fetch(self, url: str, resource: Resource, deadline: Deadline) -> CachedFile:
         """One attempt at ``url``: resume the part file, verify, move into the cache."""
         part = self.cache.part_path(resource)
         part.parent.mkdir(parents=True, exist_ok=True)
@@ -256,12 +293,19 @@ class DownloadManager:
             except Failure:
                 part.unlink()
                 start = 0
-        bar = self.progress.transfer(resource.filename, resource.size, url, start=start)
-        timeout = (self.config.connect_timeout, self.config.read_timeout)
+        deadline.check(url, start)
+        if resource.size is not None:
+            require_free(part.parent, resource.size - start, f"downloading {resource.filename}")
+        bar = self.progress.transfer(
+            resource.filename, resource.size, url, start=start, deadline=deadline.describe()
+        )
+        # Never wait past the deadline: the next check then reports it.
+        left = max(deadline.remaining, 0.1)
+        timeout = (min(self.config.connect_timeout, left), min(self.config.read_timeout, left))
         try:
             digest, body_start = fetch(
                 self._get_session(), url, part, resource,
-                timeout=timeout, bar=bar, cancelled=self._cancelled,
+                timeout=timeout, bar=bar, cancelled=self._cancelled, deadline=deadline,
             )  # fmt: skip
         except Failure as failure:
             if failure.checksum:
@@ -285,10 +329,10 @@ class DownloadManager:
                 self._session = new_session(self.config.max_workers)
             return self._session
 
-    def _waiting_note(self, resource: Resource) -> Callable[[Path], None]:
-        def note(lock: Path) -> None:
+    def _waiting_note(self, resource: Resource) -> Callable[[str], None]:
+        def note(holder: str) -> None:
             self.progress.note(
-                f"waiting for another process downloading {resource.filename} (lock {lock})"
+                f"waiting for another process downloading {resource.filename}: {holder}"
             )
 
         return note

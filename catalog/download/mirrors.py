@@ -12,11 +12,14 @@ mirror directory answers without the network (and in offline mode).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
+
+from catalog.url_paths import path_segments
 
 __all__ = ["Source", "check_mirror", "local_miss", "mirror_url", "sources"]
 
@@ -85,6 +88,8 @@ def sources(urls: Sequence[str], mirrors: Iterable[str]) -> list[Source]:
                 found.append(Source(mirror_url(mirror, url)))
             else:
                 path = directory.joinpath(*unquote(_relative(url) or "").split("/"))
+                if not _inside(path, directory):  # _relative refuses such paths: a backstop
+                    continue
                 found.append(Source(str(path), path, directory))
     for url in urls:
         local = _local_path(url) if urlsplit(url).scheme.lower() == "file" else None
@@ -94,13 +99,19 @@ def sources(urls: Sequence[str], mirrors: Iterable[str]) -> list[Source]:
 
 
 def _relative(url: str) -> str | None:
-    """``<host>/<path>`` of a URL, or None if it has no host or a ``.``/``..`` segment."""
-    parts = urlsplit(url)
-    host = parts.netloc.rpartition("@")[2]
-    segments = list(PurePosixPath(parts.path or "/").parts[1:])
-    if not host or not segments or any(unquote(s) in (".", "..") for s in segments):
+    """``<host>/<path>`` of a URL, or None if it has no host, no path or an unsafe segment
+    (see :func:`path_segments`)."""
+    host = urlsplit(url).netloc.rpartition("@")[2]
+    segments = path_segments(url)
+    if not host or not segments:
         return None
     return "/".join([host, *segments])
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    """Whether `path` names something inside `directory`, lexically (``..`` collapsed)."""
+    root = os.path.normpath(Path(directory).absolute())
+    return os.path.normpath(Path(path).absolute()).startswith(root + os.sep)
 
 
 def _local_path(mirror: str) -> Path | None:

@@ -63,9 +63,13 @@ class Progress:
         self.mode = mode
         self._lock = threading.Lock()
 
-    def transfer(self, filename: str, size: int | None, where: str, *, start: int = 0) -> Bar:
+    def transfer(
+        self, filename: str, size: int | None, where: str, *, start: int = 0, deadline: str = ""
+    ) -> Bar:
         """A transfer of ``filename`` from ``where`` (from byte ``start``), announced when its
-        first bytes arrive."""
+        first bytes arrive, with its ``deadline`` (e.g. ``deadline 6 min 20 s (at least
+        32.0 KiB/s)``) on the line or beside the bar."""
+        after = f"; {deadline}" if deadline else ""
         if self.mode == "none":
             return _NoBar()
 
@@ -80,12 +84,13 @@ class Progress:
                     desc=filename,
                     file=sys.stderr,
                     leave=True,
+                    postfix=deadline or None,
                 )
             if start:
                 at = f"{format_size(start)} of {format_size(size)}"
-                self.note(f"resuming {filename} at {at} from {where}")
+                self.note(f"resuming {filename} at {at} from {where}{after}")
             else:
-                self.note(f"downloading {filename} ({format_size(size)}) from {where}")
+                self.note(f"downloading {filename} ({format_size(size)}) from {where}{after}")
             return _NoBar()
 
         return _OnFirstBytes(begin)

@@ -31,6 +31,8 @@ class Resource:
     size: int | None  # bytes
     sha256: str | None  # lowercase hex
     filename: str  # original file name, e.g. "train-images-idx3-ubyte.gz"
+    #: The most the file may extract to, when it is an archive (None: catalog's default limit).
+    max_extracted_size: int | None = None
 
     def __post_init__(self) -> None:
         urls: object = self.urls  # typed as a tuple, but a caller may pass one string
@@ -58,6 +60,8 @@ class Failure(Exception):
     ``transient``: trying the same URL again later may work (connection errors, timeouts,
     interrupted transfers, HTTP 408/429/5xx); ``retry_after``: seconds the server asked for.
     ``checksum``: the source delivered complete bytes that differ from the registered ones.
+    ``unanswered``: the request timed out before any response (a URL that does that is tried
+    twice at most: a server that never answers costs two timeouts, not one per round).
     """
 
     def __init__(
@@ -67,9 +71,11 @@ class Failure(Exception):
         transient: bool = False,
         checksum: bool = False,
         retry_after: float | None = None,
+        unanswered: bool = False,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.unanswered = unanswered
         self.transient = transient
         self.checksum = checksum
         self.retry_after = retry_after

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numbers
 import os
+import stat
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,7 +13,10 @@ import numpy as np
 from catalog.errors import FeatureError
 from catalog.features.base import Feature
 
-__all__ = ["ClassLabel", "abbreviate", "read_names_file"]
+__all__ = ["MAX_NAMES_FILE_SIZE", "ClassLabel", "abbreviate", "read_names_file"]
+
+#: The most a names file may hold: a million names of a dozen letters.
+MAX_NAMES_FILE_SIZE = 16 << 20
 
 
 def _storage_width(num_classes: int) -> int:
@@ -22,14 +25,25 @@ def _storage_width(num_classes: int) -> int:
 
 
 def read_names_file(path: str | os.PathLike[str]) -> list[str]:
-    """Class names from a text file: one per line, surrounding spaces and blank lines ignored."""
+    """Class names from a text file: one per line, surrounding spaces and blank lines ignored.
+
+    The file must be a regular file (not a device or FIFO such as /dev/zero) of at most
+    :data:`MAX_NAMES_FILE_SIZE` bytes; FeatureError otherwise."""
+    where = f"ClassLabel names_file {str(path)!r}"
     try:
-        text = Path(path).read_text("utf-8")
+        with open(path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise FeatureError(f"{where}: not a regular file")
+            data = f.read(MAX_NAMES_FILE_SIZE + 1)
+        if len(data) > MAX_NAMES_FILE_SIZE:
+            raise FeatureError(
+                f"{where}: larger than {MAX_NAMES_FILE_SIZE >> 20} MiB, the most a names file "
+                "may hold"
+            )
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise FeatureError(
-            f"ClassLabel names_file {str(path)!r}: cannot read it ({reason})"
-        ) from None
+        raise FeatureError(f"{where}: cannot read it ({reason})") from None
     names = [line.strip() for line in text.splitlines()]
     return [name for name in names if name]
 

@@ -7,13 +7,15 @@
         cut = server.add("/b.bin", b"payload", fault=Fault(kind="truncate", at=3, times=1))
         flaky = server.add("/c.bin", b"payload", fault=Fault(kind="status", statuses=(500, 200)))
         slow = server.add("/d.bin", b"payload", fault=Fault(kind="stall", at=2))
+        drip = server.add("/e.bin", b"payload", fault=Fault(kind="drip", interval=0.01))
         ...
         server.release()                                      # let stalled/held requests go
     assert server.requests[0].headers["User-Agent"].startswith("catalog/")
 
-Nothing leaves the machine and nothing sleeps: every fault is decided per request, up front;
-a request that must wait (``stall``, ``hold``) waits on an event the test sets with
-:meth:`LoopbackServer.release` (and :meth:`LoopbackServer.stop` sets it too).
+Nothing leaves the machine and nothing sleeps long: every fault is decided per request, up
+front; a request that must wait (``stall``, ``hold``, ``hang``) waits on an event the test sets
+with :meth:`LoopbackServer.release` (and :meth:`LoopbackServer.stop` sets it too); a ``drip``
+waits ``interval`` seconds (or until released) between bytes.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from urllib.parse import urlsplit
 
 __all__ = ["HTML_PAGE", "Fault", "FaultKind", "LoopbackServer", "RecordedRequest"]
 
-FaultKind = Literal["truncate", "drop", "status", "html", "stall", "hold"]
+FaultKind = Literal["truncate", "drop", "status", "html", "stall", "hold", "drip", "hang"]
 
 #: What an ``html`` fault serves instead of the file, like a CDN's rate-limit page.
 HTML_PAGE = (
@@ -56,6 +58,11 @@ class Fault:
     - ``stall``: send the headers and ``at`` bytes, then wait for :meth:`LoopbackServer.release`
       and close: slower than any client's read timeout.
     - ``hold``: wait for :meth:`LoopbackServer.release` before answering, then answer normally.
+    - ``drip``: announce the full Content-Length, send ``at`` bytes, then one byte every
+      ``interval`` seconds (all at once after :meth:`LoopbackServer.release`): a server slow
+      enough to starve a download while never tripping a read timeout.
+    - ``hang``: send the whole body without a Content-Length, then keep the connection open
+      until :meth:`LoopbackServer.release`: only the byte count tells the body is complete.
 
     Faults apply to what a request would get: with ``Range: bytes=N-`` that is the rest of the
     body from byte N.
@@ -66,6 +73,7 @@ class Fault:
     statuses: Sequence[int] = ()
     times: int | None = None
     retry_after: str | None = None
+    interval: float = 0.01  # seconds between the bytes of a ``drip``
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "statuses", tuple(self.statuses))  # hashable, immutable
@@ -75,6 +83,8 @@ class Fault:
             raise ValueError("Fault.statuses is required for kind='status' and only for it")
         if self.kind == "status" and self.times is not None:
             raise ValueError("Fault.times does not apply to kind='status': statuses say it")
+        if self.interval <= 0:
+            raise ValueError(f"Fault.interval must be > 0, got {self.interval}")
         if self.times is not None and self.times < 1:
             raise ValueError(f"Fault.times must be >= 1 or None, got {self.times}")
 
@@ -161,20 +171,25 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is None or fault.kind == "status" or status == 416:
             self._send(status, body, route.content_type, send_body, headers)
             return
-        # truncate, drop or stall: fewer bytes than the body, then close the connection
+        # truncate, drop, stall, drip or hang: part of the body, slowly or then nothing
         self.close_connection = True
         self.send_response(status)
         self.send_header("Content-Type", route.content_type)
         for name, value in headers.items():
             self.send_header(name, value)
-        if fault.kind != "drop":
+        if fault.kind not in ("drop", "hang"):
             self.send_header("Content-Length", str(len(body)))
         self.send_header("Connection", "close")
         self.end_headers()
         if send_body:
-            self.wfile.write(body[: fault.at])
+            self.wfile.write(body if fault.kind == "hang" else body[: fault.at])
             self.wfile.flush()
-        if fault.kind == "stall":
+        if fault.kind == "drip" and send_body:
+            for i in range(fault.at, len(body)):
+                owner._released.wait(fault.interval)
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+        if fault.kind in ("stall", "hang"):
             owner._released.wait()
 
     def _ranged(self, route: _Route) -> tuple[int, bytes, dict[str, str]]:
