@@ -15,6 +15,11 @@ Contract (what PyTorch's DataLoader, Grain and plain loops rely on):
   ``(input, target)`` tuples of the dataset's supervised keys;
 - never loads a split into memory: every access reads only the records it needs.
 
+The records are catalog's own (`catalog.codec`) in ArrayRecord shards, or, for a directory
+TensorFlow Datasets prepared (`catalog.tfds`), serialized tf.train.Examples in ArrayRecord or
+TFRecord shards (``info.record_format``); TFRecord shards are read through an index of record
+offsets (`catalog.tfrecord.index`).
+
 Rows are addressed in one flat space over every shard of the dataset (split after split); a
 data source is a list of ranges in that space (``train[:10%]+test`` is two ranges).
 """
@@ -36,6 +41,8 @@ from catalog.errors import SplitError
 from catalog.features import FeaturesDict
 from catalog.info import DatasetInfo
 from catalog.splits import resolve
+from catalog.tfds.codec import RECORD_FORMAT_NAME, ExampleCodec
+from catalog.tfrecord.index import IndexedReader
 
 __all__ = ["READER_OPTIONS", "DataSource"]
 
@@ -122,7 +129,10 @@ class DataSource(Sequence[Example]):
                     f"decoders[{path!r}] must be False (keep the stored bytes) or a function "
                     f"of the stored bytes, got {decoder!r}"
                 )
-        codec = RecordCodec(
+        codec_type = (
+            ExampleCodec if self.info.record_format.get("name") == RECORD_FORMAT_NAME else RecordCodec
+        )
+        codec = codec_type(
             self.info.features,
             skip=[path for path, d in decoders.items() if d is False],
             decoders={path: d for path, d in decoders.items() if d is not False},
@@ -140,7 +150,7 @@ class DataSource(Sequence[Example]):
 
     def _setup_process_state(self) -> None:
         self._lock = threading.Lock()
-        self._readers: list[ArrayRecordReader | None] = [None] * len(self._paths)
+        self._readers: list[ArrayRecordReader | IndexedReader | None] = [None] * len(self._paths)
         self._generation = _process.generation
 
     @property
@@ -155,10 +165,15 @@ class DataSource(Sequence[Example]):
             _inherited.extend(r for r in self._readers if r is not None)
             self._setup_process_state()
 
-    def _reader(self, shard: int) -> ArrayRecordReader:
+    def _reader(self, shard: int) -> ArrayRecordReader | IndexedReader:
         reader = self._readers[shard]
         if reader is None:
-            reader = self._readers[shard] = ArrayRecordReader(self._paths[shard], READER_OPTIONS)
+            path = self._paths[shard]
+            if self.info.record_format.get("file_format") == "tfrecord":  # a TFDS directory's
+                reader = IndexedReader(path)
+            else:
+                reader = ArrayRecordReader(path, READER_OPTIONS)
+            self._readers[shard] = reader
         return reader
 
     def _read(self, positions: Sequence[int]) -> list[bytes]:
@@ -312,7 +327,7 @@ class DataSource(Sequence[Example]):
 
 
 def _supervised(
-    keys: tuple[str, str], codec: RecordCodec
+    keys: tuple[str, str], codec: RecordCodec | ExampleCodec
 ) -> tuple[Callable[[bytes], Any], Callable[[Sequence[bytes]], list[Any]]]:
     """Decoders returning ``(example[input], example[target])`` instead of the dict."""
     x, y = keys

@@ -42,6 +42,10 @@ Value: TypeAlias = "np.ndarray[Any, Any] | list[bytes]"
 _INT64 = np.dtype(np.int64)
 _FLOAT = np.dtype("<f4")
 _U64 = 0xFFFFFFFFFFFFFFFF
+_UNTYPED = (
+    "cannot tell which list to store it in: give ints, floats or bytes (an empty list needs "
+    "a typed NumPy array, e.g. np.array([], np.int64) or np.array([], 'S') for bytes)"
+)
 _SHORT = 24  # packed varint lists up to this many bytes are decoded in Python
 
 
@@ -304,30 +308,32 @@ def _field(tag: int, payload: bytes) -> bytes:
     return bytes([tag]) + _put_varint(len(payload)) + payload
 
 
+def _bytes_feature(items: Iterable[Any]) -> bytes:
+    payload = b"".join(
+        _field(0x0A, item.encode() if isinstance(item, str) else bytes(item)) for item in items
+    )
+    return _field(0x0A, payload)
+
+
 def _feature_message(value: Any) -> bytes:
     """A Feature message holding `value`: ints -> Int64List, floats -> FloatList,
     bytes/str -> BytesList (a scalar is a list of one)."""
     if isinstance(value, (bytes, str)) or (
         isinstance(value, (list, tuple)) and value and isinstance(value[0], (bytes, str))
     ):
-        items = [value] if isinstance(value, (bytes, str)) else value
-        payload = b"".join(
-            _field(0x0A, item.encode() if isinstance(item, str) else bytes(item)) for item in items
-        )
-        return _field(0x0A, payload)
+        return _bytes_feature([value] if isinstance(value, (bytes, str)) else value)
+    if isinstance(value, (list, tuple)) and not value:
+        raise TypeError(_UNTYPED)
     array = np.asarray(value)
+    if array.dtype.kind in "SUO":  # typed bytes/str arrays, empty ones included
+        return _bytes_feature(list(array.reshape(-1)))
     if array.dtype.kind in "iub":
         packed = _pack_varints(array.reshape(-1))
         return _field(0x1A, _field(0x0A, packed) if packed else b"")
     if array.dtype.kind == "f":
         floats = array.reshape(-1).astype(_FLOAT).tobytes()
         return _field(0x12, _field(0x0A, floats) if floats else b"")
-    if array.dtype.kind in "SO" and array.size:
-        return _feature_message([bytes(v) for v in array.reshape(-1)])
-    raise TypeError(
-        f"cannot tell which list to store {value!r} in: give ints, floats or bytes "
-        "(an empty list needs a typed NumPy array)"
-    )
+    raise TypeError(f"{value!r}: {_UNTYPED}")
 
 
 def _features_message(features: Mapping[str, Any]) -> bytes:
