@@ -13,12 +13,13 @@ npz           a NumPy .npz file, one array per feature (never unpickled)
 image_folder  image files in one folder per class, e.g. inside a zip or tar archive
 amat          text .amat files, one image per line as 0/1 values
 mat           MATLAB v5 .mat files via scipy (the optional extra catalog[mat])
+tfrecord      TFRecord files of tf.train.Example protos, Example keys mapped to features
 ============  ==========================================================================
 """
 
 from __future__ import annotations
 
-from catalog.formats import amat, cifar_bin, idx, image_folder, mat, npz
+from catalog.formats import amat, cifar_bin, idx, image_folder, mat, npz, tfrecord
 from catalog.formats.base import Option, Role, Source, SourceFormat
 
 __all__ = ["FORMATS", "Option", "Role", "Source", "SourceFormat"]
@@ -33,5 +34,6 @@ FORMATS: dict[str, SourceFormat] = {
         image_folder.FORMAT,
         amat.FORMAT,
         mat.FORMAT,
+        tfrecord.FORMAT,
     )
 }

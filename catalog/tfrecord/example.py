@@ -124,6 +124,10 @@ def _list(buf: bytes, pos: int, end: int, kind: int) -> Value:
             else:
                 pos = _skip(buf, pos, tag & 7)
         return out
+    if kind == 3 and end - pos == 3 and buf[pos] == 0x0A and buf[pos + 1] == 1:
+        value = buf[pos + 2]  # Int64List{value: [v]} with 0 <= v < 128
+        if value < 0x80:
+            return np.array((value,), _INT64)
     chunks: list[np.ndarray[Any, Any]] = []
     singles: list[float] = []
     while pos < end:
@@ -151,7 +155,9 @@ def _list(buf: bytes, pos: int, end: int, kind: int) -> Value:
     if singles:
         chunks.append(np.array(singles, dtype))
     if len(chunks) == 1:
-        return chunks[0].astype(dtype, copy=True)  # writable, native byte order
+        # _varints and np.array give fresh arrays; frombuffer views of `buf` are read-only
+        chunk = chunks[0]
+        return chunk if chunk.flags.writeable else chunk.astype(dtype, copy=True)
     return np.concatenate(chunks).astype(dtype) if chunks else np.empty(0, dtype)
 
 
