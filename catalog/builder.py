@@ -13,7 +13,7 @@ from catalog.errors import DatasetNotFoundError, NotPreparedError, SplitError
 from catalog.info import INFO_FILE, DatasetInfo
 from catalog.registry import resolve, version_matches
 from catalog.spec import BuilderSpec, load_spec
-from catalog.tfds.directory import is_tfds_dir, open_tfds
+from catalog.local import local_info, open_local
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
@@ -218,8 +218,9 @@ def data_source(
 ) -> DataSource | dict[str, DataSource]:
     """Random-access data sources of a dataset, downloading and preparing it when needed.
 
-    `name` may also be the path of a directory TensorFlow Datasets prepared
-    (``~/tensorflow_datasets/mnist/3.0.1``): it is read where it is (see `open_tfds`).
+    `name` may also be the path of a dataset directory: one TensorFlow Datasets prepared
+    (``~/tensorflow_datasets/mnist/3.0.1``, see `open_tfds`) or one catalog prepared or
+    imported; it is read where it is.
 
     Returns ``{split: DataSource}``, or one DataSource when `split` is given. With
     ``download=False`` a dataset that is not prepared raises NotPreparedError.
@@ -231,8 +232,9 @@ def data_source(
     >>> ds["train"][0]["image"].shape       # doctest: +SKIP
     (28, 28, 1)
     """
-    if is_tfds_dir(name):  # a directory TensorFlow Datasets prepared: read it where it is
-        return open_tfds(name, split=split, decoders=decoders, as_supervised=as_supervised)
+    info = local_info(name)  # a dataset directory (TFDS's or catalog's): read where it is
+    if info is not None:
+        return open_local(name, info, split=split, decoders=decoders, as_supervised=as_supervised)
     b = builder(name, data_dir=data_dir)
     b._check_split(split)
     if download and not (b.is_prepared and _complete(b)):

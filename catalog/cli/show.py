@@ -16,7 +16,9 @@ from catalog.cli.common import (
     error,
     positive_int,
 )
+from catalog.data_source import DataSource
 from catalog.errors import NotPreparedError
+from catalog.local import local_info, open_local
 from catalog.show import MAX_EXAMPLES, MAX_SIDE, show_examples
 
 __all__ = ["register"]
@@ -68,19 +70,28 @@ def run(args: argparse.Namespace) -> int:
     if args.num_examples > MAX_EXAMPLES:
         error(f"-n {args.num_examples}: at most {MAX_EXAMPLES} examples fit in one picture")
         return EXIT_USAGE
-    b = builder(args.name, data_dir=args.data_dir)
+    local = local_info(args.name)  # a dataset directory (TFDS's or catalog's) given by path
     split = args.split
-    if split is None:
-        split = "train" if "train" in b.spec.splits else next(iter(b.spec.splits))
-    try:
-        ds = b.as_data_source(split)
-    except NotPreparedError:
-        error(
-            f"{args.name} is not prepared in {b.data_dir}; prepare it first: "
-            f"catalog prepare {args.name}"
-            + (f" --data-dir {args.data_dir}" if args.data_dir else "")
-        )
-        return EXIT_USAGE
+    if local is not None:
+        name, label = local.name, local.full_name
+        split = split or ("train" if "train" in local.splits else next(iter(local.splits)))
+        ds = open_local(args.name, local, split=split)
+        assert isinstance(ds, DataSource)
+    else:
+        b = builder(args.name, data_dir=args.data_dir)
+        name = f"{b.name}-{b.config}" if b.config else b.name
+        label = dataset_name(b)
+        if split is None:
+            split = "train" if "train" in b.spec.splits else next(iter(b.spec.splits))
+        try:
+            ds = b.as_data_source(split)
+        except NotPreparedError:
+            error(
+                f"{args.name} is not prepared in {b.data_dir}; prepare it first: "
+                f"catalog prepare {args.name}"
+                + (f" --data-dir {args.data_dir}" if args.data_dir else "")
+            )
+            return EXIT_USAGE
     try:
         grid = show_examples(
             ds,
@@ -92,8 +103,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # no Image feature to draw, an empty split
         error(f"{args.name}: {exc}")
         return EXIT_USAGE
-    config = b.config
-    output = args.output or Path(f"{b.name}-{config}.png" if config else f"{b.name}.png")
+    output = args.output or Path(f"{name}.png")
     try:
         grid.save(output, format="PNG", optimize=True)
     except OSError as exc:
@@ -101,5 +111,5 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     count = min(args.num_examples, len(ds))
     size = f"{grid.width}x{grid.height} px"
-    print(f"wrote {output}: {count} examples of {dataset_name(b)} {split} ({size})")
+    print(f"wrote {output}: {count} examples of {label} {split} ({size})")
     return EXIT_OK

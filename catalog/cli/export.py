@@ -1,0 +1,52 @@
+"""`catalog export NAME --format tfrecord|tfds -o DIR`: a dataset for TensorFlow users."""
+
+from __future__ import annotations
+
+import argparse
+
+from catalog.builder import builder
+from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_dataset_args, add_command, error
+from catalog.data_source import DataSource
+from catalog.errors import NotPreparedError
+from catalog.local import local_info, open_local
+from catalog.tfds.export import export
+
+__all__ = ["register"]
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = add_command(
+        commands,
+        "export",
+        help="write a prepared dataset as TFRecord files or a TFDS directory",
+        description="Write a prepared dataset for TensorFlow users. --format tfrecord: one "
+        "TFRecord file of tf.train.Examples per split (<name>-<split>.tfrecord-00000-of-00001; "
+        "keys are feature paths, images PNG/JPEG). --format tfds: a complete TFDS directory "
+        "<DIR>/<name>/<version>/ that tfds.builder_from_directory loads. NAME is a prepared "
+        "dataset or the path of a dataset directory (catalog's or TFDS's).",
+        example="catalog export fashion_mnist --format tfds -o ~/tensorflow_datasets",
+    )
+    add_dataset_args(parser, many=False)
+    parser.add_argument("--format", choices=("tfrecord", "tfds"), required=True)
+    parser.add_argument("-o", "--output", required=True, metavar="DIR", help="where to write")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing export")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    info = local_info(args.name)
+    if info is not None:
+        sources = open_local(args.name, info)
+        assert isinstance(sources, dict)
+    else:
+        b = builder(args.name, data_dir=args.data_dir)
+        try:
+            sources = {split: b.as_data_source(split) for split in b.spec.splits}
+        except NotPreparedError:
+            error(f"{args.name} is not prepared; prepare it first: catalog prepare {args.name}")
+            return EXIT_USAGE
+        info = b.info
+    written = export(info, sources, args.output, format=args.format, overwrite=args.overwrite)
+    counts = ", ".join(f"{n} {len(ds):,}" for n, ds in sources.items() if isinstance(ds, DataSource))
+    print(f"exported {info.full_name} {info.version} as {args.format} to {written} ({counts})")
+    return EXIT_OK
