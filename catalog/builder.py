@@ -11,9 +11,9 @@ from catalog import paths, splits
 from catalog.data_source import DataSource, Decoder
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SplitError
 from catalog.info import INFO_FILE, DatasetInfo
+from catalog.local import local_info, open_local
 from catalog.registry import resolve, version_matches
 from catalog.spec import BuilderSpec, load_spec
-from catalog.local import local_info, open_local
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig

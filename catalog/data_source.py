@@ -130,7 +130,9 @@ class DataSource(Sequence[Example]):
                     f"of the stored bytes, got {decoder!r}"
                 )
         codec_type = (
-            ExampleCodec if self.info.record_format.get("name") == RECORD_FORMAT_NAME else RecordCodec
+            ExampleCodec
+            if self.info.record_format.get("name") == RECORD_FORMAT_NAME
+            else RecordCodec
         )
         codec = codec_type(
             self.info.features,

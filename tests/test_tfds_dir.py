@@ -33,7 +33,7 @@ def tfds_dir(file_format: str) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Indexes of TFRecord shards go into the data dir: a temporary one here."""
     monkeypatch.setenv("CATALOG_DATA_DIR", str(tmp_path / "data"))
     return tmp_path / "data"
@@ -108,7 +108,9 @@ def test_data_source_takes_a_path_and_split_specs_work() -> None:
     path = tfds_dir("tfrecord")
     stored = [ex["meta"]["id"] for ex in EXPECTED["tfds"]["tfrecord"]["splits"]["test"]]
     assert sorted(stored) == [100, 101, 102] and stored != sorted(stored)  # TFDS shuffled them
-    assert [catalog.data_source(str(path), split="test")[i]["meta"]["id"] for i in range(3)] == stored
+    assert [
+        catalog.data_source(str(path), split="test")[i]["meta"]["id"] for i in range(3)
+    ] == stored
     part = catalog.data_source(path, split="train[:2]+test[-1:]", as_supervised=True)
     assert len(part) == 3 and isinstance(part[2][1], int)
     raw = catalog.data_source(path, split="train", decoders={"image": False})
@@ -121,8 +123,7 @@ def test_pickles_and_reads_in_another_process(tmp_path: Path) -> None:
     again = pickle.loads(pickle.dumps(ds))
     assert again[3]["text"] == ds[3]["text"]
     code = (
-        "import pickle,sys; ds = pickle.load(sys.stdin.buffer); "
-        "print(ds[5]['meta']['id'], len(ds))"
+        "import pickle,sys; ds = pickle.load(sys.stdin.buffer); print(ds[5]['meta']['id'], len(ds))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], input=pickle.dumps(ds), capture_output=True, check=True
@@ -130,7 +131,7 @@ def test_pickles_and_reads_in_another_process(tmp_path: Path) -> None:
     assert out.stdout.split() == [str(ds[5]["meta"]["id"]).encode(), b"6"]
 
 
-def test_the_tfds_directory_is_never_written(_data_dir: Path, tmp_path: Path) -> None:
+def test_the_tfds_directory_is_never_written(data_dir: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy" / "1.2.0"
     shutil.copytree(tfds_dir("tfrecord"), copy)
     copy.chmod(0o555)
@@ -139,7 +140,7 @@ def test_the_tfds_directory_is_never_written(_data_dir: Path, tmp_path: Path) ->
         ds = catalog.open_tfds(copy, split="train")
         assert len(list(ds)) == 6 and ds[4]["label"] in (0, 1, 2)
         assert {p.name: p.stat().st_mtime_ns for p in copy.iterdir()} == before
-        assert len(list((_data_dir / "tfrecord-index").iterdir())) == 1
+        assert len(list((data_dir / "tfrecord-index").iterdir())) == 1
     finally:
         copy.chmod(0o755)
 
@@ -153,8 +154,11 @@ def test_unknown_feature_class_is_refused_by_name(tmp_path: Path) -> None:
         "audio": {},
     }
     (copy / "features.json").write_text(json.dumps(features))
-    with pytest.raises(SpecError, match=r"feature 'audio'.*audio_feature.Audio' is not supported.*"
-                       r"BBoxFeature, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor"):
+    with pytest.raises(
+        SpecError,
+        match=r"feature 'audio'.*audio_feature.Audio' is not supported.*"
+        r"BBoxFeature, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor",
+    ):
         catalog.open_tfds(copy)
 
 

@@ -18,6 +18,7 @@ from catalog.errors import SourceFormatError
 from catalog.tfrecord import (
     IndexedReader,
     TFRecordWriter,
+    crc,
     encode_example,
     encode_sequence_example,
     parse_example,
@@ -26,7 +27,6 @@ from catalog.tfrecord import (
     record_offsets,
     write_records,
 )
-from catalog.tfrecord import crc
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tf"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text("utf-8"))
@@ -49,7 +49,9 @@ def test_crc32c_known_values_in_every_implementation() -> None:
     assert crc.IMPLEMENTATION != "python"  # the C implementation is a dependency
 
 
-@pytest.mark.parametrize("name", ["fashion_mnist_style.tfrecord", "fashion_mnist_style.tfrecord.gz"])
+@pytest.mark.parametrize(
+    "name", ["fashion_mnist_style.tfrecord", "fashion_mnist_style.tfrecord.gz"]
+)
 def test_reads_fashion_mnist_style_records_as_tf_does(name: str) -> None:
     got = []
     for record in read_records(FIXTURES / name):
@@ -100,9 +102,14 @@ def test_writer_output_is_read_back_and_gzip_is_detected(tmp_path: Path) -> None
 
 def test_writer_leaves_nothing_when_it_fails(tmp_path: Path) -> None:
     target = tmp_path / "out.tfrecord"
-    with pytest.raises(RuntimeError), TFRecordWriter(target) as writer:
-        writer.write(b"one")
-        raise RuntimeError("stop")
+
+    def write_then_fail() -> None:
+        with TFRecordWriter(target) as writer:
+            writer.write(b"one")
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError):
+        write_then_fail()
     assert list(tmp_path.iterdir()) == []
 
 

@@ -51,7 +51,9 @@ def make_builder(tmp_path: Path, file: str, spec: str = SPEC) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("file", ["fashion_mnist_style.tfrecord", "fashion_mnist_style.tfrecord.gz"])
+@pytest.mark.parametrize(
+    "file", ["fashion_mnist_style.tfrecord", "fashion_mnist_style.tfrecord.gz"]
+)
 def test_prepares_fashion_mnist_style_tfrecords(tmp_path: Path, file: str) -> None:
     folder = make_builder(tmp_path, file)
     ds = run_builder(folder, tmp_path / "run", num_examples={"train": 20})["train"]

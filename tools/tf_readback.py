@@ -73,7 +73,15 @@ def write(out: Path) -> None:
     values = {}
     for name, path in (("tiny_features", imported), ("mnist_style", prepared)):
         for fmt in ("tfrecord", "tfds"):
-            run("export", str(path), "--format", fmt, "-o", str(out / f"{name}-{fmt}"), "--overwrite")
+            run(
+                "export",
+                str(path),
+                "--format",
+                fmt,
+                "-o",
+                str(out / f"{name}-{fmt}"),
+                "--overwrite",
+            )
         sources = catalog.data_source(str(path))
         values[name] = {
             split: [plain({k: v for k, v in ex.items() if k != "photo"}) for ex in src]
@@ -141,7 +149,12 @@ def check(out: Path) -> None:
                     target = w
                     for part in key.split("/"):
                         target = target[part]
-                    if features["featuresDict"]["features"].get(key, {}).get("pythonClassName", "").endswith("Image"):
+                    if (
+                        features["featuresDict"]["features"]
+                        .get(key, {})
+                        .get("pythonClassName", "")
+                        .endswith("Image")
+                    ):
                         decoded = tf.io.decode_image(value).numpy()
                         ok &= decoded.tolist() == target
                     elif isinstance(target, str):
@@ -149,9 +162,15 @@ def check(out: Path) -> None:
                     else:
                         ok &= _close(np.asarray(value.numpy()).tolist(), target)
                 same += ok
-            print(f"{name} {split}: TFRecordDataset + parse_single_example: {same}/{len(want)} examples equal")
+            print(
+                f"{name} {split}: TFRecordDataset + parse_single_example: {same}/{len(want)} examples equal"
+            )
             problems += len(want) - same
-    print("OK: TensorFlow reads catalog's exports with equal values" if not problems else f"{problems} differences")
+    print(
+        "OK: TensorFlow reads catalog's exports with equal values"
+        if not problems
+        else f"{problems} differences"
+    )
     sys.exit(1 if problems else 0)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from catalog.builder import builder
-from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_dataset_args, add_command, error
+from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, add_dataset_args, error
 from catalog.data_source import DataSource
 from catalog.errors import NotPreparedError
 from catalog.local import local_info, open_local
@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         info = b.info
     written = export(info, sources, args.output, format=args.format, overwrite=args.overwrite)
-    counts = ", ".join(f"{n} {len(ds):,}" for n, ds in sources.items() if isinstance(ds, DataSource))
+    counts = ", ".join(
+        f"{n} {len(ds):,}" for n, ds in sources.items() if isinstance(ds, DataSource)
+    )
     print(f"exported {info.full_name} {info.version} as {args.format} to {written} ({counts})")
     return EXIT_OK

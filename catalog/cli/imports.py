@@ -62,5 +62,6 @@ def run(args: argparse.Namespace) -> int:
                           "splits": counts, "num_bytes": size}))  # fmt: skip
     else:
         splits = ", ".join(f"{name} {count:,}" for name, count in counts.items())
-        print(f"imported {info.full_name} {info.version} into {target} ({splits}; {format_size(size)})")
+        what = f"{info.full_name} {info.version}"
+        print(f"imported {what} into {target} ({splits}; {format_size(size)})")
     return EXIT_OK

@@ -60,7 +60,7 @@ def value_of(feature: Feature, value: Value, shape: tuple[int, ...] | None = Non
         dims = shape or feature.shape
         if None in dims:
             raise ValueError("raw pixel bytes need a shape: give options.shapes for this feature")
-        return np.frombuffer(data, np.uint8).reshape(dims)  # type: ignore[arg-type]
+        return np.frombuffer(data, np.uint8).reshape(dims)
     if isinstance(feature, ClassLabel):
         first = _first(value)
         return first.decode() if isinstance(first, bytes) else int(first)

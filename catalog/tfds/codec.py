@@ -14,6 +14,7 @@ TFDS directory catalog writes loads in ``tfds.builder_from_directory``.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Sequence as SequenceABC
 from typing import Any
@@ -145,10 +146,10 @@ class _Plan:
         shape = (*dims, *leaf.shape)
         if None not in shape[1:]:
             fixed = tuple(-1 if d is None else d for d in shape)
-            return lambda p: np.asarray(p.get(key, ()), dtype=_storage_dtype(dtype)).astype(
-                dtype
-            ).reshape(fixed)
-        trailing = []
+            return lambda p: (
+                np.asarray(p.get(key, ()), dtype=_storage_dtype(dtype)).astype(dtype).reshape(fixed)
+            )
+        trailing: list[int] = []
         for d in reversed(shape):
             if d is None:
                 break
@@ -161,7 +162,7 @@ class _Plan:
             values: Any = flat
             for rows_key in reversed(rows_keys):
                 bounds = np.concatenate(([0], np.cumsum(p[rows_key])))
-                values = [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+                values = [values[a:b] for a, b in itertools.pairwise(bounds)]
             return values
 
         return ragged
@@ -188,7 +189,7 @@ class _Writer:
         if isinstance(feature, Text):
             return lambda v, out: out.__setitem__(key, [v.encode() if isinstance(v, str) else v])
         if isinstance(feature, (ClassLabel, Scalar, Tensor)):
-            dtype = _storage_dtype(feature.dtype)  # type: ignore[arg-type]
+            dtype = _storage_dtype(feature.dtype)
             return lambda v, out: out.__setitem__(key, np.asarray(v).reshape(-1).astype(dtype))
         raise FeatureError(f"feature {path!r}: {feature!r} has no tf.train.Example form")
 
@@ -269,9 +270,7 @@ class ExampleCodec:
         self._get = plan.getter(features, "")
         unknown = sorted(set(overrides) - plan.used)
         if unknown:
-            raise FeatureError(
-                f"decoders: no Image or Text feature {unknown[0]!r} in {features!r}"
-            )
+            raise FeatureError(f"decoders: no Image or Text feature {unknown[0]!r} in {features!r}")
         self._put = _Writer().putter(features, "")
 
     def decode(self, record: bytes) -> dict[str, Any]:
@@ -285,9 +284,7 @@ class ExampleCodec:
                 f"holds {held}"
             ) from None
         except (IndexError, ValueError) as error:
-            raise SourceFormatError(
-                f"a record does not match its features.json: {error}"
-            ) from None
+            raise SourceFormatError(f"a record does not match its features.json: {error}") from None
         return result
 
     def decode_many(self, records: SequenceABC[bytes]) -> list[dict[str, Any]]:

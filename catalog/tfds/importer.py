@@ -29,7 +29,7 @@ from catalog.locking import INCOMPLETE, dataset_lock, work_dirs
 from catalog.prepare import WRITER_OPTIONS, _move_into_place, shard_name
 from catalog.tfds.directory import read_tfds_info
 
-__all__ = ["import_tfds", "image_paths"]
+__all__ = ["image_paths", "import_tfds"]
 
 
 def image_paths(feature: Feature, path: str = "") -> Iterator[str]:

@@ -114,6 +114,10 @@ def _varints(buf: bytes, start: int, end: int) -> np.ndarray[Any, Any]:
 def _list(buf: bytes, pos: int, end: int, kind: int) -> Value:
     """The values of a BytesList (1), FloatList (2) or Int64List (3) in buf[pos:end]."""
     if kind == 1:
+        if buf[pos] == 0x0A:  # one item filling the list: the usual image/text field
+            length, start = _varint(buf, pos + 1)
+            if start + length == end:
+                return [buf[start:end]]
         out: list[bytes] = []
         while pos < end:
             tag, pos = _varint(buf, pos)
@@ -163,6 +167,10 @@ def _list(buf: bytes, pos: int, end: int, kind: int) -> Value:
 
 def _feature(buf: bytes, pos: int, end: int) -> Value:
     """A Feature message in buf[pos:end]: its one list (the last one set, as protobuf)."""
+    if pos + 1 < end and buf[pos] in (0x0A, 0x12, 0x1A):  # the usual layout: one list
+        length = buf[pos + 1]
+        if length < 0x80 and pos + 2 + length == end:
+            return _list(buf, pos + 2, end, buf[pos] >> 3)
     value: Value = []
     while pos < end:
         tag, pos = _varint(buf, pos)
@@ -199,14 +207,23 @@ def _features(buf: bytes, pos: int, end: int) -> dict[str, Value]:
     out: dict[str, Value] = {}
     while pos < end:
         tag, pos = _varint(buf, pos)
-        if tag == 0x0A:
-            length, pos = _varint(buf, pos)
-            stop = pos + length
-            key, vstart, vend = _entry(buf, pos, stop)
-            out[key] = _feature(buf, vstart, vend)
-            pos = stop
-        else:
+        if tag != 0x0A:
             pos = _skip(buf, pos, tag & 7)
+            continue
+        length, pos = _varint(buf, pos)
+        stop = pos + length
+        # The usual layout, read inline: key (short), then value (ending the entry).
+        if buf[pos] == 0x0A and buf[pos + 1] < 0x80:
+            key_end = pos + 2 + buf[pos + 1]
+            if key_end < stop and buf[key_end] == 0x12:
+                vlen, vstart = _varint(buf, key_end + 1)
+                if vstart + vlen == stop:
+                    out[buf[pos + 2 : key_end].decode()] = _feature(buf, vstart, stop)
+                    pos = stop
+                    continue
+        key, vstart, vend = _entry(buf, pos, stop)
+        out[key] = _feature(buf, vstart, vend)
+        pos = stop
     if pos != end:
         raise _Truncated("a message runs past its end")
     return out

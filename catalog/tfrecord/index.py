@@ -87,7 +87,7 @@ def record_offsets(
         fd, tmp = tempfile.mkstemp(prefix=".index.", suffix=".npy", dir=folder)
         with os.fdopen(fd, "wb") as f:
             np.save(f, offsets, allow_pickle=False)
-        os.replace(tmp, stored)
+        Path(tmp).replace(stored)
     except OSError:
         pass  # a read-only index dir: the offsets still serve this process
     return offsets

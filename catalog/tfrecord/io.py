@@ -15,7 +15,6 @@ a failed export never leaves half a file under the final name.
 from __future__ import annotations
 
 import gzip
-import io
 import os
 import struct
 import tempfile
@@ -114,10 +113,7 @@ def _records(f: BinaryIO, path: Path, verify: bool) -> Iterator[bytes]:
         length, stored = unpack(header)
         if masked_crc32c(header[:8]) != stored:
             _header(path, index, offset, header)  # raises, naming what is wrong
-        if length > _BLOCK:
-            data = _read_exactly(f, length)
-        else:
-            data = read(length)
+        data = _read_exactly(f, length) if length > _BLOCK else read(length)
         footer = read(4)
         if len(data) != length or len(footer) != 4:
             raise _truncated(path, index, offset, "data" if len(data) != length else "checksum")
@@ -160,11 +156,11 @@ class TFRecordWriter:
         self.path = Path(path)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
         self._tmp = Path(tmp)
-        raw = os.fdopen(fd, "wb")
+        raw = os.fdopen(fd, "wb", buffering=_BLOCK)
         self._file: BinaryIO = (
             gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # type: ignore[assignment]
             if compression == "gzip"
-            else io.BufferedWriter(raw, _BLOCK)  # type: ignore[arg-type]
+            else raw
         )
         self._raw = raw
         self.count = 0
@@ -178,8 +174,8 @@ class TFRecordWriter:
             return
         self._file.close()
         self._raw.close()
-        os.chmod(self._tmp, 0o644)
-        os.replace(self._tmp, self.path)
+        self._tmp.chmod(0o644)
+        self._tmp.replace(self.path)
 
     def abort(self) -> None:
         """Drop what was written: the target is left as it was."""
