@@ -191,3 +191,17 @@ def test_empty_and_typed_lists_round_trip() -> None:
     assert ex["text"] == ["héllo".encode()]
     with pytest.raises(TypeError, match="typed NumPy array"):
         encode_example({"x": []})
+
+
+def test_empty_lists_and_entries_in_every_position() -> None:
+    """Empty lists first, last and alone decode as empty (no read past their end)."""
+    for features in (
+        {"a": np.array([], "S")},
+        {"a": np.array([], "S"), "b": [b"x"]},
+        {"b": [b"x"], "a": np.array([], "S")},
+        {"i": np.array([], np.int64), "f": np.array([], np.float32)},
+    ):
+        parsed = parse_example(encode_example(features))
+        assert {k: list(v) for k, v in parsed.items()} == {
+            k: [bytes(x) if isinstance(x, bytes) else x for x in v] for k, v in features.items()
+        }

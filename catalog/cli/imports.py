@@ -12,7 +12,6 @@ from catalog.builder import builder
 from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, error
 from catalog.spec import SPEC_FILE
 from catalog.tfds.directory import is_tfds_dir
-from catalog.tfds.importer import import_tfds
 from catalog.units import format_size
 
 __all__ = ["register"]
@@ -46,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         info = b.download_and_prepare(overwrite=args.overwrite)
         target = b.data_path
     elif is_tfds_dir(source):
+        from catalog.tfds.importer import import_tfds  # needs the writer: not for other commands
+
         info, target = import_tfds(
             source, data_dir=args.data_dir, name=args.name, overwrite=args.overwrite
         )

@@ -15,7 +15,7 @@ TFDS directory catalog writes loads in ``tfds.builder_from_directory``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Sequence as SequenceABC
 from typing import Any
 
@@ -35,7 +35,7 @@ from catalog.features import (
 from catalog.features.base import join_path
 from catalog.tfrecord.example import Value, encode_example, parse_example
 
-__all__ = ["RECORD_FORMAT_NAME", "ExampleCodec", "example_key"]
+__all__ = ["RECORD_FORMAT_NAME", "ExampleCodec", "example_key", "image_paths"]
 
 #: `DatasetInfo.record_format["name"]` of data in TFDS's records (serialized Examples).
 RECORD_FORMAT_NAME = "tf-example"
@@ -54,6 +54,21 @@ def example_key(path: str) -> str:
 
 def _storage_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
     return np.dtype(np.float32) if dtype.kind == "f" else np.dtype(np.int64)
+
+
+def image_paths(feature: Feature, path: str = "") -> Iterator[str]:
+    """Paths of the PNG/JPEG Image features (alone or in a Sequence): their stored bytes
+    can be carried over as they are."""
+    if isinstance(feature, FeaturesDict):
+        for name, child in feature.items():
+            yield from image_paths(child, join_path(path, name))
+    elif isinstance(feature, Sequence):
+        if feature.columns is not None:
+            yield from image_paths(feature.columns, path)
+        elif isinstance(feature.feature, Image) and feature.feature.encoding != "raw":
+            yield path
+    elif isinstance(feature, Image) and feature.encoding != "raw":
+        yield path
 
 
 def _leaf(feature: Sequence) -> tuple[list[int | None], Feature]:

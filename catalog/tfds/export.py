@@ -23,9 +23,8 @@ from typing import Any, Literal
 from catalog.data_source import DataSource
 from catalog.errors import SpecError
 from catalog.info import DatasetInfo
-from catalog.tfds.codec import ExampleCodec
+from catalog.tfds.codec import ExampleCodec, image_paths
 from catalog.tfds.features import to_tfds_json
-from catalog.tfds.importer import image_paths
 from catalog.tfrecord.io import TFRecordWriter
 
 __all__ = ["ExportFormat", "export"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 from array_record.python.array_record_module import ArrayRecordWriter
@@ -22,29 +21,13 @@ from catalog.checksums import sha256_file
 from catalog.codec import RECORD_FORMAT, RecordCodec
 from catalog.data_source import DataSource
 from catalog.errors import SpecError
-from catalog.features import Feature, FeaturesDict, Image, Sequence
-from catalog.features.base import join_path
 from catalog.info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
 from catalog.locking import INCOMPLETE, dataset_lock, work_dirs
 from catalog.prepare import WRITER_OPTIONS, _move_into_place, shard_name
+from catalog.tfds.codec import image_paths
 from catalog.tfds.directory import read_tfds_info
 
 __all__ = ["image_paths", "import_tfds"]
-
-
-def image_paths(feature: Feature, path: str = "") -> Iterator[str]:
-    """Paths of the PNG/JPEG Image features (alone or in a Sequence): their stored bytes
-    can be carried over as they are."""
-    if isinstance(feature, FeaturesDict):
-        for name, child in feature.items():
-            yield from image_paths(child, join_path(path, name))
-    elif isinstance(feature, Sequence):
-        if feature.columns is not None:
-            yield from image_paths(feature.columns, path)
-        elif isinstance(feature.feature, Image) and feature.feature.encoding != "raw":
-            yield path
-    elif isinstance(feature, Image) and feature.encoding != "raw":
-        yield path
 
 
 def import_tfds(

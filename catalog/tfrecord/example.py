@@ -114,7 +114,7 @@ def _varints(buf: bytes, start: int, end: int) -> np.ndarray[Any, Any]:
 def _list(buf: bytes, pos: int, end: int, kind: int) -> Value:
     """The values of a BytesList (1), FloatList (2) or Int64List (3) in buf[pos:end]."""
     if kind == 1:
-        if buf[pos] == 0x0A:  # one item filling the list: the usual image/text field
+        if pos < end and buf[pos] == 0x0A:  # one item filling the list: the usual case
             length, start = _varint(buf, pos + 1)
             if start + length == end:
                 return [buf[start:end]]
@@ -213,7 +213,7 @@ def _features(buf: bytes, pos: int, end: int) -> dict[str, Value]:
         length, pos = _varint(buf, pos)
         stop = pos + length
         # The usual layout, read inline: key (short), then value (ending the entry).
-        if buf[pos] == 0x0A and buf[pos + 1] < 0x80:
+        if length > 2 and buf[pos] == 0x0A and buf[pos + 1] < 0x80:
             key_end = pos + 2 + buf[pos + 1]
             if key_end < stop and buf[key_end] == 0x12:
                 vlen, vstart = _varint(buf, key_end + 1)
