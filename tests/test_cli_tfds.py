@@ -3,6 +3,7 @@ run as subprocesses against the TFDS fixtures (tests/fixtures/tf/)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -132,3 +133,31 @@ def test_info_and_show_on_a_tfds_directory(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "3 examples of tiny_features test" in shown.stdout
     assert grid.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_import_of_a_builder_folder_reading_tfrecords(tmp_path: Path) -> None:
+    """`catalog import FOLDER` prepares a builder whose split reads TFRecord files."""
+    source = FIXTURES / "fashion_mnist_style.tfrecord.gz"
+    folder = tmp_path / "my_records"
+    folder.mkdir()
+    url = source.as_uri()
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    (folder / "checksums.tsv").write_text(
+        f"{url}\t{source.stat().st_size}\t{digest}\t{source.name}\n"
+    )
+    (folder / "builder.yaml").write_text(
+        "name: my_records\nversion: 1.0.0\nfeatures:\n"
+        "  image: {type: Image, shape: [28, 28, 1]}\n"
+        "  label: {type: ClassLabel, num_classes: 10}\n"
+        f"downloads:\n  train: {{url: '{url}'}}\n"
+        "splits:\n  train:\n    format: tfrecord\n    files: {records: train}\n"
+        "    options: {keys: {image: image_raw, label: label}, "
+        "shapes: {image: 'height,width,depth'}}\n    num_examples: 20\n"
+    )
+    data = tmp_path / "data"
+    result = run("import", str(folder), "--json", data_dir=data)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["splits"] == {"train": 20}
+    ds = catalog.data_source(data / "my_records" / "1.0.0", split="train")
+    expected = json.loads((FIXTURES / "expected.json").read_text())["fashion_mnist_style"]
+    assert [ex["label"] for ex in ds] == [e["label"] for e in expected["examples"]]
