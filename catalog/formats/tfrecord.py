@@ -20,7 +20,7 @@ bytes are read as its dtype); Sequence from the whole list. Files may be GZIP-co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -40,7 +40,7 @@ from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 from catalog.tfrecord.example import Value, parse_example
 from catalog.tfrecord.io import read_records
 
-__all__ = ["FORMAT", "examples", "value_of"]
+__all__ = ["FORMAT", "converter", "examples", "value_of"]
 
 _MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff")
 
@@ -51,9 +51,11 @@ def _first(value: Value) -> Any:
     return value[0]
 
 
-def value_of(feature: Feature, value: Value, shape: tuple[int, ...] | None = None) -> Any:
-    """The value for `feature` from one Example list (`shape`: of raw pixel bytes)."""
-    if isinstance(feature, Image):
+Convert = Callable[[Value, "tuple[int, ...] | None"], Any]
+
+
+def _image(feature: Image) -> Convert:
+    def convert(value: Value, shape: tuple[int, ...] | None) -> Any:
         data = bytes(_first(value))
         if data.startswith(_MAGIC):
             return data
@@ -61,43 +63,71 @@ def value_of(feature: Feature, value: Value, shape: tuple[int, ...] | None = Non
         if None in dims:
             raise ValueError("raw pixel bytes need a shape: give options.shapes for this feature")
         return np.frombuffer(data, np.uint8).reshape(dims)
-    if isinstance(feature, ClassLabel):
-        first = _first(value)
-        return first.decode() if isinstance(first, bytes) else int(first)
-    if isinstance(feature, Text):
-        return bytes(_first(value)).decode()
-    if isinstance(feature, Scalar):
-        return _first(value).item()
-    if isinstance(feature, Tensor):
-        if isinstance(value, list):
+
+    return convert
+
+
+def _tensor(feature: Tensor) -> Convert:
+    default = tuple(-1 if d is None else d for d in feature.shape)
+
+    def convert(value: Value, shape: tuple[int, ...] | None) -> Any:
+        if isinstance(value, list):  # raw bytes, as tf.io.decode_raw reads them
             array = np.frombuffer(bytes(_first(value)), feature.dtype)
         else:
             array = value
-        dims = shape or tuple(-1 if d is None else d for d in feature.shape)
-        return array.reshape(dims)
+        return array.reshape(shape or default)
+
+    return convert
+
+
+def _class_label(value: Value, shape: object) -> Any:
+    first = _first(value)
+    return first.decode() if isinstance(first, bytes) else int(first)
+
+
+def converter(feature: Feature) -> Convert:
+    """The function turning one Example list (and the shape of raw bytes, if any) into the
+    value for `feature`."""
+    if isinstance(feature, Image):
+        return _image(feature)
+    if isinstance(feature, ClassLabel):
+        return _class_label
+    if isinstance(feature, Text):
+        return lambda value, shape: bytes(_first(value)).decode()
+    if isinstance(feature, Scalar):
+        return lambda value, shape: _first(value).item()
+    if isinstance(feature, Tensor):
+        return _tensor(feature)
     if isinstance(feature, Sequence):
         if isinstance(feature.feature, Text):
-            return [bytes(v).decode() for v in value]
-        return value
+            return lambda value, shape: [bytes(v).decode() for v in value]
+        return lambda value, shape: value
     raise ValueError(f"{feature!r} cannot be read from a tf.train.Example list")
+
+
+def value_of(feature: Feature, value: Value, shape: tuple[int, ...] | None = None) -> Any:
+    """The value for `feature` from one Example list (`shape`: of raw pixel bytes)."""
+    return converter(feature)(value, shape)
 
 
 def examples(source: Source) -> Examples:
     """Yield ``("<file>:<index>", example)`` for every record of the split's files."""
-    keys: Mapping[str, str] = source.options["keys"]
     shapes = {f: [k.strip() for k in v.split(",")] for f, v in source.options["shapes"].items()}
+    plan = [
+        (name, key, converter(source.features[name]), shapes.get(name))
+        for name, key in source.options["keys"].items()
+    ]
     compression = source.options["compression"]
-    features = source.features
     for path in source.files["records"]:
         for index, record in enumerate(read_records(path, compression=compression)):
-            where = f"{path.name}:{index}"
             try:
                 parsed = parse_example(record)
             except SourceFormatError as error:
                 raise SourceFormatError(f"{path}: record {index}: {error}") from None
             example = {}
-            for name, key in keys.items():
-                if key not in parsed:
+            for name, key, convert, shape_keys in plan:
+                value = parsed.get(key)
+                if value is None:
                     held = ", ".join(sorted(parsed))
                     raise SourceFormatError(
                         f"{path}: record {index} has no key {key!r} (for feature {name!r}); it "
@@ -105,14 +135,14 @@ def examples(source: Source) -> Examples:
                     )
                 try:
                     shape = None
-                    if name in shapes:
-                        shape = tuple(int(_first(parsed[k])) for k in shapes[name])
-                    example[name] = value_of(features[name], parsed[key], shape)
-                except (ValueError, KeyError, TypeError) as error:
+                    if shape_keys is not None:
+                        shape = tuple([int(parsed[k][0]) for k in shape_keys])
+                    example[name] = convert(value, shape)
+                except (ValueError, KeyError, TypeError, IndexError) as error:
                     raise SourceFormatError(
                         f"{path}: record {index}: key {key!r} for feature {name!r}: {error}"
                     ) from None
-            yield where, example
+            yield f"{path.name}:{index}", example
 
 
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:

@@ -206,17 +206,25 @@ def _features(buf: bytes, pos: int, end: int) -> dict[str, Value]:
     """A Features message: map<string, Feature> (a later entry for a key wins)."""
     out: dict[str, Value] = {}
     while pos < end:
-        tag, pos = _varint(buf, pos)
-        if tag != 0x0A:
+        if buf[pos] != 0x0A:  # not a map entry (field 1, length-delimited): skip it
+            tag, pos = _varint(buf, pos)
             pos = _skip(buf, pos, tag & 7)
             continue
-        length, pos = _varint(buf, pos)
+        length = buf[pos + 1]
+        if length < 0x80:  # one-byte varints are read inline: the common case, much faster
+            pos += 2
+        else:
+            length, pos = _varint(buf, pos + 1)
         stop = pos + length
         # The usual layout, read inline: key (short), then value (ending the entry).
         if length > 2 and buf[pos] == 0x0A and buf[pos + 1] < 0x80:
             key_end = pos + 2 + buf[pos + 1]
             if key_end < stop and buf[key_end] == 0x12:
-                vlen, vstart = _varint(buf, key_end + 1)
+                vlen = buf[key_end + 1]
+                if vlen < 0x80:
+                    vstart = key_end + 2
+                else:
+                    vlen, vstart = _varint(buf, key_end + 1)
                 if vstart + vlen == stop:
                     out[buf[pos + 2 : key_end].decode()] = _feature(buf, vstart, stop)
                     pos = stop
