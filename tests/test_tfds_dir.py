@@ -173,3 +173,44 @@ def test_missing_shard_is_named(tmp_path: Path) -> None:
 def test_catalog_dirs_are_not_taken_for_tfds_dirs(tmp_path: Path) -> None:
     assert is_tfds_dir(tfds_dir("array_record"))
     assert not is_tfds_dir(tmp_path)
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+def test_older_dataset_info_without_shard_lengths(tmp_path: Path, file_format: str) -> None:
+    """Older TFDS versions wrote numShards and no shardLengths: the records are counted."""
+    copy = tmp_path / "tiny" / "1.2.0"
+    shutil.copytree(tfds_dir(file_format), copy)
+    info = json.loads((copy / "dataset_info.json").read_text())
+    for split in info["splits"]:
+        del split["shardLengths"], split["filepathTemplate"]
+        split["numShards"] = "1"
+    (copy / "dataset_info.json").write_text(json.dumps(info))
+    ds = catalog.open_tfds(copy)
+    assert {name: len(s) for name, s in ds.items()} == {"train": 6, "test": 3}
+    assert ds["test"][2]["text"] == catalog.open_tfds(tfds_dir(file_format))["test"][2]["text"]
+
+
+def test_decoders_hand_over_image_bytes_and_refuse_other_features() -> None:
+    path = tfds_dir("array_record")
+    sizes = catalog.open_tfds(path, split="train", decoders={"frames": len, "photo": len})
+    example = sizes[1]
+    assert isinstance(example["photo"], int) and example["photo"] > 100
+    assert len(example["frames"]) == 2 and all(isinstance(n, int) for n in example["frames"])
+    with pytest.raises(catalog.FeatureError, match="only Image and Text features"):
+        catalog.open_tfds(path, split="train", decoders={"label": False})
+    with pytest.raises(catalog.FeatureError, match="no Image or Text feature 'nope'"):
+        catalog.open_tfds(path, split="train", decoders={"nope": False})
+
+
+def test_a_record_missing_a_declared_key_is_reported(tmp_path: Path) -> None:
+    copy = tmp_path / "tiny" / "1.2.0"
+    shutil.copytree(tfds_dir("tfrecord"), copy)
+    features = json.loads((copy / "features.json").read_text())
+    features["featuresDict"]["features"]["extra"] = {
+        "pythonClassName": "tensorflow_datasets.core.features.text_feature.Text",
+        "text": {},
+    }
+    (copy / "features.json").write_text(json.dumps(features))
+    ds = catalog.open_tfds(copy, split="train")
+    with pytest.raises(catalog.SourceFormatError, match="no key 'extra' that its features.json"):
+        ds[0]

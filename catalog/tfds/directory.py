@@ -20,12 +20,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, overload
 
-from catalog.data_source import DataSource, Decoder
+from array_record.python.array_record_module import ArrayRecordReader
+
+from catalog.data_source import READER_OPTIONS, DataSource, Decoder
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError
 from catalog.features import FeaturesDict
 from catalog.info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.tfds.codec import RECORD_FORMAT_NAME
 from catalog.tfds.features import from_tfds_json
+from catalog.tfrecord.index import record_offsets
 
 __all__ = ["RECORD_FORMAT_NAME", "is_tfds_dir", "open_tfds", "read_tfds_info"]
 
@@ -64,6 +67,17 @@ def _shard_name(template: str, dataset: str, split: str, fmt: str, i: int, n: in
     )
 
 
+def _count_records(path: Path, fmt: str) -> int:
+    """How many records a shard holds (for dataset_info.json files without shardLengths)."""
+    if fmt == "tfrecord":
+        return len(record_offsets(path)) - 1
+    reader = ArrayRecordReader(str(path), READER_OPTIONS)
+    try:
+        return int(reader.num_records())
+    finally:
+        reader.close()
+
+
 def _supervised_keys(data: Mapping[str, Any]) -> tuple[str, str] | None:
     keys = data.get("supervisedKeys")
     if not keys:
@@ -97,7 +111,9 @@ def read_tfds_info(path: str | os.PathLike[str]) -> DatasetInfo:
     splits = {}
     for split in data.get("splits", []):
         split_name = str(split["name"])
-        lengths = [int(n) for n in split.get("shardLengths", [])]
+        lengths: list[int | None] = [int(n) for n in split.get("shardLengths", [])]
+        if not lengths:  # older TFDS versions give the number of shards only: count records
+            lengths = [None] * int(split.get("numShards", 1))
         template = split.get("filepathTemplate") or _TEMPLATE
         shards = []
         for i, count in enumerate(lengths):
@@ -108,8 +124,12 @@ def read_tfds_info(path: str | os.PathLike[str]) -> DatasetInfo:
                     f"{shard_path}: shard {i} of split {split_name!r} that {info_path} lists is "
                     "missing; prepare the dataset again with TFDS, or copy the whole directory"
                 )
+            if count is None:
+                count = _count_records(shard_path, fmt)
             shards.append(ShardInfo(file, count, shard_path.stat().st_size, ""))
-        splits[split_name] = SplitInfo(split_name, sum(lengths), tuple(shards))
+        splits[split_name] = SplitInfo(
+            split_name, sum(s.num_examples for s in shards), tuple(shards)
+        )
     if not splits:
         raise SpecError(f"{info_path}: no splits")
     urls = data.get("location", {}).get("urls") or [""]
