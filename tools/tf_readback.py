@@ -162,9 +162,8 @@ def check(out: Path) -> None:
                     else:
                         ok &= _close(np.asarray(value.numpy()).tolist(), target)
                 same += ok
-            print(
-                f"{name} {split}: TFRecordDataset + parse_single_example: {same}/{len(want)} examples equal"
-            )
+            reader = "TFRecordDataset + parse_single_example"
+            print(f"{name} {split}: {reader}: {same}/{len(want)} examples equal")
             problems += len(want) - same
     print(
         "OK: TensorFlow reads catalog's exports with equal values"
@@ -178,7 +177,7 @@ def _close(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) or isinstance(b, float):
         return bool(np.isclose(a, b, rtol=1e-6, atol=0))
     if isinstance(a, bool) or isinstance(b, bool):
