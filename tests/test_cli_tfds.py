@@ -161,3 +161,11 @@ def test_import_of_a_builder_folder_reading_tfrecords(tmp_path: Path) -> None:
     ds = catalog.data_source(data / "my_records" / "1.0.0", split="train")
     expected = json.loads((FIXTURES / "expected.json").read_text())["fashion_mnist_style"]
     assert [ex["label"] for ex in ds] == [e["label"] for e in expected["examples"]]
+    # and back out, by the builder folder: raw images become PNG files in the Examples
+    out = tmp_path / "out"
+    result = run("export", str(folder), "--format", "tfds", "-o", str(out), data_dir=data)
+    assert result.returncode == 0, result.stderr
+    exported = catalog.open_tfds(out / "my_records" / "1.0.0", split="train")
+    assert exported.features["image"] == catalog.Image((28, 28, 1), encoding="png")
+    for a, b in zip(ds, exported, strict=True):
+        assert_same(a, b)
