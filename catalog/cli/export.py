@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from catalog.builder import builder
 from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, add_dataset_args, error
-from catalog.data_source import DataSource
-from catalog.errors import NotPreparedError
-from catalog.local import local_info, open_local
+from catalog.local import local_info
 from catalog.tfds.export import export
 
 __all__ = ["register"]
@@ -35,20 +34,14 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def run(args: argparse.Namespace) -> int:
     info = local_info(args.name)
-    if info is not None:
-        sources = open_local(args.name, info)
-        assert isinstance(sources, dict)
-    else:
+    folder = Path(args.name).expanduser()
+    if info is None:
         b = builder(args.name, data_dir=args.data_dir)
-        try:
-            sources = {split: b.as_data_source(split) for split in b.spec.splits}
-        except NotPreparedError:
+        if not b.is_prepared:
             error(f"{args.name} is not prepared; prepare it first: catalog prepare {args.name}")
             return EXIT_USAGE
-        info = b.info
-    written = export(info, sources, args.output, format=args.format, overwrite=args.overwrite)
-    counts = ", ".join(
-        f"{n} {len(ds):,}" for n, ds in sources.items() if isinstance(ds, DataSource)
-    )
+        info, folder = b.info, b.data_path
+    written = export(info, folder, args.output, format=args.format, overwrite=args.overwrite)
+    counts = ", ".join(f"{n} {s.num_examples:,}" for n, s in info.splits.items())
     print(f"exported {info.full_name} {info.version} as {args.format} to {written} ({counts})")
     return EXIT_OK

@@ -70,22 +70,23 @@ def _tfds_info(info: DatasetInfo, counts: Mapping[str, tuple[int, int]]) -> dict
 
 def export(
     info: DatasetInfo,
-    sources: Mapping[str, DataSource],
+    folder: str | Path,
     out: str | Path,
     *,
     format: ExportFormat = "tfds",
     overwrite: bool = False,
 ) -> Path:
-    """Write `sources` (split -> DataSource of `info`'s dataset) into `out`; return the
-    folder written (`out` for tfrecord, ``out/<name>/<version>`` for tfds)."""
+    """Write every split of the dataset in `folder` (whose info is `info`: catalog's layout or
+    TFDS's) into `out`; return the folder written (`out` for tfrecord,
+    ``out/<name>/<version>`` for tfds)."""
     out = Path(out).expanduser()
     codec = ExampleCodec(info.features)
     labels: dict[str, list[str]] = {}
     features_json = to_tfds_json(info.features, labels)  # refuses what TFDS cannot express
     skip = dict.fromkeys(image_paths(info.features), False)
     splits = {
-        split: DataSource(ds._folder, ds.info, ds.split, decoders=skip)  # type: ignore[arg-type]
-        for split, ds in sources.items()
+        split: DataSource(folder, info, split, decoders=skip)  # type: ignore[arg-type]
+        for split in info.splits
     }
     if format == "tfrecord":
         out.mkdir(parents=True, exist_ok=True)
