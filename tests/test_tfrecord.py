@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from catalog.errors import SourceFormatError
 from catalog.tfrecord import (
@@ -205,3 +207,28 @@ def test_empty_lists_and_entries_in_every_position() -> None:
         assert {k: list(v) for k, v in parsed.items()} == {
             k: [bytes(x) if isinstance(x, bytes) else x for x in v] for k, v in features.items()
         }
+
+
+_values = st.one_of(
+    st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=60).map(
+        lambda v: np.array(v, np.int64)
+    ),
+    st.lists(st.floats(width=32, allow_nan=False), min_size=1, max_size=30).map(
+        lambda v: np.array(v, np.float32)
+    ),
+    st.lists(st.binary(max_size=200), min_size=1, max_size=5),
+)
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=20), _values, max_size=8))
+def test_example_round_trip(features: dict[str, object]) -> None:
+    """Any Int64/Float/BytesList values survive encode -> parse (long packed int64 lists take
+    the vectorized varint path, negative values the 10-byte form)."""
+    parsed = parse_example(encode_example(features))
+    assert parsed.keys() == features.keys()
+    for key, value in features.items():
+        if isinstance(value, np.ndarray):
+            assert parsed[key].dtype == value.dtype  # type: ignore[union-attr]
+            np.testing.assert_array_equal(parsed[key], value)
+        else:
+            assert parsed[key] == value
