@@ -125,6 +125,9 @@ def test_info_and_show_on_a_tfds_directory(tmp_path: Path) -> None:
     assert info.returncode == 0, info.stderr
     document = json.loads(info.stdout)
     assert document["name"] == "tiny_features" and document["prepared"] is True
+    assert list(document)[-6:] == [
+        "configs", "default_config", "download_size", "prepared", "data_path", "prepared_size",
+    ]  # fmt: skip
     assert document["splits"]["train"]["num_examples"] == 6
     text = run("info", str(TFDS_TFRECORD), data_dir=tmp_path).stdout
     assert "3 classes: cat, dog, bird" in text and "Sequence(Sequence(Scalar))" in text

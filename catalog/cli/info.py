@@ -58,8 +58,15 @@ def run(args: argparse.Namespace) -> int:
         path = Path(args.name).expanduser()
         location = Location(path, True, disk_usage(path))
         if args.json:
-            document = {**local.to_json(), "prepared": True, "data_path": str(path)}
-            document["prepared_size"] = location.num_bytes
+            document = {
+                **local.to_json(),
+                "configs": [],
+                "default_config": None,
+                "download_size": local.download_size,
+                "prepared": True,
+                "data_path": str(path),
+                "prepared_size": location.num_bytes,
+            }
             print(json.dumps(document, indent=2, ensure_ascii=False))
         else:
             sys.stdout.write(format_info(local, location))
