@@ -37,6 +37,7 @@ from catalog.features import (
 from catalog.info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.registry import list_datasets
 from catalog.splits import even_splits
+from catalog.tfds.directory import open_tfds
 
 __all__ = [
     "Audio",
@@ -70,4 +71,5 @@ __all__ = [
     "data_source",
     "even_splits",
     "list_datasets",
+    "open_tfds",
 ]

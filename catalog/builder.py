@@ -11,6 +11,7 @@ from catalog import paths, splits
 from catalog.data_source import DataSource, Decoder
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
 from catalog.info import INFO_FILE, DatasetInfo, reusable
+from catalog.local import local_info, open_local
 from catalog.registry import resolve, version_matches
 from catalog.spec import BuilderSpec, load_spec
 
@@ -244,6 +245,10 @@ def data_source(
 ) -> DataSource | dict[str, DataSource]:
     """Random-access data sources of a dataset, downloading and preparing it when needed.
 
+    `name` may also be the path of a dataset directory: one TensorFlow Datasets prepared
+    (``~/tensorflow_datasets/mnist/3.0.1``, see `open_tfds`) or one catalog prepared or
+    imported; it is read where it is.
+
     Returns ``{split: DataSource}``, or one DataSource when `split` is given. With
     ``download=False`` a dataset that is not prepared raises NotPreparedError.
     ``download_config`` (a `catalog.download.DownloadConfig`) sets how files are fetched, e.g.
@@ -254,6 +259,9 @@ def data_source(
     >>> ds["train"][0]["image"].shape       # doctest: +SKIP
     (28, 28, 1)
     """
+    info = local_info(name)  # a dataset directory (TFDS's or catalog's): read where it is
+    if info is not None:
+        return open_local(name, info, split=split, decoders=decoders, as_supervised=as_supervised)
     b = builder(name, data_dir=data_dir)
     b._check_split(split)
     if download and not _complete(b):

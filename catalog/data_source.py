@@ -19,6 +19,11 @@ Contract (what PyTorch's DataLoader, Grain and plain loops rely on):
   when the source is made, and on every failed read), and one bad record does not stop the
   healthy ones from being read.
 
+The records are catalog's own (`catalog.codec`) in ArrayRecord shards, or, for a directory
+TensorFlow Datasets prepared (`catalog.tfds`), serialized tf.train.Examples in ArrayRecord or
+TFRecord shards (``info.record_format``); TFRecord shards are read through an index of record
+offsets (`catalog.tfrecord.index`).
+
 Rows are addressed in one flat space over every shard of the dataset (split after split); a
 data source is a list of ranges in that space (``train[:10%]+test`` is two ranges).
 """
@@ -37,12 +42,14 @@ from typing import Any, Literal, overload
 import numpy as np
 from array_record.python.array_record_module import ArrayRecordReader
 
-from catalog.codec import RecordCodec
+from catalog.codec import RECORD_FORMAT, RecordCodec
 from catalog.errors import NotPreparedError, ShardError, SplitError
 from catalog.features import FeaturesDict
 from catalog.info import INFO_FILE, DatasetInfo
 from catalog.shards import READER_OPTIONS, is_compressed, open_reader, shard_error
 from catalog.splits import resolve
+from catalog.tfds.codec import RECORD_FORMAT_NAME, ExampleCodec
+from catalog.tfrecord.index import IndexedReader
 
 __all__ = ["READER_OPTIONS", "DataSource"]
 
@@ -110,7 +117,11 @@ class DataSource(Sequence[Example]):
                 self._starts.append(self._starts[-1] + shard.num_examples)
                 if _pieces is None:
                     _check_shard(self._paths[-1], shard.num_bytes)
-        self._record_size = RecordCodec(info.features).record_size
+        self._record_size = (
+            RecordCodec(info.features).record_size
+            if info.record_format.get("name") == RECORD_FORMAT["name"]
+            else None  # TFDS's Examples: sizes vary
+        )
         if _pieces is None:
             counts = {name: s.num_examples for name, s in info.splits.items()}
             _pieces = [
@@ -133,7 +144,12 @@ class DataSource(Sequence[Example]):
                     f"decoders[{path!r}] must be False (keep the stored bytes) or a function "
                     f"of the stored bytes, got {decoder!r}"
                 )
-        codec = RecordCodec(
+        codec_type = (
+            ExampleCodec
+            if self.info.record_format.get("name") == RECORD_FORMAT_NAME
+            else RecordCodec
+        )
+        codec = codec_type(
             self.info.features,
             skip=[path for path, d in decoders.items() if d is False],
             decoders={path: d for path, d in decoders.items() if d is not False},
@@ -151,7 +167,7 @@ class DataSource(Sequence[Example]):
 
     def _setup_process_state(self) -> None:
         self._lock = threading.Lock()
-        self._readers: list[ArrayRecordReader | None] = [None] * len(self._paths)
+        self._readers: list[ArrayRecordReader | IndexedReader | None] = [None] * len(self._paths)
         self._generation = _process.generation
 
     @property
@@ -171,12 +187,15 @@ class DataSource(Sequence[Example]):
             _inherited.extend(r for r in self._readers if r is not None)
             self._setup_process_state()
 
-    def _reader(self, shard: int) -> ArrayRecordReader:
+    def _reader(self, shard: int) -> ArrayRecordReader | IndexedReader:
         reader = self._readers[shard]
         if reader is None:
             self._check_unchanged()
             path = self._paths[shard]
-            reader = open_reader(path, compressed=self._compressed)
+            if self.info.record_format.get("file_format") == "tfrecord":  # a TFDS directory's
+                reader = IndexedReader(path)
+            else:
+                reader = open_reader(path, compressed=self._compressed)
             try:
                 self._check_records(shard, reader)
             except BaseException:
@@ -195,12 +214,12 @@ class DataSource(Sequence[Example]):
                 "changed); make a new data source (catalog.data_source(...))"
             )
 
-    def _check_records(self, shard: int, reader: ArrayRecordReader) -> None:
+    def _check_records(self, shard: int, reader: ArrayRecordReader | IndexedReader) -> None:
         """A shard must hold the records dataset_info.json says, of the size its features
         give (when they are all fixed-size): checked once per shard per process, when its
         reader opens, before any example is returned."""
         path, expected = self._paths[shard], self._starts[shard + 1] - self._starts[shard]
-        held = int(reader.num_records())
+        held = len(reader) if isinstance(reader, IndexedReader) else int(reader.num_records())
         if held != expected:
             raise shard_error(path, f"it holds {held} records, dataset_info.json says {expected}")
         if self._record_size is not None and held:
@@ -410,7 +429,7 @@ def _check_split(folder: Path, info: DatasetInfo, split: str) -> None:
             f"{where}: split {split!r} says {split_info.num_examples} examples but its shards "
             f"hold {held}; run 'catalog verify' and 'catalog prepare --overwrite'"
         )
-    prefix = f"{info.name}-{split}.array_record"
+    prefix = f"{info.name}-{split}."  # .array_record-NNNNN-of-NNNNN (or TFDS's .tfrecord-)
     for shard in split_info.shards:
         if not shard.file.startswith(prefix):
             raise ShardError(
@@ -430,7 +449,7 @@ def _check_shard(path: str, num_bytes: int) -> None:
 
 
 def _supervised(
-    keys: tuple[str, str], codec: RecordCodec
+    keys: tuple[str, str], codec: RecordCodec | ExampleCodec
 ) -> tuple[Callable[[bytes], Any], Callable[[Sequence[bytes]], list[Any]]]:
     """Decoders returning ``(example[input], example[target])`` instead of the dict."""
     x, y = keys

@@ -13,14 +13,14 @@ import sys
 from collections.abc import Sequence
 
 from catalog._version import __version__
-from catalog.cli import info, listing, prepare, rm, show, site, verify
+from catalog.cli import export, imports, info, listing, prepare, rm, show, site, verify
 from catalog.cli.common import ENVIRONMENT, EXIT_OK, EXIT_USAGE, Parser, error
 from catalog.errors import CatalogError
 
 __all__ = ["main"]
 
 #: The subcommands, in the order `catalog --help` lists them.
-COMMANDS = (prepare, listing, info, show, verify, rm, site)
+COMMANDS = (prepare, listing, info, show, verify, rm, imports, export, site)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -7,11 +7,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from catalog.builder import builder
 from catalog.cli.common import EXIT_OK, add_command, add_dataset_args
 from catalog.info import DatasetInfo, Location, disk_usage, format_info
+from catalog.local import local_info
 from catalog.spec import BuilderSpec
 
 __all__ = ["info_json", "register"]
@@ -51,6 +53,24 @@ def info_json(info: DatasetInfo, location: Location, spec: BuilderSpec) -> dict[
 
 
 def run(args: argparse.Namespace) -> int:
+    local = local_info(args.name)  # a dataset directory (TFDS's or catalog's) given by path
+    if local is not None:
+        path = Path(args.name).expanduser()
+        location = Location(path, True, disk_usage(path))
+        if args.json:
+            document = {
+                **local.to_json(),
+                "configs": [],
+                "default_config": None,
+                "download_size": local.download_size,
+                "prepared": True,
+                "data_path": str(path),
+                "prepared_size": location.num_bytes,
+            }
+            print(json.dumps(document, indent=2, ensure_ascii=False))
+        else:
+            sys.stdout.write(format_info(local, location))
+        return EXIT_OK
     b = builder(args.name, data_dir=args.data_dir)
     prepared = b.is_prepared
     info = b.info

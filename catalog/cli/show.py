@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from catalog.builder import builder
 from catalog.cli.common import (
@@ -19,11 +18,10 @@ from catalog.cli.common import (
     error,
     positive_int,
 )
+from catalog.data_source import DataSource
 from catalog.errors import NotPreparedError
+from catalog.local import local_info, open_local
 from catalog.show import MAX_EXAMPLES, MAX_SIDE, show_examples, show_kind
-
-if TYPE_CHECKING:
-    from catalog.data_source import DataSource
 
 __all__ = ["register"]
 
@@ -89,23 +87,36 @@ def run(args: argparse.Namespace) -> int:
     if args.num_examples > MAX_EXAMPLES:
         error(f"-n {args.num_examples}: at most {MAX_EXAMPLES} examples fit in one picture")
         return EXIT_USAGE
-    b = builder(args.name, data_dir=args.data_dir)
+    local = local_info(args.name)  # a dataset directory (TFDS's or catalog's) given by path
     split = args.split
-    if split is None:
-        split = "train" if "train" in b.spec.splits else next(iter(b.spec.splits))
-    config = b.config
-    output = args.output or Path(f"{b.name}-{config}.png" if config else f"{b.name}.png")
-    as_text = show_kind(b.spec.features, b.spec.tags, args.image_key) in ("text", "table")
+    b = None
+    if local is not None:
+        name, label, features, tags = local.name, local.full_name, local.features, local.tags
+        split = split or ("train" if "train" in local.splits else next(iter(local.splits)))
+    else:
+        b = builder(args.name, data_dir=args.data_dir)
+        name = f"{b.name}-{b.config}" if b.config else b.name
+        label, features, tags = dataset_name(b), b.spec.features, b.spec.tags
+        if split is None:
+            split = "train" if "train" in b.spec.splits else next(iter(b.spec.splits))
+    output = args.output or Path(f"{name}.png")
+    as_text = show_kind(features, tags, args.image_key) in ("text", "table")
     image_format = IMAGE_FORMATS.get(output.suffix.lower())
     if image_format is None and not as_text:
         known = ", ".join(IMAGE_FORMATS)
         error(f"-o {output}: cannot tell the image format from {output.suffix!r}; use {known}")
         return EXIT_USAGE
-    try:
-        ds = b.as_data_source(split)
-    except NotPreparedError:
-        error(str(b.not_prepared_error(args.name, args.data_dir)))
-        return EXIT_USAGE
+    if b is None:
+        assert local is not None
+        opened = open_local(args.name, local, split=split)
+        assert isinstance(opened, DataSource)
+        ds = opened
+    else:
+        try:
+            ds = b.as_data_source(split)
+        except NotPreparedError:
+            error(str(b.not_prepared_error(args.name, args.data_dir)))
+            return EXIT_USAGE
     if as_text:
         return _print_text(args, ds)
     try:
@@ -129,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     count = min(args.num_examples, len(ds))
     size = f"{grid.width}x{grid.height} px"
-    print(f"wrote {output}: {count} examples of {dataset_name(b)} {split} ({size})")
+    print(f"wrote {output}: {count} examples of {label} {split} ({size})")
     return EXIT_OK
 
 

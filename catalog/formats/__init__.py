@@ -18,6 +18,7 @@ text_cut      one text file cut into pieces by fractions, one piece per split
 text_folder   text files in one folder per class, e.g. inside a tar archive
 squad_json    SQuAD-style JSON, flattened to one example per question
 wav_folder    WAV files labelled by path; listing files; windows of long recordings
+tfrecord      TFRecord files of tf.train.Example protos, Example keys mapped to features
 ============  ==========================================================================
 """
 
@@ -34,6 +35,7 @@ from catalog.formats import (
     squad_json,
     text_cut,
     text_folder,
+    tfrecord,
     wav_folder,
 )
 from catalog.formats.base import Option, Role, Source, SourceFormat
@@ -55,5 +57,6 @@ FORMATS: dict[str, SourceFormat] = {
         text_folder.FORMAT,
         squad_json.FORMAT,
         wav_folder.FORMAT,
+        tfrecord.FORMAT,
     )
 }

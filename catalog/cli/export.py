@@ -1,0 +1,47 @@
+"""`catalog export NAME --format tfrecord|tfds -o DIR`: a dataset for TensorFlow users."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from catalog.builder import builder
+from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, add_dataset_args, error
+from catalog.local import local_info
+from catalog.tfds.export import export
+
+__all__ = ["register"]
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = add_command(
+        commands,
+        "export",
+        help="write a prepared dataset as TFRecord files or a TFDS directory",
+        description="Write a prepared dataset for TensorFlow users. --format tfrecord: one "
+        "TFRecord file of tf.train.Examples per split (<name>-<split>.tfrecord-00000-of-00001; "
+        "keys are feature paths, images PNG/JPEG). --format tfds: a complete TFDS directory "
+        "<DIR>/<name>/<version>/ that tfds.builder_from_directory loads. NAME is a prepared "
+        "dataset or the path of a dataset directory (catalog's or TFDS's).",
+        example="catalog export fashion_mnist --format tfds -o ~/tensorflow_datasets",
+    )
+    add_dataset_args(parser, many=False)
+    parser.add_argument("--format", choices=("tfrecord", "tfds"), required=True)
+    parser.add_argument("-o", "--output", required=True, metavar="DIR", help="where to write")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing export")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    info = local_info(args.name)
+    folder = Path(args.name).expanduser()
+    if info is None:
+        b = builder(args.name, data_dir=args.data_dir)
+        if not b.is_prepared:
+            error(f"{args.name} is not prepared; prepare it first: catalog prepare {args.name}")
+            return EXIT_USAGE
+        info, folder = b.info, b.data_path
+    written = export(info, folder, args.output, format=args.format, overwrite=args.overwrite)
+    counts = ", ".join(f"{n} {s.num_examples:,}" for n, s in info.splits.items())
+    print(f"exported {info.full_name} {info.version} as {args.format} to {written} ({counts})")
+    return EXIT_OK

@@ -1,0 +1,68 @@
+"""`catalog import PATH`: a TFDS-prepared directory (or a builder folder reading TFRecord
+files) into a catalog dataset in the data dir."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from catalog import paths
+from catalog.builder import builder
+from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, error
+from catalog.spec import SPEC_FILE
+from catalog.tfds.directory import is_tfds_dir
+from catalog.units import format_size
+
+__all__ = ["register"]
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = add_command(
+        commands,
+        "import",
+        help="convert a TFDS directory (or TFRecord files + a builder) into a catalog dataset",
+        description="Convert a directory TensorFlow Datasets prepared (dataset_info.json, "
+        "features.json, tfrecord or array_record shards) into a catalog dataset in the data "
+        "dir: ArrayRecord shards of catalog records, for fast random access. The TFDS directory "
+        "is only read. A builder folder (builder.yaml whose splits use the tfrecord format) is "
+        "prepared like 'catalog prepare PATH'. Open the result with catalog.data_source(PATH "
+        "printed) or by name when a builder of that name exists.",
+        example="catalog import ~/tensorflow_datasets/mnist/3.0.1 --data-dir ~/datasets",
+    )
+    parser.add_argument("path", metavar="PATH", help="a TFDS-prepared directory or builder folder")
+    parser.add_argument("--data-dir", help=f"where to put the dataset (${paths.DATA_DIR_ENV})")
+    parser.add_argument("--name", help="the dataset's name in the data dir (default: TFDS's)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing copy")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    source = Path(args.path).expanduser()
+    if (source / SPEC_FILE).is_file():
+        b = builder(source, data_dir=args.data_dir)
+        info = b.download_and_prepare(overwrite=args.overwrite)
+        target = b.data_path
+    elif is_tfds_dir(source):
+        from catalog.tfds.importer import import_tfds  # needs the writer: not for other commands
+
+        info, target = import_tfds(
+            source, data_dir=args.data_dir, name=args.name, overwrite=args.overwrite
+        )
+    else:
+        error(
+            f"{source} is neither a TFDS-prepared directory (dataset_info.json + features.json) "
+            f"nor a builder folder ({SPEC_FILE})"
+        )
+        return EXIT_USAGE
+    counts = {name: s.num_examples for name, s in info.splits.items()}
+    size = sum(s.num_bytes for s in info.splits.values())
+    if args.json:
+        print(json.dumps({"name": info.full_name, "version": info.version, "path": str(target),
+                          "splits": counts, "num_bytes": size}))  # fmt: skip
+    else:
+        splits = ", ".join(f"{name} {count:,}" for name, count in counts.items())
+        what = f"{info.full_name} {info.version}"
+        print(f"imported {what} into {target} ({splits}; {format_size(size)})")
+    return EXIT_OK

@@ -1,0 +1,8 @@
+"""TensorFlow Datasets' on-disk format, without TensorFlow.
+
+- `catalog.tfds.directory`: open a TFDS-prepared directory read-only as DataSources
+  (`open_tfds`, `read_tfds_info`, `is_tfds_dir`).
+- `catalog.tfds.features`: features.json <-> catalog features.
+- `catalog.tfds.codec`: TFDS's serialized Examples <-> catalog examples (`ExampleCodec`).
+- `catalog.tfds.export`: write a catalog dataset as a TFDS directory or TFRecord files.
+"""

@@ -1,0 +1,196 @@
+"""TFDS's ``features.json`` <-> catalog features.
+
+TFDS describes features as protobuf JSON: ``{"pythonClassName": "tensorflow_datasets.core.
+features.image_feature.Image", "image": {"shape": {"dimensions": ["28", "28", "1"]}, "dtype":
+"uint8", "encodingFormat": "png"}}``, nested through ``featuresDict`` and ``sequence``. This
+module maps each class to the catalog feature that decodes to the same values:
+
+=========================  ===========================================================
+TFDS class                 catalog feature
+=========================  ===========================================================
+Image                      Image(shape, encoding png/jpeg) (uint8, 1/3/4 channels)
+ClassLabel                 ClassLabel(names from ``<feature>.labels.txt``, else num_classes)
+Tensor                     Tensor(shape, dtype), or Scalar(dtype) when its shape is ()
+Scalar                     Scalar(dtype)
+Text                       Text()
+BBoxFeature                Tensor((4,), float32)
+Sequence                   Sequence(feature, length)
+FeaturesDict               FeaturesDict
+=========================  ===========================================================
+
+Anything else is refused by name, listing these. `to_tfds_json` is the reverse, for export.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from catalog.errors import FeatureError, SpecError
+from catalog.features import (
+    ClassLabel,
+    Feature,
+    FeaturesDict,
+    Image,
+    Scalar,
+    Sequence,
+    Tensor,
+    Text,
+)
+from catalog.features.class_label import read_names_file
+
+__all__ = ["SUPPORTED", "from_tfds_json", "labels_file_name", "to_tfds_json"]
+
+_PREFIX = "tensorflow_datasets.core.features."
+_CLASSES = {
+    "image_feature.Image": "Image",
+    "class_label_feature.ClassLabel": "ClassLabel",
+    "tensor_feature.Tensor": "Tensor",
+    "scalar.Scalar": "Scalar",
+    "text_feature.Text": "Text",
+    "bounding_boxes.BBoxFeature": "BBoxFeature",
+    "sequence_feature.Sequence": "Sequence",
+    "features_dict.FeaturesDict": "FeaturesDict",
+}
+#: The TFDS feature classes catalog reads, by their short names.
+SUPPORTED = tuple(sorted(_CLASSES.values()))
+
+
+def labels_file_name(path: str) -> str:
+    """The file TFDS keeps a ClassLabel's names in: ``objects/kind`` -> objects-kind.labels.txt."""
+    return f"{path.replace('/', '-')}.labels.txt"
+
+
+def _shape(data: Mapping[str, Any]) -> tuple[int | None, ...]:
+    dims = data.get("shape", {}).get("dimensions", [])
+    return tuple(None if int(d) < 0 else int(d) for d in dims)
+
+
+def from_tfds_json(data: Mapping[str, Any], folder: Path, path: str = "") -> Feature:
+    """The catalog feature of one TFDS feature (recursively); `folder` holds labels files."""
+    where = f"{folder / 'features.json'}: feature {path or '(top)'!r}"
+    name = str(data.get("pythonClassName", ""))
+    short = _CLASSES.get(name.removeprefix(_PREFIX))
+    if short is None:
+        raise SpecError(
+            f"{where}: TFDS feature class {name or '(none given)'!r} is not supported; catalog "
+            f"reads {', '.join(SUPPORTED)}"
+        )
+    try:
+        return _BUILDERS[short](data, folder, path)
+    except (FeatureError, KeyError, ValueError, TypeError) as error:
+        raise SpecError(f"{where}: cannot map {short} to a catalog feature: {error}") from None
+
+
+def _image(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
+    spec = data["image"]
+    if spec.get("dtype", "uint8") != "uint8":
+        raise ValueError(f"catalog images are uint8, this one is {spec['dtype']}")
+    encoding = spec.get("encodingFormat") or "png"
+    return Image(_shape(spec), encoding=encoding)
+
+
+def _class_label(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
+    names_file = folder / labels_file_name(path)
+    if names_file.is_file():
+        return ClassLabel(names=read_names_file(names_file))
+    return ClassLabel(num_classes=int(data["classLabel"]["numClasses"]))
+
+
+def _tensor(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
+    spec = data["tensor"]
+    encoding = spec.get("encoding", "none")
+    if encoding not in ("none", ""):
+        raise ValueError(f"tensors encoded as {encoding!r} are not supported (only 'none')")
+    shape = _shape(spec)
+    dtype = np.dtype(spec["dtype"])
+    return Scalar(dtype) if shape == () else Tensor(shape, dtype)
+
+
+def _bbox(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
+    return Tensor((4,), "float32")
+
+
+def _sequence(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
+    spec = data["sequence"]
+    length = int(spec.get("length", -1))
+    inner = from_tfds_json(spec["feature"], folder, path)
+    return Sequence(inner, None if length < 0 else length)
+
+
+def _features_dict(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
+    children = data["featuresDict"]["features"]
+    return FeaturesDict(
+        {
+            name: from_tfds_json(child, folder, f"{path}/{name}" if path else name)
+            for name, child in children.items()
+        }
+    )
+
+
+_BUILDERS: dict[str, Callable[[Mapping[str, Any], Path, str], Feature]] = {
+    "Image": _image,
+    "ClassLabel": _class_label,
+    "Tensor": _tensor,
+    "Scalar": _tensor,
+    "Text": lambda data, folder, path: Text(),
+    "BBoxFeature": _bbox,
+    "Sequence": _sequence,
+    "FeaturesDict": _features_dict,
+}
+
+
+# -- export: catalog -> TFDS ------------------------------------------------------------------
+def _dims(shape: tuple[int | None, ...]) -> dict[str, Any]:
+    return {"dimensions": [str(-1 if d is None else d) for d in shape]} if shape else {}
+
+
+def to_tfds_json(feature: Feature, labels: dict[str, list[str]], path: str = "") -> dict[str, Any]:
+    """TFDS's features.json form of a catalog feature; ClassLabel names go into `labels`
+    (labels file name -> names), which the caller writes beside it."""
+    if isinstance(feature, FeaturesDict):
+        return {
+            "pythonClassName": _PREFIX + "features_dict.FeaturesDict",
+            "featuresDict": {
+                "features": {
+                    name: to_tfds_json(child, labels, f"{path}/{name}" if path else name)
+                    for name, child in feature.items()
+                }
+            },
+        }
+    if isinstance(feature, Sequence):
+        return {
+            "pythonClassName": _PREFIX + "sequence_feature.Sequence",
+            "sequence": {
+                "feature": to_tfds_json(feature.feature, labels, path),
+                "length": str(-1 if feature.length is None else feature.length),
+            },
+        }
+    if isinstance(feature, Image):
+        spec: dict[str, Any] = {"shape": _dims(feature.shape), "dtype": "uint8"}
+        if feature.encoding == "jpeg":
+            spec["encodingFormat"] = "jpeg"
+        return {"pythonClassName": _PREFIX + "image_feature.Image", "image": spec}
+    if isinstance(feature, ClassLabel):
+        labels[labels_file_name(path)] = feature.names
+        return {
+            "pythonClassName": _PREFIX + "class_label_feature.ClassLabel",
+            "classLabel": {"numClasses": str(feature.num_classes)},
+        }
+    if isinstance(feature, Text):
+        return {"pythonClassName": _PREFIX + "text_feature.Text", "text": {}}
+    if isinstance(feature, (Scalar, Tensor)):
+        shape = feature.shape or ()
+        if sum(d is None for d in shape) > 1:
+            raise FeatureError(
+                f"feature {path!r}: {feature!r} has more than one unknown dimension, which a "
+                "TFDS Tensor stored in a tf.train.Example cannot express"
+            )
+        return {
+            "pythonClassName": _PREFIX + "tensor_feature.Tensor",
+            "tensor": {"shape": _dims(shape), "dtype": feature.dtype_name, "encoding": "none"},
+        }
+    raise FeatureError(f"feature {path!r}: {feature!r} has no TFDS equivalent")

@@ -1,0 +1,216 @@
+"""TFDS-prepared directories read as catalog DataSources, against what TFDS itself decoded.
+
+tests/fixtures/tf/tfds_{tfrecord,array_record}/ were prepared by TFDS 4.9.10 from one tiny
+builder with every feature type catalog maps (tests/fixtures/tf/make_fixtures.py);
+expected.json holds what TFDS decoded from them (as_dataset for TFRecord shards, as_data_source
+for ArrayRecord shards).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import catalog
+from catalog.errors import SpecError
+from catalog.tfds.directory import is_tfds_dir, read_tfds_info
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tf"
+EXPECTED = json.loads((FIXTURES / "expected.json").read_text("utf-8"))
+FORMATS = ("tfrecord", "array_record")
+
+
+def tfds_dir(file_format: str) -> Path:
+    return FIXTURES / EXPECTED["tfds"][file_format]["path"]
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Indexes of TFRecord shards go into the data dir: a temporary one here."""
+    monkeypatch.setenv("CATALOG_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+def plain(value: Any) -> Any:
+    """A value as plain nested lists / numbers / strings: the form both JSON layouts share."""
+    if isinstance(value, dict):
+        if set(value) == {"array", "dtype", "shape"}:
+            return value["array"]
+        if set(value) == {"bytes", "shape"}:
+            return value["bytes"]
+        if len(value) == 1 and next(iter(value)) in ("text", "bool", "ragged", "list", "digest"):
+            inner = next(iter(value.values()))
+            return [plain(v) for v in inner] if isinstance(inner, list) else inner
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+def test_values_equal_what_tfds_decoded(file_format: str) -> None:
+    ds = catalog.open_tfds(tfds_dir(file_format))
+    assert list(ds) == ["train", "test"]
+    tf_values = EXPECTED["tfds"]["tfrecord"]["splits"]  # TF's own decoding (tf.data)
+    pil_values = EXPECTED["tfds"]["array_record"]["splits"]  # TFDS's NumPy path (Pillow)
+    for split, source in ds.items():
+        assert len(source) == len(tf_values[split])
+        for i, example in enumerate(source):
+            want = plain(tf_values[split][i])
+            got = plain(example)
+            # JPEG: TF's decoder and Pillow's differ by rounding; Pillow's is exact here.
+            assert got.pop("photo") == plain(pil_values[split][i]["photo"])
+            tf_photo = np.array(want.pop("photo"), np.int16)
+            assert np.abs(np.array(example["photo"], np.int16) - tf_photo).max() <= 8
+            assert got == want, (split, i)
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+def test_types_and_shapes_follow_catalog_rules(file_format: str) -> None:
+    ex = catalog.open_tfds(tfds_dir(file_format), split="train")[0]
+    assert ex["image"].dtype == np.uint8 and ex["image"].shape == (8, 8, 3)
+    assert ex["frames"].shape == (2, 4, 4, 1)
+    assert isinstance(ex["label"], int) and isinstance(ex["text"], str)
+    assert ex["flag"].dtype == np.bool_ and ex["small"].dtype == np.int32
+    assert ex["score"].dtype == np.float64 and ex["tensor"].dtype == np.float32
+    assert ex["objects"]["bbox"].dtype == np.float32 and ex["objects"]["bbox"].shape[1:] == (4,)
+    assert isinstance(ex["ragged"], list) and isinstance(ex["words"], list)
+    assert ex["image"].flags.writeable
+
+
+def test_info_maps_features_splits_and_metadata() -> None:
+    info = read_tfds_info(tfds_dir("tfrecord"))
+    assert (info.name, info.version) == ("tiny_features", "1.2.0")
+    assert {n: s.num_examples for n, s in info.splits.items()} == {"train": 6, "test": 3}
+    assert info.supervised_keys == ("image", "label")
+    assert info.homepage == "https://example.org/tiny"
+    f = info.features
+    assert f["label"] == catalog.ClassLabel(names=["cat", "dog", "bird"])
+    assert f["objects"].feature["kind"].names == ["a", "b"]  # objects-kind.labels.txt
+    assert f["photo"] == catalog.Image((None, None, 3), encoding="jpeg")
+    assert f["bbox"] == catalog.Tensor((4,), "float32")
+    assert f["meta"]["inner"]["value"] == catalog.Scalar("float32")
+
+
+def test_data_source_takes_a_path_and_split_specs_work() -> None:
+    path = tfds_dir("tfrecord")
+    stored = [ex["meta"]["id"] for ex in EXPECTED["tfds"]["tfrecord"]["splits"]["test"]]
+    assert sorted(stored) == [100, 101, 102] and stored != sorted(stored)  # TFDS shuffled them
+    assert [
+        catalog.data_source(str(path), split="test")[i]["meta"]["id"] for i in range(3)
+    ] == stored
+    part = catalog.data_source(path, split="train[:2]+test[-1:]", as_supervised=True)
+    assert len(part) == 3 and isinstance(part[2][1], int)
+    raw = catalog.data_source(path, split="train", decoders={"image": False})
+    assert raw[0]["image"][:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_pickles_and_reads_in_another_process(tmp_path: Path) -> None:
+    ds = catalog.open_tfds(tfds_dir("tfrecord"), split="train")
+    ds[0]
+    again = pickle.loads(pickle.dumps(ds))
+    assert again[3]["text"] == ds[3]["text"]
+    code = (
+        "import pickle,sys; ds = pickle.load(sys.stdin.buffer); print(ds[5]['meta']['id'], len(ds))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=pickle.dumps(ds), capture_output=True, check=True
+    )
+    assert out.stdout.split() == [str(ds[5]["meta"]["id"]).encode(), b"6"]
+
+
+def test_the_tfds_directory_is_never_written(data_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy" / "1.2.0"
+    shutil.copytree(tfds_dir("tfrecord"), copy)
+    copy.chmod(0o555)
+    try:
+        before = {p.name: p.stat().st_mtime_ns for p in copy.iterdir()}
+        ds = catalog.open_tfds(copy, split="train")
+        assert len(list(ds)) == 6 and ds[4]["label"] in (0, 1, 2)
+        assert {p.name: p.stat().st_mtime_ns for p in copy.iterdir()} == before
+        assert len(list((data_dir / "tfrecord-index").iterdir())) == 1
+    finally:
+        copy.chmod(0o755)
+
+
+def test_unknown_feature_class_is_refused_by_name(tmp_path: Path) -> None:
+    copy = tmp_path / "tiny" / "1.2.0"
+    shutil.copytree(tfds_dir("tfrecord"), copy)
+    features = json.loads((copy / "features.json").read_text())
+    features["featuresDict"]["features"]["audio"] = {
+        "pythonClassName": "tensorflow_datasets.core.features.audio_feature.Audio",
+        "audio": {},
+    }
+    (copy / "features.json").write_text(json.dumps(features))
+    with pytest.raises(
+        SpecError,
+        match=r"feature 'audio'.*audio_feature.Audio' is not supported.*"
+        r"BBoxFeature, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor",
+    ):
+        catalog.open_tfds(copy)
+
+
+def test_missing_shard_is_named(tmp_path: Path) -> None:
+    copy = tmp_path / "tiny" / "1.2.0"
+    shutil.copytree(tfds_dir("array_record"), copy)
+    (copy / "tiny_features-test.array_record-00000-of-00001").unlink()
+    with pytest.raises(catalog.NotPreparedError, match="shard 0 of split 'test'"):
+        catalog.open_tfds(copy)
+
+
+def test_catalog_dirs_are_not_taken_for_tfds_dirs(tmp_path: Path) -> None:
+    assert is_tfds_dir(tfds_dir("array_record"))
+    assert not is_tfds_dir(tmp_path)
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+def test_older_dataset_info_without_shard_lengths(tmp_path: Path, file_format: str) -> None:
+    """Older TFDS versions wrote numShards and no shardLengths: the records are counted."""
+    copy = tmp_path / "tiny" / "1.2.0"
+    shutil.copytree(tfds_dir(file_format), copy)
+    info = json.loads((copy / "dataset_info.json").read_text())
+    for split in info["splits"]:
+        del split["shardLengths"], split["filepathTemplate"]
+        split["numShards"] = "1"
+    (copy / "dataset_info.json").write_text(json.dumps(info))
+    ds = catalog.open_tfds(copy)
+    assert {name: len(s) for name, s in ds.items()} == {"train": 6, "test": 3}
+    assert ds["test"][2]["text"] == catalog.open_tfds(tfds_dir(file_format))["test"][2]["text"]
+
+
+def test_decoders_hand_over_image_bytes_and_refuse_other_features() -> None:
+    path = tfds_dir("array_record")
+    sizes = catalog.open_tfds(path, split="train", decoders={"frames": len, "photo": len})
+    example = sizes[1]
+    assert isinstance(example["photo"], int) and example["photo"] > 100
+    assert len(example["frames"]) == 2 and all(isinstance(n, int) for n in example["frames"])
+    with pytest.raises(catalog.FeatureError, match="only Image and Text features"):
+        catalog.open_tfds(path, split="train", decoders={"label": False})
+    with pytest.raises(catalog.FeatureError, match="no Image or Text feature 'nope'"):
+        catalog.open_tfds(path, split="train", decoders={"nope": False})
+
+
+def test_a_record_missing_a_declared_key_is_reported(tmp_path: Path) -> None:
+    copy = tmp_path / "tiny" / "1.2.0"
+    shutil.copytree(tfds_dir("tfrecord"), copy)
+    features = json.loads((copy / "features.json").read_text())
+    features["featuresDict"]["features"]["extra"] = {
+        "pythonClassName": "tensorflow_datasets.core.features.text_feature.Text",
+        "text": {},
+    }
+    (copy / "features.json").write_text(json.dumps(features))
+    ds = catalog.open_tfds(copy, split="train")
+    with pytest.raises(catalog.SourceFormatError, match="no key 'extra' that its features.json"):
+        ds[0]
