@@ -267,12 +267,14 @@ def _option(
     fields: _Fields, name: str, option: Option, downloads: Mapping[str, DownloadSpec]
 ) -> Any:
     """Option `name`, given in `fields`, checked against its kind."""
+    if fields.data[name] is None and option.default is None:
+        return None  # an option without a default may be given as null
     if option.kind == "str":
         return fields.get(name, str)
     if option.kind == "int":
-        if fields.data[name] is None and option.default is None:
-            return None
         return fields.get(name, int)
+    if option.kind == "bool":
+        return fields.get(name, bool)
     if option.kind == "strs":
         value = fields.get(name, list)
         if not all(isinstance(v, str) for v in value):

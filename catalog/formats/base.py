@@ -30,9 +30,9 @@ __all__ = [
 Examples = Iterator[tuple[str, dict[str, Any]]]
 
 #: An option's kind, as a split's ``options`` gives it in builder.yaml:
-#: ``str``, ``int``, ``strs`` (a list of strings), ``str_map`` (str -> str),
+#: ``str``, ``int``, ``bool``, ``strs`` (a list of strings), ``str_map`` (str -> str),
 #: ``file_map`` (str -> a file reference, resolved to one path before the reader runs).
-OptionKind = Literal["str", "int", "strs", "str_map", "file_map"]
+OptionKind = Literal["str", "int", "bool", "strs", "str_map", "file_map"]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,107 @@
+"""The files under a root that is a directory or an archive, read one at a time, as a stream.
+
+`walk(root)` yields a `Member` per regular file: its path relative to the root (``/``
+separated) and a way to read its bytes. A root may be
+
+- a directory (an extracted archive): files in sorted path order, read from disk;
+- a zip file: members in sorted name order, each decompressed when read;
+- a tar file, plain or gz/bz2/xz compressed: members in archive order, read as one stream
+  (nothing is extracted to disk; only the current member is in memory).
+
+So an archive inside an archive (``caltech-101.zip`` holding ``101_ObjectCategories.tar.gz``)
+is read without extracting the inner one, and an image zip is read without extracting it.
+As the reference catalog does when it iterates an archive, member paths are normalised
+(``./a/b`` is ``a/b``) and members whose path or base name starts with ``.`` (macOS ``._x``
+files), ends with ``~`` or is absolute are left out; so are directories, links and devices.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import tarfile
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from catalog.errors import SourceFormatError
+from catalog.extract import archive_format
+
+__all__ = ["Member", "walk"]
+
+
+@dataclass(frozen=True)
+class Member:
+    """One file under a root: its relative path, `read()` giving its bytes, and for a root
+    that is a directory, the file itself."""
+
+    path: str
+    read: Callable[[], bytes]
+    file: Path | None = None
+
+    @property
+    def name(self) -> str:
+        """The base name: ``0.jpg`` for ``PetImages/Dog/0.jpg``."""
+        return posixpath.basename(self.path)
+
+
+def _kept(name: str) -> str | None:
+    """The normalised member path, or None if the reference catalog would leave it out."""
+    if name.startswith("/") or name.endswith("~"):
+        return None
+    path = posixpath.normpath(name)
+    if path.startswith(".") or posixpath.basename(path).startswith("."):
+        return None
+    return path
+
+
+def walk(root: Path) -> Iterator[Member]:
+    """Every regular file under `root` (a directory, a zip or a tar file), one at a time."""
+    if root.is_dir():
+        yield from _walk_dir(root)
+        return
+    fmt = archive_format(root) if root.is_file() else None
+    if fmt == "zip":
+        yield from _walk_zip(root)
+    elif fmt is not None and fmt.startswith("tar"):
+        yield from _walk_tar(root)
+    else:
+        raise SourceFormatError(
+            f"{root}: expected a directory, a zip or a tar archive (plain or compressed)"
+        )
+
+
+def _walk_dir(root: Path) -> Iterator[Member]:
+    # Sorted by path components: a directory's files, then the next directory's.
+    files = sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: p.parts)
+    for file in files:
+        path = _kept(file.relative_to(root).as_posix())
+        if path is not None:
+            yield Member(path, file.read_bytes, file)
+
+
+def _walk_zip(root: Path) -> Iterator[Member]:
+    try:
+        with zipfile.ZipFile(root) as zf:
+            infos = sorted((i for i in zf.infolist() if not i.is_dir()), key=lambda i: i.filename)
+            for info in infos:
+                path = _kept(info.filename)
+                if path is not None:
+                    yield Member(path, lambda info=info: zf.read(info))  # type: ignore[misc]
+    except zipfile.BadZipFile as error:
+        raise SourceFormatError(f"{root}: a damaged zip file ({error})") from None
+
+
+def _walk_tar(root: Path) -> Iterator[Member]:
+    try:
+        with tarfile.open(root, "r|*") as tar:
+            for info in tar:
+                path = _kept(info.name) if info.isfile() else None
+                if path is None:
+                    continue
+                data = tar.extractfile(info)
+                assert data is not None  # a regular file
+                content = data.read()  # the stream moves on with the next member
+                yield Member(path, lambda content=content: content)  # type: ignore[misc]
+    except (tarfile.TarError, EOFError, OSError) as error:
+        raise SourceFormatError(f"{root}: a damaged tar file ({error})") from None
