@@ -72,6 +72,8 @@ __all__ = [
 SPEC_FILE = "builder.yaml"
 CHECKSUMS_FILE = "checksums.tsv"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+#: A config name may also start with a digit and hold '-' (imagenette's ``320px``, ``full-size``).
+_CONFIG_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 #: A tag names a modality or task: lower case words joined by hyphens (``image-classification``).
 _TAG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -366,8 +368,8 @@ def _configs(top: _Fields) -> tuple[dict[str, _Fields], str | None]:
         raise top.error("configs", "expected at least one config")
     configs = {}
     for key in table.data:
-        if not isinstance(key, str) or not _NAME.match(key):
-            raise table.error(str(key), "a config name must match [a-z][a-z0-9_]*")
+        if not isinstance(key, str) or not _CONFIG_NAME.match(key):
+            raise table.error(str(key), "a config name must match [a-z0-9][a-z0-9_-]*")
         configs[key] = table.sub(key)
         configs[key].only(_CONFIG_FIELDS)
     default = top.get("default_config", str, next(iter(configs)))

@@ -25,6 +25,9 @@ import numpy as np
 from catalog.spec import load_spec
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dummy_images import MAKERS as IMAGE_MAKERS  # noqa: E402
+
 BUILDERS = Path(__file__).resolve().parent.parent / "builders"
 
 #: dataset -> seed; split -> (file prefix, example count, seed offset)
@@ -204,6 +207,7 @@ MAKERS: dict[str, Callable[[], None]] = {
     "tf_flowers": make_tf_flowers,
     "binarized_mnist": make_binarized_mnist,
     "svhn_cropped": make_svhn_cropped,
+    **IMAGE_MAKERS,
 }
 
 

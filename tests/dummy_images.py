@@ -1,0 +1,273 @@
+"""Dummy files of the image datasets (emnist ... voc), in each source's exact layout.
+
+`python tests/make_dummy_data.py NAME` writes them (NAME as in `MAKERS`); the constants here
+are what tests/test_builders_images.py checks the prepared examples against.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
+
+BUILDERS = Path(__file__).resolve().parent.parent / "builders"
+_DATE = (1980, 1, 1, 0, 0, 0)
+
+#: emnist config -> (seed, num_classes, {split: count})
+EMNIST = {
+    "byclass": (1, 62, {"train": 4, "test": 3}),
+    "bymerge": (2, 47, {"train": 3, "test": 2}),
+    "balanced": (3, 47, {"train": 3, "test": 2}),
+    "letters": (4, 37, {"train": 3, "test": 2}),
+    "digits": (5, 10, {"train": 2, "test": 2}),
+    "mnist": (6, 10, {"train": 2, "test": 1}),
+}
+EMNIST_SPLIT_SEED = {"train": 0, "test": 50}
+
+
+def out_dir(name: str, *sub: str) -> Path:
+    out = BUILDERS.joinpath(name, "dummy_data", *sub)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def write_zip(path: Path, members: dict[str, bytes]) -> None:
+    """A zip of `members` (name -> bytes), the same bytes each run."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(zipfile.ZipInfo(name, _DATE), data, zipfile.ZIP_DEFLATED)
+
+
+def tar_bytes(members: dict[str, bytes], compression: str = "") -> bytes:
+    """A tar (`compression` "" or "gz") of `members` and their directories, fixed metadata."""
+    import gzip
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        dirs: set[str] = set()
+        for name in members:
+            parts = name.split("/")[:-1]
+            dirs |= {"/".join(parts[: i + 1]) for i in range(len(parts))}
+        for name in sorted(dirs):
+            info = tarfile.TarInfo(name)
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            tar.addfile(info)
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    data = buffer.getvalue()
+    return gzip.compress(data, mtime=0) if compression == "gz" else data
+
+
+def idx_bytes(array: np.ndarray[Any, Any]) -> bytes:
+    """An IDX file's bytes, gzip'd."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return write_idx(Path(tmp) / "x.gz", array).read_bytes()
+
+
+def emnist_arrays(config: str, split: str) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    seed, classes, counts = EMNIST[config]
+    offset = seed + EMNIST_SPLIT_SEED[split]
+    return (
+        pattern_images(counts[split], seed=offset),
+        pattern_labels(counts[split], classes, seed=offset),
+    )
+
+
+def make_emnist() -> None:
+    members = {}
+    for config in EMNIST:
+        for split in ("train", "test"):
+            images, labels = emnist_arrays(config, split)
+            prefix = f"gzip/emnist-{config}-{split}"
+            members[f"{prefix}-images-idx3-ubyte.gz"] = idx_bytes(images)
+            members[f"{prefix}-labels-idx1-ubyte.gz"] = idx_bytes(labels)
+    write_zip(out_dir("emnist") / "gzip.zip", members)
+
+
+MAKERS: dict[str, Callable[[], None]] = {
+    "emnist": make_emnist,
+}
+
+
+def png(height: int, width: int, colour: tuple[int, ...]) -> bytes:
+    """A PNG of one colour (RGB, or RGBA with 4 values)."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    mode = "RGBA" if len(colour) == 4 else "RGB"
+    Image.new(mode, (width, height), colour).save(out, format="PNG")
+    return out.getvalue()
+
+
+def jpeg(height: int, width: int, colour: tuple[int, int, int]) -> bytes:
+    """A JPEG (with its JFIF header) of one colour."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), colour).save(out, format="JPEG", quality=90)
+    return out.getvalue()
+
+
+#: Files that are no examples, put in the archives to check they are left out.
+JUNK = {"__MACOSX/train/healthy/._healthy_train.3.jpg": b"mac", ".hidden.png": b"hidden"}
+
+#: rock_paper_scissors: split -> (zip, [(member, label, RGB colour)]) in the order read
+#: (sorted member names), and the members that are not examples.
+RPS = {
+    "train": ("rps.zip", [
+        ("rps/paper/paper01-000.png", "paper", (10, 20, 30)),
+        ("rps/rock/rock01-000.png", "rock", (200, 10, 10)),
+        ("rps/rock/rock02-013.png", "rock", (190, 20, 20)),
+        ("rps/scissors/scissors_4.png", "scissors", (0, 0, 250)),
+    ]),
+    "test": ("rps-test-set.zip", [
+        ("rps-test-set/paper/testpaper01-01.png", "paper", (1, 2, 3)),
+        ("rps-test-set/rock/testrock01-01.png", "rock", (4, 5, 6)),
+    ]),
+}  # fmt: skip
+RPS_JUNK = ["rps/rock/notes.txt", "rps/README.png", "rps/rock/bad name.png"]
+#: horses_or_humans: split -> (zip, [(member, label, RGB colour)]).
+HORSES = {
+    "train": ("horse-or-human.zip", [
+        ("horses/horse01-0.png", "horses", (120, 80, 40)),
+        ("humans/human01-00.png", "humans", (240, 200, 180)),
+        ("humans/human02-17.png", "humans", (230, 190, 170)),
+    ]),
+    "test": ("validation-horse-or-human.zip", [
+        ("horses/horse5-000.png", "horses", (100, 70, 30)),
+        ("humans/valhuman01-01.png", "humans", (220, 180, 160)),
+    ]),
+}  # fmt: skip
+#: beans: split -> (zip, [(member, label, RGB colour)]).
+BEANS = {
+    "train": ("train.zip", [
+        ("train/angular_leaf_spot/angular_leaf_spot_train.0.jpg", "angular_leaf_spot", (90, 120, 40)),
+        ("train/bean_rust/bean_rust_train.12.jpg", "bean_rust", (140, 90, 30)),
+        ("train/healthy/healthy_train.3.jpg", "healthy", (40, 160, 40)),
+    ]),
+    "validation": ("validation.zip", [
+        ("validation/healthy/healthy_val.0.jpg", "healthy", (50, 150, 50)),
+    ]),
+    "test": ("test.zip", [
+        ("test/bean_rust/bean_rust_test.1.jpg", "bean_rust", (130, 80, 20)),
+        ("test/healthy/healthy_test.9.jpg", "healthy", (60, 170, 60)),
+    ]),
+}  # fmt: skip
+#: cats_vs_dogs: the kept files, sorted, with their label; and how the skipped ones look.
+CATS_VS_DOGS = [
+    ("PetImages/Cat/0.jpg", "cat", (200, 150, 100)),
+    ("PetImages/Cat/12.jpg", "cat", (190, 140, 90)),
+    ("PetImages/Dog/7.jpg", "dog", (90, 60, 30)),
+]
+CATS_VS_DOGS_SKIPPED = 1738
+
+
+def _zip_of(
+    entries: list[tuple[str, str, tuple[int, int, int]]],
+    image: Callable[..., bytes],
+    size: int,
+    junk: list[str] = (),
+) -> dict[str, bytes]:  # type: ignore[assignment]
+    members = {path: image(size, size, colour) for path, _, colour in entries}
+    members.update({path: b"not an example" for path in junk})
+    return {**members, **JUNK}
+
+
+def make_rock_paper_scissors() -> None:
+    for split, (file, entries) in RPS.items():
+        junk = RPS_JUNK if split == "train" else []
+        write_zip(out_dir("rock_paper_scissors") / file, _zip_of(entries, png, 300, junk))
+
+
+def make_horses_or_humans() -> None:
+    for file, entries in HORSES.values():
+        members = _zip_of(entries, png, 300, ["horses/readme.txt", "unicorns/u1.png"])
+        write_zip(out_dir("horses_or_humans") / file, members)
+
+
+def make_beans() -> None:
+    for file, entries in BEANS.values():
+        write_zip(out_dir("beans") / file, _zip_of(entries, jpeg, 500, ["train/healthy/Thumbs.db"]))
+
+
+def cats_vs_dogs_skipped() -> dict[str, bytes]:
+    """1738 .jpg files without "JFIF" in their first 512 bytes (one has it at byte 600)."""
+    members = {}
+    for i in range(CATS_VS_DOGS_SKIPPED):
+        data = b"\xff\xd8\xff\xe1Exif" if i else b"\xff\xd8" + b"\0" * 598 + b"JFIF"
+        members[f"PetImages/{'Cat' if i % 2 else 'Dog'}/{1000 + i}.jpg"] = data
+    return members
+
+
+def make_cats_vs_dogs() -> None:
+    members = {path: jpeg(4 + i, 6, colour) for i, (path, _, colour) in enumerate(CATS_VS_DOGS)}
+    members.update(cats_vs_dogs_skipped())
+    members.update(
+        {"PetImages/Cat/Thumbs.db": b"x", "readme[1].txt": b"x", "CDLA-Permissive-2.0.pdf": b"%PDF"}
+    )
+    write_zip(out_dir("cats_vs_dogs") / "kagglecatsanddogs_5340.zip", members)
+
+
+#: eurosat: the files in EuroSAT.zip, in sorted order, with their label and colour.
+EUROSAT = [
+    ("2750/AnnualCrop/AnnualCrop_1.jpg", "AnnualCrop", (180, 160, 90)),
+    ("2750/Forest/Forest_2.jpg", "Forest", (20, 90, 30)),
+    ("2750/SeaLake/SeaLake_10.jpg", "SeaLake", (10, 40, 120)),
+]
+
+
+def make_eurosat() -> None:
+    members = {path: jpeg(64, 64, colour) for path, _, colour in EUROSAT}
+    write_zip(out_dir("eurosat") / "EuroSAT.zip", members)
+
+
+#: imagenette config -> (archive, its root dir, size); and per split the files read, in the
+#: order read (sorted), with their label, plus files left out (lower-case .jpg).
+IMAGENETTE = {
+    "full-size": ("imagenette.tgz", "imagenette", 12),
+    "320px": ("imagenette-320.tgz", "imagenette-320", 8),
+    "160px": ("imagenette-160.tgz", "imagenette-160", 4),
+}
+IMAGENETTE_FILES = {
+    "train": [("n01440764", "n01440764_1.JPEG"), ("n01440764", "n01440764_10026.JPEG"),
+              ("n03888257", "n03888257_37.JPEG")],
+    "validation": [("n03000684", "ILSVRC2012_val_00000293.JPEG")],
+}  # fmt: skip
+
+
+def imagenette_colour(config: str, split: str, i: int) -> tuple[int, int, int]:
+    base = list(IMAGENETTE).index(config) * 60 + (100 if split == "validation" else 0)
+    return (base + 20 * i, 255 - base - 10 * i, 30 + i)
+
+
+def make_imagenette() -> None:
+    for config, (file, root, size) in IMAGENETTE.items():
+        members = {}
+        for split, entries in IMAGENETTE_FILES.items():
+            folder = "train" if split == "train" else "val"
+            for i, (wnid, name) in enumerate(entries):
+                colour = imagenette_colour(config, split, i)
+                members[f"{root}/{folder}/{wnid}/{name}"] = jpeg(size, size + i, colour)
+        members[f"{root}/train/n02102040/lower_case.jpg"] = jpeg(size, size, (0, 0, 0))
+        (out_dir("imagenette") / file).write_bytes(tar_bytes(members, "gz"))
+
+
+MAKERS.update({
+    "rock_paper_scissors": make_rock_paper_scissors,
+    "horses_or_humans": make_horses_or_humans,
+    "beans": make_beans,
+    "cats_vs_dogs": make_cats_vs_dogs,
+    "eurosat": make_eurosat,
+    "imagenette": make_imagenette,
+})  # fmt: skip

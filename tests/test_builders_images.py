@@ -1,0 +1,147 @@
+"""The image datasets (emnist ... voc) prepared from their dummy files over loopback HTTP,
+checked value by value against what tests/dummy_images.py wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import shutil
+import tarfile
+import zipfile
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from catalog.data_source import DataSource
+from catalog.errors import SourceFormatError
+from catalog.info import INFO_FILE, DatasetInfo
+from catalog.testing.harness import run_builder
+
+from dummy_images import (
+    BEANS,
+    CATS_VS_DOGS,
+    EMNIST,
+    EUROSAT,
+    HORSES,
+    IMAGENETTE,
+    IMAGENETTE_FILES,
+    RPS,
+    emnist_arrays,
+    imagenette_colour,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILDERS = ROOT / "builders"
+
+
+@pytest.mark.parametrize("config", list(EMNIST))
+def test_emnist_configs_read_idx_members_of_one_zip(config: str, tmp_path: Path) -> None:
+    _, classes, counts = EMNIST[config]
+    ds = run_builder(BUILDERS / "emnist", tmp_path, config=config, num_examples=counts)
+    assert ds["train"].features["label"].num_classes == classes
+    for split, count in counts.items():
+        images, labels = emnist_arrays(config, split)
+        for i in range(count):
+            np.testing.assert_array_equal(ds[split][i]["image"], images[i][..., None])
+            assert ds[split][i]["label"] == int(labels[i])
+
+
+def raw(tmp_path: Path, split: str, feature: str = "image") -> DataSource:
+    """The prepared split with `feature` left as its stored bytes."""
+    folder = next((tmp_path / "data").rglob(INFO_FILE)).parent
+    return DataSource(folder, DatasetInfo.read(folder), split, decoders={feature: False})
+
+
+Entries = list[tuple[str, str, tuple[int, int, int]]]
+
+
+def check_files(
+    folder: str,
+    tmp_path: Path,
+    splits: dict[str, tuple[str, Entries]],
+    *,
+    png: bool,
+    config: str | None = None,
+    read: Callable[[Path, str], bytes] | None = None,
+) -> dict[str, DataSource]:
+    """Prepare `folder`; every split holds exactly the listed files, in order, with their
+    label and the file's original bytes (a PNG: every pixel its colour; a JPEG: within 3)."""
+    counts = {split: len(entries) for split, (_, entries) in splits.items()}
+    ds = run_builder(BUILDERS / folder, tmp_path, config=config, num_examples=counts)
+    names = ds[next(iter(counts))].features["label"].names
+    for split, (archive, entries) in splits.items():
+        stored = raw(tmp_path, split)
+        for i, (path, label, colour) in enumerate(entries):
+            example = ds[split][i]
+            assert names[example["label"]] == label, (split, i, path)
+            image = example["image"].astype(int)
+            assert np.abs(image - colour).max() <= (0 if png else 3), (split, i, path)
+            archive_path = BUILDERS / folder / "dummy_data" / archive
+            original = read(archive_path, path) if read else _zip_member(archive_path, path)
+            assert stored[i]["image"] == original, (split, i, path)  # the file, byte for byte
+    return ds
+
+
+def _zip_member(archive: Path, member: str) -> bytes:
+    with zipfile.ZipFile(archive) as zf:
+        return zf.read(member)
+
+
+def test_rock_paper_scissors_keeps_matching_pngs_only(tmp_path: Path) -> None:
+    check_files("rock_paper_scissors", tmp_path, RPS, png=True)
+
+
+def test_horses_or_humans(tmp_path: Path) -> None:
+    check_files("horses_or_humans", tmp_path, HORSES, png=True)
+
+
+def test_beans_labels_by_parent_folder_and_skips_non_jpgs(tmp_path: Path) -> None:
+    check_files("beans", tmp_path, BEANS, png=False)
+
+
+def test_cats_vs_dogs_skips_files_without_jfif_in_their_first_512_bytes(tmp_path: Path) -> None:
+    ds = check_files(
+        "cats_vs_dogs", tmp_path,
+        {"train": ("kagglecatsanddogs_5340.zip", CATS_VS_DOGS)}, png=False,
+    )  # fmt: skip
+    assert [ds["train"][i]["filename"] for i in range(3)] == [p for p, _, _ in CATS_VS_DOGS]
+    assert ds["train"][0]["image"].shape == (4, 6, 3)
+
+
+def test_cats_vs_dogs_fails_when_the_skip_count_differs(tmp_path: Path) -> None:
+    folder = shutil.copytree(BUILDERS / "cats_vs_dogs", tmp_path / "cats_vs_dogs")
+    spec = folder / "builder.yaml"
+    spec.write_text(spec.read_text().replace("expected_skipped: 1738", "expected_skipped: 1737"))
+    with pytest.raises(SourceFormatError, match="1738 files lack 'JFIF' in their first 512 bytes, "
+                       "but the split's options.expected_skipped says 1737"):  # fmt: skip
+        run_builder(folder, tmp_path, num_examples={"train": 3})
+
+
+def test_eurosat_labels_by_file_name(tmp_path: Path) -> None:
+    ds = check_files("eurosat", tmp_path, {"train": ("EuroSAT.zip", EUROSAT)}, png=False)
+    assert [ds["train"][i]["filename"] for i in range(3)] == [
+        "AnnualCrop_1.jpg", "Forest_2.jpg", "SeaLake_10.jpg",
+    ]  # fmt: skip
+
+
+def _tar_member(archive: Path, member: str) -> bytes:
+    with tarfile.open(archive) as tar:
+        data = tar.extractfile(member)
+        assert data is not None
+        return data.read()
+
+
+@pytest.mark.parametrize("config", list(IMAGENETTE))
+def test_imagenette_configs_read_upper_case_jpegs(config: str, tmp_path: Path) -> None:
+    archive, root, size = IMAGENETTE[config]
+    splits = {
+        split: (archive, [
+            (f"{root}/{'train' if split == 'train' else 'val'}/{wnid}/{name}", wnid,
+             imagenette_colour(config, split, i))
+            for i, (wnid, name) in enumerate(entries)
+        ])
+        for split, entries in IMAGENETTE_FILES.items()
+    }  # fmt: skip
+    ds = check_files("imagenette", tmp_path, splits, png=False, config=config, read=_tar_member)
+    assert ds["train"][1]["image"].shape == (size, size + 1, 3)
