@@ -152,7 +152,8 @@ HORSES = {
 #: beans: split -> (zip, [(member, label, RGB colour)]).
 BEANS = {
     "train": ("train.zip", [
-        ("train/angular_leaf_spot/angular_leaf_spot_train.0.jpg", "angular_leaf_spot", (90, 120, 40)),
+        ("train/angular_leaf_spot/angular_leaf_spot_train.0.jpg", "angular_leaf_spot",
+         (90, 120, 40)),
         ("train/bean_rust/bean_rust_train.12.jpg", "bean_rust", (140, 90, 30)),
         ("train/healthy/healthy_train.3.jpg", "healthy", (40, 160, 40)),
     ]),
@@ -180,7 +181,7 @@ def _zip_of(
     junk: list[str] = (),
 ) -> dict[str, bytes]:  # type: ignore[assignment]
     members = {path: image(size, size, colour) for path, _, colour in entries}
-    members.update({path: b"not an example" for path in junk})
+    members.update(dict.fromkeys(junk, b"not an example"))
     return {**members, **JUNK}
 
 

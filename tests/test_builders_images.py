@@ -3,12 +3,11 @@ checked value by value against what tests/dummy_images.py wrote."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import shutil
 import tarfile
 import zipfile
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
