@@ -272,3 +272,56 @@ MAKERS.update({
     "eurosat": make_eurosat,
     "imagenette": make_imagenette,
 })  # fmt: skip
+
+
+def npy_bytes(array: np.ndarray[Any, Any]) -> bytes:
+    out = io.BytesIO()
+    np.lib.format.write_array(out, array, allow_pickle=False)
+    return out.getvalue()
+
+
+#: cifar10_1 config -> (seed, count); the images are cifar-style patterns, labels int32.
+CIFAR10_1 = {"v4": (7, 3), "v6": (8, 2)}
+#: mnist_corrupted: {config: seed}, every config; split -> count.
+MNIST_C = {
+    config: 11 + i
+    for i, config in enumerate(
+        "identity shot_noise impulse_noise glass_blur motion_blur shear scale rotate brightness "
+        "translate stripe fog spatter dotted_line zigzag canny_edges".split()
+    )
+}
+MNIST_C_COUNTS = {"train": 3, "test": 2}
+
+
+def cifar10_1_arrays(config: str) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    from make_dummy_data import cifar_images
+
+    seed, count = CIFAR10_1[config]
+    return cifar_images(count, seed=seed), pattern_labels(count, seed=seed).astype("<i4")
+
+
+def mnist_c_arrays(config: str, split: str) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    seed = MNIST_C[config] + (0 if split == "train" else 40)
+    count = MNIST_C_COUNTS[split]
+    return pattern_images(count, seed=seed)[..., None], pattern_labels(count, seed=seed)
+
+
+def make_cifar10_1() -> None:
+    for config in CIFAR10_1:
+        images, labels = cifar10_1_arrays(config)
+        out = out_dir("cifar10_1")
+        (out / f"cifar10.1_{config}_data.npy").write_bytes(npy_bytes(images))
+        (out / f"cifar10.1_{config}_labels.npy").write_bytes(npy_bytes(labels))
+
+
+def make_mnist_corrupted() -> None:
+    members = {}
+    for config in MNIST_C:
+        for split in MNIST_C_COUNTS:
+            images, labels = mnist_c_arrays(config, split)
+            members[f"mnist_c/{config}/{split}_images.npy"] = npy_bytes(images)
+            members[f"mnist_c/{config}/{split}_labels.npy"] = npy_bytes(labels)
+    write_zip(out_dir("mnist_corrupted") / "mnist_c.zip", members)
+
+
+MAKERS.update({"cifar10_1": make_cifar10_1, "mnist_corrupted": make_mnist_corrupted})

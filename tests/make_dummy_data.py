@@ -25,7 +25,6 @@ import numpy as np
 from catalog.spec import load_spec
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dummy_images import MAKERS as IMAGE_MAKERS
 
 BUILDERS = Path(__file__).resolve().parent.parent / "builders"

@@ -20,14 +20,19 @@ from catalog.testing.harness import run_builder
 from dummy_images import (
     BEANS,
     CATS_VS_DOGS,
+    CIFAR10_1,
     EMNIST,
     EUROSAT,
     HORSES,
     IMAGENETTE,
     IMAGENETTE_FILES,
+    MNIST_C,
+    MNIST_C_COUNTS,
     RPS,
+    cifar10_1_arrays,
     emnist_arrays,
     imagenette_colour,
+    mnist_c_arrays,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,3 +149,24 @@ def test_imagenette_configs_read_upper_case_jpegs(config: str, tmp_path: Path) -
     }  # fmt: skip
     ds = check_files("imagenette", tmp_path, splits, png=False, config=config, read=_tar_member)
     assert ds["train"][1]["image"].shape == (size, size + 1, 3)
+
+
+@pytest.mark.parametrize("config", list(CIFAR10_1))
+def test_cifar10_1_reads_two_npy_files(config: str, tmp_path: Path) -> None:
+    images, labels = cifar10_1_arrays(config)
+    ds = run_builder(BUILDERS / "cifar10_1", tmp_path, config=config,
+                     num_examples={"test": len(labels)})  # fmt: skip
+    for i, label in enumerate(labels):
+        np.testing.assert_array_equal(ds["test"][i]["image"], images[i])
+        assert ds["test"][i]["label"] == label
+
+
+@pytest.mark.parametrize("config", list(MNIST_C))
+def test_mnist_corrupted_configs_share_one_zip(config: str, tmp_path: Path) -> None:
+    ds = run_builder(BUILDERS / "mnist_corrupted", tmp_path, config=config,
+                     num_examples=MNIST_C_COUNTS)  # fmt: skip
+    for split, count in MNIST_C_COUNTS.items():
+        images, labels = mnist_c_arrays(config, split)
+        for i in range(count):
+            np.testing.assert_array_equal(ds[split][i]["image"], images[i])
+            assert ds[split][i]["label"] == labels[i]

@@ -10,7 +10,8 @@ format        reads
 idx           IDX images + labels files (MNIST family), gzip'd or not
 cifar_bin     CIFAR binary batches: label byte(s) + a channel-planar 32x32x3 image
 npz           a NumPy .npz file, one array per feature (never unpickled)
-image_folder  image files in one folder per class, e.g. inside a zip or tar archive
+npy           two NumPy .npy files, images and labels, memory-mapped
+image_folder  image files labelled by folder or path, in a directory or streamed from a zip/tar
 amat          text .amat files, one image per line as 0/1 values
 mat           MATLAB v5 .mat files via scipy (the optional extra catalog[mat])
 ============  ==========================================================================
@@ -30,6 +31,7 @@ FORMATS: dict[str, SourceFormat] = {
         idx.FORMAT,
         cifar_bin.FORMAT,
         npz.FORMAT,
+        npz.NPY_FORMAT,
         image_folder.FORMAT,
         amat.FORMAT,
         mat.FORMAT,
