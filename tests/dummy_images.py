@@ -283,13 +283,12 @@ def npy_bytes(array: np.ndarray[Any, Any]) -> bytes:
 #: cifar10_1 config -> (seed, count); the images are cifar-style patterns, labels int32.
 CIFAR10_1 = {"v4": (7, 3), "v6": (8, 2)}
 #: mnist_corrupted: {config: seed}, every config; split -> count.
-MNIST_C = {
-    config: 11 + i
-    for i, config in enumerate(
-        "identity shot_noise impulse_noise glass_blur motion_blur shear scale rotate brightness "
-        "translate stripe fog spatter dotted_line zigzag canny_edges".split()
-    )
-}
+MNIST_C_CONFIGS = [
+    "identity", "shot_noise", "impulse_noise", "glass_blur", "motion_blur", "shear", "scale",
+    "rotate", "brightness", "translate", "stripe", "fog", "spatter", "dotted_line", "zigzag",
+    "canny_edges",
+]  # fmt: skip
+MNIST_C = {config: 11 + i for i, config in enumerate(MNIST_C_CONFIGS)}
 MNIST_C_COUNTS = {"train": 3, "test": 2}
 
 
@@ -325,3 +324,82 @@ def make_mnist_corrupted() -> None:
 
 
 MAKERS.update({"cifar10_1": make_cifar10_1, "mnist_corrupted": make_mnist_corrupted})
+
+
+#: dtd: split -> the list file's lines (class/file), in order; each image (5 + i) x 6 pixels.
+DTD = {
+    "train": ["banded/banded_0002.jpg", "zigzagged/zigzagged_0011.jpg"],
+    "validation": ["polka-dotted/polka-dotted_0120.jpg"],
+    "test": ["woven/woven_0003.jpg", "banded/banded_0004.jpg"],
+}
+DTD_LISTS = {"train": "train1.txt", "validation": "val1.txt", "test": "test1.txt"}
+
+
+def dtd_colour(split: str, i: int) -> tuple[int, int, int]:
+    base = list(DTD).index(split) * 70
+    return (base + 30 * i, 200 - base, 40 + 20 * i)
+
+
+def make_dtd() -> None:
+    members = {}
+    for split, lines in DTD.items():
+        for i, line in enumerate(lines):
+            members[f"dtd/images/{line}"] = jpeg(5 + i, 6, dtd_colour(split, i))
+        members[f"dtd/labels/{DTD_LISTS[split]}"] = ("\n".join(lines) + "\n").encode()
+    members["dtd/labels/train2.txt"] = b"banded/banded_0004.jpg\n"  # another fold: unused
+    (out_dir("dtd") / "dtd-r1.0.1.tar.gz").write_bytes(tar_bytes(members, "gz"))
+
+
+#: voc: (archive, split -> ids) and per image id: (height, width, colour, objects), each
+#: object (name as written, pose, truncated, difficult, (xmin, ymin, xmax, ymax) pixels).
+VOC_SPLITS = {
+    "train": ("VOCtrainval_06-Nov-2007.tar", "train.txt", ["000012", "000017"]),
+    "validation": ("VOCtrainval_06-Nov-2007.tar", "val.txt", ["000005"]),
+    "test": ("VOCtest_06-Nov-2007.tar", "test.txt", ["000001", "000004"]),
+}
+VOC_IMAGES: dict[str, tuple[int, int, tuple[int, int, int], list[tuple[Any, ...]]]] = {
+    "000012": (40, 50, (200, 20, 20), [("Car", "Rear", "0", "0", (5, 10, 45, 30))]),
+    "000017": (30, 60, (20, 200, 20), [
+        ("person", "Left", "1", "0", (1, 1, 30, 30)),
+        ("horse", "Unspecified", "0", "1", (20, 6, 60, 24)),
+    ]),
+    "000005": (20, 20, (20, 20, 200), [
+        ("chair", "Frontal", "1", "1", (2, 4, 10, 16)),
+        ("chair", "Rear", "0", "0", (10, 4, 20, 20)),
+        ("diningtable", "Unspecified", "0", "0", (0, 10, 20, 20)),
+    ]),
+    "000001": (50, 40, (200, 200, 20), [("dog", "Left", "0", "0", (10, 25, 30, 50))]),
+    "000004": (25, 25, (20, 200, 200), []),
+}  # fmt: skip
+
+
+def voc_xml(image_id: str) -> bytes:
+    height, width, _, objects = VOC_IMAGES[image_id]
+    parts = [
+        f"<annotation><folder>VOC2007</folder><filename>{image_id}.jpg</filename>",
+        f"<size><width>{width}</width><height>{height}</height><depth>3</depth></size>",
+    ]
+    for name, pose, truncated, difficult, (xmin, ymin, xmax, ymax) in objects:
+        parts.append(
+            f"<object><name>{name}</name><pose>{pose}</pose><truncated>{truncated}</truncated>"
+            f"<difficult>{difficult}</difficult><bndbox><xmin>{xmin}</xmin><ymin>{ymin}</ymin>"
+            f"<xmax>{xmax}</xmax><ymax>{ymax}</ymax></bndbox></object>"
+        )
+    return ("".join(parts) + "</annotation>\n").encode()
+
+
+def make_voc() -> None:
+    archives: dict[str, dict[str, bytes]] = {}
+    for archive, listing, ids in VOC_SPLITS.values():
+        members = archives.setdefault(archive, {})
+        root = "VOCdevkit/VOC2007"
+        members[f"{root}/ImageSets/Main/{listing}"] = ("\n".join(ids) + "\n").encode()
+        for image_id in ids:
+            height, width, colour, _ = VOC_IMAGES[image_id]
+            members[f"{root}/JPEGImages/{image_id}.jpg"] = jpeg(height, width, colour)
+            members[f"{root}/Annotations/{image_id}.xml"] = voc_xml(image_id)
+    for archive, members in archives.items():
+        (out_dir("voc") / archive).write_bytes(tar_bytes(members))
+
+
+MAKERS.update({"dtd": make_dtd, "voc": make_voc})

@@ -21,6 +21,7 @@ from dummy_images import (
     BEANS,
     CATS_VS_DOGS,
     CIFAR10_1,
+    DTD,
     EMNIST,
     EUROSAT,
     HORSES,
@@ -29,7 +30,10 @@ from dummy_images import (
     MNIST_C,
     MNIST_C_COUNTS,
     RPS,
+    VOC_IMAGES,
+    VOC_SPLITS,
     cifar10_1_arrays,
+    dtd_colour,
     emnist_arrays,
     imagenette_colour,
     mnist_c_arrays,
@@ -170,3 +174,50 @@ def test_mnist_corrupted_configs_share_one_zip(config: str, tmp_path: Path) -> N
         for i in range(count):
             np.testing.assert_array_equal(ds[split][i]["image"], images[i])
             assert ds[split][i]["label"] == labels[i]
+
+
+def test_dtd_reads_fold_1_list_files(tmp_path: Path) -> None:
+    counts = {split: len(lines) for split, lines in DTD.items()}
+    ds = run_builder(BUILDERS / "dtd", tmp_path, num_examples=counts)
+    names = ds["train"].features["label"].names
+    archive = BUILDERS / "dtd" / "dummy_data" / "dtd-r1.0.1.tar.gz"
+    for split, lines in DTD.items():
+        stored = raw(tmp_path, split)
+        for i, line in enumerate(lines):
+            example = ds[split][i]
+            assert example["file_name"] == line
+            assert names[example["label"]] == line.split("/")[0]
+            assert example["image"].shape == (5 + i, 6, 3)
+            assert np.abs(example["image"].astype(int) - dtd_colour(split, i)).max() <= 3
+            assert stored[i]["image"] == _tar_member(archive, f"dtd/images/{line}")
+
+
+def test_voc_objects_boxes_and_label_sets(tmp_path: Path) -> None:
+    counts = {split: len(ids) for split, (_, _, ids) in VOC_SPLITS.items()}
+    ds = run_builder(BUILDERS / "voc", tmp_path, num_examples=counts)
+    objects = ds["train"].features["objects"].feature
+    names, poses = objects["label"].names, objects["pose"].names
+    for split, (_, _, ids) in VOC_SPLITS.items():
+        for i, image_id in enumerate(ids):
+            height, width, _, objs = VOC_IMAGES[image_id]
+            example = ds[split][i]
+            assert example["filename"] == f"{image_id}.jpg"
+            assert example["image"].shape == (height, width, 3)
+            got = example["objects"]
+            assert [names[k] for k in got["label"]] == [o[0].lower() for o in objs]
+            assert [poses[k] for k in got["pose"]] == [o[1].lower() for o in objs]
+            assert got["is_truncated"].tolist() == [o[2] == "1" for o in objs]
+            assert got["is_difficult"].tolist() == [o[3] == "1" for o in objs]
+            boxes = [(y0 / height, x0 / width, y1 / height, x1 / width)
+                     for *_, (x0, y0, x1, y1) in objs]  # fmt: skip
+            assert got["bbox"].shape == (len(objs), 4) and got["bbox"].dtype == np.float32
+            np.testing.assert_allclose(got["bbox"], np.array(boxes, np.float32).reshape(-1, 4))
+            labels = sorted({names.index(o[0].lower()) for o in objs})
+            easy = sorted({names.index(o[0].lower()) for o in objs if o[3] != "1"})
+            assert example["labels"].tolist() == labels
+            assert example["labels_no_difficult"].tolist() == easy
+    # One literal box, so the test does not only repeat the reader's arithmetic.
+    np.testing.assert_allclose(ds["train"][0]["objects"]["bbox"][0], [0.25, 0.1, 0.75, 0.9])
+    assert ds["validation"][0]["labels"].tolist() == [8, 10]  # chair, diningtable
+    assert ds["validation"][0]["labels_no_difficult"].tolist() == [8, 10]
+    assert ds["train"][1]["labels_no_difficult"].tolist() == [14]  # the horse is difficult

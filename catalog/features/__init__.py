@@ -1,10 +1,11 @@
 """Typed features: what each value of an example is, how it is checked, stored and read back.
 
-One type per module: `Image`, `ClassLabel`, `Scalar`, `Tensor`, `Text`, `Sequence` and
+One type per module: `BBox`, `Image`, `ClassLabel`, `Scalar`, `Tensor`, `Text`, `Sequence` and
 `FeaturesDict` (nested dicts); `registry` rebuilds any of them from JSON.
 """
 
 from catalog.features.base import Feature
+from catalog.features.bbox import BBox
 from catalog.features.class_label import ClassLabel
 from catalog.features.features_dict import FeaturesDict
 from catalog.features.image import Image
@@ -16,6 +17,7 @@ from catalog.features.text import Text
 
 __all__ = [
     "FEATURE_TYPES",
+    "BBox",
     "ClassLabel",
     "Feature",
     "FeaturesDict",

@@ -13,6 +13,7 @@ from typing import Any
 
 from catalog.errors import FeatureError
 from catalog.features.base import Feature, join_path
+from catalog.features.bbox import BBox
 from catalog.features.class_label import ClassLabel
 from catalog.features.features_dict import FeaturesDict
 from catalog.features.image import Image
@@ -25,7 +26,8 @@ __all__ = ["FEATURE_TYPES", "from_json"]
 
 #: Every feature type by its JSON tag. Add new types here.
 FEATURE_TYPES: dict[str, type[Feature]] = {
-    cls.type_name: cls for cls in (ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text)
+    cls.type_name: cls
+    for cls in (BBox, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text)
 }
 
 
