@@ -12,7 +12,7 @@ import gzip
 import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import numpy as np
 
@@ -42,7 +42,7 @@ class _Reader:
         self.path = path
         with open(path, "rb") as f:
             compressed = f.read(2) == _GZIP_MAGIC
-        self.file: BinaryIO = gzip.open(path, "rb") if compressed else open(path, "rb")  # noqa: SIM115
+        self.file: IO[bytes] = gzip.open(path, "rb") if compressed else open(path, "rb")  # noqa: SIM115
         try:
             self._header()
         except BaseException:
