@@ -9,10 +9,11 @@ are read as streams, a block of items at a time, so memory stays bounded.
 from __future__ import annotations
 
 import gzip
+import io
 import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,9 @@ class _Reader:
         self.path = path
         with open(path, "rb") as f:
             compressed = f.read(2) == _GZIP_MAGIC
-        self.file: IO[bytes] = gzip.open(path, "rb") if compressed else open(path, "rb")  # noqa: SIM115
+        self.file: io.BufferedIOBase = (
+            gzip.GzipFile(path, "rb") if compressed else open(path, "rb")  # noqa: SIM115
+        )
         try:
             self._header()
         except BaseException:
