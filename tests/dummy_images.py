@@ -403,3 +403,55 @@ def make_voc() -> None:
 
 
 MAKERS.update({"dtd": make_dtd, "voc": make_voc})
+
+
+#: deep_weeds: the files of images.zip in sorted order, with their Label id and Species.
+DEEP_WEEDS = [
+    ("20160928-140314-0.jpg", 0, "Chinee apple"),
+    ("20161207-111327-0.jpg", 8, "Negative"),
+    ("20170128-100045-2.jpg", 6, "Siam weed"),
+]
+
+
+def deep_weeds_colour(i: int) -> tuple[int, int, int]:
+    return (40 + 60 * i, 120, 200 - 50 * i)
+
+
+def make_deep_weeds() -> None:
+    members = {
+        name: jpeg(256, 256, deep_weeds_colour(i)) for i, (name, _, _) in enumerate(DEEP_WEEDS)
+    }
+    write_zip(out_dir("deep_weeds") / "images.zip", members)
+    rows = ["Filename,Label,Species"] + [f"{n},{k},{s}" for n, k, s in reversed(DEEP_WEEDS)]
+    (out_dir("deep_weeds") / "labels.csv").write_text("\n".join(rows) + "\n")
+
+
+MAKERS["deep_weeds"] = make_deep_weeds
+
+
+#: oxford_flowers102: labels (1..102) of images 1..6, and the split ids (1-based) in order.
+FLOWERS102_LABELS = [1, 102, 60, 5, 5, 2]
+FLOWERS102_IDS = {"train": [2, 5], "validation": [6], "test": [4, 1, 3]}
+FLOWERS102_ARRAYS = {"train": "trnid", "validation": "valid", "test": "tstid"}
+
+
+def flowers102_colour(image_id: int) -> tuple[int, int, int]:
+    return (30 * image_id, 250 - 30 * image_id, 100)
+
+
+def make_oxford_flowers102() -> None:
+    import scipy.io
+
+    out = out_dir("oxford_flowers102")
+    members = {
+        f"jpg/image_{i:05d}.jpg": jpeg(6, 4 + i, flowers102_colour(i))
+        for i in range(1, len(FLOWERS102_LABELS) + 1)
+    }
+    (out / "102flowers.tgz").write_bytes(tar_bytes(members, "gz"))
+    labels = np.array([FLOWERS102_LABELS], np.uint8)  # (1, N) as in the real file
+    scipy.io.savemat(out / "imagelabels.mat", {"labels": labels})
+    ids = {FLOWERS102_ARRAYS[s]: np.array([v], np.uint16) for s, v in FLOWERS102_IDS.items()}
+    scipy.io.savemat(out / "setid.mat", ids)
+
+
+MAKERS["oxford_flowers102"] = make_oxford_flowers102

@@ -21,9 +21,12 @@ from dummy_images import (
     BEANS,
     CATS_VS_DOGS,
     CIFAR10_1,
+    DEEP_WEEDS,
     DTD,
     EMNIST,
     EUROSAT,
+    FLOWERS102_IDS,
+    FLOWERS102_LABELS,
     HORSES,
     IMAGENETTE,
     IMAGENETTE_FILES,
@@ -33,6 +36,7 @@ from dummy_images import (
     VOC_IMAGES,
     VOC_SPLITS,
     cifar10_1_arrays,
+    deep_weeds_colour,
     dtd_colour,
     emnist_arrays,
     imagenette_colour,
@@ -221,3 +225,35 @@ def test_voc_objects_boxes_and_label_sets(tmp_path: Path) -> None:
     assert ds["validation"][0]["labels"].tolist() == [8, 10]  # chair, diningtable
     assert ds["validation"][0]["labels_no_difficult"].tolist() == [8, 10]
     assert ds["train"][1]["labels_no_difficult"].tolist() == [14]  # the horse is difficult
+
+
+def test_deep_weeds_labels_from_the_csv(tmp_path: Path) -> None:
+    entries = [(name, species, deep_weeds_colour(i))
+               for i, (name, _, species) in enumerate(DEEP_WEEDS)]  # fmt: skip
+    check_files("deep_weeds", tmp_path, {"train": ("images.zip", entries)}, png=False)
+
+
+def test_deep_weeds_refuses_a_file_the_csv_does_not_list(tmp_path: Path) -> None:
+    folder = shutil.copytree(BUILDERS / "deep_weeds", tmp_path / "deep_weeds")
+    csv_file = folder / "dummy_data" / "labels.csv"
+    csv_file.write_text("\n".join(csv_file.read_text().splitlines()[:-1]) + "\n")
+    with pytest.raises(SourceFormatError, match="20160928-140314-0.jpg: not listed in"):
+        run_builder(folder, tmp_path, num_examples={"train": 3})
+
+
+def test_oxford_flowers102_ids_and_labels_from_mat_files(tmp_path: Path) -> None:
+    counts = {split: len(ids) for split, ids in FLOWERS102_IDS.items()}
+    ds = run_builder(BUILDERS / "oxford_flowers102", tmp_path, num_examples=counts)
+    names = ds["train"].features["label"].names
+    archive = BUILDERS / "oxford_flowers102" / "dummy_data" / "102flowers.tgz"
+    for split, ids in FLOWERS102_IDS.items():
+        stored = raw(tmp_path, split)
+        for i, image_id in enumerate(ids):
+            example = ds[split][i]
+            assert example["label"] == FLOWERS102_LABELS[image_id - 1] - 1
+            assert example["file_name"] == f"image_{image_id:05d}.jpg"
+            assert example["image"].shape == (6, 4 + image_id, 3)
+            original = _tar_member(archive, f"jpg/image_{image_id:05d}.jpg")
+            assert stored[i]["image"] == original
+    assert names[ds["test"][2]["label"]] == "pink-yellow dahlia?"  # image 3, label 60
+    assert names[ds["train"][0]["label"]] == "blackberry lily"  # image 2, label 102

@@ -14,6 +14,8 @@ npy           two NumPy .npy files, images and labels, memory-mapped
 image_folder  image files labelled by folder or path, in a directory or streamed from a zip/tar
 amat          text .amat files, one image per line as 0/1 values
 mat           MATLAB v5 .mat files via scipy (the optional extra catalog[mat])
+mat_ids       image files named by ids from a .mat array, labels in another
+image_csv     image files labelled by a CSV table of file names
 image_list    a list file, one example per line: image path and fields
 voc           PASCAL VOC detection: id lists, JPEGs and XML annotations with boxes
 ============  ==========================================================================
@@ -21,7 +23,17 @@ voc           PASCAL VOC detection: id lists, JPEGs and XML annotations with box
 
 from __future__ import annotations
 
-from catalog.formats import amat, cifar_bin, idx, image_folder, image_list, mat, npz, voc_xml
+from catalog.formats import (
+    amat,
+    cifar_bin,
+    idx,
+    image_csv,
+    image_folder,
+    image_list,
+    mat,
+    npz,
+    voc_xml,
+)
 from catalog.formats.base import Option, Role, Source, SourceFormat
 
 __all__ = ["FORMATS", "Option", "Role", "Source", "SourceFormat"]
@@ -37,6 +49,8 @@ FORMATS: dict[str, SourceFormat] = {
         image_folder.FORMAT,
         amat.FORMAT,
         mat.FORMAT,
+        mat.ID_FORMAT,
+        image_csv.FORMAT,
         image_list.FORMAT,
         voc_xml.FORMAT,
     )
