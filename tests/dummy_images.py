@@ -455,3 +455,62 @@ def make_oxford_flowers102() -> None:
 
 
 MAKERS["oxford_flowers102"] = make_oxford_flowers102
+
+
+#: oxford_iiit_pet: split -> lines (name, breed id 1..37, species 1..2); per name the image
+#: size, and the head box in pixels (xmin, ymin, xmax, ymax) or None (no XML file).
+PETS = {
+    "train": [("Abyssinian_100", 1, 1), ("yorkshire_terrier_7", 37, 2), ("Egyptian_Mau_14", 12, 1)],
+    "test": [("beagle_116", 5, 2), ("Sphynx_3", 34, 1)],
+}
+PETS_IMAGES: dict[str, tuple[int, int, tuple[int, int, int, int] | None]] = {
+    "Abyssinian_100": (20, 30, (3, 2, 15, 10)),
+    "yorkshire_terrier_7": (10, 10, (0, 0, 10, 10)),
+    "Egyptian_Mau_14": (12, 8, None),
+    "beagle_116": (9, 11, None),
+    "Sphynx_3": (7, 5, None),
+}
+#: Stored as a PNG named .jpg, as some of the real files are: re-encoded when prepared.
+PETS_NOT_JPEG = "Egyptian_Mau_14"
+
+
+def pets_colour(name: str) -> tuple[int, int, int]:
+    i = list(PETS_IMAGES).index(name)
+    return (40 * i + 10, 200 - 30 * i, 90)
+
+
+def pets_trimap(name: str) -> np.ndarray[Any, Any]:
+    height, width, _ = PETS_IMAGES[name]
+    r, c = np.ogrid[:height, :width]
+    return ((r + c) % 3 + 1).astype(np.uint8)
+
+
+def make_oxford_iiit_pet() -> None:
+    from PIL import Image
+
+    images, annotations = {}, {}
+    for name, (height, width, box) in PETS_IMAGES.items():
+        colour = pets_colour(name)
+        data = png(height, width, colour) if name == PETS_NOT_JPEG else jpeg(height, width, colour)
+        images[f"images/{name}.jpg"] = data
+        out = io.BytesIO()
+        Image.fromarray(pets_trimap(name), "L").save(out, format="PNG")
+        annotations[f"annotations/trimaps/{name}.png"] = out.getvalue()
+        if box is not None:
+            xmin, ymin, xmax, ymax = box
+            annotations[f"annotations/xmls/{name}.xml"] = (
+                f"<annotation><filename>{name}.jpg</filename><size><width>{width}</width>"
+                f"<height>{height}</height><depth>3</depth></size><object><name>cat</name>"
+                f"<pose>Frontal</pose><truncated>0</truncated><difficult>0</difficult>"
+                f"<bndbox><xmin>{xmin}</xmin><ymin>{ymin}</ymin><xmax>{xmax}</xmax>"
+                f"<ymax>{ymax}</ymax></bndbox></object></annotation>\n"
+            ).encode()
+    for split, file in (("train", "trainval.txt"), ("test", "test.txt")):
+        lines = [f"{name} {breed} {species} 1" for name, breed, species in PETS[split]]
+        annotations[f"annotations/{file}"] = ("\n".join(lines) + "\n").encode()
+    out = out_dir("oxford_iiit_pet")
+    (out / "images.tar.gz").write_bytes(tar_bytes(images, "gz"))
+    (out / "annotations.tar.gz").write_bytes(tar_bytes(annotations, "gz"))
+
+
+MAKERS["oxford_iiit_pet"] = make_oxford_iiit_pet

@@ -32,6 +32,9 @@ from dummy_images import (
     IMAGENETTE_FILES,
     MNIST_C,
     MNIST_C_COUNTS,
+    PETS,
+    PETS_IMAGES,
+    PETS_NOT_JPEG,
     RPS,
     VOC_IMAGES,
     VOC_SPLITS,
@@ -41,6 +44,8 @@ from dummy_images import (
     emnist_arrays,
     imagenette_colour,
     mnist_c_arrays,
+    pets_colour,
+    pets_trimap,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -257,3 +262,30 @@ def test_oxford_flowers102_ids_and_labels_from_mat_files(tmp_path: Path) -> None
             assert stored[i]["image"] == original
     assert names[ds["test"][2]["label"]] == "pink-yellow dahlia?"  # image 3, label 60
     assert names[ds["train"][0]["label"]] == "blackberry lily"  # image 2, label 102
+
+
+def test_oxford_iiit_pet_lists_masks_and_head_boxes(tmp_path: Path) -> None:
+    counts = {split: len(lines) for split, lines in PETS.items()}
+    ds = run_builder(BUILDERS / "oxford_iiit_pet", tmp_path, num_examples=counts)
+    names = ds["train"].features["label"].names
+    archive = BUILDERS / "oxford_iiit_pet" / "dummy_data" / "images.tar.gz"
+    for split, lines in PETS.items():
+        stored = raw(tmp_path, split)
+        for i, (name, breed, species) in enumerate(lines):
+            height, width, box = PETS_IMAGES[name]
+            example = ds[split][i]
+            assert example["label"] == breed - 1 and example["species"] == species - 1
+            assert example["file_name"] == f"{name}.jpg"
+            assert example["image"].shape == (height, width, 3)
+            assert np.abs(example["image"].astype(int) - pets_colour(name)).max() <= 3
+            np.testing.assert_array_equal(example["segmentation_mask"][..., 0], pets_trimap(name))
+            want = (0, 0, 0, 0) if box is None else (
+                box[1] / height, box[0] / width, box[3] / height, box[2] / width)  # fmt: skip
+            np.testing.assert_allclose(example["head_bbox"], np.array(want, np.float32))
+            original = _tar_member(archive, f"images/{name}.jpg")
+            if name == PETS_NOT_JPEG:  # a PNG named .jpg: re-encoded as JPEG
+                assert original[:4] == b"\x89PNG" and stored[i]["image"][:2] == b"\xff\xd8"
+            else:
+                assert stored[i]["image"] == original
+    assert names[ds["train"][1]["label"]] == "yorkshire_terrier"
+    np.testing.assert_allclose(ds["train"][0]["head_bbox"], [0.1, 0.1, 0.5, 0.5])

@@ -13,6 +13,7 @@ archive). Options:
 - ``class_index_base``: when set, fields filling ClassLabel features are numbers counted from
   it (Oxford-IIIT Pet: 1); otherwise they are class names.
 - ``images``: ``{feature: template}`` of more Image features (a segmentation mask).
+- ``texts``: ``{feature: template}`` of Text features (``{name}.jpg``).
 - ``xml_boxes``: ``{feature: template}`` of BBox features filled from the first ``<object>``
   of a VOC-style XML annotation, ``(0, 0, 0, 0)`` when the file does not exist.
 - ``reencode_invalid``: a file the image feature refuses as it is (a PNG or CMYK file named
@@ -91,6 +92,8 @@ def examples(source: Source) -> Examples:
                 example[name] = value
         for name, template in options["images"].items():
             example[name] = fill(template, fields, roots)
+        for name, template in options["texts"].items():
+            example[name] = template.format_map(fields)
         for name, template in options["xml_boxes"].items():
             example[name] = first_box(fill(template, fields, roots))
         key = image.name
@@ -108,7 +111,7 @@ def _fields(options: Mapping[str, Any]) -> set[str]:
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
-    required = {"image", *options["images"], *options["xml_boxes"]}
+    required = {"image", *options["images"], *options["texts"], *options["xml_boxes"]}
     return frozenset(required), frozenset(_fields(options))
 
 
@@ -119,6 +122,10 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
         return f"line is not a regular expression: {error}"
     names = fields | set(options["roots"])
     templates = {"image": options["image"], **options["images"], **options["xml_boxes"]}
+    for feature, template in options["texts"].items():
+        used = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+        if used - fields:
+            return f"the template of {feature!r} uses {{{sorted(used - fields)[0]}}}, not a field"
     for feature, template in templates.items():
         used = {name for _, name, _, _ in string.Formatter().parse(template) if name}
         unknown = sorted(used - names)
@@ -143,6 +150,7 @@ FORMAT = SourceFormat(
         "image": Option("str", "{path}", "the template of the image's path"),
         "class_index_base": Option("int", None, "ClassLabel fields are numbers from this"),
         "images": Option("str_map", {}, "more Image features: feature -> path template"),
+        "texts": Option("str_map", {}, "Text features: feature -> template"),
         "xml_boxes": Option("str_map", {}, "BBox features from VOC-style XML: feature -> path"),
         "reencode_invalid": Option("bool", False, "re-encode image files the feature refuses"),
     },
