@@ -514,3 +514,33 @@ def make_oxford_iiit_pet() -> None:
 
 
 MAKERS["oxford_iiit_pet"] = make_oxford_iiit_pet
+
+
+#: caltech101: class directory -> (number of images, RGB colour); images are 2x3 JPEGs.
+CALTECH = {"BACKGROUND_Google": (32, (90, 90, 90)), "Faces_easy": (31, (230, 180, 150)),
+           "accordion": (30, (200, 30, 30))}  # fmt: skip
+
+
+def caltech_files() -> dict[str, list[str]]:
+    """Class directory -> its image paths in 101_ObjectCategories, sorted."""
+    return {
+        cls: [f"101_ObjectCategories/{cls}/image_{i:04d}.jpg" for i in range(1, count + 1)]
+        for cls, (count, _) in CALTECH.items()
+    }
+
+
+def make_caltech101() -> None:
+    inner = {}
+    for cls, files in caltech_files().items():
+        for path in files:
+            inner[path] = jpeg(2, 3, CALTECH[cls][1])
+    inner["101_ObjectCategories/Faces_easy/notes.txt"] = b"not an image"
+    members = {
+        "caltech-101/101_ObjectCategories.tar.gz": tar_bytes(inner, "gz"),
+        "caltech-101/Annotations.tar": tar_bytes({"Annotations/readme.txt": b"x"}),
+        "__MACOSX/caltech-101/._101_ObjectCategories.tar.gz": b"mac",
+    }
+    write_zip(out_dir("caltech101") / "caltech-101.zip", members)
+
+
+MAKERS["caltech101"] = make_caltech101

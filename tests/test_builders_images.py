@@ -38,6 +38,7 @@ from dummy_images import (
     RPS,
     VOC_IMAGES,
     VOC_SPLITS,
+    caltech_files,
     cifar10_1_arrays,
     deep_weeds_colour,
     dtd_colour,
@@ -289,3 +290,24 @@ def test_oxford_iiit_pet_lists_masks_and_head_boxes(tmp_path: Path) -> None:
                 assert stored[i]["image"] == original
     assert names[ds["train"][1]["label"]] == "yorkshire_terrier"
     np.testing.assert_allclose(ds["train"][0]["head_bbox"], [0.1, 0.1, 0.5, 0.5])
+
+
+def test_caltech101_samples_30_per_class_from_a_tar_inside_the_zip(tmp_path: Path) -> None:
+    files = caltech_files()
+    # The rule, restated: RandomState(1234), classes and files sorted, 30 chosen per class.
+    rng = np.random.RandomState(1234)
+    chosen = {cls: set(rng.choice(files[cls], 30, replace=False)) for cls in sorted(files)}
+    train = [p for cls in sorted(files) for p in files[cls] if p in chosen[cls]]
+    test = [p for cls in sorted(files) for p in files[cls] if p not in chosen[cls]]
+    assert len(train) == 90 and len(test) == 3
+    ds = run_builder(BUILDERS / "caltech101", tmp_path, num_examples={"train": 90, "test": 3})
+    names = ds["train"].features["label"].names
+    for split, expected in (("train", train), ("test", test)):
+        got = [(names[e["label"]], e["file_name"]) for e in ds[split]]
+        want = [(p.split("/")[1].lower(), p.split("/")[2]) for p in expected]
+        assert got == want
+    assert {names[e["label"]] for e in ds["test"]} == {"background_google", "faces_easy"}
+    # The inner archive was read as a stream: the download dir holds it, never its images.
+    extracted = list((tmp_path / "downloads").rglob("*"))
+    assert any(p.name == "101_ObjectCategories.tar.gz" for p in extracted)
+    assert not any(p.name == "image_0001.jpg" for p in extracted)

@@ -22,6 +22,11 @@ Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other fil
   ``expected_skipped``: how many files the check must leave out, else an error.
 - ``text_features``: ``{feature: path | name}``, Text features holding the file's path under
   the root or its base name.
+- ``sample_per_class`` N, ``sample_seed`` S, ``sample_part`` (``chosen`` or ``rest``): split
+  each class at random, as Caltech 101's reference builder does: with
+  ``numpy.random.RandomState(S)``, for each class in sorted order, ``choice(files, N,
+  replace=False)`` of its files (sorted paths) are ``chosen``, the others the ``rest``. The
+  archive is read twice: once for the names, once for the files kept.
 """
 
 from __future__ import annotations
@@ -34,12 +39,13 @@ from typing import Any
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.formats.members import Member, walk
+from catalog.formats.members import Member, paths, walk
 
 __all__ = ["FORMAT", "examples"]
 
 _HINT = "; if it is not an example, add a pattern for it to the split's options.skip"
 _TEXT_VALUES = ("path", "name")
+_SAMPLE_PARTS = ("chosen", "rest")
 
 
 def _skipped(relative: str, patterns: Sequence[str]) -> bool:
@@ -63,6 +69,32 @@ def _label(member: Member, source: Source, match: re.Pattern[str] | None) -> str
     return found.group("label") if found else None
 
 
+def _sampled(source: Source, match: re.Pattern[str] | None) -> set[str]:
+    """The paths `sample_per_class` chooses (see the module docstring)."""
+    import numpy as np
+
+    options = source.options
+    classes: dict[str, list[str]] = {}
+    for path in paths(source.file("root")):
+        if _skipped(path, options["skip"]):
+            continue
+        label = _label(Member(path, bytes), source, match)
+        if label is not None:
+            classes.setdefault(label, []).append(path)
+    rng = np.random.RandomState(options["sample_seed"])
+    chosen: set[str] = set()
+    count = options["sample_per_class"]
+    for label in sorted(classes):
+        files = sorted(classes[label])
+        if len(files) < count:
+            raise SourceFormatError(
+                f"{source.file('root')}: class {label!r} has {len(files)} files, fewer than "
+                f"options.sample_per_class ({count})"
+            )
+        chosen.update(str(f) for f in rng.choice(files, count, replace=False))
+    return chosen
+
+
 def examples(source: Source) -> Examples:
     """Yield ``(path, {"image": file or bytes, "label": class name, text features...})``."""
     root = source.file("root")
@@ -76,9 +108,13 @@ def examples(source: Source) -> Examples:
             f"{root}: expected a directory holding one folder per class (or give options.match "
             "to read an archive)"
         )
+    sample = None if options["sample_per_class"] is None else _sampled(source, match)
+    keep_chosen = options["sample_part"] == "chosen"
     skipped = 0
     for member in walk(root):
         if _skipped(member.path, skip):
+            continue
+        if sample is not None and (member.path in sample) != keep_chosen:
             continue
         label = _label(member, source, match)
         if label is None:
@@ -122,6 +158,10 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
             )
         if not isinstance(features[feature], Text):
             return f"text_features.{feature}: feature {feature!r} must be Text"
+    if options["sample_part"] not in _SAMPLE_PARTS:
+        return f"sample_part must be one of {', '.join(_SAMPLE_PARTS)}"
+    if options["sample_per_class"] is not None and options["sample_per_class"] < 1:
+        return "sample_per_class must be a positive int"
     if options["expected_skipped"] is not None and options["require_header"] is None:
         return "expected_skipped needs require_header"
     return None
@@ -140,6 +180,9 @@ FORMAT = SourceFormat(
         "header_size": Option("int", 512, "how many leading bytes require_header looks at"),
         "expected_skipped": Option("int", None, "how many files require_header must skip"),
         "text_features": Option("str_map", {}, "Text feature -> path | name of the file"),
+        "sample_per_class": Option("int", None, "split each class at random: N files chosen"),
+        "sample_seed": Option("int", 0, "the seed of numpy.random.RandomState for sampling"),
+        "sample_part": Option("str", "chosen", "chosen: the sampled files; rest: the others"),
     },
     features=_features,
     examples=examples,

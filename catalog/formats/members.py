@@ -27,7 +27,7 @@ from pathlib import Path
 from catalog.errors import SourceFormatError
 from catalog.extract import archive_format
 
-__all__ = ["Member", "walk"]
+__all__ = ["Member", "paths", "walk"]
 
 
 @dataclass(frozen=True)
@@ -92,12 +92,23 @@ def _walk_zip(root: Path) -> Iterator[Member]:
         raise SourceFormatError(f"{root}: a damaged zip file ({error})") from None
 
 
-def _walk_tar(root: Path) -> Iterator[Member]:
+def paths(root: Path) -> Iterator[str]:
+    """The paths `walk` yields, in the same order, without reading the files' contents."""
+    if root.is_dir() or (root.is_file() and archive_format(root) == "zip"):
+        yield from (member.path for member in walk(root))
+        return
+    yield from (member.path for member in _walk_tar(root, read=False))
+
+
+def _walk_tar(root: Path, *, read: bool = True) -> Iterator[Member]:
     try:
         with tarfile.open(root, "r|*") as tar:
             for info in tar:
                 path = _kept(info.name) if info.isfile() else None
                 if path is None:
+                    continue
+                if not read:
+                    yield Member(path, bytes)
                     continue
                 data = tar.extractfile(info)
                 assert data is not None  # a regular file
