@@ -544,3 +544,62 @@ def make_caltech101() -> None:
 
 
 MAKERS["caltech101"] = make_caltech101
+
+
+#: stl10: split -> (file stem, count); images are (96, 96, 3) patterns, labels 1..10 bytes.
+STL10 = {"train": ("train", 3), "test": ("test", 2), "unlabelled": ("unlabeled", 4)}
+
+
+def stl10_images(split: str) -> np.ndarray[Any, Any]:
+    """(N, 96, 96, 3) images in which every pixel and channel differs."""
+    count = STL10[split][1]
+    i, r, c, ch = np.ogrid[:count, :96, :96, :3]
+    seed = list(STL10).index(split) * 17
+    return ((7 * i + 5 * r + 3 * c + 90 * ch + seed) % 256).astype(np.uint8)
+
+
+def stl10_labels(split: str) -> np.ndarray[Any, Any]:
+    """The label bytes, 1..10."""
+    return (pattern_labels(STL10[split][1], seed=list(STL10).index(split)) + 1).astype(np.uint8)
+
+
+def make_stl10() -> None:
+    names = ["airplane", "bird", "car", "cat", "deer", "dog", "horse", "monkey", "ship", "truck"]
+    members = {"stl10_binary/class_names.txt": ("\n".join(names) + "\n").encode()}
+    for split, (stem, _) in STL10.items():
+        # Each image as its channel planes, each plane column by column (MATLAB's order).
+        members[f"stl10_binary/{stem}_X.bin"] = stl10_images(split).transpose(0, 3, 2, 1).tobytes()
+        if split != "unlabelled":
+            members[f"stl10_binary/{stem}_y.bin"] = stl10_labels(split).tobytes()
+    (out_dir("stl10") / "stl10_binary.tar.gz").write_bytes(tar_bytes(members, "gz"))
+
+
+MAKERS["stl10"] = make_stl10
+
+
+#: colorectal_histology: the files of the zip in sorted order, with their label.
+_KATHER = "Kather_texture_2016_image_tiles_5000"
+COLORECTAL = [
+    (f"{_KATHER}/01_TUMOR/1A11_CRC-Prim-HE-07_022.tif_Row_601_Col_151.tif", "tumor"),
+    (f"{_KATHER}/07_ADIPOSE/10009_CRC-Prim-HE-03_009.tif_Row_301_Col_1.tif", "adipose"),
+    (f"{_KATHER}/08_EMPTY/100E9_CRC-Prim-HE-08_005.tif_Row_1_Col_151.tif", "empty"),
+]
+
+
+def colorectal_image(i: int) -> np.ndarray[Any, Any]:
+    r, c, ch = np.ogrid[:150, :150, :3]
+    return ((r * (i + 1) + 2 * c + 70 * ch) % 256).astype(np.uint8)
+
+
+def make_colorectal_histology() -> None:
+    from PIL import Image
+
+    members = {}
+    for i, (path, _) in enumerate(COLORECTAL):
+        out = io.BytesIO()
+        Image.fromarray(colorectal_image(i)).save(out, format="TIFF", compression="tiff_deflate")
+        members[path] = out.getvalue()
+    write_zip(out_dir("colorectal_histology") / "Kather_texture_2016_image_tiles_5000.zip", members)
+
+
+MAKERS["colorectal_histology"] = make_colorectal_histology

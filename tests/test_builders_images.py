@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from catalog.data_source import DataSource
-from catalog.errors import SourceFormatError
+from catalog.errors import FeatureError, SourceFormatError
+from catalog.features import ClassLabel
 from catalog.info import INFO_FILE, DatasetInfo
 from catalog.testing.harness import run_builder
 
@@ -21,6 +22,7 @@ from dummy_images import (
     BEANS,
     CATS_VS_DOGS,
     CIFAR10_1,
+    COLORECTAL,
     DEEP_WEEDS,
     DTD,
     EMNIST,
@@ -36,10 +38,12 @@ from dummy_images import (
     PETS_IMAGES,
     PETS_NOT_JPEG,
     RPS,
+    STL10,
     VOC_IMAGES,
     VOC_SPLITS,
     caltech_files,
     cifar10_1_arrays,
+    colorectal_image,
     deep_weeds_colour,
     dtd_colour,
     emnist_arrays,
@@ -47,6 +51,8 @@ from dummy_images import (
     mnist_c_arrays,
     pets_colour,
     pets_trimap,
+    stl10_images,
+    stl10_labels,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -311,3 +317,45 @@ def test_caltech101_samples_30_per_class_from_a_tar_inside_the_zip(tmp_path: Pat
     extracted = list((tmp_path / "downloads").rglob("*"))
     assert any(p.name == "101_ObjectCategories.tar.gz" for p in extracted)
     assert not any(p.name == "image_0001.jpg" for p in extracted)
+
+
+def test_stl10_column_major_planes_and_an_unlabelled_split(tmp_path: Path) -> None:
+    counts = {split: count for split, (_, count) in STL10.items()}
+    ds = run_builder(BUILDERS / "stl10", tmp_path, num_examples=counts)
+    for split, count in counts.items():
+        images = stl10_images(split)
+        for i in range(count):
+            example = ds[split][i]
+            np.testing.assert_array_equal(example["image"], images[i])
+            want = -1 if split == "unlabelled" else int(stl10_labels(split)[i]) - 1
+            assert example["label"] == want
+    assert [e["label"] for e in ds["unlabelled"]] == [-1, -1, -1, -1]  # the batched path too
+    # One literal pixel: image 1 of train, row 2, column 3, green: 7 + 10 + 9 + 90.
+    assert ds["train"][1]["image"][2, 3, 1] == 116
+
+
+def test_colorectal_histology_decodes_tiffs_into_pngs(tmp_path: Path) -> None:
+    ds = run_builder(BUILDERS / "colorectal_histology", tmp_path, num_examples={"train": 3})
+    names = ds["train"].features["label"].names
+    stored = raw(tmp_path, "train")
+    for i, (path, label) in enumerate(COLORECTAL):
+        example = ds["train"][i]
+        np.testing.assert_array_equal(example["image"], colorectal_image(i))
+        assert names[example["label"]] == label
+        assert example["filename"] == path.split("/")[-1]
+        assert stored[i]["image"][:4] == b"\x89PNG"
+
+
+def test_class_label_unlabelled_round_trips_minus_one() -> None:
+    assert ClassLabel(num_classes=255, unlabelled=True).fixed_size == 1  # -1 is stored as 255
+    label = ClassLabel(num_classes=256, unlabelled=True)  # 256 classes and -1: two bytes
+    assert label.fixed_size == 2 and label.to_json()["unlabelled"] is True
+    for value in (-1, 0, 255):
+        data = bytearray(label.encode(value))
+        assert label.decode(data, 0, len(data)) == value
+    block = np.frombuffer(label.encode(-1) + label.encode(3), np.uint8).reshape(2, 2)
+    assert label.decode_block(block) == [-1, 3]
+    with pytest.raises(FeatureError, match="label -2 is out of range"):
+        label.encode(-2)
+    with pytest.raises(FeatureError, match="label -1 is out of range"):
+        ClassLabel(num_classes=3).encode(-1)

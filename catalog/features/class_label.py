@@ -61,6 +61,10 @@ class ClassLabel(Feature):
     int; in a `Sequence` labels stack into an int64 array. The JSON form always holds the
     names themselves, so a prepared dataset never needs the names file again.
 
+    With ``unlabelled=True`` the value -1 is accepted too and decodes back to -1: an example
+    without a label, as TFDS stores them (STL-10's ``unlabelled`` split). It is stored as the
+    largest value of the storage width, so it is not for labels inside a `Sequence`.
+
     >>> label = ClassLabel(names=["cat", "dog"])
     >>> label.str2int("dog"), label.int2str(0), label.num_classes
     (1, 'cat', 2)
@@ -76,6 +80,7 @@ class ClassLabel(Feature):
         names: Sequence[str] | None = None,
         num_classes: int | None = None,
         names_file: str | os.PathLike[str] | None = None,
+        unlabelled: bool = False,
     ) -> None:
         if names is not None and names_file is not None:
             raise FeatureError("ClassLabel got both names and names_file; give one of them")
@@ -108,8 +113,12 @@ class ClassLabel(Feature):
         self._names: list[str] | None = names
         self._num_classes = num_classes
         self._index = {n: i for i, n in enumerate(names)} if names is not None else {}
-        self._width = _storage_width(num_classes)
+        if not isinstance(unlabelled, bool):
+            raise FeatureError(f"ClassLabel unlabelled must be true or false, got {unlabelled!r}")
+        self.unlabelled = unlabelled
+        self._width = _storage_width(num_classes + 1 if unlabelled else num_classes)
         self.raw_dtype = np.dtype(f"<u{self._width}")
+        self._none = (1 << (8 * self._width)) - 1  # how -1 is stored when unlabelled
 
     @property
     def num_classes(self) -> int:
@@ -137,7 +146,7 @@ class ClassLabel(Feature):
         return self._names[index] if self._names is not None else str(index)
 
     def _check_range(self, index: int) -> None:
-        if not 0 <= index < self._num_classes:
+        if not 0 <= index < self._num_classes and not (self.unlabelled and index == -1):
             raise self._error(f"label {index} is out of range: expected 0..{self._num_classes - 1}")
 
     @property
@@ -156,15 +165,18 @@ class ClassLabel(Feature):
         else:
             raise self._error(f"expected an int index or a class name, got {type(value).__name__}")
         self._check_range(index)
-        return index.to_bytes(self._width, "little")
+        return (self._none if index == -1 else index).to_bytes(self._width, "little")
 
     def decode(self, buf: bytearray, offset: int, length: int) -> int:
-        if length == 1:
-            return buf[offset]
-        return int.from_bytes(buf[offset : offset + length], "little")
+        value = (
+            buf[offset] if length == 1 else int.from_bytes(buf[offset : offset + length], "little")
+        )
+        return -1 if self.unlabelled and value == self._none else value
 
     def decode_block(self, block: np.ndarray[Any, Any]) -> list[Any]:
         values = block[:, 0] if self._width == 1 else block.view(f"<u{self._width}")[:, 0]
+        if self.unlabelled:
+            values = np.where(values == self._none, -1, values.astype(np.int64))
         result: list[Any] = values.tolist()  # Python ints, as `decode` returns
         return result
 
@@ -174,9 +186,14 @@ class ClassLabel(Feature):
         return f"{self._num_classes} classes: {abbreviate(self._names, 48)}"
 
     def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type_name}
         if self._names is None:
-            return {"type": self.type_name, "num_classes": self._num_classes}
-        return {"type": self.type_name, "names": list(self._names)}
+            data["num_classes"] = self._num_classes
+        else:
+            data["names"] = list(self._names)
+        if self.unlabelled:
+            data["unlabelled"] = True
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ClassLabel:
@@ -184,11 +201,13 @@ class ClassLabel(Feature):
             names=data.get("names"),
             num_classes=data.get("num_classes"),
             names_file=data.get("names_file"),
+            unlabelled=data.get("unlabelled", False),
         )
 
     def __repr__(self) -> str:
+        flag = ", unlabelled=True" if self.unlabelled else ""
         if self._names is None:
-            return f"ClassLabel(num_classes={self._num_classes})"
+            return f"ClassLabel(num_classes={self._num_classes}{flag})"
         shown = ", ".join(repr(n) for n in self._names[:5])
         more = f", ... ({self._num_classes} in all)" if self._num_classes > 5 else ""
-        return f"ClassLabel(names=[{shown}{more}])"
+        return f"ClassLabel(names=[{shown}{more}]{flag})"

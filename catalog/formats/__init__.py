@@ -15,6 +15,7 @@ image_folder  image files labelled by folder or path, in a directory or streamed
 amat          text .amat files, one image per line as 0/1 values
 mat           MATLAB v5 .mat files via scipy (the optional extra catalog[mat])
 mat_ids       image files named by ids from a .mat array, labels in another
+raw_images    raw uint8 images back to back (STL-10), labels one byte each
 image_csv     image files labelled by a CSV table of file names
 image_list    a list file, one example per line: image path and fields
 voc           PASCAL VOC detection: id lists, JPEGs and XML annotations with boxes
@@ -32,6 +33,7 @@ from catalog.formats import (
     image_list,
     mat,
     npz,
+    raw_images,
     voc_xml,
 )
 from catalog.formats.base import Option, Role, Source, SourceFormat
@@ -50,6 +52,7 @@ FORMATS: dict[str, SourceFormat] = {
         amat.FORMAT,
         mat.FORMAT,
         mat.ID_FORMAT,
+        raw_images.FORMAT,
         image_csv.FORMAT,
         image_list.FORMAT,
         voc_xml.FORMAT,

@@ -22,6 +22,8 @@ Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other fil
   ``expected_skipped``: how many files the check must leave out, else an error.
 - ``text_features``: ``{feature: path | name}``, Text features holding the file's path under
   the root or its base name.
+- ``decode``: decode each file with Pillow and give the pixels to the image feature (for
+  formats it does not store, such as TIFF; the feature encodes them, PNG by default).
 - ``sample_per_class`` N, ``sample_seed`` S, ``sample_part`` (``chosen`` or ``rest``): split
   each class at random, as Caltech 101's reference builder does: with
   ``numpy.random.RandomState(S)``, for each class in sorted order, ``choice(files, N,
@@ -67,6 +69,23 @@ def _label(member: Member, source: Source, match: re.Pattern[str] | None) -> str
         return parts[0]
     found = match.fullmatch(member.path)
     return found.group("label") if found else None
+
+
+def _decoded(member: Member) -> Any:
+    """The file's pixels as a uint8 array (RGB unless it is grayscale)."""
+    import io
+
+    import numpy as np
+    from PIL import Image as PILImage
+    from PIL import UnidentifiedImageError
+
+    try:
+        with PILImage.open(io.BytesIO(member.read())) as img:
+            return np.array(img if img.mode in ("L", "RGB", "RGBA") else img.convert("RGB"))
+    except (UnidentifiedImageError, OSError, ValueError) as error:
+        raise SourceFormatError(
+            f"{member.path}: not an image Pillow can decode ({error})"
+        ) from None
 
 
 def _sampled(source: Source, match: re.Pattern[str] | None) -> set[str]:
@@ -125,6 +144,8 @@ def examples(source: Source) -> Examples:
             if header.encode() not in data[: options["header_size"]]:
                 skipped += 1
                 continue
+        if options["decode"]:
+            image = _decoded(member)
         example = {"image": image, "label": label.lower() if options["lowercase_label"] else label}
         for feature, what in texts.items():
             example[feature] = member.path if what == "path" else member.name
@@ -180,6 +201,7 @@ FORMAT = SourceFormat(
         "header_size": Option("int", 512, "how many leading bytes require_header looks at"),
         "expected_skipped": Option("int", None, "how many files require_header must skip"),
         "text_features": Option("str_map", {}, "Text feature -> path | name of the file"),
+        "decode": Option("bool", False, "decode files with Pillow, store the pixels"),
         "sample_per_class": Option("int", None, "split each class at random: N files chosen"),
         "sample_seed": Option("int", 0, "the seed of numpy.random.RandomState for sampling"),
         "sample_part": Option("str", "chosen", "chosen: the sampled files; rest: the others"),

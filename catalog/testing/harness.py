@@ -103,7 +103,8 @@ def check_example(feature: Feature, value: Any, *, where: str) -> None:
     elif isinstance(feature, Sequence):
         _check_sequence(feature, value, where=where)
     elif isinstance(feature, ClassLabel):
-        assert type(value) is int and 0 <= value < feature.num_classes, f"{where}: {value!r}"
+        low = -1 if feature.unlabelled else 0
+        assert type(value) is int and low <= value < feature.num_classes, f"{where}: {value!r}"
     elif isinstance(feature, Scalar):
         assert isinstance(value, np.generic) and value.dtype == feature.dtype, f"{where}: {value!r}"
     elif isinstance(feature, Text):
