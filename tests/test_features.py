@@ -564,7 +564,7 @@ def test_class_label_repr_abbreviates_many_names() -> None:
     ("data", "message"),
     [
         ({"type": "Video"}, "unknown feature type 'Video' for feature 'clip'; known types: "
-         "ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text"),
+         "BBox, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text"),
         ({"type": "ClassLabel", "name": ["a"]},
          "bad ClassLabel spec for feature 'clip': unknown field 'name'; fields: names, "
          "num_classes, names_file"),
