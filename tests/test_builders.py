@@ -25,6 +25,7 @@ from make_dummy_data import (
     cifar_images,
     svhn_labels,
 )
+from test_builders_images import IMAGE_DATASETS, IMAGE_FACTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -209,12 +210,13 @@ def test_new_builders_match_the_facts(name: str) -> None:
 
 
 def test_every_registered_dataset_and_config_has_a_builder_test() -> None:
-    tested = {*IDX_BUILDERS, *FACTS, "cmaterdb"}
+    tested = {*IDX_BUILDERS, *FACTS, "cmaterdb", *IMAGE_DATASETS}
     for name in catalog.list_datasets():
         b = catalog.builder(name)
         assert name in tested, name
         for config in b.spec.configs:
-            assert f"{name}/{config}" in FACTS and config in CMATERDB, config
+            full = f"{name}/{config}"
+            assert (full in FACTS and config in CMATERDB) or full in IMAGE_FACTS, config
 
 
 def test_tf_flowers_jpegs_are_kept_as_they_are() -> None:

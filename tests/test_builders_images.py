@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import catalog
 from catalog.data_source import DataSource
 from catalog.errors import FeatureError, SourceFormatError
 from catalog.features import ClassLabel
@@ -359,3 +360,90 @@ def test_class_label_unlabelled_round_trips_minus_one() -> None:
         label.encode(-2)
     with pytest.raises(FeatureError, match="label -1 is out of range"):
         ClassLabel(num_classes=3).encode(-1)
+
+
+EMNIST_COUNTS = {"byclass": (697932, 116323), "bymerge": (697932, 116323),
+                 "balanced": (112800, 18800), "letters": (88800, 14800),
+                 "digits": (240000, 40000), "mnist": (60000, 10000)}  # fmt: skip
+#: What the facts say, per dataset/config: version, split counts, features (type, shape or
+#: number of classes).
+IMAGE_FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object]]]] = {
+    **{f"emnist/{c}": ("3.1.0", {"train": tr, "test": te},
+                       {"image": ("Image", (28, 28, 1)), "label": ("ClassLabel", EMNIST[c][1])})
+       for c, (tr, te) in EMNIST_COUNTS.items()},
+    "rock_paper_scissors": ("3.0.0", {"train": 2520, "test": 372},
+                            {"image": ("Image", (300, 300, 3)), "label": ("ClassLabel", 3)}),
+    "beans": ("0.1.0", {"train": 1034, "validation": 133, "test": 128},
+              {"image": ("Image", (500, 500, 3)), "label": ("ClassLabel", 3)}),
+    "horses_or_humans": ("3.0.0", {"train": 1027, "test": 256},
+                         {"image": ("Image", (300, 300, 3)), "label": ("ClassLabel", 2)}),
+    "cats_vs_dogs": ("4.0.1", {"train": 23262},
+                     {"image": ("Image", (None, None, 3)), "filename": ("Text", ()),
+                      "label": ("ClassLabel", 2)}),
+    "oxford_flowers102": ("2.1.1", {"train": 1020, "validation": 1020, "test": 6149},
+                          {"image": ("Image", (None, None, 3)), "label": ("ClassLabel", 102),
+                           "file_name": ("Text", ())}),
+    "oxford_iiit_pet": ("4.0.0", {"train": 3680, "test": 3669},
+                        {"image": ("Image", (None, None, 3)), "label": ("ClassLabel", 37),
+                         "species": ("ClassLabel", 2), "file_name": ("Text", ()),
+                         "segmentation_mask": ("Image", (None, None, 1)),
+                         "head_bbox": ("BBox", (4,))}),
+    "eurosat/rgb": ("2.0.0", {"train": 27000},
+                    {"image": ("Image", (64, 64, 3)), "label": ("ClassLabel", 10),
+                     "filename": ("Text", ())}),
+    **{f"imagenette/{c}": ("1.0.0", {"train": 12894, "validation": 500},
+                           {"image": ("Image", (None, None, 3)), "label": ("ClassLabel", 10)})
+       for c in IMAGENETTE},
+    "dtd": ("3.0.1", {"train": 1880, "validation": 1880, "test": 1880},
+            {"file_name": ("Text", ()), "image": ("Image", (None, None, 3)),
+             "label": ("ClassLabel", 47)}),
+    "stl10": ("1.0.0", {"train": 5000, "test": 8000, "unlabelled": 100000},
+              {"image": ("Image", (96, 96, 3)), "label": ("ClassLabel", 10)}),
+    "cifar10_1/v4": ("1.1.0", {"test": 2021},
+                     {"image": ("Image", (32, 32, 3)), "label": ("ClassLabel", 10)}),
+    "cifar10_1/v6": ("1.1.0", {"test": 2000},
+                     {"image": ("Image", (32, 32, 3)), "label": ("ClassLabel", 10)}),
+    **{f"mnist_corrupted/{c}": ("1.0.0", {"train": 60000, "test": 10000},
+                                {"image": ("Image", (28, 28, 1)), "label": ("ClassLabel", 10)})
+       for c in MNIST_C},
+    "deep_weeds": ("3.0.0", {"train": 17509},
+                   {"image": ("Image", (256, 256, 3)), "label": ("ClassLabel", 9)}),
+    "colorectal_histology": ("2.0.0", {"train": 5000},
+                             {"image": ("Image", (150, 150, 3)), "label": ("ClassLabel", 8),
+                              "filename": ("Text", ())}),
+    "caltech101": ("3.0.2", {"train": 3060, "test": 6084},
+                   {"image": ("Image", (None, None, 3)), "label": ("ClassLabel", 102),
+                    "file_name": ("Text", ())}),
+    "voc/2007": ("5.0.0", {"train": 2501, "validation": 2510, "test": 4952},
+                 {"image": ("Image", (None, None, 3)), "filename": ("Text", ()),
+                  "objects": ("Sequence", None), "labels": ("Sequence", None),
+                  "labels_no_difficult": ("Sequence", None)}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(IMAGE_FACTS))
+def test_image_builders_match_the_facts(name: str) -> None:
+    version, splits, features = IMAGE_FACTS[name]
+    b = catalog.builder(name)
+    assert b.version == version
+    assert {s: x.num_examples for s, x in b.spec.splits.items()} == splits
+    got = {
+        key: (f.type_name, f.num_classes if isinstance(f, ClassLabel)
+              else None if f.type_name == "Sequence" else f.shape)  # type: ignore[attr-defined]
+        for key, f in b.spec.features.items()
+    }  # fmt: skip
+    assert got == features
+    assert b.spec.tags[0] == "image" and len(b.spec.tags) >= 2
+
+
+def test_every_image_dataset_and_config_is_in_the_facts_table() -> None:
+    registered = {
+        f"{name}/{config}" if config else name
+        for name in IMAGE_DATASETS
+        for config in (catalog.builder(name).spec.configs or [None])
+    }
+    assert registered == set(IMAGE_FACTS)
+
+
+#: The datasets this file tests (tests/test_builders.py checks every registered one is tested).
+IMAGE_DATASETS = sorted({name.split("/")[0] for name in IMAGE_FACTS})

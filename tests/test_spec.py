@@ -81,8 +81,11 @@ def test_builder_folder_by_path(tmp_path: Path) -> None:
 
 def test_list_datasets() -> None:
     assert catalog.list_datasets() == [
-        "binarized_mnist", "cifar10", "cifar100", "cmaterdb", "fashion_mnist", "kmnist", "mnist",
-        "svhn_cropped", "tf_flowers",
+        "beans", "binarized_mnist", "caltech101", "cats_vs_dogs", "cifar10", "cifar100",
+        "cifar10_1", "cmaterdb", "colorectal_histology", "deep_weeds", "dtd", "emnist",
+        "eurosat", "fashion_mnist", "horses_or_humans", "imagenette", "kmnist", "mnist",
+        "mnist_corrupted", "oxford_flowers102", "oxford_iiit_pet", "rock_paper_scissors",
+        "stl10", "svhn_cropped", "tf_flowers", "voc",
     ]  # fmt: skip
 
 
