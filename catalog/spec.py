@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -191,14 +192,30 @@ class _Fields:
 
 
 def read_yaml(path: Path) -> Any:
-    """Load a YAML file safely (no Python objects); SpecError naming the file if malformed."""
+    """Load a YAML file safely (no Python objects); SpecError naming the file if malformed.
+
+    Parsed with libyaml's CSafeLoader when PyYAML has it (about 10x faster than the pure-Python
+    loader), and once per process for an unchanged file: `catalog list` loads a dataset's
+    builder.yaml once per config. Callers get their own copy.
+    """
+    try:
+        st = Path(path).stat()
+    except OSError as error:
+        raise SpecError(f"{path}: cannot read it: {error.strerror}") from None
+    return copy.deepcopy(_parse_yaml(str(path), st.st_mtime_ns, st.st_size))
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_yaml(path: str, mtime_ns: int, size: int) -> Any:
+    """The parsed file; the key's mtime and size make a changed file parse again."""
     # Imported here: YAML is read only when a spec is loaded, and importing it costs a fifth
     # of numpy's import time, which `import catalog` must stay close to.
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         with open(path, encoding="utf-8") as f:
-            return yaml.safe_load(f)
+            return yaml.load(f, Loader=loader)  # a safe loader: no Python objects
     except yaml.YAMLError as error:
         raise SpecError(f"{path}: not valid YAML: {error}") from None
 
