@@ -447,3 +447,24 @@ def test_every_image_dataset_and_config_is_in_the_facts_table() -> None:
 
 #: The datasets this file tests (tests/test_builders.py checks every registered one is tested).
 IMAGE_DATASETS = sorted({name.split("/")[0] for name in IMAGE_FACTS})
+
+
+def test_a_damaged_zip_member_is_named(tmp_path: Path) -> None:
+    folder = shutil.copytree(BUILDERS / "horses_or_humans", tmp_path / "horses_or_humans")
+    archive = folder / "dummy_data" / "horse-or-human.zip"
+    data = bytearray(archive.read_bytes())
+    member = b"horses/horse01-0.png"
+    start = data.index(member) + len(member) + 40  # inside the member's deflated bytes
+    data[start : start + 20] = bytes(20)
+    archive.write_bytes(bytes(data))
+    with pytest.raises(SourceFormatError, match="member horses/horse01-0.png is damaged"):
+        run_builder(folder, tmp_path, num_examples={"train": 3, "test": 2})
+
+
+def test_voc_an_unknown_class_names_the_annotation(tmp_path: Path) -> None:
+    folder = shutil.copytree(BUILDERS / "voc", tmp_path / "voc")
+    names = folder / "label_names.txt"
+    names.write_text(names.read_text().replace("horse\n", "pony\n"))
+    counts = {split: len(ids) for split, (_, _, ids) in VOC_SPLITS.items()}
+    with pytest.raises(SourceFormatError, match=r"000017.xml: .*unknown class name .horse."):
+        run_builder(folder, tmp_path, num_examples=counts)

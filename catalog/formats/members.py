@@ -17,9 +17,11 @@ files), ends with ``~`` or is absolute are left out; so are directories, links a
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,9 +89,16 @@ def _walk_zip(root: Path) -> Iterator[Member]:
             for info in infos:
                 path = _kept(info.filename)
                 if path is not None:
-                    yield Member(path, lambda info=info: zf.read(info))  # type: ignore[misc]
+                    yield Member(path, functools.partial(_read_zip, zf, info, root))
     except zipfile.BadZipFile as error:
         raise SourceFormatError(f"{root}: a damaged zip file ({error})") from None
+
+
+def _read_zip(zf: zipfile.ZipFile, info: zipfile.ZipInfo, root: Path) -> bytes:
+    try:
+        return zf.read(info)
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as error:
+        raise SourceFormatError(f"{root}: member {info.filename} is damaged ({error})") from None
 
 
 def paths(root: Path) -> Iterator[str]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from catalog.errors import SourceFormatError
+from catalog.errors import FeatureError, SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.features.bbox import normalised_box
 from catalog.formats.base import Examples, Role, Source, SourceFormat
@@ -125,8 +125,12 @@ def examples(source: Source) -> Examples:
             for o in annotation.objects
         ]
         label = source.features["labels"].feature  # type: ignore[attr-defined]
-        labels = sorted({label.str2int(o.name) for o in annotation.objects})
-        easy = sorted({label.str2int(o.name) for o in annotation.objects if not o.difficult})
+        try:
+            labels = sorted({label.str2int(o.name) for o in annotation.objects})
+            easy = sorted({label.str2int(o.name) for o in annotation.objects if not o.difficult})
+        except FeatureError as error:
+            where = root / "Annotations" / f"{image_id}.xml"
+            raise SourceFormatError(f"{where}: {error}") from None
         yield (
             image_id,
             {
