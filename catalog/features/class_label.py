@@ -181,9 +181,10 @@ class ClassLabel(Feature):
         return result
 
     def describe(self) -> str:
+        none = " (-1 = unlabelled)" if self.unlabelled else ""
         if self._names is None:
-            return f"{self._num_classes} classes"
-        return f"{self._num_classes} classes: {abbreviate(self._names, 48)}"
+            return f"{self._num_classes} classes{none}"
+        return f"{self._num_classes} classes{none}: {abbreviate(self._names, 48)}"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.type_name}
