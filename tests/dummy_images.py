@@ -191,9 +191,16 @@ def make_rock_paper_scissors() -> None:
         write_zip(out_dir("rock_paper_scissors") / file, _zip_of(entries, png, 300, junk))
 
 
+#: An RGBA PNG (opaque): the RGB feature refuses it as it is, so it is re-encoded.
+HORSES_RGBA = "humans/valhuman01-01.png"
+
+
 def make_horses_or_humans() -> None:
     for file, entries in HORSES.values():
         members = _zip_of(entries, png, 300, ["horses/readme.txt", "unicorns/u1.png"])
+        for path, _, colour in entries:
+            if path == HORSES_RGBA:
+                members[path] = png(300, 300, (*colour, 255))
         write_zip(out_dir("horses_or_humans") / file, members)
 
 

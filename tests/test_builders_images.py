@@ -31,6 +31,7 @@ from dummy_images import (
     FLOWERS102_IDS,
     FLOWERS102_LABELS,
     HORSES,
+    HORSES_RGBA,
     IMAGENETTE,
     IMAGENETTE_FILES,
     MNIST_C,
@@ -89,6 +90,7 @@ def check_files(
     png: bool,
     config: str | None = None,
     read: Callable[[Path, str], bytes] | None = None,
+    reencoded: tuple[str, ...] = (),
 ) -> dict[str, DataSource]:
     """Prepare `folder`; every split holds exactly the listed files, in order, with their
     label and the file's original bytes (a PNG: every pixel its colour; a JPEG: within 3)."""
@@ -104,7 +106,10 @@ def check_files(
             assert np.abs(image - colour).max() <= (0 if png else 3), (split, i, path)
             archive_path = BUILDERS / folder / "dummy_data" / archive
             original = read(archive_path, path) if read else _zip_member(archive_path, path)
-            assert stored[i]["image"] == original, (split, i, path)  # the file, byte for byte
+            if path in reencoded:  # refused as it is: decoded and stored anew
+                assert stored[i]["image"] != original, (split, i, path)
+            else:
+                assert stored[i]["image"] == original, (split, i, path)  # byte for byte
     return ds
 
 
@@ -117,8 +122,10 @@ def test_rock_paper_scissors_keeps_matching_pngs_only(tmp_path: Path) -> None:
     check_files("rock_paper_scissors", tmp_path, RPS, png=True)
 
 
-def test_horses_or_humans(tmp_path: Path) -> None:
-    check_files("horses_or_humans", tmp_path, HORSES, png=True)
+def test_horses_or_humans_reencodes_an_rgba_png_only(tmp_path: Path) -> None:
+    check_files("horses_or_humans", tmp_path, HORSES, png=True, reencoded=(HORSES_RGBA,))
+    archive = BUILDERS / "horses_or_humans" / "dummy_data" / "validation-horse-or-human.zip"
+    assert _zip_member(archive, HORSES_RGBA)[25] == 6  # the PNG's colour type: RGBA
 
 
 def test_beans_labels_by_parent_folder_and_skips_non_jpgs(tmp_path: Path) -> None:

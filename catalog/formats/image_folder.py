@@ -24,6 +24,9 @@ Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other fil
   the root or its base name.
 - ``decode``: decode each file with Pillow and give the pixels to the image feature (for
   formats it does not store, such as TIFF; the feature encodes them, PNG by default).
+- ``reencode_invalid``: a file the image feature refuses as it is (an RGBA PNG for an RGB
+  feature, a damaged JPEG whose pixels still decode) is decoded and re-encoded instead of
+  failing (`catalog.formats.image_files`); valid files keep their bytes.
 - ``sample_per_class`` N, ``sample_seed`` S, ``sample_part`` (``chosen`` or ``rest``): split
   each class at random, as Caltech 101's reference builder does: with
   ``numpy.random.RandomState(S)``, for each class in sorted order, ``choice(files, N,
@@ -41,6 +44,7 @@ from typing import Any
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.image_files import decode_pixels, stored_or_pixels
 from catalog.formats.members import Member, paths, walk
 
 __all__ = ["FORMAT", "examples"]
@@ -69,23 +73,6 @@ def _label(member: Member, source: Source, match: re.Pattern[str] | None) -> str
         return parts[0]
     found = match.fullmatch(member.path)
     return found.group("label") if found else None
-
-
-def _decoded(member: Member) -> Any:
-    """The file's pixels as a uint8 array (RGB unless it is grayscale)."""
-    import io
-
-    import numpy as np
-    from PIL import Image as PILImage
-    from PIL import UnidentifiedImageError
-
-    try:
-        with PILImage.open(io.BytesIO(member.read())) as img:
-            return np.array(img if img.mode in ("L", "RGB", "RGBA") else img.convert("RGB"))
-    except (UnidentifiedImageError, OSError, ValueError) as error:
-        raise SourceFormatError(
-            f"{member.path}: not an image Pillow can decode ({error})"
-        ) from None
 
 
 def _sampled(source: Source, match: re.Pattern[str] | None) -> set[str]:
@@ -144,8 +131,11 @@ def examples(source: Source) -> Examples:
             if header.encode() not in data[: options["header_size"]]:
                 skipped += 1
                 continue
+        where = f"{root}/{member.path}"
         if options["decode"]:
-            image = _decoded(member)
+            image = decode_pixels(member.read(), where)
+        elif options["reencode_invalid"]:
+            image = stored_or_pixels(source.features["image"], image, where)
         example = {"image": image, "label": label.lower() if options["lowercase_label"] else label}
         for feature, what in texts.items():
             example[feature] = member.path if what == "path" else member.name
@@ -202,6 +192,7 @@ FORMAT = SourceFormat(
         "expected_skipped": Option("int", None, "how many files require_header must skip"),
         "text_features": Option("str_map", {}, "Text feature -> path | name of the file"),
         "decode": Option("bool", False, "decode files with Pillow, store the pixels"),
+        "reencode_invalid": Option("bool", False, "re-encode image files the feature refuses"),
         "sample_per_class": Option("int", None, "split each class at random: N files chosen"),
         "sample_seed": Option("int", 0, "the seed of numpy.random.RandomState for sampling"),
         "sample_part": Option("str", "chosen", "chosen: the sampled files; rest: the others"),

@@ -16,8 +16,9 @@ archive). Options:
 - ``texts``: ``{feature: template}`` of Text features (``{name}.jpg``).
 - ``xml_boxes``: ``{feature: template}`` of BBox features filled from the first ``<object>``
   of a VOC-style XML annotation, ``(0, 0, 0, 0)`` when the file does not exist.
-- ``reencode_invalid``: a file the image feature refuses as it is (a PNG or CMYK file named
-  ``.jpg``) is decoded and re-encoded instead of failing; valid files keep their bytes.
+- ``reencode_invalid``: a file the image feature refuses as it is (a PNG named ``.jpg``) is
+  decoded and re-encoded instead of failing (`catalog.formats.image_files`); valid files keep
+  their bytes.
 
 Named groups that are features fill them: a ClassLabel gets the class, a Text the string. The
 key is the image path relative to its root.
@@ -31,9 +32,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from catalog.errors import FeatureError, SourceFormatError
+from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Image, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.image_files import stored_or_pixels
 
 __all__ = ["FORMAT", "examples", "fill"]
 
@@ -41,15 +43,6 @@ __all__ = ["FORMAT", "examples", "fill"]
 def fill(template: str, fields: Mapping[str, str], roots: Mapping[str, Path]) -> Path:
     """`template` with ``{root}`` and ``{field}`` filled in, as a path."""
     return Path(template.format_map({**fields, **{k: str(v) for k, v in roots.items()}}))
-
-
-def _decoded(path: Path) -> Any:
-    """The pixels of an image file as an RGB array (for a file to re-encode)."""
-    import numpy as np
-    from PIL import Image as PILImage
-
-    with PILImage.open(path) as img:
-        return np.array(img.convert("RGB"))
 
 
 def examples(source: Source) -> Examples:
@@ -79,10 +72,7 @@ def examples(source: Source) -> Examples:
             raise SourceFormatError(f"{listing}:{number}: no image file {image}")
         example: dict[str, Any] = {"image": image}
         if options["reencode_invalid"]:
-            try:
-                image_feature.encode(image)
-            except FeatureError:
-                example["image"] = _decoded(image)
+            example["image"] = stored_or_pixels(image_feature, image, str(image))
         for name, value in fields.items():
             if name not in features:
                 continue
