@@ -9,11 +9,13 @@ by the next one.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import re
 import shutil
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 from array_record.python.array_record_module import ArrayRecordWriter
@@ -22,9 +24,10 @@ from catalog.checksums import sha256_file, write_checksums
 from catalog.codec import RecordCodec
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
 from catalog.errors import FeatureError, SourceFormatError, SpecError
+from catalog.extract import archive_format
 from catalog.features import ClassLabel
 from catalog.features.class_label import abbreviate
-from catalog.formats import FORMATS, Source
+from catalog.formats import FORMATS, Source, SourceFile
 from catalog.info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
 from catalog.locking import INCOMPLETE, dataset_lock, work_dirs
 from catalog.spec import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
@@ -161,14 +164,34 @@ def _natural_order(path: Path) -> list[str | int]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.as_posix())]
 
 
+def _zip_member(file: CachedFile, member: str, where: str) -> zipfile.Path | None:
+    """`member` of a zip download, to read in place; None if the download is not a zip or
+    `member` is a glob."""
+    if glob.has_magic(member) or archive_format(file.path) != "zip":
+        return None
+    found = zipfile.Path(file.path, member)
+    if not found.is_file():
+        raise SourceFormatError(f"{where}: {member!r} in {file.filename} is not a file in the zip")
+    return found
+
+
 def _resolve(
-    ref: FileRef, files: dict[str, CachedFile], manager: DownloadManager, where: str, many: bool
-) -> tuple[Path, ...]:
+    ref: FileRef,
+    files: dict[str, CachedFile],
+    manager: DownloadManager,
+    where: str,
+    many: bool,
+    stream: bool = False,
+) -> tuple[SourceFile, ...]:
     """The paths a file reference names: the download itself, or the members of its archive
-    (extracted once, into the download dir) its path or glob matches, in natural order."""
+    (extracted once, into the download dir) its path or glob matches, in natural order. For a
+    role that streams, a zip's member is read in place instead (the zip is not extracted)."""
     file = files[ref.download]
     if ref.member is None:
         return (file.path,)
+    member = _zip_member(file, ref.member, where) if stream else None
+    if member is not None:
+        return (member,)
     root = manager.extract(file)
     found = sorted(root.glob(ref.member), key=_natural_order)
     if found and (many or len(found) == 1):
@@ -189,10 +212,12 @@ def _sources(
     for split in spec.splits.values():
         where = f"{spec.full_name}: splits.{split.name}"
         fmt = FORMATS[split.format]
-        many = {role.name: role.many for role in fmt.roles}
+        roles = {role.name: role for role in fmt.roles}
         paths = {
-            role: _resolve(ref, files, manager, f"{where}.files.{role}", many[role])
-            for role, ref in split.files.items()
+            name: _resolve(
+                ref, files, manager, f"{where}.files.{name}", roles[name].many, roles[name].stream
+            )
+            for name, ref in split.files.items()
         }
         options = {
             name: {

@@ -475,3 +475,21 @@ def test_voc_an_unknown_class_names_the_annotation(tmp_path: Path) -> None:
     counts = {split: len(ids) for split, (_, _, ids) in VOC_SPLITS.items()}
     with pytest.raises(SourceFormatError, match=r"000017.xml: .*unknown class name .horse."):
         run_builder(folder, tmp_path, num_examples=counts)
+
+
+def test_emnist_reads_the_gz_members_inside_the_zip_without_extracting_it(
+    tmp_path: Path,
+) -> None:
+    run_builder(BUILDERS / "emnist", tmp_path, config="mnist", num_examples=EMNIST["mnist"][2])
+    downloads = tmp_path / "downloads"
+    assert not list(downloads.rglob("*.gz"))  # nothing extracted from gzip.zip
+    assert not (downloads / "extracted").exists() or not any((downloads / "extracted").iterdir())
+
+
+def test_a_missing_member_of_a_streamed_zip_is_named(tmp_path: Path) -> None:
+    folder = shutil.copytree(BUILDERS / "emnist", tmp_path / "emnist")
+    spec = folder / "builder.yaml"
+    spec.write_text(spec.read_text().replace("emnist-mnist-test-labels", "emnist-mnist-tst-labels"))
+    message = r"labels: 'gzip/emnist-mnist-tst-labels-idx1-ubyte.gz' in gzip.zip is not a file"
+    with pytest.raises(SourceFormatError, match=message):
+        run_builder(folder, tmp_path, config="mnist", num_examples=EMNIST["mnist"][2])

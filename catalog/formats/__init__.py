@@ -36,9 +36,9 @@ from catalog.formats import (
     raw_images,
     voc_xml,
 )
-from catalog.formats.base import Option, Role, Source, SourceFormat
+from catalog.formats.base import Option, Role, Source, SourceFile, SourceFormat
 
-__all__ = ["FORMATS", "Option", "Role", "Source", "SourceFormat"]
+__all__ = ["FORMATS", "Option", "Role", "Source", "SourceFile", "SourceFormat"]
 
 #: Every source format by the name a builder spec uses. Add new readers here.
 FORMATS: dict[str, SourceFormat] = {

@@ -3,22 +3,22 @@
 Layout (big-endian): two zero bytes, a type code, the number of dimensions, one uint32 per
 dimension, then the data. The header is parsed and checked against the file's actual length;
 counts are never trusted or hard-coded. Files may be gzip'd (detected by content). Files
-are read as streams, a block of items at a time, so memory stays bounded.
+are read as streams, a block of items at a time, so memory stays bounded; a file inside a zip
+download (EMNIST's gz members) is read in place, the zip never extracted.
 """
 
 from __future__ import annotations
 
 import gzip
-import io
 import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from catalog.errors import SourceFormatError
-from catalog.formats.base import Role, Source, SourceFormat
+from catalog.formats.base import Role, Source, SourceFile, SourceFormat
 
 __all__ = ["FORMAT", "ROLES", "examples", "read_idx"]
 
@@ -39,17 +39,19 @@ BLOCK_BYTES = 1 << 20
 class _Reader:
     """An IDX file (optionally gzip'd) opened as a stream: its header, then its items."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: SourceFile) -> None:
         self.path = path
-        with open(path, "rb") as f:
+        with path.open("rb") as f:
             compressed = f.read(2) == _GZIP_MAGIC
-        self.file: io.BufferedIOBase = (
-            gzip.GzipFile(path, "rb") if compressed else open(path, "rb")  # noqa: SIM115
+        raw: IO[bytes] = path.open("rb")
+        self.file: IO[bytes] | gzip.GzipFile = (
+            gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
         )
+        self._raw = raw
         try:
             self._header()
         except BaseException:
-            self.file.close()
+            self.close()
             raise
 
     def _read(self, size: int) -> bytes:
@@ -106,6 +108,7 @@ class _Reader:
 
     def close(self) -> None:
         self.file.close()
+        self._raw.close()
 
 
 def read_idx(path: str | Path) -> np.ndarray[Any, Any]:
@@ -114,7 +117,7 @@ def read_idx(path: str | Path) -> np.ndarray[Any, Any]:
     Raises SourceFormatError naming the file when the magic, the type code or the length of
     the data does not match the header.
     """
-    reader = _Reader(Path(path))
+    reader = _Reader(Path(path) if isinstance(path, str) else path)
     try:
         blocks = list(reader.blocks())
     finally:
@@ -124,7 +127,7 @@ def read_idx(path: str | Path) -> np.ndarray[Any, Any]:
     return np.concatenate(blocks).reshape(reader.shape)
 
 
-def examples(files: Mapping[str, Path]) -> Iterator[tuple[str, dict[str, Any]]]:
+def examples(files: Mapping[str, SourceFile]) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``(key, {"image": (rows, cols) uint8, "label": int})`` from an images + labels pair,
     read as streams a block at a time (memory stays bounded)."""
     images = _Reader(files["images"])
@@ -162,13 +165,13 @@ def examples(files: Mapping[str, Path]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _examples(source: Source) -> Iterator[tuple[str, dict[str, Any]]]:
-    return examples({role: source.file(role) for role in ROLES})
+    return examples({role: source.stream(role) for role in ROLES})
 
 
 FORMAT = SourceFormat(
     name="idx",
     description="IDX images + labels files (MNIST family), gzip'd or not",
-    roles=tuple(Role(role) for role in ROLES),
+    roles=tuple(Role(role, stream=True) for role in ROLES),
     features=lambda options: (frozenset({"image", "label"}), frozenset()),
     examples=_examples,
 )
