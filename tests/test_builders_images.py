@@ -365,6 +365,7 @@ def test_class_label_unlabelled_round_trips_minus_one() -> None:
     assert label.decode_block(block) == [-1, 3]
     with pytest.raises(FeatureError, match="label -2 is out of range"):
         label.encode(-2)
+    assert label.int2str(-1) == "unlabelled" and label.int2str(255) == "255"
     with pytest.raises(FeatureError, match="label -1 is out of range"):
         ClassLabel(num_classes=3).encode(-1)
 

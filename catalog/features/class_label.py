@@ -141,8 +141,10 @@ class ClassLabel(Feature):
         raise self._error(f"unknown class name {name!r}; known: {abbreviate(self.names, 200)}")
 
     def int2str(self, index: int) -> str:
-        """The name of class `index`."""
+        """The name of class `index` ("unlabelled" for -1 when the feature allows it)."""
         self._check_range(index)
+        if index == -1:
+            return "unlabelled"
         return self._names[index] if self._names is not None else str(index)
 
     def _check_range(self, index: int) -> None:
