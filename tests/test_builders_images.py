@@ -494,3 +494,12 @@ def test_a_missing_member_of_a_streamed_zip_is_named(tmp_path: Path) -> None:
     message = r"labels: 'gzip/emnist-mnist-tst-labels-idx1-ubyte.gz' in gzip.zip is not a file"
     with pytest.raises(SourceFormatError, match=message):
         run_builder(folder, tmp_path, config="mnist", num_examples=EMNIST["mnist"][2])
+
+
+def test_stl10_class_names_must_match_class_names_txt(tmp_path: Path) -> None:
+    folder = shutil.copytree(BUILDERS / "stl10", tmp_path / "stl10")
+    spec = folder / "builder.yaml"
+    spec.write_text(spec.read_text().replace("ship, truck]", "boat, truck]"))
+    counts = {split: count for split, (_, count) in STL10.items()}
+    with pytest.raises(SourceFormatError, match="first difference at index 8: 'ship' in the file"):
+        run_builder(folder, tmp_path, num_examples=counts)

@@ -11,7 +11,9 @@ says how each image's bytes are ordered:
 Options: ``layout`` (default ``hwc``); ``labels``: ``{label: file}``, a file of one byte per
 image (without it, every example's label is -1: an unlabelled split, which needs
 ``ClassLabel(unlabelled=True)``); ``label_offset``: subtracted from each label byte (STL-10
-counts classes from 1). Both files are read a block at a time, so memory stays bounded (STL-10's
+counts classes from 1); ``names_files``: ``{label: file}``, a text file of the class names (one
+a line), checked against the spec's when the dataset is prepared. Images are read a block at a
+time, so memory stays bounded (STL-10's
 unlabelled split is 2.8 GB). The key is the image's index.
 """
 
@@ -19,12 +21,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Image
+from catalog.features.class_label import read_names_file
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat, shape_of
 
 __all__ = ["FORMAT", "examples"]
@@ -79,15 +83,21 @@ def examples(source: Source) -> Examples:
                 index += 1
 
 
+def _class_names(source: Source) -> dict[str, tuple[Path, list[str]]]:
+    files: Mapping[str, Path] = source.options["names_files"]
+    return {feature: (path, read_names_file(path)) for feature, path in files.items()}
+
+
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
     image = features["image"]
     if not isinstance(image, Image) or None in image.shape:
         return f"feature 'image' must be an Image of a fully known shape, got {image!r}"
     if options["layout"] not in _LAYOUTS:
         return f"layout must be one of {', '.join(_LAYOUTS)}, got {options['layout']!r}"
-    unknown = sorted(set(options["labels"]) - {"label"})
-    if unknown:
-        return f"labels: {unknown[0]!r} is not 'label'"
+    for option in ("labels", "names_files"):
+        unknown = sorted(set(options[option]) - {"label"})
+        if unknown:
+            return f"{option}: {unknown[0]!r} is not 'label'"
     label = features.get("label")
     if label is not None and not isinstance(label, ClassLabel):
         return f"feature 'label' must be a ClassLabel, got {label!r}"
@@ -104,8 +114,10 @@ FORMAT = SourceFormat(
         "layout": Option("str", "hwc", "the byte order of an image: hwc, chw or cwh"),
         "labels": Option("file_map", {}, "{label: file}: one label byte per image"),
         "label_offset": Option("int", 0, "subtracted from every label byte"),
+        "names_files": Option("file_map", {}, "{label: file of its class names}"),
     },
     features=lambda options: (frozenset({"image"}), frozenset({"label"})),
     examples=examples,
+    class_names=_class_names,
     validate=_validate,
 )
