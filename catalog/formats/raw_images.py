@@ -13,8 +13,8 @@ image (without it, every example's label is -1: an unlabelled split, which needs
 ``ClassLabel(unlabelled=True)``); ``label_offset``: subtracted from each label byte (STL-10
 counts classes from 1); ``names_files``: ``{label: file}``, a text file of the class names (one
 a line), checked against the spec's when the dataset is prepared. Images are read a block at a
-time, so memory stays bounded (STL-10's
-unlabelled split is 2.8 GB). The key is the image's index.
+time, so memory stays bounded (STL-10's unlabelled split is 2.8 GB). The key is the image's
+index.
 """
 
 from __future__ import annotations
