@@ -170,9 +170,11 @@ def _zip_member(file: CachedFile, member: str, where: str) -> zipfile.Path | Non
     if glob.has_magic(member) or archive_format(file.path) != "zip":
         return None
     found = zipfile.Path(file.path, member)
-    if not found.is_file():
-        raise SourceFormatError(f"{where}: {member!r} in {file.filename} is not a file in the zip")
-    return found
+    if found.is_file():
+        return found
+    if zipfile.Path(file.path, member.rstrip("/") + "/").exists():
+        return None  # a directory: extracted as usual
+    raise SourceFormatError(f"{where}: {member!r} in {file.filename} is not a file in the zip")
 
 
 def _resolve(

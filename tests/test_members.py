@@ -3,6 +3,7 @@ with the reference catalog's rules for names, and nothing extracted."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,13 @@ def test_walk_refuses_a_file_that_is_no_archive(tmp_path: Path) -> None:
     (tmp_path / "x.bin").write_bytes(b"not an archive")
     with pytest.raises(SourceFormatError, match="expected a directory, a zip or a tar"):
         list(walk(tmp_path / "x.bin"))
+
+
+def test_walk_reads_an_archive_inside_a_zip_in_place(tmp_path: Path) -> None:
+    inner = roots(tmp_path)
+    write_zip(tmp_path / "outer.zip", {"in/x.tar.gz": inner["tar"].read_bytes(),
+                                       "in/x.zip": inner["zip"].read_bytes()})  # fmt: skip
+    for name in ("in/x.tar.gz", "in/x.zip"):
+        member = zipfile.Path(tmp_path / "outer.zip", name)
+        assert {m.path: m.read() for m in walk(member)} == FILES
+        assert sorted(paths(member)) == sorted(FILES)

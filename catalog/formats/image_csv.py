@@ -50,10 +50,10 @@ def examples(source: Source) -> Examples:
     """Yield ``(file name, {"image": file or bytes, "label": class name})`` for every file."""
     table = read_table(source)
     seen = set()
-    for member in walk(source.file("root")):
+    for member in walk(source.stream("root")):
         if member.name not in table:
             raise SourceFormatError(
-                f"{source.file('root')}/{member.path}: not listed in {source.file('csv')}"
+                f"{source.stream('root')}/{member.path}: not listed in {source.file('csv')}"
             )
         seen.add(member.name)
         image: Any = member.file if member.file is not None else member.read()
@@ -62,7 +62,7 @@ def examples(source: Source) -> Examples:
     if unseen:
         raise SourceFormatError(
             f"{source.file('csv')} lists {len(unseen)} files that are not in "
-            f"{source.file('root')}, e.g. {unseen[0]!r}"
+            f"{source.stream('root')}, e.g. {unseen[0]!r}"
         )
 
 
@@ -75,7 +75,7 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
 FORMAT = SourceFormat(
     name="image_csv",
     description="image files (a directory, zip or tar) labelled by a CSV table of file names",
-    roles=(Role("root"), Role("csv")),
+    roles=(Role("root", stream=True), Role("csv")),
     options={
         "filename_column": Option("str", "Filename", "the CSV column holding file names"),
         "label_column": Option("str", "label", "the CSV column holding class names"),

@@ -60,7 +60,7 @@ def _skipped(relative: str, patterns: Sequence[str]) -> bool:
 
 def _label(member: Member, source: Source, match: re.Pattern[str] | None) -> str | None:
     """The member's class name, or None when it is not an example."""
-    root = source.file("root")
+    root = source.stream("root")
     if match is None:
         parts = member.path.split("/")
         if len(parts) == 1:
@@ -81,7 +81,7 @@ def _sampled(source: Source, match: re.Pattern[str] | None) -> set[str]:
 
     options = source.options
     classes: dict[str, list[str]] = {}
-    for path in paths(source.file("root")):
+    for path in paths(source.stream("root")):
         if _skipped(path, options["skip"]):
             continue
         label = _label(Member(path, bytes), source, match)
@@ -94,7 +94,7 @@ def _sampled(source: Source, match: re.Pattern[str] | None) -> set[str]:
         files = sorted(classes[label])
         if len(files) < count:
             raise SourceFormatError(
-                f"{source.file('root')}: class {label!r} has {len(files)} files, fewer than "
+                f"{source.stream('root')}: class {label!r} has {len(files)} files, fewer than "
                 f"options.sample_per_class ({count})"
             )
         chosen.update(str(f) for f in rng.choice(files, count, replace=False))
@@ -103,7 +103,7 @@ def _sampled(source: Source, match: re.Pattern[str] | None) -> set[str]:
 
 def examples(source: Source) -> Examples:
     """Yield ``(path, {"image": file or bytes, "label": class name, text features...})``."""
-    root = source.file("root")
+    root = source.stream("root")
     options = source.options
     skip: Sequence[str] = options["skip"]
     match = re.compile(options["match"]) if options["match"] is not None else None
@@ -182,7 +182,7 @@ FORMAT = SourceFormat(
     name="image_folder",
     description="image files labelled by their folder (<root>/<class>/<file>), in a directory "
     "or streamed from a zip/tar",
-    roles=(Role("root"),),
+    roles=(Role("root", stream=True),),
     options={
         "skip": Option("strs", [], "glob patterns of files under the root to leave out"),
         "match": Option("str", None, "a regex every example's path matches, group 'label'"),

@@ -8,8 +8,11 @@ separated) and a way to read its bytes. A root may be
 - a tar file, plain or gz/bz2/xz compressed: members in archive order, read as one stream
   (nothing is extracted to disk; only the current member is in memory).
 
+- a member of a zip download that is itself a zip or a tar (`catalog.formats.base.SourceFile`):
+  read in place, nothing extracted.
+
 So an archive inside an archive (``caltech-101.zip`` holding ``101_ObjectCategories.tar.gz``)
-is read without extracting the inner one, and an image zip is read without extracting it.
+is read without extracting either, and an image zip is read without extracting it.
 As the reference catalog does when it iterates an archive, member paths are normalised
 (``./a/b`` is ``a/b``) and members whose path or base name starts with ``.`` (macOS ``._x``
 files), ends with ``~`` or is absolute are left out; so are directories, links and devices.
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from catalog.errors import SourceFormatError
 from catalog.extract import archive_format
+from catalog.formats.base import SourceFile
 
 __all__ = ["Member", "paths", "walk"]
 
@@ -57,15 +61,28 @@ def _kept(name: str) -> str | None:
     return path
 
 
-def walk(root: Path) -> Iterator[Member]:
-    """Every regular file under `root` (a directory, a zip or a tar file), one at a time."""
+def _format(root: SourceFile) -> str | None:
+    """ "zip", "tar" (plain or compressed) or None, from the file's content."""
+    if isinstance(root, Path):
+        fmt = archive_format(root) if root.is_file() else None
+        return "tar" if fmt is not None and fmt.startswith("tar") else fmt
+    with root.open("rb") as f:  # a member of a zip, read in place
+        head = f.read(4)
+    return "zip" if head.startswith(b"PK") else "tar"  # tarfile reports what is neither
+
+
+def walk(root: SourceFile) -> Iterator[Member]:
+    """Every regular file under `root`, one at a time: a directory, a zip or a tar file, or
+    an archive that is a member of a zip (read in place)."""
     if root.is_dir():
+        if not isinstance(root, Path):
+            raise SourceFormatError(f"{root}: a directory inside a zip; extract it instead")
         yield from _walk_dir(root)
         return
-    fmt = archive_format(root) if root.is_file() else None
+    fmt = _format(root)
     if fmt == "zip":
         yield from _walk_zip(root)
-    elif fmt is not None and fmt.startswith("tar"):
+    elif fmt == "tar":
         yield from _walk_tar(root)
     else:
         raise SourceFormatError(
@@ -82,9 +99,9 @@ def _walk_dir(root: Path) -> Iterator[Member]:
             yield Member(path, file.read_bytes, file)
 
 
-def _walk_zip(root: Path) -> Iterator[Member]:
+def _walk_zip(root: SourceFile) -> Iterator[Member]:
     try:
-        with zipfile.ZipFile(root) as zf:
+        with zipfile.ZipFile(root if isinstance(root, Path) else root.open("rb")) as zf:
             infos = sorted((i for i in zf.infolist() if not i.is_dir()), key=lambda i: i.filename)
             for info in infos:
                 path = _kept(info.filename)
@@ -94,24 +111,24 @@ def _walk_zip(root: Path) -> Iterator[Member]:
         raise SourceFormatError(f"{root}: a damaged zip file ({error})") from None
 
 
-def _read_zip(zf: zipfile.ZipFile, info: zipfile.ZipInfo, root: Path) -> bytes:
+def _read_zip(zf: zipfile.ZipFile, info: zipfile.ZipInfo, root: SourceFile) -> bytes:
     try:
         return zf.read(info)
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as error:
         raise SourceFormatError(f"{root}: member {info.filename} is damaged ({error})") from None
 
 
-def paths(root: Path) -> Iterator[str]:
+def paths(root: SourceFile) -> Iterator[str]:
     """The paths `walk` yields, in the same order, without reading the files' contents."""
-    if root.is_dir() or (root.is_file() and archive_format(root) == "zip"):
+    if root.is_dir() or _format(root) == "zip":
         yield from (member.path for member in walk(root))
         return
     yield from (member.path for member in _walk_tar(root, read=False))
 
 
-def _walk_tar(root: Path, *, read: bool = True) -> Iterator[Member]:
+def _walk_tar(root: SourceFile, *, read: bool = True) -> Iterator[Member]:
     try:
-        with tarfile.open(root, "r|*") as tar:
+        with root.open("rb") as stream, tarfile.open(fileobj=stream, mode="r|*") as tar:
             for info in tar:
                 path = _kept(info.name) if info.isfile() else None
                 if path is None:
