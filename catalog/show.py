@@ -23,7 +23,9 @@ grid is a grayscale picture.
 Detection datasets: when the features hold a Sequence of objects with a BBox and a ClassLabel
 (VOC's ``objects/bbox`` and ``objects/label``), each image is drawn larger (up to
 ``BOXES_MAX_SIDE``) with its boxes outlined, each in its class's colour, and the class name
-written at the box's top-left corner; the caption then reads "index: N objects".
+written at the box's top-left corner; the caption then reads "index: N objects". A BBox
+feature of its own (one box per image, Oxford-IIIT Pet's ``head_bbox``) is drawn the same
+way with the caption's class name; a box of all zeros is none.
 
 Pillow is imported only when a grid is drawn: ``import catalog`` never loads it.
 """
@@ -325,15 +327,24 @@ def show_examples(
     detection = pick_boxes(ds.features)
     if detection is not None:
         return _show_boxes(ds, rows, examples, image, detection, columns)
-    captions = []
+    # One box per image (Oxford-IIIT Pet's head_bbox): drawn with the caption's class name.
+    box_key = next((k for k, f in ds.features.items() if isinstance(f, BBox)), None)
+    captions, boxes = [], []
     for row, example in zip(rows, examples, strict=True):
+        name, index = "", 0
         if label is None:
             captions.append(str(row))
         else:
             feature = ds.features[label]
             assert isinstance(feature, ClassLabel)
-            captions.append(f"{row}: {feature.int2str(int(example[label]))}")
-    return render_grid([e[image] for e in examples], captions, columns=columns)
+            index = int(example[label])
+            name = feature.int2str(index)
+            captions.append(f"{row}: {name}")
+        if box_key is not None:
+            box = tuple(float(v) for v in example[box_key])
+            boxes.append([(box, index, name)] if any(box) else [])  # (0, 0, 0, 0): no box
+    drawn = boxes if box_key is not None else None
+    return render_grid([e[image] for e in examples], captions, columns=columns, boxes=drawn)  # type: ignore[arg-type]
 
 
 def _show_boxes(

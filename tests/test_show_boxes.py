@@ -14,7 +14,7 @@ from PIL import Image as PILImage
 from catalog.show import BOX_COLOURS, BOXES_MAX_SIDE, PAD, fit, render_grid
 from catalog.testing.harness import run_builder
 
-from dummy_images import VOC_IMAGES, VOC_SPLITS
+from dummy_images import PETS, PETS_IMAGES, VOC_IMAGES, VOC_SPLITS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,3 +65,29 @@ def test_catalog_show_draws_voc_boxes_and_class_names(tmp_path: Path) -> None:
     colour_extent(second, BOX_COLOURS[12 % len(BOX_COLOURS)])
     assert not (second == BOX_COLOURS[6]).all(axis=2).any()
     assert VOC_IMAGES["000012"][3][0][0] == "Car"
+
+
+def test_catalog_show_draws_a_single_bbox_feature(tmp_path: Path) -> None:
+    counts = {split: len(lines) for split, lines in PETS.items()}
+    run_builder(ROOT / "builders" / "oxford_iiit_pet", tmp_path, num_examples=counts)
+    out = tmp_path / "pets.png"
+    result = subprocess.run(
+        [sys.executable, "-m", "catalog", "show", "oxford_iiit_pet", "--data-dir",
+         str(tmp_path / "data"), "--columns", "3", "-o", str(out)],
+        capture_output=True, text=True, timeout=120, env=os.environ,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    with PILImage.open(out) as picture:
+        grid = np.asarray(picture.convert("RGB"))
+    cells = np.split(grid, 3, axis=1)
+    # Abyssinian_100 (label 0): head box (0.1, 0.1, 0.5, 0.5) of a 20x30 image drawn 6x
+    # (120 x 180), centred in the grid's 192-px box (Egyptian_Mau_14's 12 px drawn 16x).
+    y0, x0, y1, x1 = colour_extent(cells[0], BOX_COLOURS[0])
+    top, left = PAD + (192 - 120) // 2, PAD + (192 - 180) // 2
+    assert (y0, x0, y1, x1) == (top + round(0.1 * 119), left + round(0.1 * 179),
+                                top + round(0.5 * 119), left + round(0.5 * 179))  # fmt: skip
+    # yorkshire_terrier_7 (label 36): its box is the whole image.
+    colour_extent(cells[1], BOX_COLOURS[36 % len(BOX_COLOURS)])
+    # Egyptian_Mau_14 has no head box (0, 0, 0, 0): nothing drawn in its class's colour.
+    assert not (cells[2] == BOX_COLOURS[11 % len(BOX_COLOURS)]).all(axis=2).any()
+    assert PETS_IMAGES["Egyptian_Mau_14"][2] is None
