@@ -15,10 +15,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
+import glob
 import os
 import re
 import shutil
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +30,10 @@ from catalog.checksums import sha256_file, write_checksums
 from catalog.codec import RecordCodec
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
 from catalog.errors import FeatureError, SourceFormatError, SpecError, StorageError
+from catalog.extract import archive_format
 from catalog.features import ClassLabel
 from catalog.features.class_label import abbreviate
-from catalog.formats import FORMATS, Source
+from catalog.formats import FORMATS, Source, SourceFile
 from catalog.info import DatasetInfo, ShardInfo, SplitInfo, reusable
 from catalog.locking import INCOMPLETE, dataset_lock, make_dir, work_dirs
 from catalog.paths import DATA_DIR_ENV, DOWNLOAD_DIR_ENV, usable_dir
@@ -175,14 +178,36 @@ def _natural_order(path: Path) -> list[str | int]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.as_posix())]
 
 
+def _zip_member(file: CachedFile, member: str, where: str) -> zipfile.Path | None:
+    """`member` of a zip download, to read in place; None if the download is not a zip or
+    `member` is a glob."""
+    if glob.has_magic(member) or archive_format(file.path) != "zip":
+        return None
+    found = zipfile.Path(file.path, member)
+    if found.is_file():
+        return found
+    if zipfile.Path(file.path, member.rstrip("/") + "/").exists():
+        return None  # a directory: extracted as usual
+    raise SourceFormatError(f"{where}: {member!r} in {file.filename} is not a file in the zip")
+
+
 def _resolve(
-    ref: FileRef, files: dict[str, CachedFile], manager: DownloadManager, where: str, many: bool
-) -> tuple[Path, ...]:
+    ref: FileRef,
+    files: dict[str, CachedFile],
+    manager: DownloadManager,
+    where: str,
+    many: bool,
+    stream: bool = False,
+) -> tuple[SourceFile, ...]:
     """The paths a file reference names: the download itself, or the members of its archive
-    (extracted once, into the download dir) its path or glob matches, in natural order."""
+    (extracted once, into the download dir) its path or glob matches, in natural order. For a
+    role that streams, a zip's member is read in place instead (the zip is not extracted)."""
     file = files[ref.download]
     if ref.member is None:
         return (file.path,)
+    member = _zip_member(file, ref.member, where) if stream else None
+    if member is not None:
+        return (member,)
     root = manager.extract(file)
     if ref.member == ".":  # the extracted archive's top folder itself
         return (root,)
@@ -205,10 +230,12 @@ def _sources(
     for split in spec.splits.values():
         where = f"{spec.full_name}: splits.{split.name}"
         fmt = FORMATS[split.format]
-        many = {role.name: role.many for role in fmt.roles}
+        roles = {role.name: role for role in fmt.roles}
         paths = {
-            role: _resolve(ref, files, manager, f"{where}.files.{role}", many[role])
-            for role, ref in split.files.items()
+            name: _resolve(
+                ref, files, manager, f"{where}.files.{name}", roles[name].many, roles[name].stream
+            )
+            for name, ref in split.files.items()
         }
         options = {
             name: {

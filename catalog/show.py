@@ -26,6 +26,13 @@ waveform thumbnails of its Audio feature (:func:`waveform`: the per-column min..
 of the clip, scaled to its loudest sample, on a mid line), else text: the first lines of
 its Text features, or a table of its rows for a tabular dataset (``catalog.show_text``).
 
+Detection datasets: when the features hold a Sequence of objects with a BBox and a ClassLabel
+(VOC's ``objects/bbox`` and ``objects/label``), each image is drawn larger (up to
+``BOXES_MAX_SIDE``) with its boxes outlined, each in its class's colour, and the class name
+written at the box's top-left corner; the caption then reads "index: N objects". A BBox
+feature of its own (one box per image, Oxford-IIIT Pet's ``head_bbox``) is drawn the same
+way with the caption's class name; a box of all zeros is none.
+
 Pillow is imported only when a grid is drawn: ``import catalog`` never loads it.
 """
 
@@ -38,7 +45,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from catalog.features import Audio, ClassLabel, FeaturesDict, Image, Text
+from catalog.features import Audio, BBox, ClassLabel, FeaturesDict, Image, Text
+from catalog.features import Sequence as SequenceFeature
 
 if TYPE_CHECKING:
     from PIL import Image as PILImage
@@ -47,10 +55,12 @@ if TYPE_CHECKING:
     from catalog.data_source import DataSource
 
 __all__ = [
+    "BOXES_MAX_SIDE",
     "MAX_EXAMPLES",
     "MAX_SIDE",
     "GridLayout",
     "fit",
+    "pick_boxes",
     "pick_features",
     "render_grid",
     "sample",
@@ -65,6 +75,15 @@ MAX_EXAMPLES = 1024  #: the most examples one grid shows
 BACKGROUND = 255  #: gray levels: the page,
 LETTERBOX = 200  #: the box around an image that does not fill it,
 TEXT = 40  #: and the captions
+BOXES_MAX_SIDE = 192  #: the largest side an image with boxes is drawn at
+#: Box outline colours, by class index (cycled).
+BOX_COLOURS = [
+    (230, 25, 75), (60, 180, 75), (0, 130, 200), (245, 130, 48), (145, 30, 180),
+    (70, 240, 240), (240, 50, 230), (210, 245, 60), (250, 190, 212), (0, 128, 128),
+]  # fmt: skip
+
+#: The boxes of one image: ((ymin, xmin, ymax, xmax) normalised, class index, class name).
+Boxes = list[tuple[tuple[float, float, float, float], int, str]]
 
 
 def sample(length: int, num_examples: int, seed: int | None = None) -> list[int]:
@@ -185,9 +204,11 @@ def render_grid(
     captions: Sequence[str],
     *,
     columns: int | None = None,
+    boxes: Sequence[Boxes] | None = None,
 ) -> PILImage.Image:
     """A grid of `images` (uint8 arrays), each with its caption below (see the module
-    docstring for the layout); mode "L" when every image is grayscale, else "RGB"."""
+    docstring for the layout); mode "L" when every image is grayscale and there are no
+    `boxes` (per image: its boxes to outline, with class names), else "RGB"."""
     from PIL import Image as PILImage
     from PIL import ImageDraw
 
@@ -195,14 +216,17 @@ def render_grid(
         raise ValueError(f"got {len(images)} images but {len(captions)} captions")
     if not images:
         raise ValueError("no images to draw")
+    if boxes is not None and len(boxes) != len(images):
+        raise ValueError(f"got {len(images)} images but boxes for {len(boxes)}")
     pictures = [_to_pil(image) for image in images]
-    sizes = [fit(p.height, p.width) for p in pictures]
+    max_side = MAX_SIDE if boxes is None else BOXES_MAX_SIDE
+    sizes = [fit(p.height, p.width, max_side) for p in pictures]
     font = _font()
     caption_height = int(font.getbbox("0: Ag/|")[3]) + 4
     layout = GridLayout(
         len(pictures), _columns(len(pictures), columns), max(max(s) for s in sizes), caption_height
     )
-    mode = "L" if all(p.mode == "L" for p in pictures) else "RGB"
+    mode = "L" if boxes is None and all(p.mode == "L" for p in pictures) else "RGB"
 
     def gray(level: int) -> int | tuple[int, int, int]:
         return level if mode == "L" else (level, level, level)
@@ -220,6 +244,10 @@ def render_grid(
         method = PILImage.Resampling.NEAREST if upscale else PILImage.Resampling.LANCZOS
         scaled = picture.convert(mode).resize((width, height), method)
         canvas.paste(scaled, layout.image_origin(i, height, width))
+        if boxes is not None:
+            _draw_boxes(
+                draw, font, layout.image_origin(i, height, width), (height, width), boxes[i]
+            )
         text = _fit_caption(caption, font, cell_width - 2)
         text_x = x - PAD + (cell_width - font.getlength(text)) / 2
         draw.text((text_x, y + layout.box + 2), text, fill=gray(TEXT), font=font)
@@ -290,6 +318,37 @@ def waveform(
     return picture
 
 
+def _draw_boxes(
+    draw: Any, font: Any, origin: tuple[int, int], size: tuple[int, int], boxes: Boxes
+) -> None:
+    """Outline each box on the image drawn at `origin` with `size` (height, width), in its
+    class's colour, its class name at its top-left corner on that colour."""
+    left, top = origin
+    height, width = size
+    for (ymin, xmin, ymax, xmax), index, name in boxes:
+        colour = BOX_COLOURS[index % len(BOX_COLOURS)]
+        x0, y0 = left + round(xmin * (width - 1)), top + round(ymin * (height - 1))
+        x1, y1 = left + round(xmax * (width - 1)), top + round(ymax * (height - 1))
+        draw.rectangle((x0, y0, x1, y1), outline=colour, width=2)
+        text_box = draw.textbbox((x0 + 2, y0 + 1), name, font=font)
+        draw.rectangle(text_box, fill=colour)
+        draw.text((x0 + 2, y0 + 1), name, fill=(255, 255, 255), font=font)
+
+
+def pick_boxes(features: FeaturesDict) -> tuple[str, str, str] | None:
+    """(sequence feature, its BBox column, its ClassLabel column) of a detection dataset's
+    objects, e.g. ``("objects", "bbox", "label")``; None without such a Sequence."""
+    for key, feature in features.items():
+        columns = feature.feature if isinstance(feature, SequenceFeature) else None
+        if not isinstance(columns, FeaturesDict):
+            continue
+        bbox = [k for k, f in columns.items() if isinstance(f, BBox)]
+        labels = [k for k, f in columns.items() if isinstance(f, ClassLabel)]
+        if bbox and labels:
+            return key, bbox[0], "label" if "label" in labels else labels[0]
+    return None
+
+
 def pick_features(
     features: FeaturesDict,
     supervised_keys: tuple[str, str] | None = None,
@@ -341,6 +400,55 @@ def show_examples(
         raise ValueError(f"{ds.info.name} split {ds.split!r} has no examples")
     rows = sample(len(ds), num_examples, seed)
     examples = ds[rows]
-    captions = [caption(ds.features, label, r, e) for r, e in zip(rows, examples, strict=True)]
-    pictures = [waveform(e[key]) if kind == "audio" else e[key] for e in examples]
-    return render_grid(pictures, captions, columns=columns)
+    if kind == "audio":
+        captions = [caption(ds.features, label, r, e) for r, e in zip(rows, examples, strict=True)]
+        return render_grid([waveform(e[key]) for e in examples], captions, columns=columns)
+    image = key
+    detection = pick_boxes(ds.features)
+    if detection is not None:
+        return _show_boxes(ds, rows, examples, image, detection, columns)
+    # One box per image (Oxford-IIIT Pet's head_bbox): drawn with the caption's class name.
+    box_key = next((k for k, f in ds.features.items() if isinstance(f, BBox)), None)
+    captions, boxes = [], []
+    for row, example in zip(rows, examples, strict=True):
+        name, index = "", 0
+        if label is None:
+            captions.append(str(row))
+        else:
+            feature = ds.features[label]
+            assert isinstance(feature, ClassLabel)
+            index = int(example[label])
+            name = feature.int2str(index)
+            captions.append(f"{row}: {name}")
+        if box_key is not None:
+            box = tuple(float(v) for v in example[box_key])
+            boxes.append([(box, index, name)] if any(box) else [])  # (0, 0, 0, 0): no box
+    drawn = boxes if box_key is not None else None
+    return render_grid([e[image] for e in examples], captions, columns=columns, boxes=drawn)  # type: ignore[arg-type]
+
+
+def _show_boxes(
+    ds: DataSource,
+    rows: list[int],
+    examples: list[dict[str, Any]],
+    image: str,
+    detection: tuple[str, str, str],
+    columns: int | None,
+) -> PILImage.Image:
+    """The grid of a detection dataset: each image with its objects' boxes and class names."""
+    key, bbox, label = detection
+    sequence = ds.features[key]
+    assert isinstance(sequence, SequenceFeature) and isinstance(sequence.feature, FeaturesDict)
+    names = sequence.feature[label]
+    assert isinstance(names, ClassLabel)
+    all_boxes: list[Boxes] = []
+    captions = []
+    for row, example in zip(rows, examples, strict=True):
+        objects = example[key]
+        found = [
+            (tuple(float(v) for v in box), int(index), names.int2str(int(index)))
+            for box, index in zip(objects[bbox], objects[label], strict=True)
+        ]
+        all_boxes.append(found)  # type: ignore[arg-type]
+        captions.append(f"{row}: {len(found)} object{'' if len(found) == 1 else 's'}")
+    return render_grid([e[image] for e in examples], captions, columns=columns, boxes=all_boxes)

@@ -25,6 +25,8 @@ import numpy as np
 from catalog.spec import load_spec
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
+from dummy_images import MAKERS as IMAGE_MAKERS
+
 BUILDERS = Path(__file__).resolve().parent.parent / "builders"
 
 #: dataset -> seed; split -> (file prefix, example count, seed offset)
@@ -212,6 +214,7 @@ MAKERS: dict[str, Callable[[], None]] = {
     "binarized_mnist": make_binarized_mnist,
     "svhn_cropped": make_svhn_cropped,
     "text_audio": make_text_audio,
+    **IMAGE_MAKERS,
 }
 
 

@@ -25,6 +25,7 @@ from make_dummy_data import (
     cifar_images,
     svhn_labels,
 )
+from test_builders_images import IMAGE_DATASETS, IMAGE_FACTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -210,8 +211,9 @@ def test_new_builders_match_the_facts(name: str) -> None:
 def test_every_registered_dataset_and_config_has_a_builder_test() -> None:
     from test_builders_text_audio import FACTS as TEXT_AUDIO_FACTS  # their own test module
 
-    facts = {*FACTS, *TEXT_AUDIO_FACTS}
-    tested = {*IDX_BUILDERS, *facts, "cmaterdb"} | {n.partition("/")[0] for n in TEXT_AUDIO_FACTS}
+    facts = {*FACTS, *TEXT_AUDIO_FACTS, *IMAGE_FACTS}
+    tested = {*IDX_BUILDERS, *facts, "cmaterdb", *IMAGE_DATASETS}
+    tested |= {n.partition("/")[0] for n in TEXT_AUDIO_FACTS}
     for name in catalog.list_datasets():
         b = catalog.builder(name)
         assert name in tested, name

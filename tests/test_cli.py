@@ -50,7 +50,14 @@ def test_list_shows_registered_datasets() -> None:
     result = run("list")
     assert result.returncode == 0, result.stderr
     names = [line.split()[0] for line in result.stdout.splitlines()]
-    assert names[:4] == ["ag_news_subset", "binarized_mnist", "cifar10", "cifar100"]
+    assert names[:6] == [
+        "ag_news_subset",
+        "beans",
+        "binarized_mnist",
+        "caltech101",
+        "cats_vs_dogs",
+        "cifar10",
+    ]
     assert "fashion_mnist" in names and "tf_flowers" in names
     assert "train 60000, test 10000" in result.stdout
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import catalog
 from catalog.info import DatasetInfo, ShardInfo, SplitInfo
 
+from dummy_images import MNIST_C_CONFIGS
+
 #: Run the CLI with socket connections failing: `list` and `info` must never need the network.
 #: Also prints which heavy modules got imported (neither command needs requests or Pillow).
 OFFLINE = textwrap.dedent("""\
@@ -136,30 +138,70 @@ def test_info_of_an_unknown_dataset_is_a_usage_error(tmp_path: Path) -> None:
 
 
 LIST = """\
-ag_news_subset           1.0.0  train 120000, test 7600                      11.2 MiB to download
-binarized_mnist          1.0.0  train 50000, validation 10000, test 10000    104.7 MiB to download
-cifar10                  3.0.2  train 50000, test 10000                      162.2 MiB to download
-cifar100                 3.0.2  train 50000, test 10000                      160.7 MiB to download
-cmaterdb/bangla          1.0.0  train 5000, test 1000                        573.8 KiB to download  (default config)
-cmaterdb/devanagari      1.0.0  train 2500, test 500                         275.3 KiB to download
-cmaterdb/telugu          1.0.0  train 2500, test 500                         283.9 KiB to download
-fashion_mnist            3.0.1  train 60000, test 10000                      29.4 MiB to download
-glue/cola                2.0.0  train 8551, validation 1043, test 1063       368.1 KiB to download  (default config)
-glue/sst2                2.0.0  train 67349, validation 872, test 1821       7.1 MiB to download
-imdb_reviews/plain_text  1.0.0  train 25000, test 25000, unsupervised 50000  80.2 MiB to download   (default config)
-iris                     2.1.0  train 150                                    3.7 KiB to download
-kmnist                   3.0.1  train 60000, test 10000                      20.3 MiB to download
-mnist                    3.0.1  train 60000, test 10000                      11.1 MiB to download
-speech_commands          0.0.3  train 85511, validation 10102, test 4890     2.4 GiB to download
-spoken_digit             1.0.9  train 2500                                   11.4 MiB to download
-squad/v1.1               3.0.0  train 87599, validation 10570                33.5 MiB to download   (default config)
-svhn_cropped             3.1.0  train 73257, test 26032, extra 531131        1.5 GiB to download
-tf_flowers               3.0.1  train 3670                                   218.2 MiB to download
-tiny_shakespeare         1.0.0  train 1, validation 1, test 1                1.1 MiB to download
-titanic                  4.0.0  train 1309                                   115.0 KiB to download
-wine_quality/white       1.0.0  train 4898                                   258.2 KiB to download  (default config)
-wine_quality/red         1.0.0  train 1599                                   82.2 KiB to download
-yelp_polarity_reviews    0.2.0  train 560000, test 38000                     158.7 MiB to download
+ag_news_subset                 1.0.0  train 120000, test 7600                      11.2 MiB to download
+beans                          0.1.0  train 1034, validation 133, test 128         171.7 MiB to download
+binarized_mnist                1.0.0  train 50000, validation 10000, test 10000    104.7 MiB to download
+caltech101                     3.0.2  train 3060, test 6084                        131.0 MiB to download
+cats_vs_dogs                   4.0.1  train 23262                                  786.7 MiB to download
+cifar10                        3.0.2  train 50000, test 10000                      162.2 MiB to download
+cifar100                       3.0.2  train 50000, test 10000                      160.7 MiB to download
+cifar10_1/v4                   1.1.0  test 2021                                    5.9 MiB to download    (default config)
+cifar10_1/v6                   1.1.0  test 2000                                    5.9 MiB to download
+cmaterdb/bangla                1.0.0  train 5000, test 1000                        573.8 KiB to download  (default config)
+cmaterdb/devanagari            1.0.0  train 2500, test 500                         275.3 KiB to download
+cmaterdb/telugu                1.0.0  train 2500, test 500                         283.9 KiB to download
+colorectal_histology           2.0.0  train 5000                                   246.1 MiB to download
+deep_weeds                     3.0.0  train 17509                                  469.3 MiB to download
+dtd                            3.0.1  train 1880, validation 1880, test 1880       596.3 MiB to download
+emnist/byclass                 3.1.0  train 697932, test 116323                    535.7 MiB to download  (default config)
+emnist/bymerge                 3.1.0  train 697932, test 116323                    535.7 MiB to download
+emnist/balanced                3.1.0  train 112800, test 18800                     535.7 MiB to download
+emnist/letters                 3.1.0  train 88800, test 14800                      535.7 MiB to download
+emnist/digits                  3.1.0  train 240000, test 40000                     535.7 MiB to download
+emnist/mnist                   3.1.0  train 60000, test 10000                      535.7 MiB to download
+eurosat/rgb                    2.0.0  train 27000                                  89.9 MiB to download   (default config)
+fashion_mnist                  3.0.1  train 60000, test 10000                      29.4 MiB to download
+glue/cola                      2.0.0  train 8551, validation 1043, test 1063       368.1 KiB to download  (default config)
+glue/sst2                      2.0.0  train 67349, validation 872, test 1821       7.1 MiB to download
+horses_or_humans               3.0.0  train 1027, test 256                         153.6 MiB to download
+imagenette/full-size           1.0.0  train 12894, validation 500                  1.4 GiB to download    (default config)
+imagenette/320px               1.0.0  train 12894, validation 500                  325.5 MiB to download
+imagenette/160px               1.0.0  train 12894, validation 500                  94.2 MiB to download
+imdb_reviews/plain_text        1.0.0  train 25000, test 25000, unsupervised 50000  80.2 MiB to download   (default config)
+iris                           2.1.0  train 150                                    3.7 KiB to download
+kmnist                         3.0.1  train 60000, test 10000                      20.3 MiB to download
+mnist                          3.0.1  train 60000, test 10000                      11.1 MiB to download
+mnist_corrupted/identity       1.0.0  train 60000, test 10000                      235.2 MiB to download  (default config)
+mnist_corrupted/shot_noise     1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/impulse_noise  1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/glass_blur     1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/motion_blur    1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/shear          1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/scale          1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/rotate         1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/brightness     1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/translate      1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/stripe         1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/fog            1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/spatter        1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/dotted_line    1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/zigzag         1.0.0  train 60000, test 10000                      235.2 MiB to download
+mnist_corrupted/canny_edges    1.0.0  train 60000, test 10000                      235.2 MiB to download
+oxford_flowers102              2.1.1  train 1020, validation 1020, test 6149       328.9 MiB to download
+oxford_iiit_pet                4.0.0  train 3680, test 3669                        773.5 MiB to download
+rock_paper_scissors            3.0.0  train 2520, test 372                         219.5 MiB to download
+speech_commands                0.0.3  train 85511, validation 10102, test 4890     2.4 GiB to download
+spoken_digit                   1.0.9  train 2500                                   11.4 MiB to download
+squad/v1.1                     3.0.0  train 87599, validation 10570                33.5 MiB to download   (default config)
+stl10                          1.0.0  train 5000, test 8000, unlabelled 100000     2.5 GiB to download
+svhn_cropped                   3.1.0  train 73257, test 26032, extra 531131        1.5 GiB to download
+tf_flowers                     3.0.1  train 3670                                   218.2 MiB to download
+tiny_shakespeare               1.0.0  train 1, validation 1, test 1                1.1 MiB to download
+titanic                        4.0.0  train 1309                                   115.0 KiB to download
+voc/2007                       5.0.0  train 2501, validation 2510, test 4952       868.8 MiB to download  (default config)
+wine_quality/white             1.0.0  train 4898                                   258.2 KiB to download  (default config)
+wine_quality/red               1.0.0  train 1599                                   82.2 KiB to download
+yelp_polarity_reviews          0.2.0  train 560000, test 38000                     158.7 MiB to download
 """  # noqa: E501
 
 
@@ -197,7 +239,11 @@ def test_list_json(tmp_path: Path) -> None:
 
 def test_list_filters_by_tag_and_search_word(tmp_path: Path) -> None:
     names = [line.split()[0] for line in ok(run("list", "mnist", data_dir=tmp_path)).splitlines()]
-    assert names == ["binarized_mnist", "fashion_mnist", "kmnist", "mnist"]
+    emnist = ["byclass", "bymerge", "balanced", "letters", "digits", "mnist"]
+    assert names == [
+        "binarized_mnist", *(f"emnist/{c}" for c in emnist), "fashion_mnist", "kmnist", "mnist",
+        *(f"mnist_corrupted/{c}" for c in MNIST_C_CONFIGS),
+    ]  # fmt: skip
     # The search word also matches descriptions, case-insensitively.
     found = ok(run("list", "TELUGU", data_dir=tmp_path))
     assert [line.split()[0] for line in found.splitlines()] == [
@@ -206,12 +252,13 @@ def test_list_filters_by_tag_and_search_word(tmp_path: Path) -> None:
     tagged = json.loads(
         ok(run("list", "--tag", "image-classification", "--json", data_dir=tmp_path))
     )
-    assert [d["name"] for d in tagged] == [
-        "binarized_mnist", "cifar10", "cifar100", "cmaterdb", "fashion_mnist", "kmnist", "mnist",
-        "svhn_cropped", "tf_flowers",
-    ]  # fmt: skip
+    image_classification = [d["name"] for d in tagged]
+    assert "voc" not in image_classification and "speech_commands" not in image_classification
+    assert {"mnist", "cifar10", "beans", "emnist", "stl10"} <= set(image_classification)
     audio = ok(run("list", "--tag", "audio", data_dir=tmp_path))
     assert [line.split()[0] for line in audio.splitlines()] == ["speech_commands", "spoken_digit"]
+    detection = ok(run("list", "--tag", "object-detection", data_dir=tmp_path))
+    assert [line.split()[0] for line in detection.splitlines()] == ["voc/2007"]
     assert ok(run("list", "--tag", "image", "--tag", "no-such-tag", data_dir=tmp_path)) == ""
 
 

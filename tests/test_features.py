@@ -28,7 +28,7 @@ from catalog import (
     Text,
 )
 from catalog.codec import RecordCodec
-from catalog.features import FEATURE_TYPES, Feature, from_json
+from catalog.features import FEATURE_TYPES, BBox, Feature, from_json
 
 IMG = np.arange(28 * 28, dtype=np.uint8).reshape(28, 28, 1)
 RGB = np.arange(5 * 7 * 3, dtype=np.uint8).reshape(5, 7, 3)
@@ -140,6 +140,9 @@ ROUNDTRIPS = [
     ("seq of dicts from dict of lists", BOXES, {"bbox": [[0, 0, 1, 1]], "label": [0]},
      {"bbox": f32([[0, 0, 1, 1]]), "label": i64(0)}),
     ("seq of dicts empty", BOXES, [], {"bbox": np.zeros((0, 4), np.float32), "label": i64()}),
+    ("bbox", BBox(), (0.25, 0.5, 0.75, 1.0), f32([0.25, 0.5, 0.75, 1.0])),
+    ("seq of bboxes stack", Sequence(BBox()), [[0, 0, 1, 1], [0.5, 0.5, 0.5, 0.5]],
+     f32([[0, 0, 1, 1], [0.5, 0.5, 0.5, 0.5]])),
     # FeaturesDict (nested)
     ("nested dicts", FeaturesDict({"a": Text(), "b": {"c": NAMES, "d": Scalar("int8")}}),
      {"a": "x", "b": {"c": "bird", "d": -3}}, {"a": "x", "b": {"c": 2, "d": np.int8(-3)}}),
@@ -204,6 +207,10 @@ ERRORS = [
      "elements have keys that are not features: ['score']"),
     (BOXES, {"bbox": [[0, 0, 1, 1]], "label": [0, 1]},
      "the features of each element need as many values; got bbox 1, label 2"),
+    (BBox(), [0.5, 0.0, 1.5, 1.0], "box [0.5, 0.0, 1.5, 1.0] is not normalised: each of"),
+    (BBox(), [0.5, 0.0, 0.25, 1.0], "box [0.5, 0.0, 0.25, 1.0] is not ordered: expected ymin"),
+    (BBox(), [0.0, 0.5, 1.0], "expected shape (4,), got (3,)"),
+    (BBox(), [float("nan"), 0, 1, 1], "is not normalised"),
 ]  # fmt: skip
 
 
@@ -487,6 +494,7 @@ def test_bad_feature_definitions(make: Any, message: str) -> None:
 
 
 ALL_KINDS = [
+    BBox(),
     Image((28, 28, 1)),
     Image((None, None, 3)),
     Image((32, 32, 3), encoding="png"),
@@ -560,7 +568,7 @@ def test_class_label_repr_abbreviates_many_names() -> None:
     ("data", "message"),
     [
         ({"type": "Video"}, "unknown feature type 'Video' for feature 'clip'; known types: "
-         "Audio, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text"),
+         "Audio, BBox, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text"),
         ({"type": "ClassLabel", "name": ["a"]},
          "bad ClassLabel spec for feature 'clip': unknown field 'name'; fields: names, "
          "num_classes, names_file"),

@@ -1,11 +1,12 @@
 """Typed features: what each value of an example is, how it is checked, stored and read back.
 
-One type per module: `Audio`, `Image`, `ClassLabel`, `Scalar`, `Tensor`, `Text`, `Sequence` and
-`FeaturesDict` (nested dicts); `registry` rebuilds any of them from JSON.
+One type per module: `Audio`, `BBox`, `Image`, `ClassLabel`, `Scalar`, `Tensor`, `Text`,
+`Sequence` and `FeaturesDict` (nested dicts); `registry` rebuilds any of them from JSON.
 """
 
 from catalog.features.audio import Audio
 from catalog.features.base import Feature
+from catalog.features.bbox import BBox
 from catalog.features.class_label import ClassLabel
 from catalog.features.features_dict import FeaturesDict
 from catalog.features.image import Image
@@ -18,6 +19,7 @@ from catalog.features.text import Text
 __all__ = [
     "FEATURE_TYPES",
     "Audio",
+    "BBox",
     "ClassLabel",
     "Feature",
     "FeaturesDict",

@@ -74,8 +74,9 @@ class ClassLabel(Feature):
     Values to encode may be the index or the class name. Stored as a 1, 2 or 4 byte unsigned
     int; in a `Sequence` labels stack into an int64 array. With ``allow_unlabeled`` the label
     may also be -1, TFDS's "no label" (e.g. IMDB's unsupervised split, GLUE's test splits);
-    it is then stored as index + 1. The JSON form always holds the
-    names themselves, so a prepared dataset never needs the names file again.
+    it is then stored as index + 1 (STL-10's ``unlabelled`` split uses it too). The JSON
+    form always holds the names themselves, so a prepared dataset never needs the names file
+    again.
 
     >>> label = ClassLabel(names=["cat", "dog"])
     >>> label.str2int("dog"), label.int2str(0), label.num_classes
@@ -226,8 +227,9 @@ class ClassLabel(Feature):
         )
 
     def __repr__(self) -> str:
+        flag = ", allow_unlabeled=True" if self.allow_unlabeled else ""
         if self._names is None:
-            return f"ClassLabel(num_classes={self._num_classes})"
+            return f"ClassLabel(num_classes={self._num_classes}{flag})"
         shown = ", ".join(repr(n) for n in self._names[:5])
         more = f", ... ({self._num_classes} in all)" if self._num_classes > 5 else ""
-        return f"ClassLabel(names=[{shown}{more}])"
+        return f"ClassLabel(names=[{shown}{more}]{flag})"

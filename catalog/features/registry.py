@@ -14,6 +14,7 @@ from typing import Any
 from catalog.errors import FeatureError
 from catalog.features.audio import Audio
 from catalog.features.base import Feature, join_path
+from catalog.features.bbox import BBox
 from catalog.features.class_label import ClassLabel
 from catalog.features.features_dict import FeaturesDict
 from catalog.features.image import Image
@@ -27,7 +28,7 @@ __all__ = ["FEATURE_TYPES", "from_json"]
 #: Every feature type by its JSON tag. Add new types here.
 FEATURE_TYPES: dict[str, type[Feature]] = {
     cls.type_name: cls
-    for cls in (Audio, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text)
+    for cls in (Audio, BBox, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text)
 }
 
 

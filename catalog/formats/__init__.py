@@ -10,7 +10,8 @@ format        reads
 idx           IDX images + labels files (MNIST family), gzip'd or not
 cifar_bin     CIFAR binary batches: label byte(s) + a channel-planar 32x32x3 image
 npz           a NumPy .npz file, one array per feature (never unpickled)
-image_folder  image files in one folder per class, e.g. inside a zip or tar archive
+npy           two NumPy .npy files, images and labels, memory-mapped
+image_folder  image files labelled by folder or path, in a directory or streamed from a zip/tar
 amat          text .amat files, one image per line as 0/1 values
 mat           MATLAB v5 .mat files via scipy (the optional extra catalog[mat])
 delimited     CSV/TSV text, one example per row, columns mapped to features
@@ -19,6 +20,11 @@ text_folder   text files in one folder per class, e.g. inside a tar archive
 squad_json    SQuAD-style JSON, flattened to one example per question
 wav_folder    WAV files labelled by path; listing files; windows of long recordings
 tfrecord      TFRecord files of tf.train.Example protos, Example keys mapped to features
+mat_ids       image files named by ids from a .mat array, labels in another
+raw_images    raw uint8 images back to back (STL-10), labels one byte each
+image_csv     image files labelled by a CSV table of file names
+image_list    a list file, one example per line: image path and fields
+voc           PASCAL VOC detection: id lists, JPEGs and XML annotations with boxes
 ============  ==========================================================================
 """
 
@@ -29,18 +35,22 @@ from catalog.formats import (
     cifar_bin,
     delimited,
     idx,
+    image_csv,
     image_folder,
+    image_list,
     mat,
     npz,
+    raw_images,
     squad_json,
     text_cut,
     text_folder,
     tfrecord,
+    voc_xml,
     wav_folder,
 )
-from catalog.formats.base import Option, Role, Source, SourceFormat
+from catalog.formats.base import Option, Role, Source, SourceFile, SourceFormat
 
-__all__ = ["FORMATS", "Option", "Role", "Source", "SourceFormat"]
+__all__ = ["FORMATS", "Option", "Role", "Source", "SourceFile", "SourceFormat"]
 
 #: Every source format by the name a builder spec uses. Add new readers here.
 FORMATS: dict[str, SourceFormat] = {
@@ -49,6 +59,7 @@ FORMATS: dict[str, SourceFormat] = {
         idx.FORMAT,
         cifar_bin.FORMAT,
         npz.FORMAT,
+        npz.NPY_FORMAT,
         image_folder.FORMAT,
         amat.FORMAT,
         mat.FORMAT,
@@ -58,5 +69,10 @@ FORMATS: dict[str, SourceFormat] = {
         squad_json.FORMAT,
         wav_folder.FORMAT,
         tfrecord.FORMAT,
+        mat.ID_FORMAT,
+        raw_images.FORMAT,
+        image_csv.FORMAT,
+        image_list.FORMAT,
+        voc_xml.FORMAT,
     )
 }

@@ -8,6 +8,7 @@ Builder specs name formats; `catalog.spec` validates splits against these declar
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ __all__ = [
     "OptionKind",
     "Role",
     "Source",
+    "SourceFile",
     "SourceFormat",
     "running_id",
     "shape_of",
@@ -30,19 +32,29 @@ __all__ = [
 Examples = Iterator[tuple[str, dict[str, Any]]]
 
 #: An option's kind, as a split's ``options`` gives it in builder.yaml:
-#: ``str``, ``int``, ``strs`` (a list of strings), ``floats`` (a list of numbers),
+#: ``str``, ``int``, ``bool``, ``strs`` (a list of strings), ``floats`` (a list of numbers),
 #: ``str_map`` (str -> str), ``strs_map`` (str -> a list of strings), ``str_maps``
 #: (str -> (str -> str)), ``file_map`` (str -> a file reference, resolved to one path before
 #: the reader runs).
-OptionKind = Literal["str", "int", "strs", "floats", "str_map", "strs_map", "str_maps", "file_map"]
+OptionKind = Literal[
+    "str", "int", "bool", "strs", "floats", "str_map", "strs_map", "str_maps", "file_map"
+]
+
+
+#: A file a reader gets: a path on disk, or (for a role that streams) a member of a zip
+#: archive, read in place with ``.open("rb")`` without extracting the archive.
+SourceFile = Path | zipfile.Path
 
 
 @dataclass(frozen=True)
 class Role:
-    """A file a format reads. With `many`, a glob may match several files, read in order."""
+    """A file a format reads. With `many`, a glob may match several files, read in order.
+    With `stream`, the reader only opens the file as a stream (``.open("rb")``), so a member
+    of a zip download is read in place instead of extracting the zip (EMNIST's gz members)."""
 
     name: str
     many: bool = False
+    stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,13 +73,27 @@ class Source:
     references resolved to paths), and the spec's features."""
 
     split: str
-    files: Mapping[str, tuple[Path, ...]]
+    files: Mapping[str, tuple[SourceFile, ...]]
     options: Mapping[str, Any]
     features: FeaturesDict
 
     def file(self, role: str) -> Path:
-        """The one file of a role that is not `many`."""
+        """The one file on disk of a role that is not `many`."""
+        path = self.files[role][0]
+        if not isinstance(path, Path):
+            raise TypeError(f"role {role!r} is a zip member ({path}); use Source.stream")
+        return path
+
+    def stream(self, role: str) -> SourceFile:
+        """The one file of a `stream` role: a path, or a zip member to ``.open("rb")``."""
         return self.files[role][0]
+
+    def paths(self, role: str) -> tuple[Path, ...]:
+        """The files on disk of a role (several for a `many` role)."""
+        paths = self.files[role]
+        if not all(isinstance(p, Path) for p in paths):
+            raise TypeError(f"role {role!r} holds zip members; read them with Source.stream")
+        return paths  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

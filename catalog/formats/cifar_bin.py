@@ -40,7 +40,7 @@ def examples(source: Source) -> Examples:
     with_id = "id" in source.features
     size = len(labels) + IMAGE_BYTES
     index = 0
-    for path in source.files["records"]:
+    for path in source.paths("records"):
         total = path.stat().st_size
         if total % size:
             raise SourceFormatError(

@@ -1,68 +1,203 @@
-"""A folder per class: ``<root>/<class>/<file>``, every file an example of its folder's class.
+"""Image files labelled by their path: a folder per class, in a directory or an archive.
 
-The root is a directory, usually inside an extracted zip or tar archive (a split's file
-``{download: photos, member: flower_photos}``). Each file in a class directory is given to the
-``image`` feature as it is, so a JPEG is stored byte for byte when the feature's encoding is
-``jpeg``; its ``label`` is the directory name, which must be one of the label feature's class
-names (their order in the spec gives the index, not the alphabet). Files are read one at a
-time. The key is ``<class>/<file>``; examples come in order of class directory, then file name.
+The root is a directory (usually inside an extracted archive: ``{download: photos, member:
+flower_photos}``), or a zip or tar archive read as a stream without extracting it (the
+download itself, or an archive inside another one); see `catalog.formats.members`. Each file
+is given to the ``image`` feature as it is, so a JPEG or PNG is stored byte for byte when the
+feature's encoding matches; its ``label`` must be one of the label feature's class names
+(their order in the spec gives the index, not the alphabet). Files are read one at a time.
+The key is the file's path under the root; directories and zips are read in sorted path
+order, tar archives in archive order.
 
-Option ``skip``: glob patterns, relative to the root (``*`` also matches ``/``), of files that
-are not examples, such as ``LICENSE.txt``. Any other file outside a class directory, or a
-directory inside one, is an error: a layout the builder did not expect.
+Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other file is an error
+(a layout the builder did not expect) unless a ``skip`` pattern names it. Options:
+
+- ``skip``: glob patterns, relative to the root (``*`` also matches ``/``), of non-examples.
+- ``match``: a regular expression the whole relative path must match, with a group named
+  ``label`` giving the class (``rps/(?P<label>rock|paper|scissors)/[\\w-]*\\.png``); files that
+  do not match are left out silently, at any depth.
+- ``lowercase_label``: lower-case the label (``BACKGROUND_Google`` -> ``background_google``).
+- ``require_header``: keep a file only if these bytes appear within its first
+  ``header_size`` (512) bytes (cats_vs_dogs keeps a JPEG only if it holds ``JFIF``);
+  ``expected_skipped``: how many files the check must leave out, else an error.
+- ``text_features``: ``{feature: path | name}``, Text features holding the file's path under
+  the root or its base name.
+- ``decode``: decode each file with Pillow and give the pixels to the image feature (for
+  formats it does not store, such as TIFF; the feature encodes them, PNG by default).
+- ``reencode_invalid``: a file the image feature refuses as it is (an RGBA PNG for an RGB
+  feature, a damaged JPEG whose pixels still decode) is decoded and re-encoded instead of
+  failing (`catalog.formats.image_files`); valid files keep their bytes.
+- ``sample_per_class`` N, ``sample_seed`` S, ``sample_part`` (``chosen`` or ``rest``): split
+  each class at random, as Caltech 101's reference builder does: with
+  ``numpy.random.RandomState(S)``, for each class in sorted order, ``choice(files, N,
+  replace=False)`` of its files (sorted paths) are ``chosen``, the others the ``rest``. The
+  archive is read twice: once for the names, once for the files kept.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from catalog.errors import SourceFormatError
-from catalog.features import ClassLabel, FeaturesDict
+from catalog.features import ClassLabel, FeaturesDict, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.image_files import decode_pixels, stored_or_pixels
+from catalog.formats.members import Member, paths, walk
 
 __all__ = ["FORMAT", "examples"]
+
+_HINT = "; if it is not an example, add a pattern for it to the split's options.skip"
+_TEXT_VALUES = ("path", "name")
+_SAMPLE_PARTS = ("chosen", "rest")
 
 
 def _skipped(relative: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(relative, pattern) for pattern in patterns)
 
 
-def _entries(folder: Path, prefix: str, skip: Sequence[str]) -> list[tuple[str, Path]]:
-    entries = [(f"{prefix}{p.name}", p) for p in sorted(folder.iterdir(), key=lambda p: p.name)]
-    return [(relative, p) for relative, p in entries if not _skipped(relative, skip)]
+def _label(member: Member, source: Source, match: re.Pattern[str] | None) -> str | None:
+    """The member's class name, or None when it is not an example."""
+    root = source.stream("root")
+    if match is None:
+        parts = member.path.split("/")
+        if len(parts) == 1:
+            raise SourceFormatError(
+                f"{root}/{member.path}: a file outside the class directories{_HINT}"
+            )
+        if len(parts) > 2:
+            inner = "/".join(parts[:2])
+            raise SourceFormatError(f"{root}/{inner}: not a file, inside a class directory{_HINT}")
+        return parts[0]
+    found = match.fullmatch(member.path)
+    return found.group("label") if found else None
+
+
+def _sampled(source: Source, match: re.Pattern[str] | None) -> set[str]:
+    """The paths `sample_per_class` chooses (see the module docstring)."""
+    import numpy as np
+
+    options = source.options
+    classes: dict[str, list[str]] = {}
+    for path in paths(source.stream("root")):
+        if _skipped(path, options["skip"]):
+            continue
+        label = _label(Member(path, bytes), source, match)
+        if label is not None:
+            classes.setdefault(label, []).append(path)
+    rng = np.random.RandomState(options["sample_seed"])
+    chosen: set[str] = set()
+    count = options["sample_per_class"]
+    for label in sorted(classes):
+        files = sorted(classes[label])
+        if len(files) < count:
+            raise SourceFormatError(
+                f"{source.stream('root')}: class {label!r} has {len(files)} files, fewer than "
+                f"options.sample_per_class ({count})"
+            )
+        chosen.update(str(f) for f in rng.choice(files, count, replace=False))
+    return chosen
 
 
 def examples(source: Source) -> Examples:
-    """Yield ``("<class>/<file>", {"image": path, "label": "<class>"})`` for every file."""
-    root = source.file("root")
-    skip: Sequence[str] = source.options["skip"]
-    if not root.is_dir():
-        raise SourceFormatError(f"{root}: expected a directory holding one folder per class")
-    hint = "; if it is not an example, add a pattern for it to the split's options.skip"
-    for class_name, folder in _entries(root, "", skip):
-        if not folder.is_dir():
-            raise SourceFormatError(f"{folder}: a file outside the class directories{hint}")
-        for key, file in _entries(folder, f"{class_name}/", skip):
-            if not file.is_file():
-                raise SourceFormatError(f"{file}: not a file, inside a class directory{hint}")
-            yield key, {"image": file, "label": class_name}
+    """Yield ``(path, {"image": file or bytes, "label": class name, text features...})``."""
+    root = source.stream("root")
+    options = source.options
+    skip: Sequence[str] = options["skip"]
+    match = re.compile(options["match"]) if options["match"] is not None else None
+    header: str | None = options["require_header"]
+    texts: Mapping[str, str] = options["text_features"]
+    if match is None and not root.is_dir():
+        raise SourceFormatError(
+            f"{root}: expected a directory holding one folder per class (or give options.match "
+            "to read an archive)"
+        )
+    sample = None if options["sample_per_class"] is None else _sampled(source, match)
+    keep_chosen = options["sample_part"] == "chosen"
+    skipped = 0
+    for member in walk(root):
+        if _skipped(member.path, skip):
+            continue
+        if sample is not None and (member.path in sample) != keep_chosen:
+            continue
+        label = _label(member, source, match)
+        if label is None:
+            continue
+        image: Any = member.file if member.file is not None else member.read()
+        if header is not None:
+            data = member.read() if member.file is not None else image
+            if header.encode() not in data[: options["header_size"]]:
+                skipped += 1
+                continue
+        where = f"{root}/{member.path}"
+        if options["decode"]:
+            image = decode_pixels(member.read(), where)
+        elif options["reencode_invalid"]:
+            image = stored_or_pixels(source.features["image"], image, where)
+        example = {"image": image, "label": label.lower() if options["lowercase_label"] else label}
+        for feature, what in texts.items():
+            example[feature] = member.path if what == "path" else member.name
+        yield member.path, example
+    expected = options["expected_skipped"]
+    if expected is not None and skipped != expected:
+        raise SourceFormatError(
+            f"{root}: {skipped} files lack {header!r} in their first {options['header_size']} "
+            f"bytes, but the split's options.expected_skipped says {expected}"
+        )
+
+
+def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset({"image", "label", *options["text_features"]}), frozenset()
 
 
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
     if not isinstance(features["label"], ClassLabel):
         return f"feature 'label' must be a ClassLabel, got {features['label']!r}"
+    if options["match"] is not None:
+        try:
+            pattern = re.compile(options["match"])
+        except re.error as error:
+            return f"match is not a regular expression: {error}"
+        if "label" not in pattern.groupindex:
+            return "match needs a group named label: (?P<label>...)"
+    for feature, what in options["text_features"].items():
+        if what not in _TEXT_VALUES:
+            return (
+                f"text_features.{feature}: expected one of {', '.join(_TEXT_VALUES)}, got {what!r}"
+            )
+        if not isinstance(features[feature], Text):
+            return f"text_features.{feature}: feature {feature!r} must be Text"
+    if options["sample_part"] not in _SAMPLE_PARTS:
+        return f"sample_part must be one of {', '.join(_SAMPLE_PARTS)}"
+    if options["sample_per_class"] is not None and options["sample_per_class"] < 1:
+        return "sample_per_class must be a positive int"
+    if options["expected_skipped"] is not None and options["require_header"] is None:
+        return "expected_skipped needs require_header"
     return None
 
 
 FORMAT = SourceFormat(
     name="image_folder",
-    description="image files in one folder per class (<root>/<class>/<file>), e.g. in a zip/tar",
-    roles=(Role("root"),),
-    options={"skip": Option("strs", [], "glob patterns of files under the root to leave out")},
-    features=lambda options: (frozenset({"image", "label"}), frozenset()),
+    description="image files labelled by their folder (<root>/<class>/<file>), in a directory "
+    "or streamed from a zip/tar",
+    roles=(Role("root", stream=True),),
+    options={
+        "skip": Option("strs", [], "glob patterns of files under the root to leave out"),
+        "match": Option("str", None, "a regex every example's path matches, group 'label'"),
+        "lowercase_label": Option("bool", False, "lower-case the class name"),
+        "require_header": Option("str", None, "bytes a file's head must hold, else skipped"),
+        "header_size": Option("int", 512, "how many leading bytes require_header looks at"),
+        "expected_skipped": Option("int", None, "how many files require_header must skip"),
+        "text_features": Option("str_map", {}, "Text feature -> path | name of the file"),
+        "decode": Option("bool", False, "decode files with Pillow, store the pixels"),
+        "reencode_invalid": Option("bool", False, "re-encode image files the feature refuses"),
+        "sample_per_class": Option("int", None, "split each class at random: N files chosen"),
+        "sample_seed": Option("int", 0, "the seed of numpy.random.RandomState for sampling"),
+        "sample_part": Option("str", "chosen", "chosen: the sampled files; rest: the others"),
+    },
+    features=_features,
     examples=examples,
     validate=_validate,
 )

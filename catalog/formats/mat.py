@@ -14,6 +14,13 @@ Options:
   ``label_modulo: 10``).
 
 Examples hold ``image`` and ``label``, and ``id`` if the spec declares it (``train_00000``...).
+
+Format ``mat_ids`` (Oxford Flowers 102) reads image files named by ids instead: role ``ids``
+is a .mat file whose array ``ids_array`` lists the split's image ids (counting from 1), role
+``labels`` a .mat file whose array ``labels_array`` holds every image's label (the id's
+``- 1``-th entry, minus ``label_base``), role ``root`` the directory holding the images, each
+named ``file`` formatted with ``{id}`` (``image_{id:05d}.jpg``). The image file is kept as it
+is; ``file_name`` holds its name if the spec declares it.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import numpy as np
 from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat, running_id
 
-__all__ = ["FORMAT", "check", "examples", "load_arrays"]
+__all__ = ["FORMAT", "ID_FORMAT", "check", "examples", "id_examples", "load_arrays"]
 
 INSTALL = "pip install 'catalog[mat]'"
 
@@ -116,5 +123,59 @@ FORMAT = SourceFormat(
     features=lambda options: (frozenset({"image", "label"}), frozenset({"id"})),
     examples=examples,
     validate=_validate,
+    check=check,
+)
+
+
+def _vector(path: Path, name: str) -> np.ndarray[Any, Any]:
+    array = load_arrays(path, [name])[name]
+    if array.ndim == 2 and 1 in array.shape:
+        array = array.reshape(-1)
+    if array.ndim != 1 or array.dtype.kind not in "iuf":
+        raise SourceFormatError(
+            f"{path}: array {name!r} must be a vector of numbers, got {array.dtype} {array.shape}"
+        )
+    return array.astype(np.int64)
+
+
+def id_examples(source: Source) -> Examples:
+    """Yield ``(file name, {"image": path, "label": int[, "file_name": name]})`` for each id
+    of the split's id array, in its order."""
+    options = source.options
+    root = source.file("root")
+    labels = _vector(source.file("labels"), options["labels_array"])
+    ids = _vector(source.file("ids"), options["ids_array"])
+    with_name = "file_name" in source.features
+    for image_id in ids.tolist():
+        if not 1 <= image_id <= len(labels):
+            raise SourceFormatError(
+                f"{source.file('ids')}: id {image_id} has no label: "
+                f"{options['labels_array']!r} holds {len(labels)} (ids count from 1)"
+            )
+        name = options["file"].format(id=image_id)
+        image = root / name
+        if not image.is_file():
+            raise SourceFormatError(f"{source.file('ids')}: id {image_id}: no image file {image}")
+        example: dict[str, Any] = {
+            "image": image,
+            "label": int(labels[image_id - 1]) - options["label_base"],
+        }
+        if with_name:
+            example["file_name"] = name
+        yield name, example
+
+
+ID_FORMAT = SourceFormat(
+    name="mat_ids",
+    description="image files named by the ids of a .mat array, labels in another (needs scipy)",
+    roles=(Role("root"), Role("labels"), Role("ids")),
+    options={
+        "labels_array": Option("str", "labels", "the label array, indexed by id - 1"),
+        "ids_array": Option("str", "ids", "the array of the split's image ids (from 1)"),
+        "file": Option("str", "image_{id:05d}.jpg", "an image's file name, from its id"),
+        "label_base": Option("int", 1, "the label of the first class in the label array"),
+    },
+    features=lambda options: (frozenset({"image", "label"}), frozenset({"file_name"})),
+    examples=id_examples,
     check=check,
 )

@@ -7,6 +7,10 @@ tens of megabytes, like CMATERdb's.
 
 Option ``arrays``: ``{feature: array name}``, default ``{image: images, label: labels}``.
 Examples hold exactly those features; the key is the index.
+
+Format ``npy`` reads two plain ``.npy`` files instead (roles ``images`` and ``labels``, as
+CIFAR-10.1 and MNIST-C ship them), memory-mapped, so a file of any size is read in bounded
+memory; a grayscale image array (N, h, w) fills an Image of 1 channel.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import zipfile
 import zlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,7 +26,7 @@ import numpy as np
 from catalog.errors import SourceFormatError
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 
-__all__ = ["FORMAT", "examples"]
+__all__ = ["FORMAT", "NPY_FORMAT", "examples", "npy_examples"]
 
 
 def examples(source: Source) -> Examples:
@@ -72,4 +77,47 @@ FORMAT = SourceFormat(
     features=_features,
     examples=examples,
     validate=_validate,
+)
+
+
+def _load_npy(path: Path) -> np.ndarray[Any, Any]:
+    """A .npy file, memory-mapped when it is not compressed (nothing is unpickled)."""
+    try:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError, EOFError) as error:
+        raise SourceFormatError(
+            f"{path}: not a .npy file NumPy can read without pickle ({error})"
+        ) from None
+    if not isinstance(array, np.ndarray):
+        raise SourceFormatError(f"{path}: an .npz archive, not a single .npy array")
+    return array
+
+
+def npy_examples(source: Source) -> Examples:
+    """Yield ``(index, {"image": images[index], "label": labels[index]})`` from two .npy
+    files, memory-mapped: memory stays bounded whatever their size."""
+    paths = {role: source.file(role) for role in ("images", "labels")}
+    images, labels = (_load_npy(paths[role]) for role in ("images", "labels"))
+    if images.ndim < 3 or labels.ndim != 1:
+        raise SourceFormatError(
+            f"{paths['images']} and {paths['labels']}: expected images (N, height, width[, "
+            f"channels]) and labels (N,), got shapes {images.shape} and {labels.shape}"
+        )
+    if len(images) != len(labels):
+        raise SourceFormatError(
+            f"{paths['images']} holds {len(images)} images but {paths['labels']} holds "
+            f"{len(labels)} labels"
+        )
+    if labels.dtype.kind not in "iu":
+        raise SourceFormatError(f"{paths['labels']}: expected integer labels, got {labels.dtype}")
+    for i in range(len(images)):
+        yield str(i), {"image": np.asarray(images[i]), "label": int(labels[i])}
+
+
+NPY_FORMAT = SourceFormat(
+    name="npy",
+    description="two NumPy .npy files: images (N, h, w[, c]) and labels (N,) (no pickle)",
+    roles=(Role("images"), Role("labels")),
+    features=lambda options: (frozenset({"image", "label"}), frozenset()),
+    examples=npy_examples,
 )

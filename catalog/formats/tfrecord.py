@@ -118,7 +118,7 @@ def examples(source: Source) -> Examples:
         for name, key in source.options["keys"].items()
     ]
     compression = source.options["compression"]
-    for path in source.files["records"]:
+    for path in source.paths("records"):
         for index, record in enumerate(read_records(path, compression=compression)):
             try:
                 parsed = parse_example(record)

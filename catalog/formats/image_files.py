@@ -1,0 +1,52 @@
+"""Image files given to an Image feature as they are, or re-encoded when it refuses them.
+
+Readers hand image files to the ``image`` feature untouched, so their original bytes are
+stored. Some datasets hold files the feature cannot store as they are: a PNG named ``.jpg``,
+an RGBA PNG for an RGB feature, a JPEG whose structure Pillow finds damaged although its
+pixels decode. With a reader's ``reencode_invalid`` option such a file is decoded with Pillow
+(converted to the feature's channels, dropping alpha as the reference catalog's decoding
+does) and the pixels are given instead, for the feature to encode; valid files keep their
+bytes.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from catalog.errors import FeatureError, SourceFormatError
+from catalog.features import Feature, Image
+
+__all__ = ["decode_pixels", "stored_or_pixels"]
+
+_MODES = {1: "L", 3: "RGB", 4: "RGBA"}
+
+
+def decode_pixels(data: bytes, where: str, channels: int | None = None) -> np.ndarray[Any, Any]:
+    """An image file's pixels as a uint8 array: in `channels` (1, 3 or 4) when given, else
+    as decoded (L, RGB or RGBA; other modes become RGB)."""
+    from PIL import Image as PILImage
+    from PIL import UnidentifiedImageError
+
+    try:
+        with PILImage.open(io.BytesIO(data)) as img:
+            mode = _MODES[channels] if channels else img.mode
+            if mode not in _MODES.values():
+                mode = "RGB"
+            return np.array(img if img.mode == mode else img.convert(mode))
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as error:
+        raise SourceFormatError(f"{where}: not an image Pillow can decode ({error})") from None
+
+
+def stored_or_pixels(feature: Feature, value: bytes | Path, where: str) -> Any:
+    """`value` (a file's bytes or path) if `feature` stores it as it is, else its pixels."""
+    try:
+        feature.encode(value)
+    except FeatureError:
+        data = value.read_bytes() if isinstance(value, Path) else value
+        channels = feature.channels if isinstance(feature, Image) else None
+        return decode_pixels(data, where, channels)
+    return value

@@ -1,0 +1,51 @@
+"""Every builder's downloads are the facts': each URL, size and sha256 in builder.yaml and
+checksums.tsv appears verbatim in tests/data/facts_checksums.tsv, the checksum lines copied
+from the dataset facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from catalog.spec import load_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+FACTS = Path(__file__).resolve().parent / "data" / "facts_checksums.tsv"
+FOLDERS = sorted(p.parent for p in (ROOT / "builders").glob("*/builder.yaml"))
+
+
+def facts_lines() -> list[str]:
+    lines = FACTS.read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def test_the_facts_copy_is_well_formed_and_used() -> None:
+    lines = facts_lines()
+    assert len(lines) == len(set(lines))
+    used = {
+        line for folder in FOLDERS for line in (folder / "checksums.tsv").read_text().splitlines()
+    }
+    for line in lines:
+        _, size, sha256, filename = line.split("\t")
+        assert size.isdigit() and len(sha256) == 64 and filename, line
+        assert line in used, f"no builder uses {line}"
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=[f.name for f in FOLDERS])
+def test_builder_downloads_are_the_facts(folder: Path) -> None:
+    facts = {line.split("\t")[0]: line for line in facts_lines()}
+    own = [line for line in (folder / "checksums.tsv").read_text().splitlines() if line]
+    assert own, f"{folder.name}: checksums.tsv is empty"
+    for line in own:
+        assert line in facts.values(), f"{folder.name}: {line!r} is not a line of the facts"
+    spec = load_spec(folder)
+    specs = [load_spec(folder, config) for config in spec.configs] or [spec]
+    used = set()
+    for s in specs:
+        for d in s.downloads.values():
+            assert d.url in facts, f"{s.full_name}: {d.url} is not in the facts"
+            _, size, sha256, filename = facts[d.url].split("\t")
+            assert (d.size, d.sha256, d.filename) == (int(size), sha256, filename), d
+            used.add(facts[d.url])
+    assert used == set(own), f"{folder.name}: checksums.tsv lines no download uses"
