@@ -17,6 +17,7 @@ from catalog.errors import (
     FeatureError,
     MissingDependencyError,
     NotPreparedError,
+    PipelineError,
     SourceFormatError,
     SpecError,
     SplitError,
@@ -32,6 +33,7 @@ from catalog.features import (
     Text,
 )
 from catalog.info import DatasetInfo, ShardInfo, SplitInfo
+from catalog.pipeline import Pipeline, PipelineIterator, mix, pipeline
 from catalog.registry import list_datasets
 from catalog.splits import even_splits
 
@@ -50,6 +52,9 @@ __all__ = [
     "Image",
     "MissingDependencyError",
     "NotPreparedError",
+    "Pipeline",
+    "PipelineError",
+    "PipelineIterator",
     "Scalar",
     "Sequence",
     "ShardInfo",
@@ -64,4 +69,6 @@ __all__ = [
     "data_source",
     "even_splits",
     "list_datasets",
+    "mix",
+    "pipeline",
 ]
