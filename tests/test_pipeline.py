@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -209,7 +208,7 @@ def test_map_error_names_the_example(ds: Any) -> None:
         assert isinstance(info.value.__cause__, ValueError)
 
 
-# -- determinism and resume -----------------------------------------------------------------------
+# -- determinism and resume ----------------------------------------------------------------
 def augmented(ds: Any) -> catalog.Pipeline:
     p = catalog.pipeline(ds).shuffle(11).repeat(2).map(flip_and_tag, with_rng=True)
     return p.filter(not_label_3).batch(24)
@@ -259,7 +258,7 @@ def test_bad_state_is_refused(ds: Any) -> None:
         catalog.pipeline(ds).iterator({"unit": -1, "skip": 0, "batch": 0})
 
 
-# -- mix and the chain's rules ------------------------------------------------------------------------
+# -- mix and the rules of the chain ----------------------------------------------------------
 def test_mix_interleaves_by_weight_and_resumes() -> None:
     a = catalog.pipeline(np.zeros(1000, np.int64)).repeat()
     b = catalog.pipeline(np.ones(1000, np.int64)).repeat()
