@@ -68,6 +68,6 @@ def test_jax_training_loop(train: catalog.Pipeline) -> None:
     losses = []
     for batch in to_jax_iter(train):
         loss, grad = step(w, batch["image"], batch["label"])
-        w = w - 0.5 * grad
+        w = w - 0.01 * grad
         losses.append(float(loss))
     assert len(losses) == 20 and np.mean(losses[-4:]) < np.mean(losses[:4])
