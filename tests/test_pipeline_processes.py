@@ -91,7 +91,7 @@ def test_processes_give_the_batches_of_threads_and_clean_up(ds: Any) -> None:
         assert segments(os.getpid()) == []
     # Aligned batches (no filter): columns come straight out of shared memory.
     plain = catalog.pipeline(ds).shuffle(1).batch(32)
-    batches = list(plain.prefetch(2, "process", start_method="forkserver"))
+    batches = list(plain.prefetch(2, "process", start_method="spawn"))
     same(batches, list(plain))
     assert batches[0]["image"].flags.writeable
 

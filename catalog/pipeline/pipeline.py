@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from catalog.pipeline.iterator import PipelineIterator, State, check_state
 from catalog.pipeline.plan import Filter, Map, MapBatch, Plan
-from catalog.pipeline.processes import START_METHODS, Processes
+from catalog.pipeline.processes import DEFAULT_START_METHOD, START_METHODS, Processes
 from catalog.pipeline.sampler import Sampler
 from catalog.pipeline.stacking import PadSpec
 from catalog.pipeline.threads import Executor, Inline, Threads
@@ -44,7 +44,7 @@ class _Prefetch:
     workers: int = 0
     kind: Kind = "thread"
     depth: int = 2
-    start_method: str = "spawn"
+    start_method: str = DEFAULT_START_METHOD
 
 
 @dataclass(frozen=True)
@@ -144,11 +144,12 @@ class Pipeline:
         kind: Kind = "thread",
         *,
         depth: int = 2,
-        start_method: str = "spawn",
+        start_method: str = DEFAULT_START_METHOD,
     ) -> Pipeline:
         """Compute ahead in `workers` threads or processes, each at most `depth` units
         ahead; 0 workers computes in the caller's thread. Processes are started with
-        `start_method` ("spawn" or "forkserver"; never fork) and need picklable functions."""
+        `start_method` ("forkserver" where available, else "spawn"; never fork) and need
+        picklable functions."""
         _check_int("workers", workers, 0)
         _check_int("depth", depth, 1)
         if kind not in ("thread", "process"):
