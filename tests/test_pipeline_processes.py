@@ -171,3 +171,14 @@ def test_ctrl_c_stops_workers_and_frees_shared_memory(tmp_path: Path) -> None:
     assert "KeyboardInterrupt" in err
     assert not [pid for pid in pids if alive(pid)]
     assert segments(proc.pid) == []
+
+
+def test_a_killed_worker_is_reported_and_the_rest_cleaned_up(ds: Any) -> None:
+    it = catalog.pipeline(ds).repeat().batch(10).prefetch(2, "process").iterator()
+    next(it)
+    victim, other = it.worker_pids
+    os.kill(victim, signal.SIGKILL)
+    with pytest.raises(catalog.PipelineError, match=f"pid {victim}.* died"):
+        list(it)  # what the worker queued before it died comes first, then the error
+    assert not alive(other) and not multiprocessing.active_children()
+    assert segments(os.getpid()) == []

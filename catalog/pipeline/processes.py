@@ -6,10 +6,12 @@ plan and puts each block into its own bounded queue: the arrays go through share
 queues round-robin, so units arrive in order. Workers ignore SIGINT: on Ctrl-C the consumer
 raises KeyboardInterrupt and shuts them down itself (`close`), which
 
-1. sets the stop event, drains the queues (unlinking the segments they name),
-2. joins the workers (terminating one that does not stop within a few seconds),
-3. removes any segment with this executor's prefix still in ``/dev/shm`` (one written by a
-   worker stopped between writing and sending).
+1. sets the stop event and joins the workers (terminating one that does not stop within a
+   few seconds);
+2. removes every segment with this executor's prefix still in ``/dev/shm``: those named by
+   unread queue items and any written by a worker stopped between writing and sending. (The
+   queues themselves are never read while closing: a worker stopped in the middle of a
+   write would leave half a message there.)
 
 `close` also runs when the iterator is garbage-collected and at interpreter exit. An
 exception in a worker reaches the consumer as `PipelineError` with the example index and
@@ -192,8 +194,6 @@ class Processes:
                 return
             self._closed = True
         self._stop.set()
-        for q in self._queues:
-            _drain(q)
         for proc in self._procs:
             proc.join(_JOIN_TIMEOUT)
             if proc.is_alive():
@@ -202,21 +202,11 @@ class Processes:
             if proc.is_alive():
                 proc.kill()
                 proc.join()
+        # Never read the queues here: a worker stopped in the middle of a write leaves half a
+        # message, on which a read would block forever. What they name is swept instead.
         for q in self._queues:
-            _drain(q)
+            q.cancel_join_thread()
             q.close()
-            q.join_thread()
         for proc in self._procs:
             proc.close()
         shm.sweep(self._prefix)
-
-
-def _drain(q: Any) -> None:
-    """Empty `q`, unlinking the segments its items name."""
-    while True:
-        try:
-            item = q.get_nowait()
-        except (queue.Empty, OSError, ValueError):
-            return
-        if item[0] == "ok":
-            shm.discard(item[4])

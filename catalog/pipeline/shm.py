@@ -2,11 +2,12 @@
 
 A process worker writes every NumPy array of a block into one shared-memory segment (the
 ``shm_open`` segments `multiprocessing.shared_memory` uses, under ``/dev/shm`` on Linux) and
-sends only a small description through its queue. The consumer maps the segment, *unlinks it
-at once* and hands out arrays that are views of the mapping: no copy, and the memory goes
-back to the system when the last array is dropped. Segment names carry a per-iterator prefix
-(``catalog-<pid>-<token>-``), so whatever a stopped or killed worker left between writing and
-sending is found and removed by `sweep` when the iterator shuts down.
+sends only a small description through its queue (a few hundred bytes). The consumer maps
+the segment, *unlinks it at once* and hands out arrays that are views of the mapping: no
+copy, and the memory goes back to the system when the last array is dropped. Segment names
+carry a per-iterator prefix (``catalog-<pid>-<token>-``), so whatever a stopped or killed
+worker left between writing and sending is found and removed by `sweep` when the iterator
+shuts down.
 
 This module talks to ``_posixshmem`` and ``mmap`` directly instead of through
 ``SharedMemory`` objects: those register every segment with a resource-tracker process
