@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +16,7 @@ import catalog
 from catalog.testing.http_server import LoopbackServer
 from catalog.transforms import rescale
 
-from conftest import idx_builder
+from conftest import ROOT, idx_builder
 
 COUNT = 120
 
@@ -53,21 +57,50 @@ def test_torch_training_loop(train: catalog.Pipeline) -> None:
     assert shared.sum() == 6  # no copy: the tensor is the array's memory
 
 
-def test_jax_training_loop(train: catalog.Pipeline) -> None:
-    jax = pytest.importorskip("jax")
-    import jax.numpy as jnp
+JAX_LOOP = """
+import sys
+import numpy as np
+import jax
+import jax.numpy as jnp
+import catalog
+from catalog.jax import to_jax_iter
+from catalog.transforms import rescale
 
-    from catalog.jax import to_jax_iter
+def scaled(batch):
+    return {"image": rescale(batch["image"]), "label": batch["label"]}
 
-    def loss_fn(w: Any, images: Any, labels: Any) -> Any:
-        logits = images.reshape(len(images), -1) @ w
-        return -jnp.mean(jax.nn.log_softmax(logits)[jnp.arange(len(labels)), labels])
+def loss_fn(w, images, labels):
+    logits = images.reshape(len(images), -1) @ w
+    return -jnp.mean(jax.nn.log_softmax(logits)[jnp.arange(len(labels)), labels])
 
-    step = jax.jit(jax.value_and_grad(loss_fn))
-    w = jnp.zeros((28 * 28, 10))
-    losses = []
-    for batch in to_jax_iter(train):
-        loss, grad = step(w, batch["image"], batch["label"])
-        w = w - 0.01 * grad
-        losses.append(float(loss))
-    assert len(losses) == 20 and np.mean(losses[-4:]) < np.mean(losses[:4])
+ds = catalog.data_source(sys.argv[1], split="train", data_dir=sys.argv[2])
+train = catalog.pipeline(ds).shuffle(0).repeat(5).batch(30, drop_remainder=True)
+step = jax.jit(jax.value_and_grad(loss_fn))
+w = jnp.zeros((28 * 28, 10))
+losses = []
+for batch in to_jax_iter(train.map_batch(scaled).prefetch(2)):
+    assert isinstance(batch["image"], jax.Array) and batch["image"].dtype == jnp.float32
+    loss, grad = step(w, batch["image"], batch["label"])
+    w = w - 0.01 * grad
+    losses.append(float(loss))
+assert len(losses) == 20 and np.mean(losses[-4:]) < np.mean(losses[:4]), losses
+print("ok", len(losses))
+"""
+
+
+def test_jax_training_loop(tmp_path: Path, server: LoopbackServer) -> None:
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("jax is not installed (optional; not in the test extra)")
+    folder = idx_builder(tmp_path, server, COUNT)
+    catalog.data_source(folder, split="train", data_dir=tmp_path / "data")  # prepare here
+    # In a subprocess: importing JAX here would make every later fork in this test run warn
+    # (JAX is multithreaded), e.g. the DataLoader tests that fork.
+    done = subprocess.run(
+        [sys.executable, "-c", JAX_LOOP, str(folder), str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ok", "20"]
