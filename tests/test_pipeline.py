@@ -123,9 +123,12 @@ def test_batches_are_whole_columns_read_in_one_go(ds: Any) -> None:
     np.testing.assert_array_equal(
         np.concatenate([b["label"] for b in batches]), pattern_labels(COUNT)
     )
-    assert [len(b["label"]) for b in catalog.pipeline(ds).batch(64, drop_remainder=True)] == [
-        64
-    ] * 3
+    dropped = catalog.pipeline(ds).batch(64, drop_remainder=True)
+    assert [len(b["label"]) for b in dropped] == [64] * 3
+    assert catalog.pipeline(ds).batch(64).batches_per_epoch() == 4
+    assert dropped.batches_per_epoch() == 3
+    assert catalog.pipeline(ds).shard(1, 3).batch(64, True).batches_per_epoch() == 1
+    assert catalog.pipeline(ds).filter(bool).batch(64).batches_per_epoch() is None
 
 
 def test_read_batch_equals_getitems(ds: Any) -> None:

@@ -87,10 +87,7 @@ class PipelineIterator(Iterator[Any]):
     def __next__(self) -> Any:
         try:
             return self._next()
-        except StopIteration:
-            self.close()
-            raise
-        except BaseException:  # an error or Ctrl-C: stop the workers before it propagates
+        except BaseException:  # the end, an error or Ctrl-C: stop the workers first
             self.close()
             raise
 

@@ -91,10 +91,7 @@ class MixIterator(Iterator[Any]):
         source = self._iters[int(self._choices[offset])]
         try:
             value = next(source)
-        except StopIteration:
-            self.close()
-            raise
-        except BaseException:
+        except BaseException:  # the end, an error or Ctrl-C: stop every pipeline's workers
             self.close()
             raise
         self._step += 1

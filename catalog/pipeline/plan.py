@@ -13,7 +13,6 @@ before `cache()` always see epoch 0 (their results are kept for later epochs).
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -202,16 +201,3 @@ def _failed(
         else str(error)
     )
     return PipelineError(message, index=index)
-
-
-def worker_failure(error: BaseException, unit: int, kind: str) -> PipelineError:
-    """The error the caller sees for an exception raised in a process worker: the message
-    names the example index (when known) and carries the worker's original traceback."""
-    index = error.index if isinstance(error, PipelineError) else None
-    text = "".join(traceback.format_exception(error))
-    head = str(error) if isinstance(error, PipelineError) else f"{type(error).__name__}: {error}"
-    return PipelineError(
-        f"a {kind} worker failed on unit {unit}: {head}\n\nOriginal traceback (in the worker):"
-        f"\n{text}",
-        index=index,
-    )
