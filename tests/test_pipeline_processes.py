@@ -182,3 +182,11 @@ def test_a_killed_worker_is_reported_and_the_rest_cleaned_up(ds: Any) -> None:
         list(it)  # what the worker queued before it died comes first, then the error
     assert not alive(other) and not multiprocessing.active_children()
     assert segments(os.getpid()) == []
+
+
+def test_leaving_a_loop_early_stops_the_workers(ds: Any) -> None:
+    for batch in catalog.pipeline(ds).repeat().batch(10).prefetch(2, "process"):
+        assert len(batch["label"]) == 10
+        break  # the iterator is dropped here: its finalizer closes it
+    assert not multiprocessing.active_children()
+    assert segments(os.getpid()) == []
