@@ -17,6 +17,7 @@ from catalog.errors import (
     FeatureError,
     MissingDependencyError,
     NotPreparedError,
+    PipelineError,
     ShardError,
     SourceFormatError,
     SpecError,
@@ -25,6 +26,7 @@ from catalog.errors import (
 )
 from catalog.features import (
     Audio,
+    BBox,
     ClassLabel,
     Feature,
     FeaturesDict,
@@ -35,12 +37,14 @@ from catalog.features import (
     Text,
 )
 from catalog.info import DatasetInfo, ShardInfo, SplitInfo
+from catalog.pipeline import Pipeline, PipelineIterator, mix, pipeline
 from catalog.registry import list_datasets
 from catalog.splits import even_splits
 from catalog.tfds.directory import open_tfds
 
 __all__ = [
     "Audio",
+    "BBox",
     "CatalogError",
     "ChecksumError",
     "ClassLabel",
@@ -55,6 +59,9 @@ __all__ = [
     "Image",
     "MissingDependencyError",
     "NotPreparedError",
+    "Pipeline",
+    "PipelineError",
+    "PipelineIterator",
     "Scalar",
     "Sequence",
     "ShardError",
@@ -71,5 +78,7 @@ __all__ = [
     "data_source",
     "even_splits",
     "list_datasets",
+    "mix",
     "open_tfds",
+    "pipeline",
 ]

@@ -156,6 +156,11 @@ class DataSource(Sequence[Example]):
         )
         self._decode: Callable[[bytes], Any] = codec.decode
         self._decode_many: Callable[[Sequence[bytes]], list[Any]] = codec.decode_many
+        # Whole batches as columns: catalog's own fixed-size records only (TFDS's Examples are
+        # decoded one by one).
+        self._decode_columns: Callable[[Sequence[bytes]], Any | None] = (
+            codec.decode_columns if isinstance(codec, RecordCodec) else _no_columns
+        )
         if self._as_supervised:
             keys = self.info.supervised_keys
             if keys is None:
@@ -282,7 +287,14 @@ class DataSource(Sequence[Example]):
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        for name in ("_lock", "_readers", "_generation", "_decode", "_decode_many"):
+        for name in (
+            "_lock",
+            "_readers",
+            "_generation",
+            "_decode",
+            "_decode_many",
+            "_decode_columns",
+        ):
             del state[name]
         return state
 
@@ -372,6 +384,34 @@ class DataSource(Sequence[Example]):
 
     _getitems = __getitems__  # Grain's name for the batched fetch
 
+    def read_batch(self, indices: Sequence[int] | np.ndarray[Any, Any]) -> Any | None:
+        """The examples at `indices` as one batch: a dict of stacked arrays (``n`` rows each),
+        or an ``(inputs, targets)`` pair with `as_supervised`. None when the features cannot be
+        decoded as columns (variable-size features, PNG/JPEG images, custom decoders): use
+        `__getitems__` then. Used by `catalog.pipeline` for whole batches."""
+        if self._decode_columns(()) is None:
+            return None  # cheap: no record is read for a source that cannot do it
+        rows = np.asarray(indices)
+        if rows.dtype.kind not in "iu" and rows.size:
+            raise TypeError(f"DataSource indices must be ints, got {rows.dtype} values")
+        piece = self._pieces[0]
+        if (
+            len(self._pieces) == 1
+            and piece.step == 1
+            and rows.size
+            and rows.min() >= 0
+            and rows.max() < self._len
+        ):
+            positions = (rows + piece.start).tolist()  # one contiguous range: no lookups
+        else:
+            positions = [self._position(i) for i in rows.tolist()]
+        columns = self._decode_columns(self._read(positions))
+        if columns is None or not self._as_supervised:
+            return columns
+        keys = self.info.supervised_keys
+        assert keys is not None  # checked when as_supervised was set
+        return columns[keys[0]], columns[keys[1]]
+
     def _read_run(self, first: int, stop: int) -> list[bytes]:
         """Records at flat positions first..stop-1, all in one shard: one range read."""
         self._check_process()
@@ -407,6 +447,10 @@ class DataSource(Sequence[Example]):
             f"DataSource(name={self.info.name!r}, version={self.info.version!r}, "
             f"split={self.split!r}, num_examples={self._len}, features={self.features!r})"
         )
+
+
+def _no_columns(records: Sequence[bytes]) -> None:
+    """`read_batch` for records that cannot be decoded as columns."""
 
 
 def _stamp(folder: Path) -> tuple[int, int, int] | None:

@@ -13,7 +13,8 @@
     ├── NotPreparedError (FileNotFoundError)  a dataset was read before it was prepared
     ├── ShardError (OSError)              a prepared shard is missing, truncated or corrupt
     ├── StorageError (OSError)            a directory is unusable, or writing ran out of space
-    └── MissingDependencyError (ImportError)  an optional library a reader needs is missing
+    ├── MissingDependencyError (ImportError)  an optional library a reader needs is missing
+    └── PipelineError (RuntimeError)      a pipeline function or worker failed: example index
 
 Every message says what went wrong (expected vs got), where (URL, path, field) and what to do.
 """
@@ -28,6 +29,7 @@ __all__ = [
     "FeatureError",
     "MissingDependencyError",
     "NotPreparedError",
+    "PipelineError",
     "ShardError",
     "SourceFormatError",
     "SpecError",
@@ -99,3 +101,16 @@ class StorageError(CatalogError, OSError):
 
 class MissingDependencyError(CatalogError, ImportError):
     """An optional library a source-format reader needs is not installed (names the extra)."""
+
+
+class PipelineError(CatalogError, RuntimeError):
+    """A function given to a pipeline (map, filter, map_batch) or a pipeline worker failed.
+
+    `index` is the source index of the example being processed (None for a whole batch or a
+    worker that died); the message names it, the function and the original exception, and
+    for process workers carries the worker's original traceback.
+    """
+
+    def __init__(self, message: str, *, index: int | None = None) -> None:
+        self.index = index
+        super().__init__(message)

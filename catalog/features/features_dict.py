@@ -144,6 +144,27 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
             columns.append(column)
         return _zip_dicts([name for name, _, _, _ in self._fixed_plan], columns)
 
+    def decode_columns(self, block: np.ndarray[Any, Any]) -> dict[str, Any] | None:
+        """Decode n records' fixed-size bytes into one stacked array per feature, or None.
+
+        `block` is an ``(n, fixed_size)`` uint8 array of n records (as `decode_block`). Each
+        array has n rows of the feature's shape and dtype, is C-contiguous and writable (one
+        copy of the bytes per feature; no per-example objects). None when some feature is not
+        a fixed-shape array of its stored bytes (`raw_dtype`), e.g. a nested dict or PNG.
+        """
+        if self._variable:
+            return None
+        n = len(block)
+        out: dict[str, Any] = {}
+        for name, feature, off, size in self._fixed_plan:
+            raw, shape = feature.raw_dtype, feature.shape
+            if raw is None or shape is None or None in shape or feature.dtype is None:
+                return None
+            column = np.ascontiguousarray(block[:, off : off + size]).view(raw)
+            column = column.reshape((n, *shape))  # type: ignore[arg-type]
+            out[name] = column if raw == feature.dtype else column.astype(feature.dtype)
+        return out
+
     def decode_example(self, buf: bytearray, offset: int = 0) -> dict[str, Any]:
         """Decode one example from `buf` (writable, so arrays handed out are writable too)."""
         return self.decode(buf, offset, len(buf) - offset)

@@ -1,0 +1,517 @@
+"""Benchmark: catalog.pipeline against the floor, PyTorch's DataLoader, Grain and tf.data.
+
+Two datasets are generated and prepared through the real builders (``builders/fashion_mnist``
+and ``builders/tf_flowers``, downloads served from 127.0.0.1), then every contender runs on
+the same prepared split, side by side, taking turns, in one run:
+
+- Fashion-MNIST-sized: N random 28x28x1 images, shuffled, batch 128, one epoch each;
+- tf_flowers-like: JPEGs of 200-500 px sides stored as JPEG bytes; decode + resize to
+  192x192 + random flip + rescale to float32, batch 32; images per second;
+- resume: the cost of ``state_dict()`` and the exactness of ``iterator(state)``.
+
+torch, grain and tensorflow are optional peers (``pip install -e '.[bench]'``; tensorflow in
+its own venv, given with ``--tf-python``); a missing one is skipped with a note.
+
+    python benchmarks/bench_pipeline.py [--examples 60000] [--flowers 600] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.metadata
+import io
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import catalog
+from catalog.builder import DatasetBuilder
+from catalog.spec import load_spec
+from catalog.testing.harness import dummy_spec
+from catalog.testing.http_server import LoopbackServer
+from catalog.testing.idx_files import write_idx
+from catalog.transforms import random_flip, rescale, resize
+
+REPO = Path(__file__).resolve().parent.parent
+BATCH = 128
+FLOWER_BATCH = 32
+SIZE = (192, 192)
+Row = tuple[str, str, str, str]
+Metrics = dict[str, float]
+
+
+# -- data -------------------------------------------------------------------------------------
+def prepare(name: str, source: Path, counts: dict[str, int], data: Path) -> DatasetBuilder:
+    """Prepare the real builder `name` from the files in `source`, served over loopback."""
+    spec = load_spec(REPO / "builders" / name)
+    with LoopbackServer() as server:
+        builder = DatasetBuilder(dummy_spec(spec, server, source, counts), data_dir=data)
+        builder.download_and_prepare(download_dir=data.parent / f"{name}-downloads")
+    return builder
+
+
+def fashion(tmp: Path, n: int) -> catalog.DataSource:
+    source = tmp / "fashion-source"
+    source.mkdir()
+    rng = np.random.default_rng(0)
+    for prefix, count in (("train", n), ("t10k", 10)):
+        images = rng.integers(0, 256, size=(count, 28, 28), dtype=np.uint8)
+        write_idx(source / f"{prefix}-images-idx3-ubyte.gz", images)
+        write_idx(source / f"{prefix}-labels-idx1-ubyte.gz", rng.integers(0, 10, count, np.uint8))
+    builder = prepare("fashion_mnist", source, {"train": n, "test": 10}, tmp / "data")
+    return builder.as_data_source("train")
+
+
+def flower_jpeg(rng: np.random.Generator) -> bytes:
+    """A photo-like JPEG (smooth gradients, a wave and some noise) of 200-500 px sides."""
+    from PIL import Image
+
+    height, width = (int(v) for v in rng.integers(200, 501, size=2))
+    r, c = np.ogrid[:height, :width]
+    phase = rng.random(3) * 6
+    channels = [
+        127 + 90 * np.sin(r / (20 + 15 * k) + c / (30 + 10 * k) + phase[k]) for k in range(3)
+    ]
+    pixels = np.stack(channels, axis=-1) + rng.normal(0, 12, (height, width, 3))
+    out = io.BytesIO()
+    Image.fromarray(pixels.clip(0, 255).astype(np.uint8)).save(out, format="JPEG", quality=90)
+    return out.getvalue()
+
+
+def flowers(tmp: Path, n: int) -> tuple[catalog.DataSource, Path]:
+    """A tf_flowers-shaped archive of `n` generated JPEGs, prepared; and a folder of the same
+    files (for tf.data)."""
+    source, files = tmp / "flowers-source", tmp / "flowers-files"
+    source.mkdir()
+    files.mkdir()
+    rng = np.random.default_rng(1)
+    classes = ["dandelion", "daisy", "tulips", "sunflowers", "roses"]
+    with tarfile.open(source / "flower_photos.tgz", "w:gz") as tar:
+        for i in range(n):
+            data = flower_jpeg(rng)
+            member = f"flower_photos/{classes[i % 5]}/{i:05d}.jpg"
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+            (files / f"{i:05d}.jpg").write_bytes(data)
+    builder = prepare("tf_flowers", source, {"train": n}, tmp / "data")
+    return builder.as_data_source("train", decoders={"image": False}), files
+
+
+# -- what runs in workers (module level: picklable for spawn) ----------------------------------
+def flower_augment(example: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    image = random_flip(resize(example["image"], SIZE), rng)
+    return {"image": rescale(image), "label": example["label"]}
+
+
+class TorchFlowers:
+    """The usual PyTorch dataset with a PIL transform, over the same data source."""
+
+    def __init__(self, ds: catalog.DataSource) -> None:
+        self.ds = ds
+
+    def __len__(self) -> int:
+        return len(self.ds)
+
+    def __getitem__(self, i: int) -> tuple[np.ndarray[Any, Any], int]:
+        from PIL import Image
+
+        example = self.ds[i]
+        img = Image.open(io.BytesIO(example["image"])).convert("RGB").resize(SIZE[::-1])
+        if np.random.random() < 0.5:
+            img = img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+        return np.asarray(img, dtype=np.float32) / 255, example["label"]
+
+
+# -- timing -------------------------------------------------------------------------------------
+def run(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def take_turns(contenders: dict[str, Callable[[], Any]], repeat: int) -> dict[str, list[float]]:
+    """Seconds per run of each contender; they take turns, so drift hits all alike."""
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(repeat):
+        for name, fn in contenders.items():
+            times[name].append(run(fn))
+    return times
+
+
+def drain(iterable: Any) -> None:
+    for _ in iterable:
+        pass
+
+
+def try_import(module: str) -> tuple[Any, str]:
+    try:
+        return __import__(module), ""
+    except Exception as error:
+        return None, f"{module} not importable ({type(error).__name__}); pip install -e '.[bench]'"
+
+
+# -- Fashion-MNIST-sized ---------------------------------------------------------------------------
+def bench_fashion(ds: catalog.DataSource, repeat: int, m: Metrics) -> list[Row]:
+    n = len(ds)
+
+    def floor() -> None:
+        order = np.random.default_rng(0).permutation(n)
+        for start in range(0, n, BATCH):
+            examples = ds.__getitems__(order[start : start + BATCH])
+            _ = {
+                "image": np.stack([e["image"] for e in examples]),
+                "label": np.array([e["label"] for e in examples]),
+            }
+
+    base = catalog.pipeline(ds).shuffle(0).batch(BATCH)
+    contenders: dict[str, Callable[[], Any]] = {
+        "floor": floor,
+        "ours": lambda: drain(base),
+        "ours_t2": lambda: drain(base.prefetch(2, "thread")),
+        "ours_p2": lambda: drain(base.prefetch(2, "process")),
+    }
+    notes: dict[str, str] = {}
+    torch, why = try_import("torch")
+    if torch is not None:
+        for workers in (0, 2):
+
+            def loader(workers: int = workers) -> None:
+                g = torch.Generator().manual_seed(0)
+                context = "spawn" if workers else None
+                drain(
+                    torch.utils.data.DataLoader(
+                        ds,
+                        batch_size=BATCH,
+                        shuffle=True,
+                        generator=g,
+                        num_workers=workers,
+                        multiprocessing_context=context,
+                    )
+                )
+
+            contenders[f"torch{workers}"] = loader
+    else:
+        notes["torch"] = why
+    times = take_turns(contenders, repeat)
+    grain_times, grain_note = bench_grain(ds, max(1, repeat // 3))
+    times.update(grain_times)
+    med = {name: statistics.median(t) for name, t in times.items()}
+    m.update({f"f_{k}": v for k, v in med.items()})
+    labels = {
+        "floor": "(a) floor: permutation + __getitems__ + np.stack, 1 thread",
+        "ours": "(b) pipeline(ds).shuffle(0).batch(128)",
+        "ours_t2": "(c) ... .prefetch(2, 'thread')",
+        "ours_p2": "(d) ... .prefetch(2, 'process')  (incl. spawning 2 workers)",
+        "torch0": "(e) torch DataLoader(ds, 128, shuffle=True, num_workers=0)",
+        "torch2": "(f) torch DataLoader(..., num_workers=2, spawn)",
+        "grain_map": "(g) grain MapDataset.source.shuffle.batch, 1 thread",
+        "grain_iter": "(h) grain ... .to_iter_dataset(ReadOptions()) (16 threads)",
+        "grain_loader": "(i) grain DataLoader(IndexSampler, Batch, worker_count=0)",
+    }
+    rows: list[Row] = []
+    for key, label in labels.items():
+        if key not in times:
+            why = notes.get("torch" if key.startswith("torch") else "grain", grain_note)
+            rows.append((label, "-", "-", f"skipped: {why}"))
+            continue
+        t = times[key]
+        note = f"{med[key] / med['ours']:.2f}x (b); {n / med[key]:,.0f} ex/s; {len(t)} runs"
+        rows.append((label, f"{med[key]:.3f} s", f"{statistics.fmean(t):.3f} s", note))
+    return rows
+
+
+def bench_grain(ds: catalog.DataSource, repeat: int) -> tuple[dict[str, list[float]], str]:
+    grain, why = try_import("grain")
+    if grain is None:
+        return {}, why
+    n = len(ds)
+    mapped = grain.MapDataset.source(ds).shuffle(seed=0).batch(BATCH)
+
+    def loader() -> None:
+        sampler = grain.samplers.IndexSampler(
+            n, shard_options=grain.sharding.NoSharding(), shuffle=True, num_epochs=1, seed=0
+        )
+        drain(
+            grain.DataLoader(
+                data_source=ds,
+                sampler=sampler,
+                operations=[grain.transforms.Batch(BATCH)],
+                worker_count=0,
+            )
+        )
+
+    contenders = {
+        "grain_map": lambda: drain(mapped[i] for i in range(len(mapped))),
+        "grain_iter": lambda: drain(mapped.to_iter_dataset(grain.ReadOptions())),
+        "grain_loader": loader,
+    }
+    return take_turns(contenders, repeat), ""
+
+
+# -- tf_flowers-like ------------------------------------------------------------------------------
+def bench_flowers(
+    ds: catalog.DataSource, files: Path, repeat: int, tf_python: str | None, m: Metrics
+) -> list[Row]:
+    n = len(ds)
+    base = catalog.pipeline(ds).shuffle(0).map(flower_augment, with_rng=True).batch(FLOWER_BATCH)
+    contenders: dict[str, Callable[[], Any]] = {
+        "ours0": lambda: drain(base),
+        "ours_t2": lambda: drain(base.prefetch(2, "thread")),
+        "ours_p2": lambda: drain(base.prefetch(2, "process")),
+    }
+    torch, why = try_import("torch")
+    if torch is not None:
+        for workers in (0, 2):
+
+            def loader(workers: int = workers) -> None:
+                g = torch.Generator().manual_seed(0)
+                drain(
+                    torch.utils.data.DataLoader(
+                        TorchFlowers(ds),
+                        batch_size=FLOWER_BATCH,
+                        shuffle=True,
+                        generator=g,
+                        num_workers=workers,
+                        multiprocessing_context="spawn" if workers else None,
+                    )
+                )
+
+            contenders[f"torch{workers}"] = loader
+    times = take_turns(contenders, repeat)
+    tf_times, tf_note = bench_tf(files, repeat, tf_python)
+    times.update(tf_times)
+    med = {name: statistics.median(t) for name, t in times.items()}
+    m.update({f"j_{k}": n / v for k, v in med.items()})
+    labels = {
+        "ours0": "(j) pipeline: map(resize(bytes) + flip + rescale).batch(32)",
+        "ours_t2": "(k) ... .prefetch(2, 'thread')",
+        "ours_p2": "(l) ... .prefetch(2, 'process')",
+        "torch0": "(m) torch DataLoader, PIL open/resize/flip, num_workers=0",
+        "torch2": "(n) torch DataLoader, PIL, num_workers=2 (spawn)",
+        "tf": "(o) tf.data: read_file + decode_jpeg + resize + flip, AUTOTUNE",
+    }
+    rows: list[Row] = []
+    for key, label in labels.items():
+        if key not in times:
+            reason = why if key.startswith("torch") else tf_note
+            rows.append((label, "-", "-", f"skipped: {reason}"))
+            continue
+        t = times[key]
+        rate = [n / s for s in t]
+        note = f"{statistics.median(rate) / (n / med['ours0']):.2f}x (j); {len(t)} runs of {n}"
+        rows.append((label, f"{n / med[key]:,.0f} img/s", f"{statistics.fmean(rate):,.0f}", note))
+    return rows
+
+
+TF_SCRIPT = textwrap.dedent("""
+    import json, sys, time
+    import tensorflow as tf
+    folder, repeat = sys.argv[1], int(sys.argv[2])
+    files = sorted(tf.io.gfile.glob(folder + "/*.jpg"))
+
+    def load(path):
+        image = tf.io.decode_jpeg(tf.io.read_file(path), channels=3)
+        image = tf.image.resize(image, (192, 192))
+        return tf.image.random_flip_left_right(image) / 255.0
+
+    def epoch():
+        ds = tf.data.Dataset.from_tensor_slices(files).shuffle(len(files), seed=0)
+        ds = ds.map(load, num_parallel_calls=tf.data.AUTOTUNE).batch(32)
+        for _ in ds.prefetch(tf.data.AUTOTUNE):
+            pass
+
+    epoch()  # warm-up: graph tracing
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        epoch()
+        times.append(time.perf_counter() - start)
+    print(json.dumps({"times": times, "version": tf.__version__}))
+""")
+
+
+def bench_tf(files: Path, repeat: int, tf_python: str | None) -> tuple[dict[str, list[float]], str]:
+    if not tf_python:
+        return {}, "no --tf-python given (tensorflow lives in its own venv)"
+    script = files.parent / "tf_bench.py"
+    script.write_text(TF_SCRIPT)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run(
+        [tf_python, str(script), str(files), str(repeat)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if done.returncode:
+        return {}, f"tensorflow run failed: {done.stderr.strip().splitlines()[-1:]}"
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"tf": result["times"]}, ""
+
+
+# -- resume -------------------------------------------------------------------------------
+def bench_resume(ds: catalog.DataSource, m: Metrics) -> list[Row]:
+    p = catalog.pipeline(ds).shuffle(5).repeat(2).batch(BATCH)
+    full = [b["label"] for b in p]
+    exact = True
+    ks = (1, len(full) // 3, len(full) // 2 + 3)
+    for k in ks:
+        for workers, kind in ((0, "thread"), (2, "thread")):
+            it = p.prefetch(workers, kind).iterator()  # type: ignore[arg-type]
+            head = [next(it)["label"] for _ in range(k)]
+            state = json.loads(json.dumps(it.state_dict()))
+            it.close()
+            rest = [b["label"] for b in p.prefetch(1, "thread").iterator(state)]
+            got = head + rest
+            exact &= len(got) == len(full) and all(
+                np.array_equal(a, b) for a, b in zip(got, full, strict=True)
+            )
+    it = p.iterator()
+    next(it)
+    calls = 10000
+    start = time.perf_counter()
+    for _ in range(calls):
+        it.state_dict()
+    cost = (time.perf_counter() - start) / calls
+    it.close()
+    m["state_us"] = cost * 1e6
+    m["resume_exact"] = float(exact)
+    return [
+        ("(p) iterator.state_dict()", f"{cost * 1e6:.2f} us", "-", f"{calls} calls"),
+        (
+            "(q) iterator(state) after k batches == uninterrupted",
+            "exact" if exact else "DIFFERS",
+            "-",
+            f"k in {ks}; 0 and 2 threads, resumed with 1",
+        ),
+    ]
+
+
+# -- report -------------------------------------------------------------------------------
+def targets(m: Metrics) -> list[Row]:
+    def ratio(a: str, b: str) -> float | None:
+        return m[a] / m[b] if a in m and b in m else None
+
+    checks: list[tuple[str, float | None, str, float, str]] = [
+        ("(b) / (a): pipeline epoch / floor", ratio("f_ours", "f_floor"), "<=", 1.2, "{:.2f}x"),
+        (
+            "(e) / (b): torch num_workers=0 / pipeline",
+            ratio("f_torch0", "f_ours"),
+            ">=",
+            1.5,
+            "{:.2f}x",
+        ),
+    ]
+    grains = [m[k] for k in ("f_grain_map", "f_grain_iter", "f_grain_loader") if k in m]
+    best_grain = min(grains) / m["f_ours"] if grains else None
+    checks.append(("fastest grain / pipeline", best_grain, ">=", 10, "{:.1f}x"))
+    checks.append(
+        ("(c) / (b): 2 threads / 0 workers", ratio("f_ours_t2", "f_ours"), "<=", 1.0, "{:.2f}x")
+    )
+    checks.append(
+        ("(d) / (b): 2 processes / 0 workers", ratio("f_ours_p2", "f_ours"), "<=", 1.0, "{:.2f}x")
+    )
+    checks.append(
+        ("(j) / (m): flowers img/s, 0 workers", ratio("j_ours0", "j_torch0"), ">=", 1.5, "{:.2f}x")
+    )
+    checks.append(
+        (
+            "(l) / (n): flowers img/s, 2 processes",
+            ratio("j_ours_p2", "j_torch2"),
+            ">=",
+            1.5,
+            "{:.2f}x",
+        )
+    )
+    checks.append(
+        (
+            "(k) / (n): flowers img/s, 2 threads",
+            ratio("j_ours_t2", "j_torch2"),
+            ">=",
+            1.5,
+            "{:.2f}x",
+        )
+    )
+    checks.append(("state_dict() cost", m.get("state_us"), "<=", 1000, "{:.2f} us"))
+    lines: list[Row] = []
+    for name, value, op, goal, fmt in checks:
+        if value is None:
+            lines.append((name, "-", f"{op} {fmt.format(goal)}", "SKIP (peer missing)"))
+            continue
+        ok = value <= goal if op == "<=" else value >= goal
+        lines.append(
+            (name, fmt.format(value), f"{op} {fmt.format(goal)}", "PASS" if ok else "FAIL")
+        )
+    exact = m.get("resume_exact") == 1.0
+    lines.append(
+        ("resume exact (q)", "exact" if exact else "differs", "exact", "PASS" if exact else "FAIL")
+    )
+    return lines
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    cols = len(header) - 1
+    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(cols)]
+    for r in [header, *rows]:
+        cells = [f"{r[0]:<{widths[0]}}", *(f"{r[c]:>{widths[c]}}" for c in range(1, cols))]
+        print("  ".join([*cells, r[cols]]).rstrip())
+
+
+def machine() -> str:
+    versions = [f"python {platform.python_version()}", f"numpy {np.__version__}"]
+    for dist in ("array-record", "catalog", "torch", "grain", "pillow"):
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            versions.append(f"{dist} {importlib.metadata.version(dist)}")
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs; " + ", ".join(
+        versions
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=60_000, help="Fashion-MNIST-sized examples")
+    parser.add_argument("--flowers", type=int, default=600, help="generated JPEGs")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each contender")
+    parser.add_argument(
+        "--tf-python",
+        default=os.environ.get("BENCH_TF_PYTHON"),
+        help="a python with tensorflow installed (its own venv), for tf.data",
+    )
+    args = parser.parse_args(argv)
+    metrics: Metrics = {}
+    with tempfile.TemporaryDirectory(prefix="bench_pipeline-") as name:
+        tmp = Path(name)
+        ds = fashion(tmp, args.examples)
+        rows = bench_fashion(ds, args.repeat, metrics)
+        rows += bench_resume(ds, metrics)
+        flower_ds, files = flowers(tmp, args.flowers)
+        rows += bench_flowers(flower_ds, files, args.repeat, args.tf_python, metrics)
+    print(
+        f"bench_pipeline: {args.examples} Fashion-MNIST-sized examples (batch {BATCH}); "
+        f"{args.flowers} tf_flowers-like JPEGs (batch {FLOWER_BATCH}, resize to {SIZE})"
+    )
+    print(machine())
+    print()
+    table(("contender", "median", "mean", "ratio / note"), rows)
+    print()
+    print("targets")
+    table(("target", "measured", "wanted", "result"), targets(metrics))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

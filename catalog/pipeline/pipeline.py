@@ -1,0 +1,251 @@
+"""Pipeline: an immutable chain from a random-access source to examples or batches.
+
+>>> import numpy as np
+>>> p = pipeline(np.arange(10)).shuffle(seed=0).batch(4)
+>>> [len(b) for b in p]
+[4, 4, 2]
+
+Each method returns a new Pipeline. The *sampler* methods (`shuffle`, `repeat`, `shard`) say
+which source index each position reads and hold for the whole chain, wherever they are
+called (but before `batch`); the *transformations* (`map`, `filter`, `cache`, `batch`,
+`map_batch`) run in the order called; `prefetch` says who computes (see `iterator`).
+The output is a pure function of the pipeline and (epoch, position): the same for 0 or N
+workers, threads or processes, and for a run resumed from `state_dict()`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from catalog.pipeline.iterator import PipelineIterator, State, check_state
+from catalog.pipeline.plan import Filter, Map, MapBatch, Plan
+from catalog.pipeline.processes import DEFAULT_START_METHOD, START_METHODS, Processes
+from catalog.pipeline.sampler import Sampler
+from catalog.pipeline.stacking import PadSpec
+from catalog.pipeline.threads import Executor, Inline, Threads
+
+__all__ = ["Pipeline", "pipeline"]
+
+ELEMENT_CHUNK = 128  # examples per unit when the pipeline does not batch
+Kind = Literal["thread", "process"]
+
+
+def _check_int(name: str, value: Any, low: int) -> int:
+    if type(value) is not int or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class _Prefetch:
+    workers: int = 0
+    kind: Kind = "thread"
+    depth: int = 2
+    start_method: str = DEFAULT_START_METHOD
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """See the module docstring; make one with `catalog.pipeline(source)`."""
+
+    source: Any
+    seed: int | None = None
+    num_epochs: int | None = 1
+    shard_spec: tuple[int, int, bool] = (0, 1, False)
+    cached_ops: tuple[Map | Filter, ...] = ()
+    cache_after: bool = False
+    ops: tuple[Map | Filter, ...] = ()
+    batch_size: int | None = None
+    drop_remainder: bool = False
+    pad: PadSpec = None
+    batch_ops: tuple[MapBatch, ...] = ()
+    prefetch_spec: _Prefetch = field(default_factory=_Prefetch)
+    rng_seed: int = 0
+
+    # -- sampler ----------------------------------------------------------------------------
+    def _sampler_call(self, what: str) -> None:
+        if self.batch_size is not None:
+            raise ValueError(
+                f"{what}() after batch() would act on batches; call it before batch() "
+                "(the sampler decides the order of examples before they are batched)"
+            )
+
+    def shuffle(self, seed: int) -> Pipeline:
+        """A new global order in every epoch: a permutation of the (shard's) source indices
+        computed from (seed, epoch); no buffer, no stored permutation."""
+        self._sampler_call("shuffle")
+        _check_int("shuffle seed", seed, 0)
+        return replace(self, seed=seed, rng_seed=seed)
+
+    def repeat(self, num_epochs: int | None = None) -> Pipeline:
+        """Read the source `num_epochs` times (None: forever), shuffled anew each epoch."""
+        self._sampler_call("repeat")
+        if num_epochs is not None:
+            _check_int("num_epochs", num_epochs, 1)
+        return replace(self, num_epochs=num_epochs)
+
+    def shard(self, index: int, count: int, drop_remainder: bool = False) -> Pipeline:
+        """Only shard `index` of `count`: a contiguous block of the source's indices. Shards
+        are disjoint and cover the source; with `drop_remainder` all have ``len // count``."""
+        self._sampler_call("shard")
+        _check_int("shard count", count, 1)
+        if type(index) is not int or not 0 <= index < count:
+            raise ValueError(f"shard index must be an int in [0, {count}), got {index!r}")
+        return replace(self, shard_spec=(index, count, bool(drop_remainder)))
+
+    # -- transformations ---------------------------------------------------------------------
+    def _add(self, op: Map | Filter, what: str) -> Pipeline:
+        if self.batch_size is not None:
+            raise ValueError(f"{what}() after batch() acts on examples; use map_batch()")
+        if self.cache_after:
+            return replace(self, ops=(*self.ops, op))
+        return replace(self, cached_ops=(*self.cached_ops, op))
+
+    def map(self, fn: Callable[..., Any], *, with_rng: bool = False) -> Pipeline:
+        """``fn(example)`` for each example; with `with_rng`, ``fn(example, rng)`` where rng
+        is a ``np.random.Generator`` determined by (seed, epoch, source index). `fn` must not
+        modify its argument in place (it may be a cached example)."""
+        return self._add(Map(fn, with_rng), "map")
+
+    def filter(self, predicate: Callable[[Any], Any]) -> Pipeline:
+        """Keep the examples for which ``predicate(example)`` is true."""
+        return self._add(Filter(predicate), "filter")
+
+    def cache(self) -> Pipeline:
+        """Keep each example as the chain so far made it in the first epoch, in memory (in
+        each process worker's memory, with process workers); later epochs reuse it."""
+        if self.cache_after:
+            raise ValueError("cache() was already called on this pipeline")
+        if self.batch_size is not None:
+            raise ValueError("cache() after batch() is not supported; cache examples first")
+        return replace(self, cache_after=True)
+
+    def batch(self, size: int, drop_remainder: bool = False, *, pad: PadSpec = None) -> Pipeline:
+        """Examples become batches: one structure of stacked arrays (`catalog.pipeline.
+        stacking` says how ragged values are batched; `pad` pads them). Batches never span
+        two epochs."""
+        if self.batch_size is not None:
+            raise ValueError("batch() was already called on this pipeline")
+        _check_int("batch size", size, 1)
+        return replace(self, batch_size=size, drop_remainder=bool(drop_remainder), pad=pad)
+
+    def map_batch(self, fn: Callable[..., Any], *, with_rng: bool = False) -> Pipeline:
+        """``fn(batch)`` (or ``fn(batch, rng)``) for each batch."""
+        if self.batch_size is None:
+            raise ValueError("map_batch() needs batch() before it; use map() for examples")
+        return replace(self, batch_ops=(*self.batch_ops, MapBatch(fn, with_rng)))
+
+    def prefetch(
+        self,
+        workers: int = 1,
+        kind: Kind = "thread",
+        *,
+        depth: int = 2,
+        start_method: str = DEFAULT_START_METHOD,
+    ) -> Pipeline:
+        """Compute ahead in `workers` threads or processes, each at most `depth` units
+        ahead; 0 workers computes in the caller's thread. Processes are started with
+        `start_method` ("forkserver" where available, else "spawn"; never fork) and need
+        picklable functions."""
+        _check_int("workers", workers, 0)
+        _check_int("depth", depth, 1)
+        if kind not in ("thread", "process"):
+            raise ValueError(f"prefetch kind must be 'thread' or 'process', got {kind!r}")
+        if start_method not in START_METHODS:
+            raise ValueError(f"start_method must be one of {START_METHODS}, got {start_method!r}")
+        return replace(self, prefetch_spec=_Prefetch(workers, kind, depth, start_method))
+
+    # -- running ----------------------------------------------------------------------------
+    def plan(self) -> Plan:
+        """The picklable description workers compute from."""
+        sampler = Sampler(
+            num_records=len(self.source),
+            seed=self.seed,
+            num_epochs=self.num_epochs,
+            shard=self.shard_spec,
+            chunk=self.batch_size or ELEMENT_CHUNK,
+        )
+        return Plan(
+            source=self.source,
+            sampler=sampler,
+            seed=self.rng_seed,
+            cached_ops=self.cached_ops,
+            cache=self.cache_after,
+            ops=self.ops,
+            batch_size=self.batch_size,
+            drop_remainder=self.drop_remainder,
+            pad=self.pad,
+            batch_ops=self.batch_ops,
+        )
+
+    def iterator(self, state: State | None = None) -> PipelineIterator:
+        """An iterator from the start, or continuing exactly where `state` (from
+        `state_dict()` of an iterator of an equal pipeline) was taken."""
+        state = check_state(state) if state is not None else {"unit": 0, "skip": 0, "batch": 0}
+        plan = self.plan()
+        spec = self.prefetch_spec
+        stop = plan.sampler.num_units
+
+        def executor(start: int) -> Executor:
+            if spec.workers == 0:
+                return Inline(plan, start)
+            if spec.kind == "thread":
+                return Threads(plan, start, stop, spec.workers, spec.depth)
+            return Processes(
+                plan, start, stop, spec.workers, start_method=spec.start_method, depth=spec.depth
+            )
+
+        return PipelineIterator(plan, state, executor)
+
+    def __iter__(self) -> Iterator[Any]:
+        return self.iterator()
+
+    def batches_per_epoch(self) -> int | None:
+        """Batches in one epoch when that is known before reading (no filter), else None."""
+        if any(isinstance(op, Filter) for op in (*self.cached_ops, *self.ops)):
+            return None
+        n = Sampler(len(self.source), shard=self.shard_spec).epoch_size
+        if self.batch_size is None:
+            return n
+        return n // self.batch_size if self.drop_remainder else math.ceil(n / self.batch_size)
+
+    def __repr__(self) -> str:
+        parts = [f"pipeline({type(self.source).__name__} of {len(self.source)})"]
+        if self.shard_spec != (0, 1, False):
+            parts.append("shard({}, {}, drop_remainder={})".format(*self.shard_spec))
+        if self.seed is not None:
+            parts.append(f"shuffle({self.seed})")
+        if self.num_epochs != 1:
+            parts.append(f"repeat({self.num_epochs})")
+        for op in self.cached_ops:
+            parts.append(_describe(op))
+        if self.cache_after:
+            parts.append("cache()")
+        parts.extend(_describe(op) for op in self.ops)
+        if self.batch_size is not None:
+            parts.append(f"batch({self.batch_size}, drop_remainder={self.drop_remainder})")
+        parts.extend(_describe(op) for op in self.batch_ops)
+        if self.prefetch_spec.workers:
+            parts.append(f"prefetch({self.prefetch_spec.workers}, {self.prefetch_spec.kind!r})")
+        return ".".join(parts)
+
+
+def _describe(op: Map | Filter | MapBatch) -> str:
+    kind = {Map: "map", Filter: "filter", MapBatch: "map_batch"}[type(op)]
+    fn = op.predicate if isinstance(op, Filter) else op.fn
+    return f"{kind}({getattr(fn, '__qualname__', repr(fn))})"
+
+
+def pipeline(source: Sequence[Any], *, seed: int = 0) -> Pipeline:
+    """A pipeline over `source`: anything with ``len`` and ``[i]`` (a `DataSource`, a list, an
+    array). `seed` seeds the random generators of ``map(..., with_rng=True)`` when the
+    pipeline is not shuffled (a shuffle seed replaces it)."""
+    if not hasattr(source, "__len__") or not hasattr(source, "__getitem__"):
+        raise TypeError(
+            f"a pipeline needs a random-access source (len and [i]), got {type(source).__name__}"
+        )
+    _check_int("seed", seed, 0)
+    return Pipeline(source=source, rng_seed=seed)

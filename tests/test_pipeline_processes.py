@@ -1,0 +1,192 @@
+"""Process workers: same batches as threads, shared memory, clean shutdown on errors and Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import catalog
+from catalog.testing.http_server import LoopbackServer
+
+from conftest import ROOT, idx_builder
+
+COUNT = 150
+SHM = Path("/dev/shm")
+pytestmark = pytest.mark.skipif(not SHM.is_dir(), reason="needs POSIX shared memory in /dev/shm")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("processes")
+    with LoopbackServer() as server:
+        builder = idx_builder(root, server, COUNT)
+        catalog.data_source(builder, split="train", data_dir=root / "data")  # prepares it
+    return builder
+
+
+@pytest.fixture
+def ds(folder: Path) -> Any:
+    source = catalog.data_source(folder, split="train", data_dir=folder.parent / "data")
+    source[0]  # the readers are open in this process: spawn must not care
+    return source
+
+
+def segments(pid: int) -> list[str]:
+    return sorted(p.name for p in SHM.iterdir() if p.name.startswith(f"catalog-{pid}-"))
+
+
+def alive(pid: int) -> bool:
+    """A live (not zombie) process with this id."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def augment(example: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    shift = int(rng.integers(0, 4))
+    return {"image": np.roll(example["image"], shift, axis=1), "label": example["label"]}
+
+
+def odd_labels(example: dict[str, Any]) -> bool:
+    return int(example["label"]) % 2 == 1
+
+
+def fail_on_label_7(example: dict[str, Any]) -> dict[str, Any]:
+    if int(example["label"]) == 7:
+        raise ZeroDivisionError("label 7 is not allowed")
+    return example
+
+
+def chain(ds: Any) -> catalog.Pipeline:
+    p = catalog.pipeline(ds).shuffle(21).repeat(2).map(augment, with_rng=True)
+    return p.filter(odd_labels).batch(20)
+
+
+def same(a: list[Any], b: list[Any]) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        for key in x:
+            np.testing.assert_array_equal(x[key], y[key])
+
+
+def test_processes_give_the_batches_of_threads_and_clean_up(ds: Any) -> None:
+    expected = list(chain(ds))
+    for workers in (1, 2):
+        it = chain(ds).prefetch(workers, "process").iterator()
+        got = list(it)
+        same(got, expected)
+        assert not multiprocessing.active_children()
+        assert segments(os.getpid()) == []
+    # Aligned batches (no filter): columns come straight out of shared memory.
+    plain = catalog.pipeline(ds).shuffle(1).batch(32)
+    batches = list(plain.prefetch(2, "process", start_method="spawn"))
+    same(batches, list(plain))
+    assert batches[0]["image"].flags.writeable
+
+
+def test_resume_across_kinds_and_worker_counts(ds: Any) -> None:
+    full = list(chain(ds))
+    for k in (1, 5):
+        it = chain(ds).prefetch(2, "process").iterator()
+        head = [next(it) for _ in range(k)]
+        state = json.loads(json.dumps(it.state_dict()))
+        it.close()
+        assert not multiprocessing.active_children() and segments(os.getpid()) == []
+        same(head + list(chain(ds).prefetch(1, "process").iterator(state)), full)
+        same(head + list(chain(ds).iterator(state)), full)
+
+
+def test_worker_exception_has_index_and_traceback_and_leaves_nothing(ds: Any) -> None:
+    it = catalog.pipeline(ds).map(fail_on_label_7).batch(10).prefetch(2, "process").iterator()
+    with pytest.raises(catalog.PipelineError) as info:
+        list(it)
+    message = str(info.value)
+    first_7 = 9  # pattern labels are 3 * i % 10: example 9 is the first with label 7
+    assert info.value.index == first_7
+    assert f"example {first_7} of epoch 0: ZeroDivisionError: label 7 is not allowed" in message
+    assert "Original traceback" in message and "in fail_on_label_7" in message
+    assert 'raise ZeroDivisionError("label 7 is not allowed")' in message
+    assert not multiprocessing.active_children()
+    assert segments(os.getpid()) == []
+
+
+def test_unpicklable_function_is_explained(ds: Any) -> None:
+    p = catalog.pipeline(ds).map(lambda e: e).prefetch(1, "process")
+    with pytest.raises(catalog.PipelineError, match="picklable.*kind='thread'"):
+        next(iter(p))
+
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import catalog
+
+    def slow(example):
+        return {"x": np.full(20000, example, np.int64)}  # big enough to need shared memory
+
+    if __name__ == "__main__":
+        p = catalog.pipeline(np.arange(1000)).repeat().map(slow).batch(64)
+        it = p.prefetch(2, "process", depth=4).iterator()
+        next(it)
+        print(" ".join(map(str, it.worker_pids)), flush=True)
+        for batch in it:  # forever, until Ctrl-C
+            pass
+""")
+
+
+def test_ctrl_c_stops_workers_and_frees_shared_memory(tmp_path: Path) -> None:
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        pids = [int(p) for p in line.split()]
+        assert len(pids) == 2, proc.stderr.read() if proc.stderr else line
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole group
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "KeyboardInterrupt" in err
+    assert not [pid for pid in pids if alive(pid)]
+    assert segments(proc.pid) == []
+
+
+def test_a_killed_worker_is_reported_and_the_rest_cleaned_up(ds: Any) -> None:
+    it = catalog.pipeline(ds).repeat().batch(10).prefetch(2, "process").iterator()
+    next(it)
+    victim, other = it.worker_pids
+    os.kill(victim, signal.SIGKILL)
+    with pytest.raises(catalog.PipelineError, match=f"pid {victim}.* died"):
+        list(it)  # what the worker queued before it died comes first, then the error
+    assert not alive(other) and not multiprocessing.active_children()
+    assert segments(os.getpid()) == []
+
+
+def test_leaving_a_loop_early_stops_the_workers(ds: Any) -> None:
+    for batch in catalog.pipeline(ds).repeat().batch(10).prefetch(2, "process"):
+        assert len(batch["label"]) == 10
+        break  # the iterator is dropped here: its finalizer closes it
+    assert not multiprocessing.active_children()
+    assert segments(os.getpid()) == []

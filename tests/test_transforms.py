@@ -1,0 +1,74 @@
+"""catalog.transforms: image decoding, resizing (JPEG draft mode), crops, flips, scaling."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image as PILImage
+
+from catalog import transforms as T
+
+
+def jpeg(height: int, width: int) -> bytes:
+    """A smooth picture (gradients and a slow wave), as photos are at small scales."""
+    r, c = np.ogrid[:height, :width]
+    pixels = np.stack(
+        [255 * r / height + 0 * c, 255 * c / width + 0 * r, 127 + 100 * np.sin(r / 25 + c / 40)],
+        axis=-1,
+    )
+    out = io.BytesIO()
+    PILImage.fromarray(pixels.astype(np.uint8)).save(out, format="JPEG", quality=95)
+    return out.getvalue()
+
+
+def test_decode_image_gives_pixels_in_the_asked_channels() -> None:
+    data = jpeg(40, 30)
+    rgb = T.decode_image(data)
+    assert rgb.shape == (40, 30, 3) and rgb.dtype == np.uint8
+    assert T.decode_image(data, channels=1).shape == (40, 30, 1)
+    with pytest.raises(ValueError, match="not an image file"):
+        T.decode_image(b"nope")
+
+
+def test_resize_from_jpeg_bytes_uses_draft_mode_and_matches_a_full_decode() -> None:
+    data = jpeg(480, 400)
+    fast = T.resize(data, (60, 50))  # 1/8 scale: draft mode decodes 60x50 directly
+    full = T.resize(T.decode_image(data), (60, 50))
+    assert fast.shape == full.shape == (60, 50, 3)
+    assert np.abs(fast.astype(int) - full.astype(int)).mean() < 3  # the same picture
+    with PILImage.open(io.BytesIO(data)) as img:
+        img.draft("RGB", (50, 60))
+        assert img.size == (50, 60)  # what resize relies on: Pillow decodes at 1/8 scale
+    assert T.resize(data, (500, 600)).shape == (500, 600, 3)  # enlarging: no draft
+    assert T.resize(np.zeros((5, 5, 1), np.uint8), (3, 2)).shape == (3, 2, 1)
+
+
+def test_random_crop_and_flip_are_reproducible_and_copy() -> None:
+    image = np.arange(6 * 8 * 3, dtype=np.uint8).reshape(6, 8, 3)
+    a = T.random_crop(image, (4, 4), np.random.default_rng(1))
+    b = T.random_crop(image, (4, 4), np.random.default_rng(1))
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (4, 4, 3) and not np.shares_memory(a, image)
+    corners = {
+        int(T.random_crop(image, (4, 4), np.random.default_rng(s))[0, 0, 0]) for s in range(50)
+    }
+    assert len(corners) > 5  # several positions
+    flips = [T.random_flip(image, np.random.default_rng(s)) for s in range(20)]
+    assert any(np.array_equal(f, image[:, ::-1]) for f in flips)
+    assert any(np.array_equal(f, image) for f in flips)
+    assert all(f.flags.c_contiguous and not np.shares_memory(f, image) for f in flips)
+    np.testing.assert_array_equal(T.center_crop(image, (2, 2)), image[2:4, 3:5])
+    with pytest.raises(ValueError, match="cannot crop 7x4"):
+        T.random_crop(image, (7, 4), np.random.default_rng(0))
+
+
+def test_rescale_and_normalize() -> None:
+    image = np.array([[[0, 255, 51]]], np.uint8)
+    np.testing.assert_allclose(T.rescale(image), [[[0, 1, 0.2]]], rtol=1e-6)
+    np.testing.assert_allclose(T.rescale(image, 1 / 127.5, -1), [[[-1, 1, -0.6]]], rtol=1e-6)
+    out: Any = T.normalize(image, mean=(0, 0.5, 0.2), std=(1, 0.5, 0.1))
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, [[[0, 1, 0]]], atol=1e-6)
