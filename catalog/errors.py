@@ -10,6 +10,7 @@
     ├── SourceFormatError (ValueError)    a source file is not what its format promises
     ├── ChecksumError (ValueError)        downloaded bytes differ from the registered size/sha256
     ├── DownloadError (OSError)           no URL could deliver a file
+    ├── WriteError (OSError)              a shard could not be written (full disk): file, space
     ├── NotPreparedError (FileNotFoundError)  a dataset was read before it was prepared
     └── MissingDependencyError (ImportError)  an optional library a reader needs is missing
 
@@ -29,6 +30,7 @@ __all__ = [
     "SourceFormatError",
     "SpecError",
     "SplitError",
+    "WriteError",
 ]
 
 
@@ -79,6 +81,11 @@ class ChecksumError(CatalogError, ValueError):
 
 class DownloadError(CatalogError, OSError):
     """No URL could deliver a file."""
+
+
+class WriteError(CatalogError, OSError):
+    """A prepared file could not be written (a full disk, a file size limit): names the file
+    and the space it needs."""
 
 
 class NotPreparedError(CatalogError, FileNotFoundError):

@@ -21,17 +21,22 @@ INCOMPLETE = ".incomplete-"
 
 
 @contextlib.contextmanager
-def dataset_lock(target: Path) -> Iterator[None]:
-    """Hold the lock guarding `target` (a dataset version's folder); say so when waiting."""
+def dataset_lock(target: Path) -> Iterator[bool]:
+    """Hold the lock guarding `target` (a dataset version's folder); say so when waiting.
+
+    Yields whether it had to wait for another process (which may have prepared `target`).
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(target.parent / f".{target.name}.lock"))
+    waited = False
     try:
         lock.acquire(timeout=0)
     except Timeout:
         print(f"waiting for another process preparing {target} ...", file=sys.stderr)
         lock.acquire()
+        waited = True
     try:
-        yield
+        yield waited
     finally:
         lock.release()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
@@ -20,6 +20,7 @@ __all__ = [
     "Examples",
     "Option",
     "OptionKind",
+    "RandomAccess",
     "Role",
     "Source",
     "SourceFormat",
@@ -33,6 +34,23 @@ Examples = Iterator[tuple[str, dict[str, Any]]]
 #: ``str``, ``int``, ``strs`` (a list of strings), ``str_map`` (str -> str),
 #: ``file_map`` (str -> a file reference, resolved to one path before the reader runs).
 OptionKind = Literal["str", "int", "strs", "str_map", "file_map"]
+
+
+class RandomAccess(Protocol):
+    """A split's examples by position: what the shard plan reads a unit's range through.
+
+    `length` is the number of examples the files hold, or None when only reading them all
+    would tell. ``examples(start, stop)`` yields ``(key, example)`` for positions
+    ``start..stop-1`` in source order, the same pairs ``SourceFormat.examples`` yields there,
+    without reading (all of) what comes before. `close` frees open files.
+    """
+
+    @property
+    def length(self) -> int | None: ...
+
+    def examples(self, start: int, stop: int) -> Examples: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -62,6 +80,9 @@ class Source:
     files: Mapping[str, tuple[Path, ...]]
     options: Mapping[str, Any]
     features: FeaturesDict
+    #: A folder a random-access reader may stage files in (decompressed arrays), kept while
+    #: the dataset is being prepared; None: stage nothing.
+    scratch: Path | None = None
 
     def file(self, role: str) -> Path:
         """The one file of a role that is not `many`."""
@@ -81,6 +102,9 @@ class SourceFormat:
       these features, or None; checked when the spec is loaded.
     - ``check()`` (optional) raises MissingDependencyError when a library the reader needs is
       not installed; it runs before anything is downloaded.
+    - ``random_access(source)`` (optional) -> a `RandomAccess` reader, so a shard of examples
+      ``start..stop-1`` is written without reading everything before it; without it, the
+      shard plan reads from the start and skips.
     """
 
     name: str
@@ -92,6 +116,7 @@ class SourceFormat:
     class_names: Callable[[Source], dict[str, tuple[Path, list[str]]]] | None = None
     validate: Callable[[Mapping[str, Any], FeaturesDict], str | None] | None = None
     check: Callable[[], None] | None = None
+    random_access: Callable[[Source], RandomAccess] | None = None
 
     def problem(self, options: Mapping[str, Any], features: FeaturesDict) -> str | None:
         """What is wrong with a split's `options` and the spec's `features`, or None."""

@@ -71,8 +71,7 @@ def read_idx(path: str | Path) -> np.ndarray[Any, Any]:
     return np.frombuffer(data, dtype, offset=header_len).reshape(shape)
 
 
-def examples(files: Mapping[str, Path]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ``(key, {"image": (rows, cols) uint8, "label": int})`` from an images + labels pair."""
+def _arrays(files: Mapping[str, Path]) -> tuple[np.ndarray[Any, Any], list[int]]:
     images = read_idx(files["images"])
     labels = read_idx(files["labels"])
     if images.ndim != 3 or images.dtype != np.uint8:
@@ -89,7 +88,31 @@ def examples(files: Mapping[str, Path]) -> Iterator[tuple[str, dict[str, Any]]]:
             f"{files['images']} holds {len(images)} images but {files['labels']} holds "
             f"{len(labels)} labels"
         )
-    for i, (image, label) in enumerate(zip(images, labels.tolist(), strict=True)):
+    return images, labels.tolist()
+
+
+class _Arrays:
+    """The split's examples by position (the files are read whole: gzip cannot seek)."""
+
+    def __init__(self, source: Source) -> None:
+        self._images, self._labels = _arrays({role: source.file(role) for role in ROLES})
+
+    @property
+    def length(self) -> int:
+        return len(self._labels)
+
+    def examples(self, start: int, stop: int) -> Iterator[tuple[str, dict[str, Any]]]:
+        for i in range(start, min(stop, self.length)):
+            yield str(i), {"image": self._images[i], "label": self._labels[i]}
+
+    def close(self) -> None:
+        pass
+
+
+def examples(files: Mapping[str, Path]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(key, {"image": (rows, cols) uint8, "label": int})`` from an images + labels pair."""
+    images, labels = _arrays(files)
+    for i, (image, label) in enumerate(zip(images, labels, strict=True)):
         yield str(i), {"image": image, "label": label}
 
 
@@ -103,4 +126,5 @@ FORMAT = SourceFormat(
     roles=tuple(Role(role) for role in ROLES),
     features=lambda options: (frozenset({"image", "label"}), frozenset()),
     examples=_examples,
+    random_access=_Arrays,
 )

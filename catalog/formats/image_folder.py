@@ -35,20 +35,46 @@ def _entries(folder: Path, prefix: str, skip: Sequence[str]) -> list[tuple[str, 
     return [(relative, p) for relative, p in entries if not _skipped(relative, skip)]
 
 
-def examples(source: Source) -> Examples:
-    """Yield ``("<class>/<file>", {"image": path, "label": "<class>"})`` for every file."""
+def _files(source: Source) -> list[tuple[str, Path, str]]:
+    """``(key, file, class)`` of every example, in order; the layout is checked first."""
     root = source.file("root")
     skip: Sequence[str] = source.options["skip"]
     if not root.is_dir():
         raise SourceFormatError(f"{root}: expected a directory holding one folder per class")
     hint = "; if it is not an example, add a pattern for it to the split's options.skip"
+    files = []
     for class_name, folder in _entries(root, "", skip):
         if not folder.is_dir():
             raise SourceFormatError(f"{folder}: a file outside the class directories{hint}")
         for key, file in _entries(folder, f"{class_name}/", skip):
             if not file.is_file():
                 raise SourceFormatError(f"{file}: not a file, inside a class directory{hint}")
+            files.append((key, file, class_name))
+    return files
+
+
+class _Files:
+    """The split's examples by position: the sorted file list, read one file at a time."""
+
+    def __init__(self, source: Source) -> None:
+        self._files = _files(source)
+
+    @property
+    def length(self) -> int:
+        return len(self._files)
+
+    def examples(self, start: int, stop: int) -> Examples:
+        for key, file, class_name in self._files[start:stop]:
             yield key, {"image": file, "label": class_name}
+
+    def close(self) -> None:
+        pass
+
+
+def examples(source: Source) -> Examples:
+    """Yield ``("<class>/<file>", {"image": path, "label": "<class>"})`` for every file."""
+    files = _Files(source)
+    return files.examples(0, files.length)
 
 
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
@@ -65,4 +91,5 @@ FORMAT = SourceFormat(
     features=lambda options: (frozenset({"image", "label"}), frozenset()),
     examples=examples,
     validate=_validate,
+    random_access=_Files,
 )
