@@ -136,15 +136,14 @@ def _tree_rss(root: int) -> int:
     """Bytes resident in `root` and its descendants (from /proc)."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        pid = int(entry)
+        pid = int(entry.name)
         children.setdefault(int(fields[1]), []).append(pid)
         rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
     total, todo = 0, [root]
@@ -215,7 +214,9 @@ def main() -> None:
         runs = [("serial", [])]
         runs.append(("num-proc 2", ["--num-proc", "2"]))
         if not args.no_beam:
-            options = "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing"
+            options = (
+                "runner=DirectRunner,direct_num_workers=2,direct_running_mode=multi_processing"
+            )
             runs.append(("beam 2 workers", ["--beam-pipeline-options", options]))
         # One warm-up prepare (hashes the download into the cache) that is not measured.
         run("warm-up", [*common, "--max-examples-per-split", "10"], root / "warm")

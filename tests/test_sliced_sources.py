@@ -104,13 +104,13 @@ def test_cifar_records_by_position_across_files(tmp_path: Path) -> None:
     assert same_examples("cifar_bin", src, [(0, 30), (8, 23), (29, 40)]) == 30
 
 
-def test_npz_is_staged_and_memory_mapped(tmp_path: Path) -> None:
-    images = cifar_images(50, seed=6)
+def test_npz_is_staged_and_read_in_blocks(tmp_path: Path) -> None:
+    images = cifar_images(2100, seed=6)  # more than two 1024-example blocks
     path = tmp_path / "x.npz"
-    np.savez_compressed(path, images=images, labels=np.arange(50))
+    np.savez_compressed(path, images=images, labels=np.arange(2100))
     scratch = tmp_path / "scratch"
     src = source("npz", {"arrays": path}, scratch, arrays={"image": "images"})
-    assert same_examples("npz", src, [(0, 5), (45, 60)]) == 50
+    assert same_examples("npz", src, [(0, 5), (1020, 1030), (2090, 2200)]) == 2100
     assert (scratch / "npz" / "images.npy").is_file()
     staged = np.load(scratch / "npz" / "images.npy", mmap_mode="r")
     np.testing.assert_array_equal(staged, images)

@@ -3,8 +3,8 @@
 Loaded with ``allow_pickle=False``: a file holding object arrays (which only unpickling could
 read) is refused, since nothing downloaded is ever unpickled. When preparing, each array is
 staged once (streamed out of the zip, compressed or not) to a ``.npy`` file in the work
-directory and memory-mapped, so memory stays bounded however big the arrays are; read outside
-a prepare, the arrays are read whole.
+directory and read from there a block of examples at a time, so memory stays bounded however
+big the arrays are; read outside a prepare, the arrays are read whole.
 
 Option ``arrays``: ``{feature: array name}``, default ``{image: images, label: labels}``.
 Examples hold exactly those features; the key is the index.
@@ -24,16 +24,19 @@ import numpy as np
 
 from catalog.errors import SourceFormatError
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.matfile import OnDiskArray, npy_array
 
 __all__ = ["FORMAT", "examples"]
+
+_BLOCK = 1024  # examples read at a time
 
 
 _ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error)
 
 
-def _stage(npz: np.lib.npyio.NpzFile, name: str, folder: Path) -> np.ndarray[Any, Any]:
-    """The array `name`, copied once (streamed, never whole in memory) to `folder` as .npy and
-    memory-mapped from there; an array of objects (only pickle could read it) is refused."""
+def _stage(npz: np.lib.npyio.NpzFile, name: str, folder: Path) -> OnDiskArray:
+    """The array `name`, copied once (streamed, never whole in memory) to `folder` as .npy, to
+    be read a block at a time; an array of objects (only pickle could read it) is refused."""
     staged = folder / f"{name}.npy"
     archive = npz.zip
     assert archive is not None  # an NpzFile opened from a path keeps its zip open
@@ -52,12 +55,12 @@ def _stage(npz: np.lib.npyio.NpzFile, name: str, folder: Path) -> np.ndarray[Any
         with archive.open(member) as f, open(partial, "wb") as out:
             shutil.copyfileobj(f, out, 1 << 20)
         partial.replace(staged)
-    return np.load(staged, mmap_mode="r", allow_pickle=False)  # type: ignore[no-any-return]
+    return npy_array(staged)
 
 
 class _Arrays:
-    """The arrays by position: staged to memory-mapped .npy files when the source has a
-    scratch folder (bounded memory however big the arrays), else read whole."""
+    """The arrays by position: staged to .npy files read a block at a time when the source
+    has a scratch folder (bounded memory however big the arrays), else read whole."""
 
     def __init__(self, source: Source) -> None:
         path = source.file("arrays")
@@ -74,7 +77,7 @@ class _Arrays:
                         f"{path}: no array {missing[0]!r}; it holds {', '.join(names)}"
                     )
                 scratch = source.scratch
-                self._arrays = {
+                self._arrays: dict[str, np.ndarray[Any, Any] | OnDiskArray] = {
                     f: _stage(npz, name, scratch / "npz") if scratch else npz[name]
                     for f, name in wanted.items()
                 }
@@ -84,7 +87,7 @@ class _Arrays:
             raise SourceFormatError(
                 f"{path}: not an .npz file NumPy can read without pickle ({error})"
             ) from None
-        lengths = {f: len(a) if a.ndim else 0 for f, a in self._arrays.items()}
+        lengths = {f: a.shape[0] if a.ndim else 0 for f, a in self._arrays.items()}
         if len(set(lengths.values())) != 1:
             counts = ", ".join(f"{wanted[f]} {n}" for f, n in lengths.items())
             raise SourceFormatError(f"{path}: the arrays differ in length along axis 0: {counts}")
@@ -95,8 +98,14 @@ class _Arrays:
         return self._length
 
     def examples(self, start: int, stop: int) -> Examples:
-        for i in range(start, min(stop, self._length)):
-            yield str(i), {f: np.asarray(a[i]) for f, a in self._arrays.items()}
+        for first in range(start, min(stop, self._length), _BLOCK):
+            last = min(first + _BLOCK, stop, self._length)
+            blocks = {
+                f: a[first:last] if isinstance(a, np.ndarray) else a.read(0, first, last)
+                for f, a in self._arrays.items()
+            }
+            for i in range(last - first):
+                yield str(first + i), {f: block[i] for f, block in blocks.items()}
 
     def close(self) -> None:
         self._arrays = {}
