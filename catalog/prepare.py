@@ -198,13 +198,13 @@ def prepare_dataset(
             fetched = _download(spec, manager)
             spec = register_checksums(spec, fetched)
         prepared = None if overwrite else reusable(spec, target, max_examples_per_split)
-        if prepared is not None:
-            return Prepared(prepared, "reused", waited)
         key = plan_key(spec, max_examples_per_split, shard_bytes, WRITER_OPTIONS)
         work = work_dir(target, key)
-        for stale in work_dirs(target):
-            if stale != work or overwrite:
-                shutil.rmtree(stale, ignore_errors=True)  # left by a run that was killed
+        for stale in work_dirs(target):  # left by runs that were killed
+            if stale != work or overwrite or prepared is not None:
+                shutil.rmtree(stale, ignore_errors=True)
+        if prepared is not None:
+            return Prepared(prepared, "reused", waited)
         files = fetched or _download(spec, manager)
         (work / BOOKKEEPING).mkdir(parents=True, exist_ok=True)
         shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)

@@ -3,8 +3,9 @@
 The one place preparation reports progress (downloads have theirs in
 `catalog.download.progress`). On a terminal (``bars``, or ``auto`` with stderr a terminal)
 each split gets a bar of examples with the rate and the time left; in CI and with ``--json``
-(``lines``) each unit gives a line on stderr when it is done::
+(``lines``) the plan gives a line and each unit another when it is done::
 
+    mnist: plan: 16 shards in 2 splits, about 55.0 MiB
     mnist train: unit 3 of 8 written: 7500 examples, 5.7 MiB (mnist-train.array_record-000...)
     mnist train: unit 4 of 8 kept from an earlier run (mnist-train.array_record-00003-of-...)
 
@@ -40,6 +41,14 @@ class PrepareProgress:
         self.kept = 0
 
     def start(self, plan: Plan) -> None:
+        if self.mode == "lines":
+            splits = len({u.split for u in plan.units})
+            print(
+                f"{self.name}: plan: {len(plan.units)} shards in {splits} split"
+                f"{'s' if splits != 1 else ''}, about {format_size(plan.estimated_bytes)}",
+                file=sys.stderr,
+                flush=True,
+            )
         if self.mode != "bars":
             return
         for unit in plan.units:

@@ -322,8 +322,8 @@ def test_verify_reports_work_dirs_of_killed_prepares(
     assert entry["stale_work_dirs"] == [{"path": str(stale), "num_bytes": 1000}]
     text = cli("verify", str(folder), "--data-dir", str(tmp_path / "data")).stdout
     assert f"work dir of a killed prepare: {stale} (1000 B)" in text
-    # The next prepare (taking the lock) removes it.
-    b.download_and_prepare(overwrite=True)
+    # The next prepare (taking the lock) removes it, even when it has nothing to prepare.
+    b.download_and_prepare()
     assert not stale.exists()
 
 
