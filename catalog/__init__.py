@@ -20,6 +20,7 @@ from catalog.errors import (
     SourceFormatError,
     SpecError,
     SplitError,
+    WriteError,
 )
 from catalog.features import (
     ClassLabel,
@@ -59,6 +60,7 @@ __all__ = [
     "SplitInfo",
     "Tensor",
     "Text",
+    "WriteError",
     "__version__",
     "builder",
     "data_source",

@@ -217,15 +217,10 @@ def prepare_dataset(
                 spec, plan, sources, work, progress, num_proc, beam_pipeline_options,
                 max_examples_per_split,
             )  # fmt: skip
-            splits = {
-                name: SplitInfo(
-                    name,
-                    sum(s.num_examples for s in split_shards),
-                    tuple(split_shards),
-                )
-                for name in spec.splits
-                for split_shards in [[shards[u.file] for u in plan.split_units(name)]]
-            }
+            splits = {}
+            for name in spec.splits:
+                held = tuple(shards[u.file] for u in plan.split_units(name))
+                splits[name] = SplitInfo(name, sum(s.num_examples for s in held), held)
             info = dataclasses.replace(DatasetInfo.from_spec(spec), splits=splits)
             shutil.rmtree(work / BOOKKEEPING)
             info.write(work)
