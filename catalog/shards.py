@@ -207,7 +207,10 @@ def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
         temporary.replace(record)
         return Outcome(unit, shard)
     except CatalogError as error:
-        return Outcome(unit, error_kind=type(error).__name__, error=str(error))
+        message = str(error)
+        if unit.file not in message:  # name the unit (a FeatureError names it already)
+            message = f"{unit.describe()}: {message}"
+        return Outcome(unit, error_kind=type(error).__name__, error=message)
     except OSError as error:
         if error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
             return Outcome(

@@ -352,6 +352,26 @@ def test_a_sequential_format_is_planned_by_ranges(tmp_path: Path, server: Loopba
     assert [s.num_examples for s in info.splits["train"].shards] == [20] * 6
     ds = b.as_data_source("train")
     assert int(ds[119]["image"].sum()) == sum(c == "1" for c in lines[119].split())
+    # A bad line in the fourth unit fails the prepare naming the unit and the line.
+    bad_lines = [*lines[:70], lines[70].replace("1", "2", 1), *lines[71:]]
+    bad = ("\n".join(bad_lines) + "\n").encode()
+    url = server.add("/x.amat", bad)
+    digest = hashlib.sha256(bad).hexdigest()
+    (folder / "checksums.tsv").write_text(f"{url}\t{len(bad)}\t{digest}\tx.amat\n")
+    with pytest.raises(catalog.SourceFormatError) as info:
+        catalog.builder(folder, data_dir=tmp_path / "bad").download_and_prepare(
+            shard_size=20_000, num_proc=2
+        )
+    assert str(info.value).startswith(
+        "unit 4 of 6 of split 'train' (examples 60..79, shard amat-train.array_record-00003-of-"
+        "00006): "
+    ), str(info.value)
+    assert "x.amat:71: value '2' is not 0 or 1" in str(info.value)
+    assert not list((tmp_path / "bad").glob("amat/1.0.0*"))
+    (folder / "checksums.tsv").write_text(
+        f"{url}\t{len(data)}\t{hashlib.sha256(data).hexdigest()}\tx.amat\n"
+    )
+    server.add("/x.amat", data)
     # One line more than the spec says is found by the last unit.
     (folder / "builder.yaml").write_text(
         (folder / "builder.yaml").read_text().replace("num_examples: 120", "num_examples: 119")
