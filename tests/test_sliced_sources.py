@@ -3,20 +3,26 @@ and every random-access reader gives the examples its format's sequential reader
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from catalog.builder import DatasetBuilder
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Image, Text
 from catalog.formats import FORMATS, Source
 from catalog.formats.matfile import H5Array, OnDiskArray, mat_arrays
+from catalog.spec import load_spec
+from catalog.testing.harness import dummy_spec
+from catalog.testing.http_server import LoopbackServer
 
 from make_dummy_data import cifar_images, cifar_records
 
 scipy_io = pytest.importorskip("scipy.io")
+ROOT = Path(__file__).resolve().parent.parent
 
 FEATURES = FeaturesDict(
     {"id": Text(), "image": Image((32, 32, 3)), "label": ClassLabel(num_classes=10)}
@@ -122,3 +128,32 @@ def test_npz_objects_are_refused_when_staging_too(tmp_path: Path) -> None:
     src = source("npz", {"arrays": path}, tmp_path / "scratch", arrays={"image": "images"})
     with pytest.raises(SourceFormatError, match="evil.npz: not an .npz file NumPy can read"):
         FORMATS["npz"].random_access(src)  # type: ignore[misc]
+
+
+def test_preparing_a_big_compressed_mat_holds_a_few_blocks_in_memory(tmp_path: Path) -> None:
+    # svhn_cropped's real spec on an `extra` of 20,000 images (61 MB of pixels) in a
+    # compressed .mat, as SVHN ships it: the variable is inflated, streamed, into a staged
+    # .npy and read a block of 1024 images at a time, so Python holds about 11 MB, not the array
+    # (scipy's loadmat would hold all 61 MB, twice while converting).
+    spec = load_spec(ROOT / "builders" / "svhn_cropped")
+    counts = {"train": 3, "test": 2, "extra": 20_000}
+    for split, count in counts.items():
+        pixels = np.repeat(cifar_images(1, seed=count % 7), count, 0).transpose(1, 2, 3, 0)
+        labels = (np.arange(count) % 10 + 1).reshape(-1, 1).astype(np.float64)
+        mat = {"X": pixels, "y": labels}
+        scipy_io.savemat(tmp_path / f"{split}_32x32.mat", mat, do_compression=True)
+    array_bytes = 20_000 * 32 * 32 * 3
+    with LoopbackServer() as server:
+        test_spec = dummy_spec(spec, server, tmp_path, counts)
+        b = DatasetBuilder(test_spec, data_dir=tmp_path / "data")
+        tracemalloc.start()
+        try:
+            info = b.download_and_prepare(shard_size=16 << 20)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert info.splits["extra"].num_examples == 20_000
+    assert len(info.splits["extra"].shards) > 1
+    assert peak < array_bytes / 4, (peak, array_bytes)  # measured: 11 MB
+    example = b.as_data_source("extra")[12_345]
+    assert example["label"] == (12_345 % 10 + 1) % 10 and example["id"] == "extra_12345"
