@@ -78,6 +78,11 @@ def test_num_proc_writes_the_same_bytes_as_serial(tmp_path: Path, server: Loopba
     parallel.download_and_prepare(shard_size=SHARD, num_proc=2)
     assert len(shards(serial.data_path)) == 5
     assert shards(parallel.data_path) == shards(serial.data_path)
+    # data_source prepares with num_proc= too (default shard size: one shard here).
+    ds = catalog.data_source(folder, split="train", data_dir=tmp_path / "ds", num_proc=2)
+    assert len(ds) == 300
+    with pytest.raises(ValueError, match="num_proc must be >= 1, got 0"):
+        catalog.builder(folder, data_dir=tmp_path / "zero").download_and_prepare(num_proc=0)
 
 
 @pytest.mark.parametrize("mode", ["in_memory", "multi_processing"])
