@@ -17,6 +17,7 @@ Dataflow) is handed to Beam by name; its workers need catalog installed (``--set
 
 from __future__ import annotations
 
+import importlib
 import json
 import uuid
 from pathlib import Path
@@ -34,7 +35,7 @@ _DIRECT = ("DirectRunner", "FnApiRunner")
 def check() -> None:
     """Raise MissingDependencyError unless apache_beam can be imported."""
     try:
-        import apache_beam  # noqa: F401
+        importlib.import_module("apache_beam")
     except ImportError:
         raise MissingDependencyError(
             f"preparing with Apache Beam needs apache-beam, an optional extra: {INSTALL}"
@@ -75,16 +76,18 @@ def _run(task: Task) -> str:
 def run_with_beam(tasks: list[Task], options: str) -> list[Outcome]:
     """Run the units in a Beam pipeline; their outcomes, read back from the work dir."""
     check()
-    import apache_beam as beam
-    from apache_beam.options.pipeline_options import PipelineOptions
+    # Imported as Any: mypy runs with and without the extra installed.
+    beam: Any = importlib.import_module("apache_beam")
+    options_module: Any = importlib.import_module("apache_beam.options.pipeline_options")
 
     given = parse_options(options)
     runner: Any = given.pop("runner", "DirectRunner")
     if runner in _DIRECT:
-        from apache_beam.runners.portability.fn_api_runner.fn_runner import FnApiRunner
-
-        runner = FnApiRunner()
-    pipeline_options = PipelineOptions([f"--{k}={v}" for k, v in given.items()])
+        fn_runner: Any = importlib.import_module(
+            "apache_beam.runners.portability.fn_api_runner.fn_runner"
+        )
+        runner = fn_runner.FnApiRunner()
+    pipeline_options = options_module.PipelineOptions([f"--{k}={v}" for k, v in given.items()])
     if not tasks:
         return []
     work = Path(tasks[0].work)
@@ -93,9 +96,9 @@ def run_with_beam(tasks: list[Task], options: str) -> list[Outcome]:
     with beam.Pipeline(runner=runner, options=pipeline_options) as pipeline:
         _ = (
             pipeline
-            | "units" >> beam.Create(tasks, reshuffle=False)  # type: ignore[no-untyped-call]
-            | "spread" >> beam.Reshuffle()  # type: ignore[no-untyped-call]
-            | "write shards" >> beam.Map(_run)  # type: ignore[no-untyped-call]
+            | "units" >> beam.Create(tasks, reshuffle=False)
+            | "spread" >> beam.Reshuffle()
+            | "write shards" >> beam.Map(_run)
         )
     outcomes = []
     for task in tasks:
