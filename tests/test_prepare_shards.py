@@ -383,3 +383,15 @@ def test_a_sequential_format_is_planned_by_ranges(tmp_path: Path, server: Loopba
     )
     with pytest.raises(catalog.SourceFormatError, match="hold more than 119 examples"):
         catalog.builder(folder, data_dir=tmp_path / "d2").download_and_prepare()
+
+
+def test_shard_size_and_workers_are_checked_before_any_work(tmp_path: Path) -> None:
+    bad_size = cli("prepare", "mnist", "--data-dir", str(tmp_path), "--shard-size", "big")
+    assert bad_size.returncode == 2
+    assert "expected a size such as 4096, 256MB or 1GiB, got 'big'" in bad_size.stderr
+    both = cli(
+        "prepare", "mnist", "--data-dir", str(tmp_path), "--num-proc", "2",
+        "--beam-pipeline-options", "runner=DirectRunner",
+    )  # fmt: skip
+    assert both.returncode == 2 and "exclude each other" in both.stderr
+    assert not list(tmp_path.iterdir())  # nothing was downloaded or written
