@@ -2,7 +2,10 @@
 
 One module per format; each declares a `SourceFormat` (see `catalog.formats.base`): the files
 it reads by role, the options a split may give it, the features its examples hold, and the
-reader. A builder's split names its format, which file fills each role, and its options.
+reader. A builder's split names its format, which file fills each role, and its options. A format
+that declares `random_access` gives any range of examples without reading those before it,
+which the shard plan (`catalog.plan`) uses to write shards independently; amat does not (text
+lines), so its units read from the start and skip.
 
 ============  ==========================================================================
 format        reads
@@ -12,7 +15,7 @@ cifar_bin     CIFAR binary batches: label byte(s) + a channel-planar 32x32x3 ima
 npz           a NumPy .npz file, one array per feature (never unpickled)
 image_folder  image files in one folder per class, e.g. inside a zip or tar archive
 amat          text .amat files, one image per line as 0/1 values
-mat           MATLAB v5 .mat files via scipy (the optional extra catalog[mat])
+mat           MATLAB .mat files, v5 and v7.3/HDF5 (the optional extra catalog[mat])
 ============  ==========================================================================
 """
 
