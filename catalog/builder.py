@@ -17,6 +17,7 @@ from catalog.spec import BuilderSpec, load_spec
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
+    from catalog.prepare import Prepared
 
 __all__ = ["DatasetBuilder", "builder", "data_source"]
 
@@ -107,25 +108,58 @@ class DatasetBuilder:
         overwrite: bool = False,
         download_config: DownloadConfig | None = None,
         max_examples_per_split: int | None = None,
+        num_proc: int = 1,
+        beam_pipeline_options: str | None = None,
+        shard_size: int | None = None,
     ) -> DatasetInfo:
         """Download, verify and prepare every split; reuse a prepared copy unless `overwrite`.
 
         `download_config` (a `catalog.download.DownloadConfig`) sets mirrors, offline mode, the
         manual dir, retries and more; `download_dir` overrides its download dir.
         ``max_examples_per_split=N`` stops each split after N examples (a quick copy for smoke
-        tests); preparing again without it prepares the whole dataset.
+        tests); preparing again without it prepares the whole dataset. Shards are cut at about
+        `shard_size` bytes (default 1 GiB); ``num_proc=N`` writes them in N processes, and
+        ``beam_pipeline_options="runner=DirectRunner,direct_num_workers=2"`` as Apache Beam
+        work items (``pip install 'catalog[beam]'``): the bytes are the same either way. A
+        prepare that was killed is resumed: its finished shards are kept.
         """
+        return self._prepare(
+            download_dir=download_dir,
+            overwrite=overwrite,
+            download_config=download_config,
+            max_examples_per_split=max_examples_per_split,
+            num_proc=num_proc,
+            beam_pipeline_options=beam_pipeline_options,
+            shard_size=shard_size,
+        ).info
+
+    def _prepare(
+        self,
+        *,
+        download_dir: PathLike | None = None,
+        overwrite: bool = False,
+        download_config: DownloadConfig | None = None,
+        max_examples_per_split: int | None = None,
+        num_proc: int = 1,
+        beam_pipeline_options: str | None = None,
+        shard_size: int | None = None,
+    ) -> Prepared:
+        """`download_and_prepare`, saying what it did (prepared, or reused)."""
         # Deferred: preparing needs requests and the writer; reading and `import catalog` don't.
         from catalog.download import resolve_config
-        from catalog.prepare import prepare
+        from catalog.plan import DEFAULT_SHARD_BYTES
+        from catalog.prepare import prepare_dataset
 
         config = resolve_config(download_config, data_dir=self.data_dir, download_dir=download_dir)
-        return prepare(
+        return prepare_dataset(
             self.spec,
             self.data_path,
             config,
             overwrite=overwrite,
             max_examples_per_split=max_examples_per_split,
+            num_proc=num_proc,
+            beam_pipeline_options=beam_pipeline_options,
+            shard_bytes=DEFAULT_SHARD_BYTES if shard_size is None else shard_size,
         )
 
     def _check_split(self, split: str | None) -> None:
@@ -219,6 +253,8 @@ def data_source(
     download_config: DownloadConfig | None = None,
     decoders: Mapping[str, Decoder] | None = None,
     as_supervised: bool = False,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
 ) -> dict[str, DataSource]: ...
 @overload
 def data_source(
@@ -231,6 +267,8 @@ def data_source(
     download_config: DownloadConfig | None = None,
     decoders: Mapping[str, Decoder] | None = None,
     as_supervised: bool = False,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
 ) -> DataSource: ...
 def data_source(
     name: PathLike,
@@ -242,6 +280,8 @@ def data_source(
     download_config: DownloadConfig | None = None,
     decoders: Mapping[str, Decoder] | None = None,
     as_supervised: bool = False,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
 ) -> DataSource | dict[str, DataSource]:
     """Random-access data sources of a dataset, downloading and preparing it when needed.
 
@@ -253,7 +293,8 @@ def data_source(
     ``download=False`` a dataset that is not prepared raises NotPreparedError.
     ``download_config`` (a `catalog.download.DownloadConfig`) sets how files are fetched, e.g.
     ``DownloadConfig(offline=True, mirrors=["/srv/mirror"], manual_dir="~/manual")``.
-    `decoders` and `as_supervised` are as for `DatasetBuilder.as_data_source`.
+    `decoders` and `as_supervised` are as for `DatasetBuilder.as_data_source`; `num_proc` and
+    `beam_pipeline_options` as for `DatasetBuilder.download_and_prepare`.
 
     >>> ds = data_source("fashion_mnist")  # doctest: +SKIP
     >>> ds["train"][0]["image"].shape       # doctest: +SKIP
@@ -265,7 +306,12 @@ def data_source(
     b = builder(name, data_dir=data_dir)
     b._check_split(split)
     if download and not _complete(b):
-        b.download_and_prepare(download_dir=download_dir, download_config=download_config)
+        b.download_and_prepare(
+            download_dir=download_dir,
+            download_config=download_config,
+            num_proc=num_proc,
+            beam_pipeline_options=beam_pipeline_options,
+        )
     return b.as_data_source(split, decoders=decoders, as_supervised=as_supervised)
 
 

@@ -22,16 +22,22 @@ INCOMPLETE = ".incomplete-"
 
 
 @contextlib.contextmanager
-def dataset_lock(target: Path) -> Iterator[None]:
+def dataset_lock(target: Path) -> Iterator[bool]:
     """Hold the lock guarding `target` (a dataset version's folder); when waiting, say for
-    whom (see :mod:`catalog.lock_holder`)."""
+    whom (see :mod:`catalog.lock_holder`).
+
+    Yields whether it had to wait for another process (which may have prepared `target`).
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
+    waited = False
 
     def waiting(holder: str) -> None:
+        nonlocal waited
+        waited = True
         print(f"waiting for another process preparing {target}: {holder} ...", file=sys.stderr)
 
     with hold(target.parent / f".{target.name}.lock", on_wait=waiting):
-        yield
+        yield waited
 
 
 def work_dirs(target: Path) -> list[Path]:

@@ -1,57 +1,79 @@
 """Preparation: downloads -> source-format reader -> features -> ArrayRecord shards.
 
-Everything is written into ``<version>.incomplete-XXXX`` beside the target and renamed into
-place only when every split and ``dataset_info.json`` are complete, under a file lock, so a
-crash or a second process never exposes half a dataset; leftovers of a killed run are removed
-by the next one. A copy that is already prepared is reused without taking the lock, so a
-read-only data dir serves prepared datasets. Directories are created with the permissions the
-umask gives (readable by the other users of a shared data dir). A write that fails (a full
-disk, a file size limit) is a StorageError naming the file and the space needed, and leaves
-nothing behind.
+Under the dataset's file lock: the downloads are checked, a shard plan (`catalog.plan`) cuts
+every split into units of about ``shard_bytes``, and the units run (`catalog.runners`: in this
+process, in ``num_proc`` spawned processes, or as Apache Beam work items, `catalog.beam`), each
+writing one shard into the work dir ``<version>.incomplete-<plan key>`` beside the target.
+The driver then verifies every shard (size, sha256) against its unit's record, writes
+``dataset_info.json`` and renames the work dir into place: a crash or a second process never
+exposes half a dataset. A killed prepare leaves its finished units behind; the next prepare
+asking for the same plan resumes them (``overwrite=True`` starts afresh), and work dirs of
+other plans are removed whenever the lock is taken. A unit that fails fails the whole prepare
+(the unit and the example named) and nothing is kept; an interrupt (Ctrl-C) keeps the
+finished units for the next run.
+A copy that is already prepared is reused without taking the lock, so a read-only data dir
+serves prepared datasets; directories are created with the permissions the umask gives.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import errno
 import glob
+import json
 import os
 import re
 import shutil
 import sys
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
-from array_record.python.array_record_module import ArrayRecordWriter
-
-from catalog.checksums import sha256_file, write_checksums
-from catalog.codec import RecordCodec
+from catalog.checksums import write_checksums
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
-from catalog.errors import FeatureError, SourceFormatError, SpecError, StorageError
+from catalog.errors import SourceFormatError, SpecError
 from catalog.extract import archive_format
 from catalog.features import ClassLabel
 from catalog.features.class_label import abbreviate
 from catalog.formats import FORMATS, Source, SourceFile
 from catalog.info import DatasetInfo, ShardInfo, SplitInfo, reusable
-from catalog.locking import INCOMPLETE, dataset_lock, make_dir, work_dirs
+from catalog.locking import INCOMPLETE, dataset_lock, work_dirs
 from catalog.paths import DATA_DIR_ENV, DOWNLOAD_DIR_ENV, usable_dir
-from catalog.shards import WRITER_OPTIONS, shard_name
+from catalog.plan import DEFAULT_SHARD_BYTES, Plan, make_plan, plan_key, shard_name
+from catalog.prepare_progress import PrepareProgress
+from catalog.shards import WRITER_OPTIONS
 from catalog.spec import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
-from catalog.units import format_size
+from catalog.work_unit import BOOKKEEPING, Outcome, Task, finished, verify_unit
 
 __all__ = [
     "WRITER_OPTIONS",
+    "Prepared",
     "prepare",
+    "prepare_dataset",
     "register_checksums",
     "resources",
     "reusable",
     "shard_name",
+    "work_dir",
 ]
 
-#: Errors of a write that no retry fixes: the fix is space, a limit, or permissions.
-_STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES}
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """What `prepare_dataset` did: ``prepared`` (units written now, some perhaps kept from a
+    killed run) or ``reused`` (prepared already; `waited`: by another process, while this
+    one waited for the lock)."""
+
+    info: DatasetInfo
+    status: Literal["prepared", "reused"]
+    waited: bool = False
+    units_written: int = 0
+    units_kept: int = 0
+
+
+def work_dir(target: Path, key: str) -> Path:
+    """The work dir of a plan: stable, so the next prepare of the same plan resumes it."""
+    return target.with_name(f"{target.name}{INCOMPLETE}{key}")
 
 
 def resources(spec: BuilderSpec, *, register: bool = False) -> dict[str, Resource]:
@@ -96,76 +118,194 @@ def prepare(
     *,
     overwrite: bool = False,
     max_examples_per_split: int | None = None,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
 ) -> DatasetInfo:
     """Prepare `spec` into `target` unless it is there already; return its DatasetInfo.
 
     With ``downloads.register_checksums`` the files are fetched and their checksums
     registered first, even when the dataset is prepared already. ``max_examples_per_split``
     stops each split after that many examples (smoke tests, CI); dataset_info.json then
-    holds the counts written, and `reusable` says when such a copy is reused.
+    holds the counts written, and `reusable` says when such a copy is reused. Shards are cut
+    at about `shard_bytes`; ``num_proc=N`` writes them in N processes,
+    `beam_pipeline_options` as Apache Beam work items (see `catalog.beam`): the bytes are
+    the same however they are written.
     """
+    return prepare_dataset(
+        spec,
+        target,
+        downloads,
+        overwrite=overwrite,
+        max_examples_per_split=max_examples_per_split,
+        num_proc=num_proc,
+        beam_pipeline_options=beam_pipeline_options,
+        shard_bytes=shard_bytes,
+    ).info
+
+
+def prepare_dataset(
+    spec: BuilderSpec,
+    target: Path,
+    downloads: DownloadConfig,
+    *,
+    overwrite: bool = False,
+    max_examples_per_split: int | None = None,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
+    progress: PrepareProgress | None = None,
+) -> Prepared:
+    """`prepare`, saying what it did (see `Prepared`); `progress` reports the units."""
     if max_examples_per_split is not None and max_examples_per_split < 1:
         raise ValueError(f"max_examples_per_split must be >= 1, got {max_examples_per_split}")
+    if num_proc < 1:
+        raise ValueError(f"num_proc must be >= 1, got {num_proc}")
+    if shard_bytes < 1:
+        raise ValueError(f"shard_bytes must be >= 1, got {shard_bytes}")
+    if beam_pipeline_options is not None:
+        from catalog import beam
+
+        beam.check()
+        beam.parse_options(beam_pipeline_options)  # a malformed option fails before any work
     for name in {s.format for s in spec.splits.values()}:
         check = FORMATS[name].check
         if check is not None:
             check()  # a missing optional library is reported before any download
-    if not overwrite and not downloads.register_checksums:
-        prepared = reusable(spec, target, max_examples_per_split)
-        if prepared is not None:
-            return prepared  # no lock needed to read a complete copy: read-only dirs work
+    if not overwrite and not downloads.register_checksums and not work_dirs(target):
+        reused = reusable(spec, target, max_examples_per_split)
+        if reused is not None:  # no lock needed to read a complete copy: read-only dirs work
+            return Prepared(reused, "reused")  # (with work dirs to clean, the lock is taken)
     usable_dir(target.parent, "the data dir", f"--data-dir or ${DATA_DIR_ENV}")
     if downloads.download_dir is not None:
         usable_dir(
             downloads.download_dir, "the download dir", f"--download-dir or ${DOWNLOAD_DIR_ENV}"
         )
-    with dataset_lock(target), DownloadManager(downloads) as manager:
+    progress = progress or PrepareProgress(spec.full_name, downloads.progress)
+    with dataset_lock(target) as waited, DownloadManager(downloads) as manager:
         fetched = None
         if downloads.register_checksums:
             fetched = _download(spec, manager)
             spec = register_checksums(spec, fetched)
         prepared = None if overwrite else reusable(spec, target, max_examples_per_split)
+        key = plan_key(spec, max_examples_per_split, shard_bytes, WRITER_OPTIONS)
+        work = work_dir(target, key)
+        for stale in work_dirs(target):  # left by runs that were killed
+            if stale != work or overwrite or prepared is not None:
+                shutil.rmtree(stale, ignore_errors=True)
         if prepared is not None:
-            return prepared
-        for stale in work_dirs(target):
-            shutil.rmtree(stale, ignore_errors=True)  # left by a run that was killed
-        sources = _sources(spec, fetched or _download(spec, manager), manager)
-        work = make_dir(target.parent, f"{target.name}{INCOMPLETE}")
-        bars = downloads.progress == "bars"
+            return Prepared(prepared, "reused", waited)
+        files = fetched or _download(spec, manager)
+        (work / BOOKKEEPING).mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)
         try:
-            splits = {
-                s.name: _write_split(spec, s, sources[s.name], work, max_examples_per_split, bars)
-                for s in spec.splits.values()
-            }
+            sources = _sources(spec, files, manager, work / BOOKKEEPING / "stage")
+            for split in spec.splits.values():
+                _check_class_names(spec, split, sources[split.name])
+            plan = _plan(spec, sources, work, key, max_examples_per_split, shard_bytes)
+            shards = _run(
+                spec, plan, sources, work, progress, num_proc, beam_pipeline_options,
+                max_examples_per_split,
+            )  # fmt: skip
+            splits = {}
+            for name in spec.splits:
+                held = tuple(shards[u.file] for u in plan.split_units(name))
+                splits[name] = SplitInfo(name, sum(s.num_examples for s in held), held)
             info = dataclasses.replace(
                 DatasetInfo.from_spec(spec), splits=splits, shard_options=WRITER_OPTIONS
             )
+            shutil.rmtree(work / BOOKKEEPING)
             info.write(work)
             _move_into_place(work, target)
-        except OSError as exc:
-            shutil.rmtree(work, ignore_errors=True)
-            if exc.errno in _STORAGE_ERRNOS and not isinstance(exc, StorageError):
-                raise _storage_error(exc.filename or work, exc.strerror or str(exc)) from None
-            raise
+        except (KeyboardInterrupt, SystemExit):
+            shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)
+            raise  # the finished units stay for the next run to resume
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
-        return info
+        finally:
+            progress.close()
+        return Prepared(info, "prepared", waited, progress.written, progress.kept)
 
 
-def _storage_error(path: Any, reason: str, needed: int | None = None) -> StorageError:
-    """A failed write: the file, why, the free space there and, when known, the space needed."""
-    where = Path(path)
-    probe = where if where.is_dir() else where.parent
+def _plan(
+    spec: BuilderSpec,
+    sources: dict[str, Source],
+    work: Path,
+    key: str,
+    limit: int | None,
+    shard_bytes: int,
+) -> Plan:
+    """The work dir's plan (a resumed prepare keeps it), or a new one, saved there."""
+    path = work / BOOKKEEPING / "plan.json"
     try:
-        free = f"{format_size(shutil.disk_usage(probe).free)} free there"
-    except OSError:
-        free = "free space unknown"
-    need = f", about {format_size(needed)} needed" if needed else ""
-    return StorageError(
-        f"cannot write {where}: {reason} ({free}{need}); free some space or prepare into "
-        f"another data dir (--data-dir or ${DATA_DIR_ENV}); nothing was kept"
-    )
+        plan = Plan.from_json(json.loads(path.read_text("utf-8")))
+        if plan.key == key:
+            return plan
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    plan = make_plan(spec, sources, key, limit=limit, shard_bytes=shard_bytes)
+    temporary = path.with_name("plan.json.partial")
+    temporary.write_text(json.dumps(plan.to_json()), "utf-8")
+    temporary.replace(path)
+    return plan
+
+
+def _run(
+    spec: BuilderSpec,
+    plan: Plan,
+    sources: dict[str, Source],
+    work: Path,
+    progress: PrepareProgress,
+    num_proc: int,
+    beam_options: str | None,
+    limit: int | None,
+) -> dict[str, ShardInfo]:
+    """Run the units not finished yet; every unit's verified shard, by file name."""
+    shards: dict[str, ShardInfo] = {}
+    tasks = []
+    progress.start(plan)
+    for unit in plan.units:
+        done = finished(work, unit)
+        if done is not None and verify_unit(work, done) is None:
+            shards[unit.file] = done
+            progress.unit_done(Outcome(unit, done, written=False))
+            continue
+        last = limit is None and unit.index == unit.count - 1
+        tasks.append(Task(spec, sources[unit.split], unit, str(work), WRITER_OPTIONS, last))
+    outcomes: Iterable[Outcome]
+    ticked: dict[str, int] = {}
+    if beam_options is not None:
+        from catalog.beam import run_with_beam
+
+        outcomes = run_with_beam(tasks, beam_options)
+    elif num_proc > 1 and len(tasks) > 1:
+        from catalog.runners import run_in_processes
+
+        outcomes = run_in_processes(tasks, num_proc)
+    else:
+        from catalog.runners import run_serially
+
+        def tick(task: Task, n: int) -> None:
+            ticked[task.unit.file] = ticked.get(task.unit.file, 0) + n
+            progress.examples(task.unit, n)
+
+        outcomes = run_serially(tasks, tick)
+    failures = []
+    for outcome in outcomes:
+        progress.unit_done(outcome, ticked=ticked.get(outcome.unit.file, 0))
+        if outcome.shard is None:
+            failures.append(outcome)
+        else:
+            shards[outcome.unit.file] = outcome.shard
+    if failures:
+        min(failures, key=lambda o: plan.units.index(o.unit)).raise_error()
+    for task in tasks:  # the driver checks what the workers wrote
+        shard = shards.get(task.unit.file)
+        problem = "it was not written" if shard is None else verify_unit(work, shard)
+        if problem is not None:
+            raise SourceFormatError(f"{task.unit.describe()}: {problem}")
+    return shards
 
 
 def _download(spec: BuilderSpec, manager: DownloadManager) -> dict[str, CachedFile]:
@@ -223,7 +363,7 @@ def _resolve(
 
 
 def _sources(
-    spec: BuilderSpec, files: dict[str, CachedFile], manager: DownloadManager
+    spec: BuilderSpec, files: dict[str, CachedFile], manager: DownloadManager, scratch: Path
 ) -> dict[str, Source]:
     """What each split's reader gets: its files and its options, file references resolved."""
     sources = {}
@@ -246,7 +386,9 @@ def _sources(
             else value
             for name, value in split.options.items()
         }
-        sources[split.name] = Source(split.name, paths, options, spec.features)
+        sources[split.name] = Source(
+            split.name, paths, options, spec.features, scratch / split.name
+        )
     return sources
 
 
@@ -269,77 +411,6 @@ def _check_class_names(spec: BuilderSpec, split: SplitSpec, source: Source) -> N
                 f"feature {feature!r} {len(label.names)} ({abbreviate(label.names)}); first "
                 f"difference at index {first}: {got!r} in the file, {want!r} in the spec"
             )
-
-
-def _write_split(
-    spec: BuilderSpec,
-    split: SplitSpec,
-    source: Source,
-    work: Path,
-    limit: int | None = None,
-    bars: bool = False,
-) -> SplitInfo:
-    _check_class_names(spec, split, source)
-    encode = RecordCodec(spec.features).encode
-    path = work / shard_name(spec.name, split.name)
-    expected = split.num_examples if limit is None else min(limit, split.num_examples)
-    writer = ArrayRecordWriter(str(path), WRITER_OPTIONS)
-    count = written = 0
-    bar = _examples_bar(f"{spec.full_name} {split.name}", expected) if bars else None
-    try:
-        for key, example in FORMATS[split.format].examples(source):
-            if limit is not None and count >= limit:
-                break
-            try:
-                record = encode(example)
-                writer.write(record)
-            except FeatureError as error:
-                raise FeatureError(
-                    error.reason,
-                    feature_path=error.feature_path,
-                    example=f"split {split.name!r}, example {count} (key {key!r})",
-                ) from None
-            except RuntimeError as exc:  # array_record reports I/O failures as RuntimeError
-                needed = written * expected // max(count, 1)
-                raise _storage_error(path, _reason(exc), needed) from None
-            written += len(record)
-            count += 1
-            if bar is not None:
-                bar.update()
-    except BaseException:
-        with contextlib.suppress(RuntimeError):
-            writer.close()  # the error in flight says what went wrong
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
-    try:
-        writer.close()  # the last chunk and the index are written here
-    except RuntimeError as exc:
-        raise _storage_error(path, _reason(exc), written) from None
-    if count != (split.num_examples if limit is None else min(limit, split.num_examples)):
-        where = spec.path / "builder.yaml" if spec.path else "the builder spec"
-        raise SourceFormatError(
-            f"split {split.name!r} of {spec.full_name}: the source files hold {count} examples but "
-            f"{where} (splits.{split.name}.num_examples) expects {split.num_examples}"
-        )
-    shard = ShardInfo(path.name, count, path.stat().st_size, sha256_file(path))
-    return SplitInfo(split.name, count, (shard,))
-
-
-def _reason(exc: BaseException) -> str:
-    """The system's reason in an array_record error ("write() failed: No space left on
-    device; writing ...; at byte N" -> "No space left on device")."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    match = re.search(r"failed: ([^;]+)", text)
-    return match.group(1) if match else text
-
-
-def _examples_bar(description: str, total: int) -> Any:
-    """A tqdm bar of examples written (examples/s, ETA) on stderr, for a terminal."""
-    from tqdm import tqdm  # only with bars
-
-    return tqdm(total=total, desc=description, unit=" ex", file=sys.stderr)
 
 
 def _move_into_place(work: Path, target: Path) -> None:

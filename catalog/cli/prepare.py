@@ -29,7 +29,7 @@ from catalog.cli.common import (
 )
 from catalog.errors import CatalogError
 from catalog.info import reusable
-from catalog.units import format_size
+from catalog.units import format_size, parse_size
 
 if TYPE_CHECKING:
     from catalog.download import DownloadConfig, ProgressMode
@@ -39,7 +39,8 @@ __all__ = ["register"]
 _JSON_HELP = """\
 --json prints one document: {"ok": bool, "datasets": [{"name", "config" (null without
 configs), "version", "status": "prepared" | "reused" | "failed", "path",
-"max_examples_per_split" (as given, or null), "splits": {SPLIT: {"num_examples",
+"max_examples_per_split" (as given, or null), "units_written", "units_kept" (shards
+written now, and kept from a killed run), "splits": {SPLIT: {"num_examples",
 "num_bytes", "shards": [{"file", "num_examples", "num_bytes", "sha256"}]}} (empty when
 failed), "num_bytes", "seconds", "error" (null, or the message)}, ...]}; "ok" is true when
 every dataset is prepared or reused."""
@@ -82,6 +83,26 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "is reused as it is, and preparing again without N prepares everything",
     )
     parser.add_argument(
+        "--num-proc",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="write the shards in N processes (the bytes are the same as with 1)",
+    )
+    parser.add_argument(
+        "--beam-pipeline-options",
+        metavar="OPTIONS",
+        help="write the shards as Apache Beam work items, e.g. "
+        "'runner=DirectRunner,direct_num_workers=2' (pip install 'catalog[beam]'; see the "
+        "README for other runners)",
+    )
+    parser.add_argument(
+        "--shard-size",
+        type=_size,
+        metavar="SIZE",
+        help="cut shards at about SIZE bytes (e.g. 256MB; default 1GiB)",
+    )
+    parser.add_argument(
         "--register-checksums",
         action="store_true",
         help="for builder authors: record new or changed downloads in the builder's checksums.tsv",
@@ -93,6 +114,13 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "-q", "--quiet", action="store_true", help="no progress on stderr (errors still show)"
     )
     parser.set_defaults(run=run)
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _progress(args: argparse.Namespace) -> ProgressMode:
@@ -117,6 +145,8 @@ def _prepare_one(
         "status": "failed",
         "path": str(b.data_path),
         "max_examples_per_split": limit,
+        "units_written": 0,
+        "units_kept": 0,
         "splits": {},
         "num_bytes": 0,
         "seconds": 0.0,
@@ -124,31 +154,37 @@ def _prepare_one(
     }
     start = time.perf_counter()
     try:
-        reused = (
-            not args.overwrite
-            and not config.register_checksums
-            and reusable(b.spec, b.data_path, limit) is not None
-        )
-        info = b.download_and_prepare(
+        done = b._prepare(
             download_dir=args.download_dir,
             overwrite=args.overwrite,
             download_config=config,
             max_examples_per_split=limit,
+            num_proc=args.num_proc,
+            beam_pipeline_options=args.beam_pipeline_options,
+            shard_size=args.shard_size,
         )
     except (CatalogError, OSError) as exc:
         entry.update(seconds=round(time.perf_counter() - start, 3), error=str(exc))
         error(f"{dataset_name(b)}: {exc}")
         return entry
     seconds = time.perf_counter() - start
+    info = done.info
     num_bytes = sum(s.num_bytes for s in info.splits.values())
     entry.update(
-        status="reused" if reused else "prepared",
+        status=done.status,
+        units_written=done.units_written,
+        units_kept=done.units_kept,
         splits=info.to_json()["splits"],
         num_bytes=num_bytes,
         seconds=round(seconds, 3),
     )
     if not args.json:
-        status = "reused" if reused else f"prepared in {seconds:.1f} s"
+        if done.status == "reused":
+            status = "reused (prepared by another process)" if done.waited else "reused"
+        else:
+            status = f"prepared in {seconds:.1f} s"
+            if done.units_kept:
+                status += f" ({done.units_kept} shards kept from an earlier run)"
         full = {n: s.num_examples for n, s in b.spec.splits.items()}
         if limit is not None and {n: s.num_examples for n, s in info.splits.items()} != full:
             status += f" (at most {limit} examples per split)"
@@ -203,6 +239,17 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         error(str(exc))
         return EXIT_USAGE
+    if args.beam_pipeline_options is not None:
+        from catalog.beam import parse_options
+
+        if args.num_proc > 1:
+            error("--num-proc and --beam-pipeline-options exclude each other: Beam has workers")
+            return EXIT_USAGE
+        try:
+            parse_options(args.beam_pipeline_options)
+        except ValueError as exc:
+            error(str(exc))
+            return EXIT_USAGE
     try:  # an unusable data or download dir is a usage error, found before any work
         _check_dirs(builders, args, config)
     except CatalogError as exc:

@@ -17,7 +17,8 @@ from catalog.cli.common import (
     dataset_label,
     error,
 )
-from catalog.info import DatasetInfo
+from catalog.info import DatasetInfo, disk_usage
+from catalog.locking import work_dirs
 from catalog.units import format_size
 from catalog.verify import verify
 
@@ -36,7 +37,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         'error (also: not prepared). --json prints {"ok": bool, "datasets": [{"name", '
         '"config", "version", "path", "ok", "shards", "num_examples", "num_bytes", "seconds", '
         '"problems": [{"kind": "info"|"missing"|"size"|"sha256"|"records", "file", '
-        '"message"}]}]}.',
+        '"message"}], "stale_work_dirs": [{"path", "num_bytes"}]}]}. Work dirs left by a '
+        "killed prepare are listed (they are not a problem of the prepared copy: the next "
+        "prepare resumes or removes them).",
         example="catalog verify fashion_mnist mnist",
     )
     add_dataset_args(parser, many=True)
@@ -67,9 +70,17 @@ def _verify_one(b: DatasetBuilder, args: argparse.Namespace, name: str) -> dict[
         "num_bytes": num_bytes,
         "seconds": round(seconds, 3),
         "problems": [vars(p) for p in problems],
+        "stale_work_dirs": [
+            {"path": str(p), "num_bytes": disk_usage(p)} for p in work_dirs(b.data_path)
+        ],
     }
     if args.json:
         return entry
+    for stale in entry["stale_work_dirs"]:
+        print(
+            f"{label}: work dir of a killed prepare: {stale['path']} "
+            f"({format_size(stale['num_bytes'])}); the next prepare resumes or removes it"
+        )
     for problem in problems:
         print(f"{label}: {problem}")
     if problems:

@@ -2,7 +2,10 @@
 
 One module per format; each declares a `SourceFormat` (see `catalog.formats.base`): the files
 it reads by role, the options a split may give it, the features its examples hold, and the
-reader. A builder's split names its format, which file fills each role, and its options.
+reader. A builder's split names its format, which file fills each role, and its options. A format
+that declares `random_access` gives any range of examples without reading those before it,
+which the shard plan (`catalog.plan`) uses to write shards independently; amat does not (text
+lines), so its units read from the start and skip.
 
 ============  ==========================================================================
 format        reads
@@ -13,7 +16,7 @@ npz           a NumPy .npz file, one array per feature (never unpickled)
 npy           two NumPy .npy files, images and labels, memory-mapped
 image_folder  image files labelled by folder or path, in a directory or streamed from a zip/tar
 amat          text .amat files, one image per line as 0/1 values
-mat           MATLAB v5 .mat files via scipy (the optional extra catalog[mat])
+mat           MATLAB .mat files, v5 and v7.3/HDF5 (the optional extra catalog[mat])
 delimited     CSV/TSV text, one example per row, columns mapped to features
 text_cut      one text file cut into pieces by fractions, one piece per split
 text_folder   text files in one folder per class, e.g. inside a tar archive

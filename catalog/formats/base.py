@@ -12,7 +12,7 @@ import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
@@ -21,6 +21,7 @@ __all__ = [
     "Examples",
     "Option",
     "OptionKind",
+    "RandomAccess",
     "Role",
     "Source",
     "SourceFile",
@@ -44,6 +45,23 @@ OptionKind = Literal[
 #: A file a reader gets: a path on disk, or (for a role that streams) a member of a zip
 #: archive, read in place with ``.open("rb")`` without extracting the archive.
 SourceFile = Path | zipfile.Path
+
+
+class RandomAccess(Protocol):
+    """A split's examples by position: what the shard plan reads a unit's range through.
+
+    `length` is the number of examples the files hold, or None when only reading them all
+    would tell. ``examples(start, stop)`` yields ``(key, example)`` for positions
+    ``start..stop-1`` in source order, the same pairs ``SourceFormat.examples`` yields there,
+    without reading (all of) what comes before. `close` frees open files.
+    """
+
+    @property
+    def length(self) -> int | None: ...
+
+    def examples(self, start: int, stop: int) -> Examples: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -76,6 +94,9 @@ class Source:
     files: Mapping[str, tuple[SourceFile, ...]]
     options: Mapping[str, Any]
     features: FeaturesDict
+    #: A folder a random-access reader may stage files in (decompressed arrays), kept while
+    #: the dataset is being prepared; None: stage nothing.
+    scratch: Path | None = None
 
     def file(self, role: str) -> Path:
         """The one file on disk of a role that is not `many`."""
@@ -109,6 +130,9 @@ class SourceFormat:
       these features, or None; checked when the spec is loaded.
     - ``check()`` (optional) raises MissingDependencyError when a library the reader needs is
       not installed; it runs before anything is downloaded.
+    - ``random_access(source)`` (optional) -> a `RandomAccess` reader, so a shard of examples
+      ``start..stop-1`` is written without reading everything before it; without it, the
+      shard plan reads from the start and skips.
     """
 
     name: str
@@ -120,6 +144,7 @@ class SourceFormat:
     class_names: Callable[[Source], dict[str, tuple[Path, list[str]]]] | None = None
     validate: Callable[[Mapping[str, Any], FeaturesDict], str | None] | None = None
     check: Callable[[], None] | None = None
+    random_access: Callable[[Source], RandomAccess] | None = None
 
     def problem(self, options: Mapping[str, Any], features: FeaturesDict) -> str | None:
         """What is wrong with a split's `options` and the spec's `features`, or None."""

@@ -3,7 +3,8 @@
 Each record is one byte per label (CIFAR-10: ``label``; CIFAR-100: ``coarse_label`` then
 ``label``), then 3072 image bytes: 1024 red, 1024 green, 1024 blue, each 32x32 row by row.
 Images come back as (32, 32, 3): height, width, channel. Files are read a block of records
-at a time, never whole. Never the pickle version of CIFAR: unpickling downloads is unsafe.
+at a time, never whole, from any record on (random access by position). Never the pickle
+version of CIFAR: unpickling downloads is unsafe.
 
 Options (``splits.<name>.options``):
 
@@ -34,34 +35,64 @@ IMAGE_BYTES = 32 * 32 * 3
 _BLOCK = 1024  # records per read: about 3 MB
 
 
+class _Records:
+    """The split's records by position: file sizes give each file's count, a range is read
+    with one seek and block reads."""
+
+    def __init__(self, source: Source) -> None:
+        self._source = source
+        self._labels: list[str] = list(source.options["label_bytes"])
+        self._size = len(self._labels) + IMAGE_BYTES
+        self._starts = [0]  # the position of each file's first record, then the total
+        for path in source.paths("records"):
+            total = path.stat().st_size
+            if total % self._size:
+                raise SourceFormatError(
+                    f"{path}: {total} bytes is not a whole number of {self._size}-byte records "
+                    f"({len(self._labels)} label byte(s) + {IMAGE_BYTES} image bytes); the file "
+                    "is cut short or not a CIFAR binary batch with this layout"
+                )
+            self._starts.append(self._starts[-1] + total // self._size)
+
+    @property
+    def length(self) -> int:
+        return self._starts[-1]
+
+    def examples(self, start: int, stop: int) -> Examples:
+        with_id = "id" in self._source.features
+        labels, size = self._labels, self._size
+        for path, first, end in zip(
+            self._source.paths("records"), self._starts, self._starts[1:], strict=False
+        ):
+            lo, hi = max(start, first), min(stop, end)
+            if lo >= hi:
+                continue
+            with open(path, "rb") as f:
+                f.seek((lo - first) * size)
+                index = lo
+                while index < hi:
+                    block = f.read(size * min(_BLOCK, hi - index))
+                    rows = np.frombuffer(block, np.uint8).reshape(-1, size)
+                    values = rows[:, : len(labels)].tolist()
+                    planar = rows[:, len(labels) :].reshape(-1, 3, 32, 32)
+                    images = np.ascontiguousarray(planar.transpose(0, 2, 3, 1))
+                    for image, label_values in zip(images, values, strict=True):
+                        key = running_id(self._source.split, index)
+                        example: dict[str, Any] = dict(zip(labels, label_values, strict=True))
+                        example["image"] = image
+                        if with_id:
+                            example["id"] = key
+                        yield key, example
+                        index += 1
+
+    def close(self) -> None:
+        pass
+
+
 def examples(source: Source) -> Examples:
     """Yield ``(id, example)`` for every record of the split's files, in order."""
-    labels: list[str] = list(source.options["label_bytes"])
-    with_id = "id" in source.features
-    size = len(labels) + IMAGE_BYTES
-    index = 0
-    for path in source.paths("records"):
-        total = path.stat().st_size
-        if total % size:
-            raise SourceFormatError(
-                f"{path}: {total} bytes is not a whole number of {size}-byte records "
-                f"({len(labels)} label byte(s) + {IMAGE_BYTES} image bytes); the file is cut "
-                "short or not a CIFAR binary batch with this layout"
-            )
-        with open(path, "rb") as f:
-            while block := f.read(size * _BLOCK):
-                rows = np.frombuffer(block, np.uint8).reshape(-1, size)
-                values = rows[:, : len(labels)].tolist()
-                planar = rows[:, len(labels) :].reshape(-1, 3, 32, 32)
-                images = np.ascontiguousarray(planar.transpose(0, 2, 3, 1))
-                for image, label_values in zip(images, values, strict=True):
-                    key = running_id(source.split, index)
-                    example: dict[str, Any] = dict(zip(labels, label_values, strict=True))
-                    example["image"] = image
-                    if with_id:
-                        example["id"] = key
-                    yield key, example
-                    index += 1
+    records = _Records(source)
+    return records.examples(0, records.length)
 
 
 def _class_names(source: Source) -> dict[str, tuple[Path, list[str]]]:
@@ -98,4 +129,5 @@ FORMAT = SourceFormat(
     examples=examples,
     class_names=_class_names,
     validate=_validate,
+    random_access=_Records,
 )

@@ -1,9 +1,11 @@
 """MATLAB ``.mat`` files (v5, as SVHN ships them): an image array and a label array.
 
-Reading them needs scipy, an optional extra (``pip install 'catalog[mat]'``), imported only
-when a split in this format is prepared; without it the error names the extra, before
-anything is downloaded. scipy's ``loadmat`` reads an array whole, so preparing a split takes
-about its uncompressed size in memory (SVHN's extra split: 1.6 GB).
+Reading them needs scipy (and h5py for v7.3 files), an optional extra (``pip install
+'catalog[mat]'``), imported only when a split in this format is prepared; without it the error
+names the extra, before anything is downloaded. The arrays are read a block of examples at a
+time (`catalog.formats.matfile`: v5 variables in place or, compressed, staged once to an
+``.npy`` file; v7.3 through h5py), so memory stays bounded (SVHN's extra split, 1.6 GB of
+pixels, prepares in well under 500 MB); what that cannot slice is read whole by scipy.
 
 Options:
 
@@ -25,6 +27,7 @@ is; ``file_name`` holds its name if the spec declares it.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -32,11 +35,13 @@ from typing import Any
 import numpy as np
 
 from catalog.errors import MissingDependencyError, SourceFormatError
+from catalog.formats import matfile
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat, running_id
 
 __all__ = ["FORMAT", "ID_FORMAT", "check", "examples", "id_examples", "load_arrays"]
 
 INSTALL = "pip install 'catalog[mat]'"
+_BLOCK = 1024  # examples read at a time
 
 
 def check() -> None:
@@ -67,40 +72,81 @@ def load_arrays(path: Path, names: list[str]) -> dict[str, np.ndarray[Any, Any]]
     return {name: data[name] for name in names}
 
 
-def examples(source: Source) -> Examples:
-    """Yield ``(id, {"image": ..., "label": ...[, "id": ...]})`` along the example axis."""
-    path = source.file("mat")
-    options = source.options
-    arrays = load_arrays(path, [options["images"], options["labels"]])
-    images = arrays[options["images"]]
-    try:
-        images = np.moveaxis(images, options["example_axis"], 0)
-    except ValueError:  # numpy's AxisError
-        raise SourceFormatError(
-            f"{path}: array {options['images']!r} of shape {images.shape} has no axis "
-            f"{options['example_axis']} (options.example_axis)"
-        ) from None
-    labels = arrays[options["labels"]]
+class _Arrays:
+    """The split's examples by position: the image and label arrays are read a slice at a
+    time (`catalog.formats.matfile`), or whole through scipy for what that cannot slice."""
+
+    def __init__(self, source: Source) -> None:
+        self._source = source
+        options = source.options
+        path = self._path = source.file("mat")
+        names = [options["images"], options["labels"]]
+        try:
+            arrays: dict[str, Any] = matfile.mat_arrays(path, names, source.scratch)
+        except (matfile.Unsupported, KeyError, ValueError, OSError, EOFError, zlib.error):
+            arrays = load_arrays(path, names)  # scipy names what is wrong, or reads it whole
+        images = arrays[options["images"]]
+        self._axis = options["example_axis"]
+        if not -images.ndim <= self._axis < images.ndim:
+            raise SourceFormatError(
+                f"{path}: array {options['images']!r} of shape {images.shape} has no axis "
+                f"{self._axis} (options.example_axis)"
+            )
+        self._images = images
+        self._length: int = images.shape[self._axis]
+        labels = arrays[options["labels"]]
+        if not isinstance(labels, np.ndarray):
+            labels = labels.read(0, 0, labels.shape[0])
+        self._labels = _labels(path, labels, self._length, options["label_modulo"])
+
+    @property
+    def length(self) -> int:
+        return self._length
+
+    def examples(self, start: int, stop: int) -> Examples:
+        with_id = "id" in self._source.features
+        for first in range(start, min(stop, self._length), _BLOCK):
+            last = min(first + _BLOCK, stop, self._length)
+            if isinstance(self._images, np.ndarray):
+                block = np.moveaxis(self._images, self._axis, 0)[first:last]
+            else:
+                block = self._images.read(self._axis, first, last)
+            for i, image in enumerate(block, first):
+                key = running_id(self._source.split, i)
+                example: dict[str, Any] = {
+                    "image": np.ascontiguousarray(image),
+                    "label": self._labels[i],
+                }
+                if with_id:
+                    example["id"] = key
+                yield key, example
+
+    def close(self) -> None:
+        pass
+
+
+def _labels(path: Path, labels: np.ndarray[Any, Any], count: int, modulo: int | None) -> list[int]:
     if labels.ndim == 2 and labels.shape[1] == 1:
         labels = labels[:, 0]
-    if labels.ndim != 1 or len(labels) != len(images):
+    if labels.ndim != 1 or len(labels) != count:
         raise SourceFormatError(
-            f"{path}: {len(images)} images but labels of shape {labels.shape}; expected "
-            f"({len(images)},) or ({len(images)}, 1)"
+            f"{path}: {count} images but labels of shape {labels.shape}; expected "
+            f"({count},) or ({count}, 1)"
         )
     if labels.dtype.kind == "f":
         if not np.array_equal(labels, np.round(labels)):
             raise SourceFormatError(f"{path}: labels must be whole numbers")
         labels = labels.astype(np.int64)
-    if options["label_modulo"] is not None:
-        labels = labels % options["label_modulo"]
-    with_id = "id" in source.features
-    for i, label in enumerate(labels.tolist()):
-        key = running_id(source.split, i)
-        example: dict[str, Any] = {"image": np.ascontiguousarray(images[i]), "label": label}
-        if with_id:
-            example["id"] = key
-        yield key, example
+    if modulo is not None:
+        labels = labels % modulo
+    values: list[int] = labels.tolist()
+    return values
+
+
+def examples(source: Source) -> Examples:
+    """Yield ``(id, {"image": ..., "label": ...[, "id": ...]})`` along the example axis."""
+    arrays = _Arrays(source)
+    return arrays.examples(0, arrays.length)
 
 
 def _validate(options: Mapping[str, Any], features: object) -> str | None:
@@ -124,6 +170,7 @@ FORMAT = SourceFormat(
     examples=examples,
     validate=_validate,
     check=check,
+    random_access=_Arrays,
 )
 
 

@@ -1,9 +1,10 @@
 """NumPy ``.npz`` files: one array per feature, one example per index of the first axis.
 
 Loaded with ``allow_pickle=False``: a file holding object arrays (which only unpickling could
-read) is refused, since nothing downloaded is ever unpickled. Each array is read whole when
-the split is prepared (a compressed ``.npz`` cannot be memory-mapped); this suits files of
-tens of megabytes, like CMATERdb's.
+read) is refused, since nothing downloaded is ever unpickled. When preparing, each array is
+staged once (streamed out of the zip, compressed or not) to a ``.npy`` file in the work
+directory and read from there a block of examples at a time, so memory stays bounded however
+big the arrays are; read outside a prepare, the arrays are read whole.
 
 Option ``arrays``: ``{feature: array name}``, default ``{image: images, label: labels}``.
 Examples hold exactly those features; the key is the index.
@@ -15,6 +16,8 @@ memory; a grayscale image array (N, h, w) fills an Image of 1 channel.
 
 from __future__ import annotations
 
+import os
+import shutil
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -25,36 +28,97 @@ import numpy as np
 
 from catalog.errors import SourceFormatError
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.matfile import OnDiskArray, npy_array
 
 __all__ = ["FORMAT", "NPY_FORMAT", "examples", "npy_examples"]
+
+_BLOCK = 1024  # examples read at a time
+
+
+_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error)
+
+
+def _stage(npz: np.lib.npyio.NpzFile, name: str, folder: Path) -> OnDiskArray:
+    """The array `name`, copied once (streamed, never whole in memory) to `folder` as .npy, to
+    be read a block at a time; an array of objects (only pickle could read it) is refused."""
+    staged = folder / f"{name}.npy"
+    archive = npz.zip
+    assert archive is not None  # an NpzFile opened from a path keeps its zip open
+    if not staged.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        member = name if name in archive.namelist() else f"{name}.npy"
+        with archive.open(member) as f:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                dtype = np.lib.format.read_array_header_1_0(f)[2]
+            else:
+                dtype = np.lib.format.read_array_header_2_0(f)[2]
+            if dtype.hasobject:
+                raise ValueError(f"array {name!r} holds Python objects, which need pickle")
+        partial = staged.with_name(f"{staged.name}.partial-{os.getpid()}")
+        with archive.open(member) as f, open(partial, "wb") as out:
+            shutil.copyfileobj(f, out, 1 << 20)
+        partial.replace(staged)
+    return npy_array(staged)
+
+
+class _Arrays:
+    """The arrays by position: staged to .npy files read a block at a time when the source
+    has a scratch folder (bounded memory however big the arrays), else read whole."""
+
+    def __init__(self, source: Source) -> None:
+        path = source.file("arrays")
+        wanted: Mapping[str, str] = source.options["arrays"]
+        try:
+            npz = np.load(path, allow_pickle=False)
+            if not isinstance(npz, np.lib.npyio.NpzFile):
+                raise SourceFormatError(f"{path}: a single .npy array, not an .npz archive")
+            with npz:
+                names = list(npz.files)
+                missing = [name for name in wanted.values() if name not in names]
+                if missing:
+                    raise SourceFormatError(
+                        f"{path}: no array {missing[0]!r}; it holds {', '.join(names)}"
+                    )
+                scratch = source.scratch
+                self._arrays: dict[str, np.ndarray[Any, Any] | OnDiskArray] = {
+                    f: _stage(npz, name, scratch / "npz") if scratch else npz[name]
+                    for f, name in wanted.items()
+                }
+        except _ERRORS as error:
+            if isinstance(error, SourceFormatError):
+                raise
+            raise SourceFormatError(
+                f"{path}: not an .npz file NumPy can read without pickle ({error})"
+            ) from None
+        lengths = {f: a.shape[0] if a.ndim else 0 for f, a in self._arrays.items()}
+        if len(set(lengths.values())) != 1:
+            counts = ", ".join(f"{wanted[f]} {n}" for f, n in lengths.items())
+            raise SourceFormatError(f"{path}: the arrays differ in length along axis 0: {counts}")
+        self._length = next(iter(lengths.values()))
+
+    @property
+    def length(self) -> int:
+        return self._length
+
+    def examples(self, start: int, stop: int) -> Examples:
+        for first in range(start, min(stop, self._length), _BLOCK):
+            last = min(first + _BLOCK, stop, self._length)
+            blocks = {
+                f: a[first:last] if isinstance(a, np.ndarray) else a.read(0, first, last)
+                for f, a in self._arrays.items()
+            }
+            for i in range(last - first):
+                yield str(first + i), {f: block[i] for f, block in blocks.items()}
+
+    def close(self) -> None:
+        self._arrays = {}
 
 
 def examples(source: Source) -> Examples:
     """Yield ``(index, {feature: array[index], ...})`` for every index of the arrays."""
-    path = source.file("arrays")
-    wanted: Mapping[str, str] = source.options["arrays"]
-    try:
-        npz = np.load(path, allow_pickle=False)
-        if not isinstance(npz, np.lib.npyio.NpzFile):
-            raise SourceFormatError(f"{path}: a single .npy array, not an .npz archive")
-        with npz:
-            names = list(npz.files)
-            arrays = {f: npz[name] for f, name in wanted.items() if name in names}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as error:
-        if isinstance(error, SourceFormatError):
-            raise
-        raise SourceFormatError(
-            f"{path}: not an .npz file NumPy can read without pickle ({error})"
-        ) from None
-    missing = [name for name in wanted.values() if name not in names]
-    if missing:
-        raise SourceFormatError(f"{path}: no array {missing[0]!r}; it holds {', '.join(names)}")
-    lengths = {feature: len(a) if a.ndim else 0 for feature, a in arrays.items()}
-    if len(set(lengths.values())) != 1:
-        counts = ", ".join(f"{wanted[f]} {n}" for f, n in lengths.items())
-        raise SourceFormatError(f"{path}: the arrays differ in length along axis 0: {counts}")
-    for i in range(next(iter(lengths.values()))):
-        yield str(i), {feature: array[i] for feature, array in arrays.items()}
+    arrays = _Arrays(source)
+    return arrays.examples(0, arrays.length)
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
@@ -77,6 +141,7 @@ FORMAT = SourceFormat(
     features=_features,
     examples=examples,
     validate=_validate,
+    random_access=_Arrays,
 )
 
 
