@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from catalog.checksums import write_checksums
+from catalog.diskspace import require_free
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
 from catalog.errors import SourceFormatError, SpecError
 from catalog.extract import archive_format
@@ -273,6 +274,10 @@ def _run(
             continue
         last = limit is None and unit.index == unit.count - 1
         tasks.append(Task(spec, sources[unit.split], unit, str(work), WRITER_OPTIONS, last))
+    # The plan knows about how big the shards will be: a disk too small for them is one clear
+    # error before any is written (a full disk midway is still caught by the unit).
+    needed = sum(task.unit.estimated_bytes for task in tasks)
+    require_free(work, needed, f"the shards of {spec.full_name} ({len(tasks)} to write)")
     outcomes: Iterable[Outcome]
     ticked: dict[str, int] = {}
     if beam_options is not None:

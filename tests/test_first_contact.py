@@ -313,3 +313,28 @@ def test_show_writes_jpeg_for_jpg_and_refuses_unknown_suffixes(
     )
     assert "x.gif2" in line and ".png" in line and ".jpg" in line
     assert not (tmp_path / "x.gif2").exists()
+
+
+def test_too_little_free_space_for_the_shards_is_refused_before_writing(
+    tmp_path: Path, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shard plan knows about how big the shards will be: a disk too small for them is one
+    StorageError before any shard is written, and nothing is left behind."""
+    import catalog.diskspace
+
+    folder = idx_builder(tmp_path, server, 3000)  # about 2.4 MiB of shards
+    b = catalog.builder(folder, data_dir=tmp_path / "data")
+    b.download_and_prepare(download_dir=tmp_path / "dl", max_examples_per_split=5)  # cached
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(
+        catalog.diskspace.shutil, "disk_usage", lambda p: usage._replace(free=1 << 20)
+    )  # 1 MiB free: the downloads are there, the shards would not fit
+    with pytest.raises(catalog.StorageError) as info:
+        b.download_and_prepare(download_dir=tmp_path / "dl", overwrite=True)
+    message = str(info.value)
+    assert "not enough free space" in message and "the shards of tiny (1 to write)" in message
+    assert "1.0 MiB free" in message
+    assert sorted(p.name for p in (tmp_path / "data" / "tiny").iterdir()) == [
+        ".1.0.0.lock",
+        "1.0.0",
+    ]  # the earlier copy stays; no work dir is left
