@@ -121,6 +121,27 @@ def test_cached_file_is_reused_without_network(tmp_path: Path) -> None:
     assert len(server.requests) == 1
 
 
+def test_an_untouched_cached_file_is_not_hashed_again_a_changed_one_is(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache record keeps the file's inode, size and mtime from when it was hashed: an
+    unchanged file is trusted (a big download costs a stat to reuse), a file written since is
+    hashed again, and damage found then is fetched anew."""
+    import catalog.download.cache as cache
+
+    res = resource(server.add("/data.bin", BODY))
+    first = manager(tmp_path).download(res)
+    hashed: list[Path] = []
+    of_file = cache.Digest.of_file
+    monkeypatch.setattr(
+        cache.Digest, "of_file", classmethod(lambda cls, p: hashed.append(Path(p)) or of_file(p))
+    )
+    assert manager(tmp_path).download(res) == first and hashed == []
+    first.path.write_bytes(BODY[:-1] + b"X")  # same size and inode, new mtime, wrong bytes
+    assert manager(tmp_path).download(res).path.read_bytes() == BODY
+    assert hashed == [first.path] and len(server.requests) == 2
+
+
 def test_corrupted_cached_file_is_replaced(server: LoopbackServer, tmp_path: Path) -> None:
     res = resource(server.add("/data.bin", BODY))
     path = cache_path(res, tmp_path / "dl")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import secrets
 import threading
 from collections.abc import Callable, Iterator
@@ -96,8 +97,21 @@ class Cache:
         if resource.sha256 is None:
             return None
         path = cache_path(resource, self.root)
-        if not path.is_file():
+        try:
+            stat = path.stat()
+        except OSError:
             return None
+        record = self._read_record(path.name)
+        url = record.get("url") if record else None
+        source = url if isinstance(url, str) else None
+        if (
+            record is not None
+            and record.get("checked") == _stamp(stat)
+            and (record.get("sha256"), record.get("size")) == (resource.sha256, resource.size)
+        ):
+            # Hashed when it was written or last checked, and untouched since (same inode,
+            # size and mtime): not read again, so reusing a cached 1.6 GB file costs a stat.
+            return CachedFile(path, resource.filename, stat.st_size, resource.sha256, source)
         digest = Digest.of_file(path)
         try:
             verify(resource, digest, remote=False)
@@ -106,11 +120,7 @@ class Cache:
             path.unlink(missing_ok=True)
             self._record_path(path.name).unlink(missing_ok=True)
             return None
-        record = self._read_record(path.name)
-        if record is None:  # placed by hand, or left by an older version
-            self._write_record(path, resource.filename, digest, None)
-        url = record.get("url") if record else None
-        source = url if isinstance(url, str) else None
+        self._write_record(path, resource.filename, digest, source, record)
         return CachedFile(path, resource.filename, digest.size, digest.sha256, source)
 
     def commit(self, part: Path, resource: Resource, digest: Digest, url: str) -> CachedFile:
@@ -135,16 +145,32 @@ class Cache:
             return None
         return data if isinstance(data, dict) else None
 
-    def _write_record(self, path: Path, filename: str, digest: Digest, url: str | None) -> None:
+    def _write_record(
+        self,
+        path: Path,
+        filename: str,
+        digest: Digest,
+        url: str | None,
+        old: dict[str, object] | None = None,
+    ) -> None:
+        """Record what `path` holds, where it came from and the file's stamp when it was
+        hashed (`old`: the record to update, keeping when it was downloaded)."""
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         record = {
             "filename": filename,
             "url": url,
             "size": digest.size,
             "sha256": digest.sha256,
-            "downloaded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "downloaded_at": (old or {}).get("downloaded_at", now),
+            "checked": _stamp(path.stat()),
         }
         self.meta.mkdir(parents=True, exist_ok=True)
         target = self._record_path(path.name)
         temp = target.with_name(f"{target.name}.{secrets.token_hex(4)}.tmp")
         temp.write_text(json.dumps(record, indent=2) + "\n", "utf-8")
         temp.replace(target)
+
+
+def _stamp(stat: os.stat_result) -> list[int]:
+    """What says a file is unchanged since it was hashed: its inode, size and mtime."""
+    return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
