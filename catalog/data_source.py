@@ -37,7 +37,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 from array_record.python.array_record_module import ArrayRecordReader
@@ -48,8 +48,10 @@ from catalog.features import FeaturesDict
 from catalog.info import INFO_FILE, DatasetInfo
 from catalog.shards import READER_OPTIONS, is_compressed, open_reader, shard_error
 from catalog.splits import resolve
-from catalog.tfds.codec import RECORD_FORMAT_NAME, ExampleCodec
-from catalog.tfrecord.index import IndexedReader
+
+if TYPE_CHECKING:  # only directories TensorFlow Datasets prepared need these
+    from catalog.tfds.codec import ExampleCodec
+    from catalog.tfrecord.index import IndexedReader
 
 __all__ = ["READER_OPTIONS", "DataSource"]
 
@@ -144,11 +146,14 @@ class DataSource(Sequence[Example]):
                     f"decoders[{path!r}] must be False (keep the stored bytes) or a function "
                     f"of the stored bytes, got {decoder!r}"
                 )
-        codec_type = (
-            ExampleCodec
-            if self.info.record_format.get("name") == RECORD_FORMAT_NAME
-            else RecordCodec
-        )
+        codec_type: type[RecordCodec | ExampleCodec] = RecordCodec
+        if self.info.record_format.get("name") != RECORD_FORMAT["name"]:
+            from catalog.tfds import RECORD_FORMAT_NAME
+
+            if self.info.record_format.get("name") == RECORD_FORMAT_NAME:
+                from catalog.tfds.codec import ExampleCodec
+
+                codec_type = ExampleCodec  # a TFDS directory's serialized Examples
         codec = codec_type(
             self.info.features,
             skip=[path for path, d in decoders.items() if d is False],
@@ -198,6 +203,8 @@ class DataSource(Sequence[Example]):
             self._check_unchanged()
             path = self._paths[shard]
             if self.info.record_format.get("file_format") == "tfrecord":  # a TFDS directory's
+                from catalog.tfrecord.index import IndexedReader
+
                 reader = IndexedReader(path)
             else:
                 reader = open_reader(path, compressed=self._compressed)
@@ -224,7 +231,7 @@ class DataSource(Sequence[Example]):
         give (when they are all fixed-size): checked once per shard per process, when its
         reader opens, before any example is returned."""
         path, expected = self._paths[shard], self._starts[shard + 1] - self._starts[shard]
-        held = len(reader) if isinstance(reader, IndexedReader) else int(reader.num_records())
+        held = int(reader.num_records()) if hasattr(reader, "num_records") else len(reader)
         if held != expected:
             raise shard_error(path, f"it holds {held} records, dataset_info.json says {expected}")
         if self._record_size is not None and held:

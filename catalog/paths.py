@@ -4,7 +4,6 @@ environment > default (platformdirs)."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -77,6 +76,8 @@ def usable_dir(path: Path, what: str, how: str) -> Path:
             f"{what} {path} cannot be created in {existing} ({exc.strerror}): it is not "
             f"writable; make it writable or use another ({how})"
         ) from None
+    import tempfile  # only preparing checks a dir: `import catalog` need not load it
+
     try:  # os.access says yes to root, also on read-only mounts and immutable dirs: try it
         fd, probe = tempfile.mkstemp(prefix=".catalog-write-test-", dir=path)
         os.close(fd)

@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from catalog.pipeline.iterator import PipelineIterator, State, check_state
 from catalog.pipeline.plan import Filter, Map, MapBatch, Plan
-from catalog.pipeline.processes import DEFAULT_START_METHOD, START_METHODS, Processes
 from catalog.pipeline.sampler import Sampler
 from catalog.pipeline.stacking import PadSpec
+from catalog.pipeline.start_methods import DEFAULT_START_METHOD, START_METHODS
 from catalog.pipeline.threads import Executor, Inline, Threads
 
 __all__ = ["Pipeline", "pipeline"]
@@ -194,6 +194,9 @@ class Pipeline:
                 return Inline(plan, start)
             if spec.kind == "thread":
                 return Threads(plan, start, stop, spec.workers, spec.depth)
+            # multiprocessing only when processes are asked for: `import catalog` stays light.
+            from catalog.pipeline.processes import Processes
+
             return Processes(
                 plan, start, stop, spec.workers, start_method=spec.start_method, depth=spec.depth
             )

@@ -35,13 +35,9 @@ from typing import Any
 from catalog.errors import PipelineError
 from catalog.pipeline import shm
 from catalog.pipeline.plan import Block, Plan
+from catalog.pipeline.start_methods import DEFAULT_START_METHOD, START_METHODS
 
 __all__ = ["DEFAULT_START_METHOD", "START_METHODS", "Processes"]
-
-START_METHODS = ("spawn", "forkserver")
-#: forkserver where the platform has it (workers fork from a clean server process that
-#: imported catalog once: fast to start), else spawn.
-DEFAULT_START_METHOD = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
 _POLL = 0.1  # seconds between liveness checks while waiting on a queue
 _JOIN_TIMEOUT = 5.0
 

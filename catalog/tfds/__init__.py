@@ -6,3 +6,9 @@
 - `catalog.tfds.codec`: TFDS's serialized Examples <-> catalog examples (`ExampleCodec`).
 - `catalog.tfds.export`: write a catalog dataset as a TFDS directory or TFRecord files.
 """
+
+__all__ = ["RECORD_FORMAT_NAME"]
+
+#: ``record_format.name`` of a TFDS directory's records (serialized tf.train.Examples). Here,
+#: so that naming the format does not import the Example codec.
+RECORD_FORMAT_NAME = "tf-example"

@@ -33,12 +33,12 @@ from catalog.features import (
     Text,
 )
 from catalog.features.base import join_path
+from catalog.tfds import RECORD_FORMAT_NAME
 from catalog.tfrecord.example import Value, encode_example, parse_example
 
 __all__ = ["RECORD_FORMAT_NAME", "ExampleCodec", "example_key", "image_paths"]
 
 #: `DatasetInfo.record_format["name"]` of data in TFDS's records (serialized Examples).
-RECORD_FORMAT_NAME = "tf-example"
 
 Parsed = Mapping[str, Value]
 Getter = Callable[[Parsed], Any]

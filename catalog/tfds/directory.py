@@ -20,15 +20,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, overload
 
-from array_record.python.array_record_module import ArrayRecordReader
-
-from catalog.data_source import READER_OPTIONS, DataSource, Decoder
+from catalog.data_source import DataSource, Decoder
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError
 from catalog.features import FeaturesDict
 from catalog.info import DatasetInfo, ShardInfo, SplitInfo
-from catalog.tfds.codec import RECORD_FORMAT_NAME
+from catalog.shards import open_reader
+from catalog.tfds import RECORD_FORMAT_NAME
 from catalog.tfds.features import from_tfds_json
-from catalog.tfrecord.index import record_offsets
 
 __all__ = ["RECORD_FORMAT_NAME", "is_tfds_dir", "open_tfds", "read_tfds_info"]
 
@@ -70,8 +68,12 @@ def _shard_name(template: str, dataset: str, split: str, fmt: str, i: int, n: in
 def _count_records(path: Path, fmt: str) -> int:
     """How many records a shard holds (for dataset_info.json files without shardLengths)."""
     if fmt == "tfrecord":
+        from catalog.tfrecord.index import record_offsets  # TFRecord shards only
+
         return len(record_offsets(path)) - 1
-    reader = ArrayRecordReader(str(path), READER_OPTIONS)
+    # TFDS compresses its shards (zstd): opened through open_reader, so a process forked after
+    # this refuses them instead of crashing (see catalog.shards).
+    reader = open_reader(str(path), compressed=True)
     try:
         return int(reader.num_records())
     finally:
