@@ -26,6 +26,7 @@ from make_dummy_data import (
     svhn_labels,
 )
 from test_builders_images import IMAGE_DATASETS, IMAGE_FACTS
+from test_builders_text_audio import FACTS as TEXT_AUDIO_FACTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -193,9 +194,13 @@ FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object]]]] = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", sorted(FACTS))
-def test_new_builders_match_the_facts(name: str) -> None:
-    version, splits, features = FACTS[name]
+ALL_FACTS = {**FACTS, **TEXT_AUDIO_FACTS}
+
+
+@pytest.mark.parametrize("name", sorted(ALL_FACTS))
+def test_builders_match_the_facts(name: str) -> None:
+    """Version, split counts, features and registered checksums are the facts'."""
+    version, splits, features = ALL_FACTS[name]
     b = catalog.builder(name)
     assert b.version == version
     assert {s: x.num_examples for s, x in b.spec.splits.items()} == splits
@@ -209,9 +214,7 @@ def test_new_builders_match_the_facts(name: str) -> None:
 
 
 def test_every_registered_dataset_and_config_has_a_builder_test() -> None:
-    from test_builders_text_audio import FACTS as TEXT_AUDIO_FACTS  # their own test module
-
-    facts = {*FACTS, *TEXT_AUDIO_FACTS, *IMAGE_FACTS}
+    facts = {*ALL_FACTS, *IMAGE_FACTS}
     tested = {*IDX_BUILDERS, *facts, "cmaterdb", *IMAGE_DATASETS}
     tested |= {n.partition("/")[0] for n in TEXT_AUDIO_FACTS}
     for name in catalog.list_datasets():
