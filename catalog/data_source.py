@@ -119,11 +119,6 @@ class DataSource(Sequence[Example]):
                 self._starts.append(self._starts[-1] + shard.num_examples)
                 if _pieces is None:
                     _check_shard(self._paths[-1], shard.num_bytes)
-        self._record_size = (
-            RecordCodec(info.features).record_size
-            if info.record_format.get("name") == RECORD_FORMAT["name"]
-            else None  # TFDS's Examples: sizes vary
-        )
         if _pieces is None:
             counts = {name: s.num_examples for name, s in info.splits.items()}
             _pieces = [
@@ -166,6 +161,8 @@ class DataSource(Sequence[Example]):
         self._decode_columns: Callable[[Sequence[bytes]], Any | None] = (
             codec.decode_columns if isinstance(codec, RecordCodec) else _no_columns
         )
+        # The size of every stored record (fixed-size features): checked when a reader opens.
+        self._record_size = codec.record_size if isinstance(codec, RecordCodec) else None
         if self._as_supervised:
             keys = self.info.supervised_keys
             if keys is None:

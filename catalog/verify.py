@@ -67,6 +67,8 @@ def verify(data_path: str | os.PathLike[str]) -> list[Problem]:
         reason = f"{type(exc).__name__}: {exc}"
         return [Problem("info", INFO_FILE, f"{folder / INFO_FILE} is unreadable ({reason})")]
     problems = []
+    compressed = is_compressed(info.shard_options)
+    record_size = RecordCodec(info.features).record_size
     for split in info.splits.values():
         if not split.shards:
             problems.append(Problem("info", INFO_FILE, f"split {split.name!r} lists no shards"))
@@ -81,12 +83,7 @@ def verify(data_path: str | os.PathLike[str]) -> list[Problem]:
                 )
             )
         for shard in split.shards:
-            problem = verify_shard(
-                folder,
-                shard,
-                compressed=is_compressed(info.shard_options),
-                record_size=RecordCodec(info.features).record_size,
-            )
+            problem = verify_shard(folder, shard, compressed=compressed, record_size=record_size)
             if problem is not None:
                 problems.append(problem)
     return problems
