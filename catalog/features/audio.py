@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -73,13 +71,7 @@ class Audio(Feature):
 
     # -- encoding ---------------------------------------------------------------------------
     def encode(self, value: Any) -> bytes:
-        if isinstance(value, (str, os.PathLike)):
-            try:
-                value = Path(value).read_bytes()
-            except OSError as error:
-                raise self._error(
-                    f"cannot read WAV file {str(value)!r}: {error.strerror}"
-                ) from None
+        value = self._file_value(value, "WAV")
         if isinstance(value, (bytes, bytearray, memoryview)):
             data = bytes(value)
             self._check_header(read_header(data, f"{self!r}: the {len(data)} bytes given"))

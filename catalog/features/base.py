@@ -17,7 +17,9 @@ dict), ``"tags[3]"`` (element 3 of a sequence), ``"objects/label[3]"``. Errors c
 from __future__ import annotations
 
 import abc
+import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -116,6 +118,16 @@ class Feature(abc.ABC):
     def describe(self) -> str:
         """Details `catalog info` shows after the shape and dtype (encoding, class names)."""
         return ""
+
+    def _file_value(self, value: Any, what: str) -> Any:
+        """`value`, or the bytes of the file it names when it is a path (``what``: the kind
+        of file, for the error)."""
+        if not isinstance(value, (str, os.PathLike)):
+            return value
+        try:
+            return Path(value).read_bytes()
+        except OSError as error:
+            raise self._error(f"cannot read {what} file {str(value)!r}: {error.strerror}") from None
 
     def _error(self, message: str) -> FeatureError:
         return FeatureError(f"{self!r}: {message}")

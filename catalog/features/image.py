@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import io
 import math
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -102,13 +100,7 @@ class Image(Feature):
 
     # -- encoding ---------------------------------------------------------------------------
     def encode(self, value: Any) -> bytes:
-        if isinstance(value, (str, os.PathLike)):
-            try:
-                value = Path(value).read_bytes()
-            except OSError as error:
-                raise self._error(
-                    f"cannot read image file {str(value)!r}: {error.strerror}"
-                ) from None
+        value = self._file_value(value, "image")
         if isinstance(value, (bytes, bytearray, memoryview)):
             return self._encode_file(bytes(value))
         array = self._validate(value)
