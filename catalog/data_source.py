@@ -43,7 +43,7 @@ import numpy as np
 from array_record.python.array_record_module import ArrayRecordReader
 
 from catalog.codec import RECORD_FORMAT, RecordCodec
-from catalog.errors import NotPreparedError, ShardError, SplitError
+from catalog.errors import NotPreparedError, ShardError, SourceFormatError, SplitError
 from catalog.features import FeaturesDict
 from catalog.info import INFO_FILE, DatasetInfo
 from catalog.shards import READER_OPTIONS, is_compressed, open_reader, shard_error
@@ -357,7 +357,10 @@ class DataSource(Sequence[Example]):
                 raise self._read_error(shard, position, exc) from None
             finally:
                 lock.release()
-            return self._decode(record)
+            try:
+                return self._decode(record)
+            except SourceFormatError as exc:
+                raise self._decode_error([self._position(key)], [record], exc) from None
         if isinstance(key, slice):
             pieces = _compose(self._pieces, range(self._len)[key])
             split = f"{self.split}[{_slice_text(key)}]"
@@ -377,14 +380,13 @@ class DataSource(Sequence[Example]):
             return self.__getitems__(key)
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             return self[operator.index(key)]
-        return self._decode(self._read((self._position(key),))[0])
+        return self._decode_at([self._position(key)])[0]
 
     def __getitems__(self, indices: Sequence[int] | np.ndarray[Any, Any]) -> list[Example]:
         rows = np.asarray(indices)
         if rows.dtype.kind not in "iu" and rows.size:
             raise TypeError(f"DataSource indices must be ints, got {rows.dtype} values")
-        positions = [self._position(i) for i in rows.tolist()]
-        return self._decode_many(self._read(positions))
+        return self._decode_at([self._position(i) for i in rows.tolist()])
 
     _getitems = __getitems__  # Grain's name for the batched fetch
 
@@ -409,7 +411,11 @@ class DataSource(Sequence[Example]):
             positions = (rows + piece.start).tolist()  # one contiguous range: no lookups
         else:
             positions = [self._position(i) for i in rows.tolist()]
-        columns = self._decode_columns(self._read(positions))
+        records = self._read(positions)
+        try:
+            columns = self._decode_columns(records)
+        except SourceFormatError as exc:
+            raise self._decode_error(positions, records, exc) from None
         if columns is None or not self._as_supervised:
             return columns
         keys = self.info.supervised_keys
@@ -428,23 +434,55 @@ class DataSource(Sequence[Example]):
                 raise self._read_error(shard, first - base, exc) from None
         return records
 
-    def _chunks(self) -> Iterator[list[bytes]]:
-        """Every record in order, a chunk at a time (range reads where rows are contiguous)."""
+    def _chunks(self) -> Iterator[tuple[Sequence[int], list[bytes]]]:
+        """Every record in order with its flat position, a chunk at a time (range reads where
+        rows are contiguous)."""
         for piece in self._pieces:
             if piece.step != 1:
                 for start in range(0, len(piece), _CHUNK):
-                    yield self._read(piece[start : start + _CHUNK])
+                    positions = piece[start : start + _CHUNK]
+                    yield positions, self._read(positions)
                 continue
             position = piece.start
             while position < piece.stop:
                 shard_end = self._starts[bisect.bisect_right(self._starts, position)]
                 stop = min(position + _CHUNK, piece.stop, shard_end)
-                yield self._read_run(position, stop)
+                yield range(position, stop), self._read_run(position, stop)
                 position = stop
 
     def __iter__(self) -> Iterator[Example]:
-        for chunk in self._chunks():
-            yield from self._decode_many(chunk)
+        for positions, records in self._chunks():
+            try:
+                examples = self._decode_many(records)
+            except SourceFormatError as exc:
+                raise self._decode_error(positions, records, exc) from None
+            yield from examples
+
+    def _decode_at(self, positions: Sequence[int]) -> list[Example]:
+        """The examples at flat `positions` (already range-checked), in order."""
+        records = self._read(positions)
+        try:
+            return self._decode_many(records)
+        except SourceFormatError as exc:
+            raise self._decode_error(positions, records, exc) from None
+
+    def _decode_error(
+        self, positions: Sequence[int], records: Sequence[bytes], exc: SourceFormatError
+    ) -> SourceFormatError:
+        """`exc` naming the shard and record of the first of `records` that does not decode
+        (a record whose bytes were read but do not match the dataset's features)."""
+        position = positions[0]
+        for position, record in zip(positions, records, strict=True):
+            try:
+                self._decode(record)
+            except SourceFormatError as error:
+                exc = error
+                break
+        shard = bisect.bisect_right(self._starts, position) - 1
+        return SourceFormatError(
+            f"{self._paths[shard]}: record {position - self._starts[shard]} (split "
+            f"{self.split!r}) cannot be decoded: {exc}"
+        )
 
     def __repr__(self) -> str:
         return (

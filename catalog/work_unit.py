@@ -140,8 +140,19 @@ def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
             writer = ArrayRecordWriter(str(path), task.writer_options)
         except (RuntimeError, ValueError, OSError) as error:
             raise _write_error(path, unit, error) from None
+        # the last unit of a source of unknown length reads one example past its range: if
+        # there is one, the spec's count is wrong (read in the same pass: a sequential
+        # source would otherwise be read from its start a second time)
+        check_more = task.last and reader.length is None
         try:
-            for key, example in reader.examples(unit.start, unit.stop):
+            for key, example in reader.examples(unit.start, unit.stop + check_more):
+                if count == unit.num_examples:
+                    where = spec.path / "builder.yaml" if spec.path else "the builder spec"
+                    raise SourceFormatError(
+                        f"split {unit.split!r} of {spec.full_name}: the source files hold more "
+                        f"than {unit.stop} examples but {where} (splits.{unit.split}."
+                        f"num_examples) expects {split.num_examples}"
+                    )
                 position = unit.start + count
                 try:
                     record = encode(example)
@@ -164,14 +175,6 @@ def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
                 writer.close()
             except (RuntimeError, ValueError, OSError) as error:
                 raise _write_error(path, unit, error) from None
-        more = task.last and reader.length is None and count == unit.num_examples
-        if more and next(iter(reader.examples(unit.stop, unit.stop + 1)), None) is not None:
-            where = spec.path / "builder.yaml" if spec.path else "the builder spec"
-            raise SourceFormatError(
-                f"split {unit.split!r} of {spec.full_name}: the source files hold more than "
-                f"{unit.stop} examples but {where} (splits.{unit.split}.num_examples) "
-                f"expects {split.num_examples}"
-            )
     finally:
         reader.close()
     return count

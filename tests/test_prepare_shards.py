@@ -385,6 +385,52 @@ def test_a_sequential_format_is_planned_by_ranges(tmp_path: Path, server: Loopba
         catalog.builder(folder, data_dir=tmp_path / "d2").download_and_prepare()
 
 
+def test_a_sequential_source_is_read_once_per_unit(
+    tmp_path: Path, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last unit's check for examples past the spec's count continues the pass that wrote
+    the shard: a source readable only from its start is not read a second time."""
+    import dataclasses
+
+    from catalog import plan
+
+    lines = [" ".join("1" if (i + j) % 3 == 0 else "0" for j in range(784)) for i in range(100)]
+    data = ("\n".join(lines) + "\n").encode()
+    url = server.add("/x.amat", data)
+    folder = tmp_path / "amat"
+    folder.mkdir()
+    (folder / "builder.yaml").write_text(
+        textwrap.dedent(f"""\
+        name: amat
+        version: 1.0.0
+        features:
+          image: {{type: Image, shape: [28, 28, 1]}}
+        downloads:
+          lines: {{url: {url}}}
+        splits:
+          train: {{format: amat, files: {{lines: lines}}, num_examples: 100}}
+        """)
+    )
+    (folder / "checksums.tsv").write_text(
+        f"{url}\t{len(data)}\t{hashlib.sha256(data).hexdigest()}\tx.amat\n"
+    )
+    fmt = plan.FORMATS["amat"]
+    passes: list[int] = []
+
+    def counted(source: Any) -> Any:
+        passes.append(0)
+        for item in fmt.examples(source):
+            passes[-1] += 1
+            yield item
+
+    monkeypatch.setitem(plan.FORMATS, "amat", dataclasses.replace(fmt, examples=counted))
+    b = catalog.builder(folder, data_dir=tmp_path / "data")
+    b.download_and_prepare()
+    # the plan's size sample (64 examples), then one pass writing all 100 and finding no 101st
+    assert passes == [64, 100], passes
+    assert len(b.as_data_source("train")) == 100
+
+
 def test_shard_size_and_workers_are_checked_before_any_work(tmp_path: Path) -> None:
     bad_size = cli("prepare", "mnist", "--data-dir", str(tmp_path), "--shard-size", "big")
     assert bad_size.returncode == 2

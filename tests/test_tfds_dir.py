@@ -100,7 +100,7 @@ def test_info_maps_features_splits_and_metadata() -> None:
     assert f["label"] == catalog.ClassLabel(names=["cat", "dog", "bird"])
     assert f["objects"].feature["kind"].names == ["a", "b"]  # objects-kind.labels.txt
     assert f["photo"] == catalog.Image((None, None, 3), encoding="jpeg")
-    assert f["bbox"] == catalog.Tensor((4,), "float32")
+    assert f["bbox"] == catalog.BBox()  # bboxFormat REL_YXYX, as TFDS writes it
     assert f["meta"]["inner"]["value"] == catalog.Scalar("float32")
 
 
@@ -160,6 +160,51 @@ def test_unknown_feature_class_is_refused_by_name(tmp_path: Path) -> None:
         r"BBoxFeature, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor",
     ):
         catalog.open_tfds(copy)
+
+
+def test_boxes_in_another_format_than_rel_yxyx_stay_plain_tensors(tmp_path: Path) -> None:
+    """TFDS's BBoxFeature may hold absolute pixels or x-first boxes (bbox_format): those are
+    not catalog BBoxes (normalised ymin, xmin, ymax, xmax) and are read as their values."""
+    copy = tmp_path / "tiny" / "1.2.0"
+    shutil.copytree(tfds_dir("tfrecord"), copy)
+    features = json.loads((copy / "features.json").read_text())
+    features["featuresDict"]["features"]["bbox"]["boundingBox"]["bboxFormat"] = "ABS_XYXY"
+    (copy / "features.json").write_text(json.dumps(features))
+    ds = catalog.open_tfds(copy, split="train")
+    assert ds.info.features["bbox"] == catalog.Tensor((4,), "float32")
+    assert ds.info.features["objects"].feature["bbox"] == catalog.BBox()
+    original = catalog.open_tfds(tfds_dir("tfrecord"), split="train")
+    np.testing.assert_array_equal(ds[0]["bbox"], original[0]["bbox"])
+
+
+
+def test_a_record_that_does_not_match_features_json_is_named(tmp_path: Path) -> None:
+    """A record missing a declared key fails with the shard file and the record, however it
+    is read (one example, a batch, iteration, the pipeline)."""
+    from catalog.tfrecord import encode_example, parse_example, read_records, write_records
+
+    copy = tmp_path / "tiny" / "1.2.0"
+    shutil.copytree(tfds_dir("tfrecord"), copy)
+    shard = copy / "tiny_features-test.tfrecord-00000-of-00001"
+    records = list(read_records(shard))
+    broken = parse_example(records[1])
+    del broken["label"]
+    records[1] = encode_example(broken)
+    write_records(shard, records)
+    ds = catalog.open_tfds(copy, split="test")
+    assert ds[0]["label"] in (0, 1, 2) and ds[2]["label"] in (0, 1, 2)
+    where = f"{shard}: record 1 (split 'test') cannot be decoded: a record has no key 'label'"
+    view = where.replace("'test'", "'test[1:]'")  # a view names itself
+    for read in (
+        lambda: ds[1],
+        lambda: ds[[0, 2, 1]],
+        lambda: list(ds),
+        lambda: ds[1:][0],
+        lambda: list(catalog.pipeline(ds).batch(2)),
+    ):
+        with pytest.raises(catalog.SourceFormatError) as info:
+            read()
+        assert str(info.value).startswith((where, view)), str(info.value)
 
 
 def test_missing_shard_is_named(tmp_path: Path) -> None:

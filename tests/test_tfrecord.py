@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -113,6 +114,16 @@ def test_writer_leaves_nothing_when_it_fails(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         write_then_fail()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_written_files_get_the_permissions_the_umask_gives(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        write_records(tmp_path / "a.tfrecord", [b"x"])
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.tfrecord").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_corrupt_data_is_named_by_file_record_and_offset(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ ClassLabel                 ClassLabel(names from ``<feature>.labels.txt``, else 
 Tensor                     Tensor(shape, dtype), or Scalar(dtype) when its shape is ()
 Scalar                     Scalar(dtype)
 Text                       Text()
-BBoxFeature                Tensor((4,), float32)
+BBoxFeature                BBox() (normalised ymin, xmin, ymax, xmax); other box formats
+                           than REL_YXYX: Tensor((4,), float32)
 Sequence                   Sequence(feature, length)
 FeaturesDict               FeaturesDict
 =========================  ===========================================================
@@ -31,6 +32,7 @@ import numpy as np
 
 from catalog.errors import FeatureError, SpecError
 from catalog.features import (
+    BBox,
     ClassLabel,
     Feature,
     FeaturesDict,
@@ -111,7 +113,10 @@ def _tensor(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
 
 
 def _bbox(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
-    return Tensor((4,), "float32")
+    # TFDS writes boxes as normalised (ymin, xmin, ymax, xmax) unless told otherwise; boxes
+    # in another format (absolute pixels, x first) keep their values as a plain tensor
+    box_format = data.get("boundingBox", {}).get("bboxFormat", "REL_YXYX")
+    return BBox() if box_format == "REL_YXYX" else Tensor((4,), "float32")
 
 
 def _sequence(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
@@ -182,6 +187,11 @@ def to_tfds_json(feature: Feature, labels: dict[str, list[str]], path: str = "")
         }
     if isinstance(feature, Text):
         return {"pythonClassName": _PREFIX + "text_feature.Text", "text": {}}
+    if isinstance(feature, BBox):
+        return {
+            "pythonClassName": _PREFIX + "bounding_boxes.BBoxFeature",
+            "boundingBox": {"bboxFormat": "REL_YXYX", "dtype": "float32", "shape": _dims((4,))},
+        }
     if isinstance(feature, (Scalar, Tensor)):
         shape = feature.shape or ()
         if sum(d is None for d in shape) > 1:

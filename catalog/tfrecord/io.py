@@ -17,7 +17,7 @@ from __future__ import annotations
 import gzip
 import os
 import struct
-import tempfile
+import uuid
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -154,8 +154,10 @@ class TFRecordWriter:
         self, path: str | os.PathLike[str], *, compression: Literal["none", "gzip"] = "none"
     ) -> None:
         self.path = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
-        self._tmp = Path(tmp)
+        # a fresh hidden name beside the target, created with the permissions the umask gives
+        # (mkstemp's are always 0600)
+        self._tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:12]}")
+        fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         raw = os.fdopen(fd, "wb", buffering=_BLOCK)
         self._file: BinaryIO = (
             gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # type: ignore[assignment]
@@ -174,7 +176,6 @@ class TFRecordWriter:
             return
         self._file.close()
         self._raw.close()
-        self._tmp.chmod(0o644)
         self._tmp.replace(self.path)
 
     def abort(self) -> None:
