@@ -88,7 +88,13 @@ class RecordCodec:
         data = b"".join(records)
         if len(data) != size * len(records):
             return None
-        rows = np.frombuffer(data, np.uint8).reshape(len(records), size)
+        return self.decode_rows(np.frombuffer(data, np.uint8).reshape(len(records), size))
+
+    def decode_rows(self, rows: np.ndarray[Any, Any]) -> dict[str, Any] | None:
+        """`decode_columns` of records given as the rows of an ``(n, record_size)`` uint8
+        array (as `catalog.mapped_shard` gathers them), or None as there."""
+        if self._record_size is None or rows.shape[1:] != (self._record_size,):
+            return None
         if (rows[:, 0] != RECORD_VERSION).any():
             raise _version_error(int(rows[rows[:, 0] != RECORD_VERSION][0, 0]))
         return self.features.decode_columns(rows[:, 1:])

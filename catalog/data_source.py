@@ -46,6 +46,7 @@ from catalog.codec import RECORD_FORMAT, RecordCodec
 from catalog.errors import NotPreparedError, ShardError, SourceFormatError, SplitError
 from catalog.features import FeaturesDict
 from catalog.info import INFO_FILE, DatasetInfo
+from catalog.mapped_shard import MappedShard, map_shard
 from catalog.shards import READER_OPTIONS, is_compressed, open_reader, shard_error
 from catalog.splits import resolve
 
@@ -108,6 +109,7 @@ class DataSource(Sequence[Example]):
         self._compressed = is_compressed(info.shard_options)
         self._stamp = _stamp(self._folder) if _pieces is None else None
         self._paths: list[str] = []
+        self._sha256: list[str] = []  # of each shard, as dataset_info.json records it
         self._starts = [0]  # flat position of each shard's first record, then the total
         split_base = {}
         for name, split_info in info.splits.items():
@@ -116,6 +118,7 @@ class DataSource(Sequence[Example]):
                 _check_split(self._folder, info, name)
             for shard in split_info.shards:
                 self._paths.append(str(self._folder / shard.file))
+                self._sha256.append(shard.sha256)
                 self._starts.append(self._starts[-1] + shard.num_examples)
                 if _pieces is None:
                     _check_shard(self._paths[-1], shard.num_bytes)
@@ -161,6 +164,9 @@ class DataSource(Sequence[Example]):
         self._decode_columns: Callable[[Sequence[bytes]], Any | None] = (
             codec.decode_columns if isinstance(codec, RecordCodec) else _no_columns
         )
+        self._decode_rows: Callable[[np.ndarray[Any, Any]], Any | None] | None = (
+            codec.decode_rows if isinstance(codec, RecordCodec) else None
+        )
         # The size of every stored record (fixed-size features): checked when a reader opens.
         self._record_size = codec.record_size if isinstance(codec, RecordCodec) else None
         if self._as_supervised:
@@ -175,6 +181,9 @@ class DataSource(Sequence[Example]):
     def _setup_process_state(self) -> None:
         self._lock = threading.Lock()
         self._readers: list[ArrayRecordReader | IndexedReader | None] = [None] * len(self._paths)
+        # batched reads through memory maps (catalog's uncompressed shards; `_UNMAPPED` for a
+        # shard laid out otherwise, read through array_record)
+        self._maps: list[MappedShard | object | None] = [None] * len(self._paths)
         self._generation = _process.generation
 
     @property
@@ -192,6 +201,7 @@ class DataSource(Sequence[Example]):
             # Forked: the parent's readers must not be touched here, not even closed. Keep
             # them referenced so their destructors never run in this process.
             _inherited.extend(r for r in self._readers if r is not None)
+            _inherited.extend(m for m in self._maps if m is not None)
             self._setup_process_state()
 
     def _reader(self, shard: int) -> ArrayRecordReader | IndexedReader:
@@ -241,6 +251,46 @@ class DataSource(Sequence[Example]):
                     f"encode to {self._record_size}: the data and its description differ",
                 )
 
+    def _mapped(self, shard: int) -> MappedShard | None:
+        """Shard `shard` mapped for batched reads, or None when it must be read through
+        array_record (compressed, a TFDS directory's, or laid out otherwise)."""
+        mapped = self._maps[shard]
+        if mapped is None:
+            with self._lock:
+                mapped = self._maps[shard]
+                if mapped is None:
+                    mapped = _UNMAPPED
+                    if not self._compressed and self._record_size is not None:
+                        self._reader(shard)  # checks the shard's records, once
+                        count = self._starts[shard + 1] - self._starts[shard]
+                        path, sha256 = self._paths[shard], self._sha256[shard]
+                        mapped = map_shard(path, count, sha256) or _UNMAPPED
+                    self._maps[shard] = mapped
+        return mapped if isinstance(mapped, MappedShard) else None
+
+    def _gather(self, positions: Sequence[int]) -> np.ndarray[Any, Any] | None:
+        """The records at flat `positions` as the rows of one uint8 array, gathered from the
+        shards' memory maps; None when the records vary in size or a shard is not mapped."""
+        size = self._record_size
+        if size is None or not len(positions):
+            return None
+        self._check_process()
+        starts = self._starts
+        if len(self._paths) == 1:
+            mapped = self._mapped(0)
+            return None if mapped is None else mapped.gather(positions, size)
+        flat = np.asarray(positions, np.int64)
+        shards = np.searchsorted(starts, flat, side="right") - 1
+        out = np.empty((len(flat), size), np.uint8)
+        for shard in np.unique(shards).tolist():
+            mapped = self._mapped(shard)
+            rows = np.flatnonzero(shards == shard)
+            part = None if mapped is None else mapped.gather(flat[rows] - starts[shard], size)
+            if part is None:
+                return None
+            out[rows] = part
+        return out
+
     def _read(self, positions: Sequence[int]) -> list[bytes]:
         """The records at flat `positions` (already range-checked), in order."""
         self._check_process()
@@ -281,7 +331,11 @@ class DataSource(Sequence[Example]):
                 for reader in self._readers:
                     if reader is not None:
                         reader.close()
+                for mapped in self._maps:
+                    if isinstance(mapped, MappedShard):
+                        mapped.close()
             self._readers = [None] * len(self._paths)
+            self._maps = [None] * len(self._paths)
 
     def __enter__(self) -> DataSource:
         return self
@@ -294,10 +348,12 @@ class DataSource(Sequence[Example]):
         for name in (
             "_lock",
             "_readers",
+            "_maps",
             "_generation",
             "_decode",
             "_decode_many",
             "_decode_columns",
+            "_decode_rows",
         ):
             del state[name]
         return state
@@ -411,11 +467,18 @@ class DataSource(Sequence[Example]):
             positions = (rows + piece.start).tolist()  # one contiguous range: no lookups
         else:
             positions = [self._position(i) for i in rows.tolist()]
-        records = self._read(positions)
-        try:
-            columns = self._decode_columns(records)
-        except SourceFormatError as exc:
-            raise self._decode_error(positions, records, exc) from None
+        gathered = self._gather(positions)
+        if gathered is not None and self._decode_rows is not None:
+            try:
+                columns = self._decode_rows(gathered)
+            except SourceFormatError as exc:
+                raise self._decode_error(positions, self._read(positions), exc) from None
+        else:
+            records = self._read(positions)
+            try:
+                columns = self._decode_columns(records)
+            except SourceFormatError as exc:
+                raise self._decode_error(positions, records, exc) from None
         if columns is None or not self._as_supervised:
             return columns
         keys = self.info.supervised_keys
@@ -427,6 +490,8 @@ class DataSource(Sequence[Example]):
         self._check_process()
         shard = bisect.bisect_right(self._starts, first) - 1
         base = self._starts[shard]
+        if self._record_size is not None and (mapped := self._mapped(shard)) is not None:
+            return mapped.read(np.arange(first - base, stop - base))
         with self._lock:
             try:
                 records: list[bytes] = self._reader(shard).read(first - base, stop - base)
@@ -471,16 +536,16 @@ class DataSource(Sequence[Example]):
     ) -> SourceFormatError:
         """`exc` naming the shard and record of the first of `records` that does not decode
         (a record whose bytes were read but do not match the dataset's features)."""
-        position = positions[0]
+        culprit = positions[0]
         for position, record in zip(positions, records, strict=True):
             try:
                 self._decode(record)
             except SourceFormatError as error:
-                exc = error
+                exc, culprit = error, position
                 break
-        shard = bisect.bisect_right(self._starts, position) - 1
+        shard = bisect.bisect_right(self._starts, culprit) - 1
         return SourceFormatError(
-            f"{self._paths[shard]}: record {position - self._starts[shard]} (split "
+            f"{self._paths[shard]}: record {culprit - self._starts[shard]} (split "
             f"{self.split!r}) cannot be decoded: {exc}"
         )
 
@@ -569,4 +634,5 @@ class _Process:
 
 _process = _Process
 os.register_at_fork(after_in_child=_Process.forked)
-_inherited: list[ArrayRecordReader] = []
+_inherited: list[object] = []  # readers and maps a forked child must never touch
+_UNMAPPED = object()  # a shard `map_shard` cannot map

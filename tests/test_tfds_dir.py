@@ -177,7 +177,6 @@ def test_boxes_in_another_format_than_rel_yxyx_stay_plain_tensors(tmp_path: Path
     np.testing.assert_array_equal(ds[0]["bbox"], original[0]["bbox"])
 
 
-
 def test_a_record_that_does_not_match_features_json_is_named(tmp_path: Path) -> None:
     """A record missing a declared key fails with the shard file and the record, however it
     is read (one example, a batch, iteration, the pipeline)."""

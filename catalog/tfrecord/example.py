@@ -26,6 +26,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from catalog.errors import SourceFormatError
+from catalog.varints import decode_varints
 
 __all__ = [
     "Value",
@@ -94,21 +95,10 @@ def _varints(buf: bytes, start: int, end: int) -> np.ndarray[Any, Any]:
         if pos != end:
             raise _Truncated("a packed int64 list ends inside a value")
         return np.array(values, _INT64)
-    raw = np.frombuffer(buf, np.uint8, end - start, start)
-    last = raw < 0x80
-    if not last[-1]:
-        raise _Truncated("a packed int64 list ends inside a value")
-    if last.all():
-        return raw.astype(_INT64)
-    ends = np.flatnonzero(last)
-    starts = np.empty_like(ends)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
-    if (ends - starts).max() > 9:
-        raise _Truncated("a varint longer than 10 bytes")
-    position = np.arange(len(raw)) - np.repeat(starts, ends - starts + 1)
-    parts = (raw & 0x7F).astype(np.uint64) << (7 * position).astype(np.uint64)
-    return np.bitwise_or.reduceat(parts, starts).view(_INT64)
+    try:
+        return decode_varints(np.frombuffer(buf, np.uint8, end - start, start)).view(_INT64)
+    except ValueError as error:
+        raise _Truncated(f"a packed int64 list: {error}") from None
 
 
 def _list(buf: bytes, pos: int, end: int, kind: int) -> Value:

@@ -1,0 +1,216 @@
+"""Batched reads through memory maps (catalog/mapped_shard.py): the same bytes array_record
+reads, on files written by array_record itself; everything else (and any shard whose sha256 is
+not the recorded one) is left to array_record; and a DataSource whose column batches,
+iteration and pipelines go through the maps."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from array_record.python.array_record_module import ArrayRecordReader, ArrayRecordWriter
+
+import catalog
+from catalog.mapped_shard import MappedShard, map_shard
+from catalog.shards import READER_OPTIONS, WRITER_OPTIONS
+from catalog.testing.http_server import LoopbackServer
+from catalog.testing.idx_files import pattern_images, pattern_labels
+
+from conftest import idx_builder
+
+
+def write(path: Path, records: list[bytes], options: str = WRITER_OPTIONS) -> Path:
+    writer = ArrayRecordWriter(str(path), options)
+    for record in records:
+        writer.write(record)
+    writer.close()
+    return path
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def records_of(sizes: list[int], seed: int = 0) -> list[bytes]:
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 256, size, dtype=np.uint8).tobytes() for size in sizes]
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        [786] * 3000,  # Fashion-MNIST-sized: dozens of records cut by a block header
+        [70_000, 1, 200_000, 65_536, 3],  # records spanning several blocks
+        [1] * 10,
+        [0, 5, 0],  # empty records
+        [],
+    ],
+    ids=["small", "large", "tiny", "empty-records", "no-records"],
+)
+def test_reads_what_array_record_reads(tmp_path: Path, sizes: list[int]) -> None:
+    records = records_of(sizes)
+    path = write(tmp_path / "s.array_record", records)
+    mapped = map_shard(str(path), len(records), sha(path))
+    assert isinstance(mapped, MappedShard)
+    reader = ArrayRecordReader(str(path), READER_OPTIONS)
+    assert [reader.read([i])[0] for i in range(len(records))] == records
+    order = np.random.default_rng(1).permutation(len(records))
+    assert mapped.read(order) == [records[i] for i in order.tolist()]
+    if sizes and len(set(sizes)) == 1:
+        rows = mapped.gather(order, sizes[0])
+        assert rows is not None and rows.shape == (len(records), sizes[0])
+        assert [row.tobytes() for row in rows] == [records[i] for i in order.tolist()]
+        assert rows.flags.writeable
+    if len(set(sizes)) > 1:
+        assert mapped.gather(order, sizes[0]) is None  # sizes differ: one by one instead
+    mapped.close()
+
+
+def test_pieced_records_are_put_together(tmp_path: Path) -> None:
+    records = records_of([786] * 3000, seed=2)
+    path = write(tmp_path / "s.array_record", records)
+    mapped = map_shard(str(path), 3000, sha(path))
+    assert mapped is not None
+    pieced = sorted(mapped._pieced_at)
+    assert len(pieced) > 20  # a block header every 64 KiB cuts about one record in 83
+    assert mapped.read(pieced) == [records[i] for i in pieced]
+
+
+@pytest.mark.parametrize(
+    "options", ["group_size:1", "group_size:4,uncompressed", "group_size:1,snappy"]
+)
+def test_other_layouts_are_left_to_array_record(tmp_path: Path, options: str) -> None:
+    path = write(tmp_path / "s.array_record", records_of([100] * 50), options)
+    assert map_shard(str(path), 50, sha(path)) is None
+
+
+def test_foreign_short_and_miscounted_files_are_not_mapped(tmp_path: Path) -> None:
+    path = write(tmp_path / "s.array_record", records_of([100] * 50))
+    assert map_shard(str(path), 49, sha(path)) is None
+    assert map_shard(str(path), 50, "0" * 64) is None  # not the content its dataset records
+    assert map_shard(str(path), 50, sha(path)) is not None
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(os.urandom(200_000))
+    assert map_shard(str(garbage), 1, sha(garbage)) is None
+    cut = tmp_path / "cut"
+    cut.write_bytes(path.read_bytes()[:-1000])
+    assert map_shard(str(cut), 50, sha(cut)) is None
+    (tmp_path / "tiny").write_bytes(b"x")
+    assert map_shard(str(tmp_path / "tiny"), 1, sha(tmp_path / "tiny")) is None
+    with pytest.raises(catalog.ShardError, match="missing"):
+        map_shard(str(tmp_path / "missing"), 1, "0" * 64)
+
+
+COUNT = 3000
+IMAGES = pattern_images(COUNT)[..., None]
+LABELS = pattern_labels(COUNT)
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory: pytest.TempPathFactory) -> catalog.DataSource:
+    """A train split in several shards (and a test split after it in the flat space)."""
+    tmp = tmp_path_factory.mktemp("mapped")
+    with LoopbackServer() as server:
+        folder = idx_builder(tmp, server, COUNT)
+        builder = catalog.builder(folder, data_dir=tmp / "data")
+        builder.download_and_prepare(shard_size=900_000)
+    ds = builder.as_data_source("train")
+    assert len(ds.info.splits["train"].shards) >= 3
+    return ds
+
+
+def test_batches_iteration_and_pipelines_read_through_the_maps(
+    sharded: catalog.DataSource,
+) -> None:
+    ds = sharded
+    order = np.random.default_rng(3).permutation(COUNT)
+    batch = ds.read_batch(order)
+    assert batch is not None
+    assert all(isinstance(m, MappedShard) for m in ds._maps)  # every shard was mapped
+    np.testing.assert_array_equal(batch["image"], IMAGES[order])
+    np.testing.assert_array_equal(batch["label"], LABELS[order])
+    assert batch["image"].flags.writeable and batch["image"].flags.c_contiguous
+    labels = [example["label"] for example in ds]
+    assert labels == LABELS.tolist()
+    view = ds[10:2000:7]
+    np.testing.assert_array_equal(view.read_batch(range(len(view)))["image"], IMAGES[10:2000:7])
+    seen = np.concatenate([b["label"] for b in catalog.pipeline(ds).shuffle(5).batch(128)])
+    assert sorted(seen.tolist()) == sorted(LABELS.tolist())
+
+
+def _child(ds: catalog.DataSource, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    batch = ds.read_batch([5, 2999, 0])
+    queue.put(None if batch is None else batch["label"].tolist())
+
+
+def test_a_forked_child_maps_the_shards_again(sharded: catalog.DataSource) -> None:
+    assert sharded.read_batch([1, 2]) is not None  # the parent's maps are in use
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(sharded, queue))
+    proc.start()
+    got = queue.get(timeout=60)
+    proc.join(timeout=60)
+    assert proc.exitcode == 0 and got == [int(LABELS[i]) for i in (5, 2999, 0)]
+
+
+def test_a_shard_truncated_while_mapped_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    """Reading a mapping past the end of its file is SIGBUS; the size is checked first."""
+    script = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        import catalog
+        from catalog.testing.http_server import LoopbackServer
+        from conftest import idx_builder
+        tmp = {str(tmp_path)!r}
+        from pathlib import Path
+        with LoopbackServer() as server:
+            folder = idx_builder(Path(tmp), server, 2000)
+            b = catalog.builder(folder, data_dir=Path(tmp) / "data")
+            b.download_and_prepare()
+        ds = b.as_data_source("train")
+        assert ds.read_batch(list(range(0, 2000, 3))) is not None
+        shard = ds.path / ds.info.splits["train"].shards[0].file
+        os.truncate(shard, os.path.getsize(shard) // 2)
+        try:
+            ds.read_batch(list(range(1999, 0, -3)))
+        except catalog.ShardError as error:
+            print("ShardError:", error)
+    """)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "ShardError:" in result.stdout and "truncated" in result.stdout, result.stdout
+
+
+def test_a_corrupt_shard_is_not_mapped_and_its_bad_record_is_named(tmp_path: Path) -> None:
+    """A flipped byte in a record: the shard's sha256 no longer matches, so batches are read
+    through array_record, whose chunk hashes name the record; the others still read."""
+    with LoopbackServer() as server:
+        folder = idx_builder(tmp_path, server, 200)
+        builder = catalog.builder(folder, data_dir=tmp_path / "data")
+        builder.download_and_prepare()
+    ds = builder.as_data_source("train")
+    shard = ds.path / ds.info.splits["train"].shards[0].file
+    blob = bytearray(shard.read_bytes())
+    images = pattern_images(200)
+    at = next(a for k in range(100, 200) if (a := blob.find(images[k].tobytes())) > 0)
+    blob[at + 5] ^= 0xFF
+    shard.write_bytes(bytes(blob))
+    fresh = catalog.DataSource(ds.path, ds.info, "train")
+    with pytest.raises(catalog.ShardError, match=r"record 1\d\d cannot be read"):
+        fresh.read_batch(list(range(200)))
+    with pytest.raises(catalog.ShardError, match=r"record 1\d\d cannot be read"):
+        list(catalog.pipeline(fresh).batch(50))
+    assert not any(isinstance(m, MappedShard) for m in fresh._maps)
+    batch = fresh.read_batch(list(range(100)))
+    assert batch is not None
+    np.testing.assert_array_equal(batch["label"], pattern_labels(200)[:100])
