@@ -10,6 +10,9 @@ Contract (what PyTorch's DataLoader, Grain and plain loops rely on):
   a fork (a reader opened in the parent is never used in a child); catalog's shards are
   uncompressed, which keeps array_record safe in forked workers (see `catalog.shards`);
 - safe to call from several threads at once (record reads take a lock; decoding does not);
+- fast in bulk: batches of fixed-size examples (`read_batch`) and iteration gather records
+  from a memory map of each shard (`catalog.mapped_shard`; the shard's sha256 is checked when
+  a process first maps it), one NumPy gather per batch instead of a read call per record;
 - examples are dicts of writable NumPy arrays and Python ints, ready for default collate;
   ``decoders={"image": False}`` returns a feature's stored bytes undecoded, a callable in
   its place decodes those bytes itself, and ``as_supervised=True`` returns

@@ -145,7 +145,7 @@ def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
         # source would otherwise be read from its start a second time)
         check_more = task.last and reader.length is None
         try:
-            for key, example in reader.examples(unit.start, unit.stop + check_more):
+            for key, example in reader.examples(unit.start, unit.stop + (1 if check_more else 0)):
                 if count == unit.num_examples:
                     where = spec.path / "builder.yaml" if spec.path else "the builder spec"
                     raise SourceFormatError(
