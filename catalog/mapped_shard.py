@@ -67,6 +67,21 @@ def _physical(usable: Any) -> Any:
     return (usable // _USABLE) * _BLOCK + _BLOCK_HEADER + usable % _USABLE
 
 
+def _join_pieces(buf: Any, usable: int, length: int) -> bytes:
+    """`length` bytes of `buf` from usable-byte coordinate `usable` on, skipping the block
+    headers in between; _NotMappable when they run past its end."""
+    out = []
+    while length > 0:
+        position = int(_physical(usable))
+        take = min(length, _BLOCK - position % _BLOCK)
+        if position + take > len(buf):
+            raise _NotMappable("a chunk runs past the end of the file")
+        out.append(buf[position : position + take])
+        usable += take
+        length -= take
+    return b"".join(out)
+
+
 def _varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
     result = shift = 0
     for _ in range(10):
@@ -90,16 +105,7 @@ class _File:
 
     def chunk_bytes(self, chunk: int, start: int, length: int) -> bytes:
         """`length` bytes from `start` bytes into the chunk that begins at `chunk`."""
-        out, usable = [], int(_usable(chunk)) + start
-        while length > 0:
-            position = int(_physical(usable))
-            take = min(length, _BLOCK - position % _BLOCK)
-            if position + take > self.size:
-                raise _NotMappable("a chunk runs past the end of the file")
-            out.append(self.view[position : position + take])
-            usable += take
-            length -= take
-        return b"".join(out)
+        return _join_pieces(self.view, int(_usable(chunk)) + start, length)
 
     def simple_chunk(self, chunk: int) -> tuple[int, list[int], bytes]:
         """(num_records, record sizes, records) of the uncompressed simple chunk at `chunk`."""
@@ -242,14 +248,7 @@ class MappedShard:
             )
 
     def _pieced(self, row: int) -> bytes:
-        out, usable, length = [], self._pieced_at[row], int(self.lengths[row])
-        while length > 0:
-            position = int(_physical(usable))
-            take = min(length, _BLOCK - position % _BLOCK)
-            out.append(self._map[position : position + take])
-            usable += take
-            length -= take
-        return b"".join(out)
+        return _join_pieces(self._map, self._pieced_at[row], int(self.lengths[row]))
 
     def close(self) -> None:
         self._windows.clear()

@@ -332,8 +332,12 @@ def test_verify_reports_work_dirs_of_killed_prepares(
     assert not stale.exists()
 
 
-def test_a_sequential_format_is_planned_by_ranges(tmp_path: Path, server: LoopbackServer) -> None:
-    lines = [" ".join("1" if (i + j) % 3 == 0 else "0" for j in range(784)) for i in range(120)]
+def amat_builder(
+    tmp_path: Path, server: LoopbackServer, count: int
+) -> tuple[Path, list[str], bytes, str]:
+    """A one-split builder reading `count` AMAT lines served at /x.amat: (its folder, the
+    lines, the file's bytes, its URL)."""
+    lines = [" ".join("1" if (i + j) % 3 == 0 else "0" for j in range(784)) for i in range(count)]
     data = ("\n".join(lines) + "\n").encode()
     url = server.add("/x.amat", data)
     folder = tmp_path / "amat"
@@ -347,11 +351,16 @@ def test_a_sequential_format_is_planned_by_ranges(tmp_path: Path, server: Loopba
         downloads:
           lines: {{url: {url}}}
         splits:
-          train: {{format: amat, files: {{lines: lines}}, num_examples: 120}}
+          train: {{format: amat, files: {{lines: lines}}, num_examples: {count}}}
         """)
     )
     digest = hashlib.sha256(data).hexdigest()
     (folder / "checksums.tsv").write_text(f"{url}\t{len(data)}\t{digest}\tx.amat\n")
+    return folder, lines, data, url
+
+
+def test_a_sequential_format_is_planned_by_ranges(tmp_path: Path, server: LoopbackServer) -> None:
+    folder, lines, data, url = amat_builder(tmp_path, server, 120)
     b = catalog.builder(folder, data_dir=tmp_path / "data")
     info = b.download_and_prepare(shard_size=20_000, num_proc=2)
     assert [s.num_examples for s in info.splits["train"].shards] == [20] * 6
@@ -394,26 +403,7 @@ def test_a_sequential_source_is_read_once_per_unit(
 
     from catalog import plan
 
-    lines = [" ".join("1" if (i + j) % 3 == 0 else "0" for j in range(784)) for i in range(100)]
-    data = ("\n".join(lines) + "\n").encode()
-    url = server.add("/x.amat", data)
-    folder = tmp_path / "amat"
-    folder.mkdir()
-    (folder / "builder.yaml").write_text(
-        textwrap.dedent(f"""\
-        name: amat
-        version: 1.0.0
-        features:
-          image: {{type: Image, shape: [28, 28, 1]}}
-        downloads:
-          lines: {{url: {url}}}
-        splits:
-          train: {{format: amat, files: {{lines: lines}}, num_examples: 100}}
-        """)
-    )
-    (folder / "checksums.tsv").write_text(
-        f"{url}\t{len(data)}\t{hashlib.sha256(data).hexdigest()}\tx.amat\n"
-    )
+    folder = amat_builder(tmp_path, server, 100)[0]
     fmt = plan.FORMATS["amat"]
     passes: list[int] = []
 
