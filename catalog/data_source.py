@@ -271,6 +271,16 @@ class DataSource(Sequence[Example]):
                     self._maps[shard] = mapped
         return mapped if isinstance(mapped, MappedShard) else None
 
+    def warm(self, batched: bool = True) -> None:
+        """Open every shard now, and with `batched` also map and verify the shards batched
+        reads gather from (`read_batch`, iteration), instead of at the first read: what a
+        pipeline's worker process does before it takes work."""
+        self._check_process()
+        for shard in range(len(self._paths)):
+            if not (batched and self._mapped(shard)):
+                with self._lock:
+                    self._reader(shard)
+
     def _gather(self, positions: Sequence[int]) -> np.ndarray[Any, Any] | None:
         """The records at flat `positions` as the rows of one uint8 array, gathered from the
         shards' memory maps; None when the records vary in size or a shard is not mapped."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -143,6 +144,19 @@ def test_batches_iteration_and_pipelines_read_through_the_maps(
     np.testing.assert_array_equal(view.read_batch(range(len(view)))["image"], IMAGES[10:2000:7])
     seen = np.concatenate([b["label"] for b in catalog.pipeline(ds).shuffle(5).batch(128)])
     assert sorted(seen.tolist()) == sorted(LABELS.tolist())
+
+
+def test_warm_opens_and_maps_every_shard_before_the_first_read(
+    sharded: catalog.DataSource,
+) -> None:
+    fresh = pickle.loads(pickle.dumps(sharded))  # what a worker process gets: nothing open
+    assert all(m is None for m in fresh._maps) and all(r is None for r in fresh._readers)
+    fresh.warm(batched=False)  # per-example reads only need the readers
+    assert all(r is not None for r in fresh._readers)
+    assert all(m is None for m in fresh._maps)
+    fresh.warm()
+    assert all(isinstance(m, MappedShard) for m in fresh._maps)
+    np.testing.assert_array_equal(fresh.read_batch([2999, 0])["image"], IMAGES[[2999, 0]])
 
 
 def _child(ds: catalog.DataSource, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]

@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -108,16 +110,42 @@ def test_resume_across_kinds_and_worker_counts(ds: Any) -> None:
         same(head + list(chain(ds).iterator(state)), full)
 
 
+def wait_for_workers(it: Any, count: int) -> list[int]:
+    """The worker pids once `count` have started (they start in the background)."""
+    deadline = time.monotonic() + 60
+    while len(it.worker_pids) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return list(it.worker_pids)
+
+
 def test_worker_exception_has_index_and_traceback_and_leaves_nothing(ds: Any) -> None:
-    it = catalog.pipeline(ds).map(fail_on_label_7).batch(10).prefetch(2, "process").iterator()
+    # autotune=False: the workers compute every unit, so the error happens in one of them
+    p = catalog.pipeline(ds).map(fail_on_label_7).batch(10)
+    it = p.prefetch(2, "process", autotune=False).iterator()
     with pytest.raises(catalog.PipelineError) as info:
         list(it)
     message = str(info.value)
     first_7 = 9  # pattern labels are 3 * i % 10: example 9 is the first with label 7
     assert info.value.index == first_7
     assert f"example {first_7} of epoch 0: ZeroDivisionError: label 7 is not allowed" in message
-    assert "Original traceback" in message and "in fail_on_label_7" in message
+    assert "Original traceback (in worker" in message and "in fail_on_label_7" in message
     assert 'raise ZeroDivisionError("label 7 is not allowed")' in message
+    assert not multiprocessing.active_children()
+    assert segments(os.getpid()) == []
+
+
+def test_an_error_is_the_same_whoever_computed_the_unit(ds: Any) -> None:
+    # autotuned, the first units are computed by the caller while the workers start: the
+    # error then carries its own traceback (the cause) instead of a copy in the message
+    p = catalog.pipeline(ds).map(fail_on_label_7).batch(10).prefetch(2, "process")
+    with pytest.raises(catalog.PipelineError) as info:
+        list(p)
+    assert info.value.index == 9
+    assert "example 9 of epoch 0: ZeroDivisionError: label 7 is not allowed" in str(info.value)
+    text = "".join(traceback.format_exception(info.value))
+    assert "in fail_on_label_7" in text
+    assert 'raise ZeroDivisionError("label 7 is not allowed")' in text
+    p.close()
     assert not multiprocessing.active_children()
     assert segments(os.getpid()) == []
 
@@ -138,8 +166,9 @@ SCRIPT = textwrap.dedent("""
 
     if __name__ == "__main__":
         p = catalog.pipeline(np.arange(1000)).repeat().map(slow).batch(64)
-        it = p.prefetch(2, "process", depth=4).iterator()
-        next(it)
+        it = p.prefetch(2, "process", depth=4, autotune=False).iterator()
+        while len(it.worker_pids) < 2:  # they start in the background
+            next(it)
         print(" ".join(map(str, it.worker_pids)), flush=True)
         for batch in it:  # forever, until Ctrl-C
             pass
@@ -174,9 +203,10 @@ def test_ctrl_c_stops_workers_and_frees_shared_memory(tmp_path: Path) -> None:
 
 
 def test_a_killed_worker_is_reported_and_the_rest_cleaned_up(ds: Any) -> None:
-    it = catalog.pipeline(ds).repeat().batch(10).prefetch(2, "process").iterator()
+    p = catalog.pipeline(ds).repeat().batch(10)
+    it = p.prefetch(2, "process", autotune=False).iterator()
     next(it)
-    victim, other = it.worker_pids
+    victim, other = wait_for_workers(it, 2)
     os.kill(victim, signal.SIGKILL)
     with pytest.raises(catalog.PipelineError, match=f"pid {victim}.* died"):
         list(it)  # what the worker queued before it died comes first, then the error

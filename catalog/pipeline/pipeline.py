@@ -16,6 +16,7 @@ workers, threads or processes, and for a run resumed from `state_dict()`.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -23,9 +24,10 @@ from typing import Any, Literal
 from catalog.pipeline.iterator import PipelineIterator, State, check_state
 from catalog.pipeline.plan import Filter, Map, MapBatch, Plan
 from catalog.pipeline.sampler import Sampler
+from catalog.pipeline.scheduler import Pool, Scheduler, Tuner, Workers
 from catalog.pipeline.stacking import PadSpec
 from catalog.pipeline.start_methods import DEFAULT_START_METHOD, START_METHODS
-from catalog.pipeline.threads import Executor, Inline, Threads
+from catalog.pipeline.threads import Executor, Inline, ThreadWorkers
 
 __all__ = ["Pipeline", "pipeline"]
 
@@ -45,6 +47,7 @@ class _Prefetch:
     kind: Kind = "thread"
     depth: int = 2
     start_method: str = DEFAULT_START_METHOD
+    autotune: bool = True
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,11 @@ class Pipeline:
     batch_ops: tuple[MapBatch, ...] = ()
     prefetch_spec: _Prefetch = field(default_factory=_Prefetch)
     rng_seed: int = 0
+    # what this pipeline's iterators learned about how many workers pay (not copied by
+    # the methods that make a new pipeline: another chain is other work)
+    _tuner: list[Tuner] = field(default_factory=list, init=False, compare=False, repr=False)
+    # the workers kept between iterators (closed with the pipeline, or by close())
+    _pool: list[Pool] = field(default_factory=list, init=False, compare=False, repr=False)
 
     # -- sampler ----------------------------------------------------------------------------
     def _sampler_call(self, what: str) -> None:
@@ -145,18 +153,26 @@ class Pipeline:
         *,
         depth: int = 2,
         start_method: str = DEFAULT_START_METHOD,
+        autotune: bool = True,
     ) -> Pipeline:
-        """Compute ahead in `workers` threads or processes, each at most `depth` units
-        ahead; 0 workers computes in the caller's thread. Processes are started with
+        """Compute ahead in `workers` threads or processes, each at most `depth` orders of
+        units ahead; 0 workers computes in the caller's thread. Processes are started with
         `start_method` ("forkserver" where available, else "spawn"; never fork) and need
-        picklable functions."""
+        picklable functions.
+
+        With `autotune` (the default) the caller computes a unit itself when no worker has
+        it, and the number of workers given work is tuned between 0 and `workers` to what
+        delivers batches fastest (`catalog.pipeline.scheduler`): workers never make a
+        pipeline slower than computing it in the caller. ``autotune=False`` keeps all
+        `workers` busy and the caller only waits for them. The output is the same either way."""
         _check_int("workers", workers, 0)
         _check_int("depth", depth, 1)
         if kind not in ("thread", "process"):
             raise ValueError(f"prefetch kind must be 'thread' or 'process', got {kind!r}")
         if start_method not in START_METHODS:
             raise ValueError(f"start_method must be one of {START_METHODS}, got {start_method!r}")
-        return replace(self, prefetch_spec=_Prefetch(workers, kind, depth, start_method))
+        spec = _Prefetch(workers, kind, depth, start_method, autotune)
+        return replace(self, prefetch_spec=spec)
 
     # -- running ----------------------------------------------------------------------------
     def plan(self) -> Plan:
@@ -189,22 +205,42 @@ class Pipeline:
         spec = self.prefetch_spec
         stop = plan.sampler.num_units
 
-        def executor(start: int) -> Executor:
-            if spec.workers == 0:
-                return Inline(plan, start)
-            if spec.kind == "thread":
-                return Threads(plan, start, stop, spec.workers, spec.depth)
-            # multiprocessing only when processes are asked for: `import catalog` stays light.
-            from catalog.pipeline.processes import Processes
+        if spec.workers and not self._tuner:
+            self._tuner.append(Tuner(spec.workers, fixed=not spec.autotune))
+            self._pool.append(Pool())
+            weakref.finalize(self, self._pool[0].close)
+        # the iterator holds the tuner and the pool, not this pipeline: a pipeline that is
+        # dropped stops the workers of its pool (an iterator's close stops them too, then)
+        tuner, pool = (self._tuner[0], self._pool[0]) if spec.workers else (None, None)
 
-            return Processes(
-                plan, start, stop, spec.workers, start_method=spec.start_method, depth=spec.depth
+        def make_workers() -> Workers:
+            if spec.kind == "thread":
+                return ThreadWorkers(plan, spec.workers)
+            # multiprocessing only when processes are asked for: `import catalog` stays light
+            from catalog.pipeline.processes import ProcessWorkers
+
+            return ProcessWorkers(
+                plan, spec.workers, depth=spec.depth, start_method=spec.start_method
             )
+
+        def executor(start: int) -> Executor:
+            if tuner is None or pool is None:
+                return Inline(plan, start)
+            workers = pool.take(make_workers)
+            return Scheduler(plan, start, stop, workers, tuner, spec.depth, pool.give)
 
         return PipelineIterator(plan, state, executor)
 
     def __iter__(self) -> Iterator[Any]:
         return self.iterator()
+
+    def close(self) -> None:
+        """Stop the workers this pipeline keeps between its iterators (they also stop when
+        the pipeline is garbage-collected, and at exit). Iterating again starts new ones."""
+        if self._pool:
+            pool = self._pool.pop()
+            self._tuner.clear()
+            pool.close()
 
     def batches_per_epoch(self) -> int | None:
         """Batches in one epoch when that is known before reading (no filter), else None."""

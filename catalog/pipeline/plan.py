@@ -97,12 +97,24 @@ class Plan:
         """Each unit is exactly one batch (batched, nothing filtered): workers finish it."""
         return self.batch_size is not None and not self.has_filter
 
+    @property
+    def reads_columns(self) -> bool:
+        """Units are read as whole columns (`read_batch`): nothing runs per example."""
+        return not self.cached_ops and not self.cache and not self.ops
+
+    def warm(self) -> None:
+        """Open (and map) the source's files now rather than in the first unit, when the
+        source can (`DataSource.warm`)."""
+        warm = getattr(self.source, "warm", None)
+        if callable(warm):
+            warm(batched=self.reads_columns)
+
     # -- one unit ---------------------------------------------------------------------------
     def compute(self, unit: int, window: list[Any] | None = None) -> Block:
         epoch, records = self.sampler.unit_records(unit, window)
         if not records.size:
             return Block(0, None)
-        if not self.cached_ops and not self.cache and not self.ops:
+        if self.reads_columns:
             struct = self._read_columns(records)
             n = len(records)
         else:

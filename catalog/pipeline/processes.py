@@ -1,15 +1,19 @@
-"""An executor whose workers are processes started with spawn or forkserver (never fork).
+"""Worker processes, started with spawn or forkserver (never fork), that compute orders.
 
-Worker ``w`` of N computes the units ``start + w, start + w + N, ...`` on its own copy of the
-plan and puts each block into its own bounded queue: the arrays go through shared memory
-(`catalog.pipeline.shm`), the queue carries a small description. The consumer takes the
-queues round-robin, so units arrive in order. Workers ignore SIGINT: on Ctrl-C the consumer
-raises KeyboardInterrupt and shuts them down itself (`close`), which
+`ProcessWorkers` are the workers behind ``prefetch(N, "process")``
+(`catalog.pipeline.scheduler.Scheduler` decides what each computes). They start in a
+background thread, so the consumer computes the first units itself while they boot instead
+of waiting for them. Each worker unpickles the plan once, then takes orders (ranges of
+units) from its inbox; it writes the arrays of all the blocks of an order into one
+shared-memory segment (`catalog.pipeline.shm`) and puts a small description in its outbox.
+
+Workers ignore SIGINT: on Ctrl-C the consumer raises KeyboardInterrupt and shuts them down
+itself (`close`), which
 
 1. sets the stop event and joins the workers (terminating one that does not stop within a
-   few seconds);
-2. removes every segment with this executor's prefix still in ``/dev/shm``: those named by
-   unread queue items and any written by a worker stopped between writing and sending. (The
+   few seconds, or that has not finished starting);
+2. removes every segment with these workers' prefix still in ``/dev/shm``: those named by
+   unread outbox items and any written by a worker stopped between writing and sending. (The
    queues themselves are never read while closing: a worker stopped in the middle of a
    write would leave half a message there.)
 
@@ -20,6 +24,7 @@ the worker's original traceback; a worker that dies without a word (killed) is d
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import pickle
@@ -27,6 +32,7 @@ import queue
 import secrets
 import signal
 import threading
+import time
 import traceback
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
@@ -37,81 +43,95 @@ from catalog.pipeline import shm
 from catalog.pipeline.plan import Block, Plan
 from catalog.pipeline.start_methods import DEFAULT_START_METHOD, START_METHODS
 
-__all__ = ["DEFAULT_START_METHOD", "START_METHODS", "Processes"]
+__all__ = ["DEFAULT_START_METHOD", "START_METHODS", "ProcessWorkers"]
 _POLL = 0.1  # seconds between liveness checks while waiting on a queue
 _JOIN_TIMEOUT = 5.0
+_Result = tuple[bool, Any]
 
 
 def _worker(
-    plan: Plan,
-    unit: int,
-    stop: int | None,
-    stride: int,
-    out: Any,
+    plan_bytes: bytes,
+    inbox: Any,
+    outbox: Any,
+    ready: Any,
     stop_event: Any,
     prefix: str,
+    slots: int,
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the consumer decides when to stop
     parent = os.getppid()
+    writer = shm.Writer(prefix)
     try:
-        _produce(plan, unit, stop, stride, out, stop_event, prefix, parent)
-        # Stay until the consumer is done with the queue (or gone): exiting now could lose
-        # items still in the queue's pipe.
-        while not stop_event.wait(_POLL) and os.getppid() == parent:
-            pass
-    finally:
-        out.cancel_join_thread()  # what is left in the queue is the consumer's to discard
-
-
-def _produce(
-    plan: Plan,
-    unit: int,
-    stop: int | None,
-    stride: int,
-    out: Any,
-    stop_event: Any,
-    prefix: str,
-    parent: int,
-) -> None:
-    window: list[Any] = [None]
-    seq = 0
-    while not stop_event.is_set() and (stop is None or unit < stop):
-        name = None
+        plan: Plan | BaseException
         try:
-            block = plan.compute(unit, window)
-            described, name, size = shm.write_block(block.struct, f"{prefix}{seq}")
-            item: tuple[Any, ...] = ("ok", block.n, block.finished, described, name, size)
-        except BaseException as error:
-            index = error.index if isinstance(error, PipelineError) else None
-            head = str(error) if isinstance(error, PipelineError) else repr(error)
-            text = "".join(traceback.format_exception(error))
-            item = ("error", unit, index, head, text)
-        seq += 1
+            plan = pickle.loads(plan_bytes)
+        except Exception as error:  # answered to every order
+            plan = error
+        if isinstance(plan, Plan):
+            # open and map the files before taking work, not in the first order; what
+            # fails here fails again, with its example, in the order that reads it
+            with contextlib.suppress(Exception):
+                plan.warm()
+        ready.set()
+        window: list[Any] = [None]
+        seq = 0
         while not stop_event.is_set() and os.getppid() == parent:
             try:
-                out.put(item, timeout=_POLL)
-                break
-            except queue.Full:
+                order = inbox.get(timeout=_POLL)
+            except queue.Empty:
                 continue
-        else:
-            shm.discard(name)
-        if item[0] == "error":
-            return
-        unit += stride
+            first, count = order
+            outbox.put(_compute(plan, first, count, window, writer, seq % slots))
+            seq += 1
+    finally:
+        outbox.cancel_join_thread()  # what is left in the queue is the consumer's to discard
+        writer.close()
 
 
-class Processes:
-    """`workers` processes computing units ahead (see the module docstring)."""
+def _failure(unit: int, error: BaseException) -> tuple[int, int | None, str, str]:
+    index = error.index if isinstance(error, PipelineError) else None
+    head = str(error) if isinstance(error, PipelineError) else repr(error)
+    return unit, index, head, "".join(traceback.format_exception(error))
+
+
+def _compute(
+    plan: Plan | BaseException,
+    first: int,
+    count: int,
+    window: list[Any],
+    writer: shm.Writer,
+    slot: int,
+) -> tuple[Any, ...]:
+    """Compute an order into `slot`: (slot, described blocks, segment name, size, failure or
+    None, seconds)."""
+    began = time.perf_counter()
+    blocks: list[tuple[int, bool, Any]] = []
+    failure = None
+    for unit in range(first, first + count):
+        try:
+            if isinstance(plan, BaseException):
+                raise PipelineError(f"the worker could not unpickle the pipeline: {plan!r}")
+            block = plan.compute(unit, window)
+        except BaseException as error:
+            failure = _failure(unit, error)
+            break
+        blocks.append((block.n, block.finished, block.struct))
+    try:
+        described, name, size = writer.write(slot, blocks)
+    except BaseException as error:  # e.g. /dev/shm is full
+        failure = _failure(first, error)
+        described, name, size = [], None, 0
+    return slot, described, name, size, failure, time.perf_counter() - began
+
+
+class ProcessWorkers:
+    """`size` worker processes computing the orders they are sent (see `scheduler.Workers`
+    and the module docstring)."""
+
+    order_seconds = 0.004  # an order costs a shared-memory segment and two queue hand-offs
 
     def __init__(
-        self,
-        plan: Plan,
-        start: int,
-        stop: int | None,
-        workers: int,
-        *,
-        start_method: str = DEFAULT_START_METHOD,
-        depth: int = 2,
+        self, plan: Plan, size: int, *, depth: int = 2, start_method: str = DEFAULT_START_METHOD
     ) -> None:
         if start_method not in START_METHODS:
             raise ValueError(
@@ -119,13 +139,14 @@ class Processes:
                 f"array_record was used), got {start_method!r}"
             )
         try:
-            pickle.dumps(plan)
+            plan_bytes = pickle.dumps(plan)
         except Exception as error:
             raise PipelineError(
                 f"process workers need a picklable pipeline, but pickling it failed: {error}. "
                 "Define the functions given to map/filter at module level (not lambdas or "
                 "local functions), or use prefetch(kind='thread')"
             ) from error
+        self.size, self.depth = size, depth
         ctx: BaseContext = mp.get_context(start_method)
         if start_method == "forkserver":
             # The server imports catalog once; each worker is then a fork of that clean
@@ -133,65 +154,113 @@ class Processes:
             ctx.set_forkserver_preload(["catalog.pipeline.processes"])
         self._prefix = f"catalog-{os.getpid()}-{secrets.token_hex(4)}-"
         self._stop = ctx.Event()
-        self._queues: list[Any] = [ctx.Queue(maxsize=depth) for _ in range(workers)]
-        self._procs: list[BaseProcess] = []
-        self._next = 0
+        self._inboxes: list[Any] = [ctx.Queue() for _ in range(size)]
+        self._outboxes: list[Any] = [ctx.Queue() for _ in range(size)]
+        self._ready_events: list[Any] = [ctx.Event() for _ in range(size)]
+        self._procs: list[BaseProcess | None] = [None] * size
+        self._readers = [shm.Reader() for _ in range(size)]
+        self._pending = [0] * size  # orders sent and not received, at most `depth` each
+        self._ready = 0
+        self._checked = time.monotonic()
         self._closed = False
         self._lock = threading.Lock()
-        for w in range(workers):
-            proc = ctx.Process(  # type: ignore[attr-defined]
-                target=_worker,
-                args=(
-                    plan,
-                    start + w,
-                    stop,
-                    workers,
-                    self._queues[w],
-                    self._stop,
-                    f"{self._prefix}{w}-",
-                ),
-                name=f"catalog-pipeline-{w}",
-                daemon=True,
-            )
-            proc.start()
-            self._procs.append(proc)
+        self._starter = threading.Thread(
+            target=self._start, args=(ctx, plan_bytes), name="catalog-pipeline-start", daemon=True
+        )
+        self._starter.start()
+
+    def _start(self, ctx: BaseContext, plan_bytes: bytes) -> None:
+        for w in range(self.size):
+            with self._lock:
+                if self._closed:
+                    return
+                proc = ctx.Process(  # type: ignore[attr-defined]
+                    target=_worker,
+                    args=(
+                        plan_bytes,
+                        self._inboxes[w],
+                        self._outboxes[w],
+                        self._ready_events[w],
+                        self._stop,
+                        f"{self._prefix}{w}-",
+                        self.depth,  # slots: an order's slot is free once `depth` later ones
+                    ),
+                    name=f"catalog-pipeline-{w}",
+                    daemon=True,
+                )
+                proc.start()
+                self._procs[w] = proc
 
     @property
     def pids(self) -> list[int]:
-        return [p.pid for p in self._procs if p.pid is not None]
+        """The ids of the workers started so far."""
+        return [p.pid for p in self._procs if p is not None and p.pid is not None]
 
-    def get(self) -> Block:
-        w = self._next
-        q, proc = self._queues[w], self._procs[w]
+    def ready(self, wait: bool = False) -> int:
+        now = time.monotonic()
+        if now - self._checked > _POLL:
+            self._checked = now
+            self._check_alive()
+        while self._ready < self.size and self._ready_events[self._ready].is_set():
+            self._ready += 1
+        while wait and not self._ready:
+            self._ready_events[0].wait(_POLL)
+            self._check_alive()
+            self.ready()
+        return self._ready
+
+    def _check_alive(self) -> None:
+        for w, proc in enumerate(self._procs):
+            if proc is not None and proc.exitcode is not None:
+                raise PipelineError(
+                    f"process worker {w} (pid {proc.pid}) died with exit code "
+                    f"{proc.exitcode} without reporting an error (killed, or out of memory)"
+                )
+
+    def send(self, worker: int, first: int, count: int) -> None:
+        if self._pending[worker] >= self.depth:  # its slot would be overwritten unread
+            raise RuntimeError(f"more than {self.depth} orders sent to worker {worker}")
+        self._pending[worker] += 1
+        self._inboxes[worker].put((first, count))
+
+    def receive(self, worker: int) -> tuple[list[_Result], float]:
+        q = self._outboxes[worker]
         while True:
             try:
-                item = q.get(timeout=_POLL)
+                slot, described, name, size, failure, seconds = q.get(timeout=_POLL)
                 break
             except queue.Empty:
-                if not proc.is_alive() and q.empty():
-                    raise PipelineError(
-                        f"process worker {w} (pid {proc.pid}) died with exit code "
-                        f"{proc.exitcode} without reporting an error (killed, or out of memory)"
-                    ) from None
-        self._next = (w + 1) % len(self._queues)
-        if item[0] == "error":
-            _, unit, index, head, text = item
-            raise PipelineError(
+                proc = self._procs[worker]
+                if proc is not None and not proc.is_alive() and q.empty():
+                    self._check_alive()
+        self._pending[worker] -= 1
+        results: list[_Result] = [
+            (True, Block(n, struct, finished))
+            for n, finished, struct in self._readers[worker].read(slot, described, name, size)
+        ]
+        if failure is not None:
+            unit, index, head, text = failure
+            pid = self._procs[worker].pid  # type: ignore[union-attr]
+            error = PipelineError(
                 f"a process worker failed on unit {unit}: {head}\n\n"
-                f"Original traceback (in worker {w}, pid {proc.pid}):\n{text}",
+                f"Original traceback (in worker {worker}, pid {pid}):\n{text}",
                 index=index,
             )
-        _, n, finished, described, name, size = item
-        return Block(n, shm.read_block(described, name, size), finished)
+            results.append((False, error))
+        return results, seconds
 
     def close(self) -> None:
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+        self._starter.join()
         self._stop.set()
-        for proc in self._procs:
-            proc.join(_JOIN_TIMEOUT)
+        for w, proc in enumerate(self._procs):
+            if proc is None:
+                continue
+            # one that never finished starting holds nothing: no need to wait for it
+            proc.join(_JOIN_TIMEOUT if self._ready_events[w].is_set() else 0)
             if proc.is_alive():
                 proc.terminate()
                 proc.join(_JOIN_TIMEOUT)
@@ -200,9 +269,12 @@ class Processes:
                 proc.join()
         # Never read the queues here: a worker stopped in the middle of a write leaves half a
         # message, on which a read would block forever. What they name is swept instead.
-        for q in self._queues:
+        for q in (*self._inboxes, *self._outboxes):
             q.cancel_join_thread()
             q.close()
         for proc in self._procs:
-            proc.close()
+            if proc is not None:
+                proc.close()
+        for reader in self._readers:
+            reader.close()
         shm.sweep(self._prefix)

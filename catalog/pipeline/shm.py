@@ -1,17 +1,22 @@
-"""Batches through POSIX shared memory: a worker writes, the consumer maps them in place.
+"""Batches through POSIX shared memory: a worker writes them, the consumer copies them out.
 
-A process worker writes every NumPy array of a block into one shared-memory segment (the
-``shm_open`` segments `multiprocessing.shared_memory` uses, under ``/dev/shm`` on Linux) and
-sends only a small description through its queue (a few hundred bytes). The consumer maps
-the segment, *unlinks it at once* and hands out arrays that are views of the mapping: no
-copy, and the memory goes back to the system when the last array is dropped. Segment names
-carry a per-iterator prefix (``catalog-<pid>-<token>-``), so whatever a stopped or killed
-worker left between writing and sending is found and removed by `sweep` when the iterator
-shuts down.
+A process worker writes every NumPy array of an order's blocks into a shared-memory segment
+(the ``shm_open`` segments `multiprocessing.shared_memory` uses, under ``/dev/shm`` on Linux)
+and sends only a small description through its queue (a few hundred bytes). Each worker
+keeps a few segments (*slots*) and reuses them order after order: a new segment costs a page
+fault and a zeroed page for every 4 KiB written, which made writing a batch as slow as making
+it; a reused one costs a memory copy. The consumer maps each segment once and copies the
+arrays out (`Reader.read`), so the batches it hands out are ordinary arrays that stay valid
+however long they are kept, and the slot can be written again. A slot is rewritten only
+after the consumer has read it: a worker has at most as many orders outstanding as it has
+slots (see `catalog.pipeline.processes`).
+
+Segment names carry a per-pool prefix (``catalog-<pid>-<token>-``), so whatever a stopped or
+killed worker leaves is found and removed by `sweep` when the workers shut down.
 
 This module talks to ``_posixshmem`` and ``mmap`` directly instead of through
 ``SharedMemory`` objects: those register every segment with a resource-tracker process
-(which would outlive the iterator) and refuse to close while NumPy views exist.
+(which would outlive the workers).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ try:
 except ImportError:  # Windows: no POSIX shared memory; blocks are pickled instead
     _posixshmem = None
 
-__all__ = ["AVAILABLE", "discard", "read_block", "sweep", "write_block"]
+__all__ = ["AVAILABLE", "Reader", "Writer", "sweep"]
 
 AVAILABLE = _posixshmem is not None
 _ALIGN = 64
@@ -39,7 +44,7 @@ _SHM_DIR = "/dev/shm"
 
 @dataclass(frozen=True)
 class _Slot:
-    """Where one array of a block lies in the segment."""
+    """Where one array lies in the segment."""
 
     offset: int
     shape: tuple[int, ...]
@@ -72,59 +77,16 @@ def _place(struct: Any, offsets: list[int]) -> Any:
     return struct
 
 
-def write_block(struct: Any, name: str) -> tuple[Any, str | None, int]:
-    """Write the arrays of `struct` into a new segment `name`; returns (description, the
-    segment's name or None when there are no arrays, its size)."""
-    found: list[np.ndarray[Any, Any]] = []
-    described = _arrays(struct, found)
-    if not found or _posixshmem is None:
-        return struct, None, 0
-    offsets, size = [], 0
-    for array in found:
-        offsets.append(size)
-        size += -(-array.nbytes // _ALIGN) * _ALIGN
-    fd = _posixshmem.shm_open("/" + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, mode=0o600)
-    try:
-        os.ftruncate(fd, size)
-        with mmap.mmap(fd, size) as mapping:
-            for array, offset in zip(found, offsets, strict=True):
-                target = np.ndarray(array.shape, array.dtype, mapping, offset)
-                target[...] = array
-                del target
-    except BaseException:
-        _unlink(name)
-        raise
-    finally:
-        os.close(fd)
-    return _place(described, offsets), name, size
-
-
-def read_block(described: Any, name: str | None, size: int) -> Any:
-    """The block `write_block` described: arrays are views of the mapped segment, which is
-    unlinked before this returns."""
-    if name is None:
-        return described
-    assert _posixshmem is not None
-    try:
-        fd = _posixshmem.shm_open("/" + name, os.O_RDWR, mode=0o600)
-    finally:
-        _unlink(name)
-    try:
-        mapping = mmap.mmap(fd, size)
-    finally:
-        os.close(fd)
-    return _views(described, mapping)
-
-
-def _views(struct: Any, mapping: mmap.mmap) -> Any:
+def _copies(struct: Any, mapping: mmap.mmap) -> Any:
     if isinstance(struct, dict):
-        return {k: _views(v, mapping) for k, v in struct.items()}
+        return {k: _copies(v, mapping) for k, v in struct.items()}
     if isinstance(struct, tuple):
-        return tuple(_views(v, mapping) for v in struct)
+        return tuple(_copies(v, mapping) for v in struct)
     if isinstance(struct, list):
-        return [_views(v, mapping) for v in struct]
+        return [_copies(v, mapping) for v in struct]
     if isinstance(struct, _Slot):
-        return np.ndarray(struct.shape, np.dtype(struct.dtype), mapping, struct.offset)
+        view = np.ndarray(struct.shape, np.dtype(struct.dtype), mapping, struct.offset)
+        return view.copy()
     return struct
 
 
@@ -134,10 +96,86 @@ def _unlink(name: str) -> None:
             _posixshmem.shm_unlink("/" + name)
 
 
-def discard(name: str | None) -> None:
-    """Remove a segment that will not be read."""
-    if name is not None:
-        _unlink(name)
+def _map(name: str, size: int, create: bool) -> mmap.mmap:
+    assert _posixshmem is not None
+    flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
+    fd = _posixshmem.shm_open("/" + name, flags, mode=0o600)
+    try:
+        if create:
+            os.ftruncate(fd, size)
+        return mmap.mmap(fd, size)
+    except BaseException:
+        if create:
+            _unlink(name)
+        raise
+    finally:
+        os.close(fd)
+
+
+class Writer:
+    """A worker's slots: `write` puts a structure's arrays into one, growing it when needed."""
+
+    def __init__(self, prefix: str) -> None:
+        self._prefix = prefix
+        self._slots: dict[int, tuple[str, mmap.mmap]] = {}
+        self._made = 0
+
+    def write(self, slot: int, struct: Any) -> tuple[Any, str | None, int]:
+        """(description, segment name or None when nothing is shared, segment size)."""
+        found: list[np.ndarray[Any, Any]] = []
+        described = _arrays(struct, found)
+        if not found or _posixshmem is None:
+            return struct, None, 0
+        offsets, size = [], 0
+        for array in found:
+            offsets.append(size)
+            size += -(-array.nbytes // _ALIGN) * _ALIGN
+        name, mapping = self._slots.get(slot, ("", None))
+        if mapping is None or len(mapping) < size:
+            self._drop(slot)
+            name = f"{self._prefix}{self._made}"
+            self._made += 1
+            mapping = _map(name, size + size // 4, create=True)  # room for bigger batches
+            self._slots[slot] = name, mapping
+        for array, offset in zip(found, offsets, strict=True):
+            target = np.ndarray(array.shape, array.dtype, mapping, offset)
+            target[...] = array
+            del target
+        return _place(described, offsets), name, len(mapping)
+
+    def _drop(self, slot: int) -> None:
+        name, mapping = self._slots.pop(slot, ("", None))
+        if mapping is not None:
+            mapping.close()
+            _unlink(name)
+
+    def close(self) -> None:
+        for slot in list(self._slots):
+            self._drop(slot)
+
+
+class Reader:
+    """The consumer's side for one worker: maps each of its slots once and copies out what
+    a description names."""
+
+    def __init__(self) -> None:
+        self._maps: dict[int, tuple[str, mmap.mmap]] = {}
+
+    def read(self, slot: int, described: Any, name: str | None, size: int) -> Any:
+        if name is None:
+            return described
+        known, mapping = self._maps.get(slot, ("", None))
+        if mapping is None or known != name:  # new, or the worker replaced it with a bigger one
+            if mapping is not None:
+                mapping.close()
+            mapping = _map(name, size, create=False)
+            self._maps[slot] = name, mapping
+        return _copies(described, mapping)
+
+    def close(self) -> None:
+        for _, mapping in self._maps.values():
+            mapping.close()
+        self._maps.clear()
 
 
 def sweep(prefix: str) -> list[str]:

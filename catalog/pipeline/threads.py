@@ -1,23 +1,23 @@
-"""Executors that compute units in this process: inline (0 workers) or in worker threads.
+"""Computing units in this process: inline (0 workers) or in worker threads.
 
-An executor computes the units ``start, start + 1, ...`` (below `stop`, when set) and hands
-them out in that order through `get`. With N threads, thread ``w`` computes the units
-``start + w, start + w + N, ...`` into its own bounded queue, so the consumer takes them
-round-robin in order with no reordering buffer, and each thread runs at most `depth` units
-ahead.
+`Inline` computes each unit when it is asked for. `ThreadWorkers` are the threads behind
+``prefetch(N, "thread")``: each takes orders (ranges of units) from its own inbox and puts
+the blocks in its outbox, in order; `catalog.pipeline.scheduler.Scheduler` decides who
+computes what.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+import time
 from typing import Any, Protocol
 
 from catalog.pipeline.plan import Block, Plan
 
-__all__ = ["Executor", "Inline", "Threads"]
+__all__ = ["Executor", "Inline", "ThreadWorkers"]
 
-_POLL = 0.1  # seconds between checks of the stop flag while a queue is full
+_Result = tuple[bool, Any]
 
 
 class Executor(Protocol):
@@ -43,69 +43,65 @@ class Inline:
         pass
 
 
-class Threads:
-    """`workers` threads computing units ahead, each at most `depth` units."""
+class ThreadWorkers:
+    """`size` threads computing the orders they are sent (see `scheduler.Workers`)."""
 
-    def __init__(
-        self, plan: Plan, start: int, stop: int | None, workers: int, depth: int = 2
-    ) -> None:
-        self._stop = threading.Event()
-        self._queues: list[queue.Queue[tuple[bool, Any]]] = [
-            queue.Queue(maxsize=depth) for _ in range(workers)
+    order_seconds = 0.001  # a hand-off between threads costs tens of microseconds
+
+    def __init__(self, plan: Plan, size: int) -> None:
+        self.size = size
+        self._inboxes: list[queue.SimpleQueue[tuple[int, int] | None]] = [
+            queue.SimpleQueue() for _ in range(size)
         ]
-        self._next = 0
+        self._outboxes: list[queue.SimpleQueue[tuple[list[_Result], float]]] = [
+            queue.SimpleQueue() for _ in range(size)
+        ]
+        self._closed = False
         self._threads = [
             threading.Thread(
                 target=self._run,
-                args=(plan, start + w, stop, workers, self._queues[w]),
+                args=(plan, self._inboxes[w], self._outboxes[w]),
                 name=f"catalog-pipeline-{w}",
                 daemon=True,
             )
-            for w in range(workers)
+            for w in range(size)
         ]
         for thread in self._threads:
             thread.start()
 
+    @staticmethod
     def _run(
-        self,
         plan: Plan,
-        unit: int,
-        stop: int | None,
-        stride: int,
-        out: queue.Queue[tuple[bool, Any]],
+        inbox: queue.SimpleQueue[tuple[int, int] | None],
+        outbox: queue.SimpleQueue[tuple[list[_Result], float]],
     ) -> None:
         window: list[Any] = [None]
-        while not self._stop.is_set() and (stop is None or unit < stop):
-            try:
-                item: tuple[bool, Any] = (True, plan.compute(unit, window))
-            except BaseException as error:
-                item = (False, error)
-            while not self._stop.is_set():
+        while (order := inbox.get()) is not None:
+            first, count = order
+            began = time.perf_counter()
+            results: list[_Result] = []
+            for unit in range(first, first + count):
                 try:
-                    out.put(item, timeout=_POLL)
+                    results.append((True, plan.compute(unit, window)))
+                except BaseException as error:
+                    results.append((False, error))
                     break
-                except queue.Full:
-                    continue
-            if not item[0]:
-                return
-            unit += stride
+            outbox.put((results, time.perf_counter() - began))
 
-    def get(self) -> Block:
-        q = self._queues[self._next]
-        self._next = (self._next + 1) % len(self._queues)
-        ok, value = q.get()
-        if not ok:
-            raise value
-        block: Block = value
-        return block
+    def ready(self, wait: bool = False) -> int:
+        return self.size
+
+    def send(self, worker: int, first: int, count: int) -> None:
+        self._inboxes[worker].put((first, count))
+
+    def receive(self, worker: int) -> tuple[list[_Result], float]:
+        return self._outboxes[worker].get()
 
     def close(self) -> None:
-        self._stop.set()
-        for q in self._queues:  # unblock producers waiting on a full queue
-            while True:
-                try:
-                    q.get_nowait()
-                except queue.Empty:
-                    break
+        if self._closed:
+            return
+        self._closed = True
+        for inbox in self._inboxes:
+            inbox.put(None)  # after the orders already sent, which finish first
         for thread in self._threads:
             thread.join()

@@ -1,0 +1,203 @@
+"""The scheduler behind prefetch: caller-runs, a tuned number of workers, kept workers, and
+the shared-memory slots process workers write batches into."""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import multiprocessing
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import catalog
+from catalog.pipeline import shm
+from catalog.pipeline.processes import ProcessWorkers
+from catalog.pipeline.scheduler import Scheduler, Tuner, Workers
+from catalog.pipeline.threads import ThreadWorkers
+
+SHM = Path("/dev/shm")
+
+
+def square(example: Any) -> dict[str, Any]:
+    return {"x": np.full(3, example * example)}
+
+
+def alive(pid: int) -> bool:
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+
+
+def segments(prefix: str) -> list[str]:
+    return sorted(p.name for p in SHM.iterdir() if p.name.startswith(prefix))
+
+
+# -- the tuner ----------------------------------------------------------------------------
+def run_tuner(tuner: Tuner, speed: dict[int, float], windows: int) -> list[int]:
+    levels = []
+    for _ in range(windows):
+        tuner.measured(speed[tuner.level])
+        levels.append(tuner.level)
+    return levels
+
+
+def test_the_tuner_climbs_to_the_fastest_level_and_stays_there() -> None:
+    speed = {0: 100.0, 1: 300.0, 2: 500.0, 3: 450.0, 4: 400.0}
+    levels = run_tuner(Tuner(4), speed, 300)
+    assert levels[-1] == 2
+    settled = levels[100:]
+    assert settled.count(2) >= 0.95 * len(settled)  # it only looks at 1 and 3 now and then
+    assert set(settled) <= {0, 1, 2, 3}
+
+
+def test_the_tuner_goes_to_no_workers_when_they_only_cost() -> None:
+    levels = run_tuner(Tuner(2), {0: 13000.0, 1: 12000.0, 2: 8000.0}, 200)
+    assert levels[-1] == 0 and levels[100:].count(0) >= 0.95 * 100
+
+
+def test_a_tie_goes_to_fewer_workers_and_a_fixed_tuner_never_moves() -> None:
+    levels = run_tuner(Tuner(2), {0: 1000.0, 1: 1020.0, 2: 1040.0}, 100)  # all within 10%
+    assert levels[-1] == 0 and levels[50:].count(0) >= 45
+    levels = run_tuner(Tuner(4), {0: 100.0, 1: 200.0, 2: 380.0, 3: 400.0, 4: 370.0}, 200)
+    assert levels[-1] == 2  # 3 is faster, but by less than the margin
+    assert set(run_tuner(Tuner(2, fixed=True), {0: 9e9, 1: 1.0, 2: 1.0}, 20)) == {2}
+
+
+# -- the scheduler ------------------------------------------------------------------------
+class Cycling(Tuner):
+    """Changes the level after every unit: orders are outstanding at every change."""
+
+    WINDOW_SECONDS = 0.0
+    MIN_WINDOW_UNITS = 1
+
+    def __init__(self, workers: int, levels: list[int]) -> None:
+        super().__init__(workers)
+        self._cycle = itertools.cycle(levels)
+
+    def measured(self, rate: float) -> None:
+        self.level = next(self._cycle)
+
+
+def wait_ready(workers: Workers, count: int) -> None:
+    deadline = time.monotonic() + 60
+    while workers.ready() < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert workers.ready() == count
+
+
+@pytest.mark.parametrize("kind", ["thread", "process"])
+def test_batches_come_in_order_while_the_number_of_workers_changes(kind: str) -> None:
+    p = catalog.pipeline(np.arange(700)).shuffle(3).repeat(2).map(square).batch(7)
+    expected = list(p)
+    plan = p.plan()
+    workers: Workers = ThreadWorkers(plan, 2) if kind == "thread" else ProcessWorkers(plan, 2)
+    wait_ready(workers, 2)
+    units = plan.sampler.num_units
+    assert units is not None
+    scheduler = Scheduler(plan, 0, units, workers, Cycling(2, [2, 0, 1, 2, 2, 0]), depth=2)
+    try:
+        got = [scheduler.get().struct for _ in range(units)]
+    finally:
+        scheduler.close()
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(a["x"], b["x"])
+    assert scheduler.computed["caller"] > 0 and scheduler.computed["workers"] > 0
+
+
+def test_without_autotune_the_workers_compute_everything() -> None:
+    p = catalog.pipeline(np.arange(300)).map(square).batch(10)
+    plan = p.plan()
+    tuner = Tuner(2, fixed=True)
+    scheduler = Scheduler(plan, 0, 30, ThreadWorkers(plan, 2), tuner, depth=2)
+    try:
+        for _ in range(30):
+            scheduler.get()
+    finally:
+        scheduler.close()
+    assert scheduler.computed == {"caller": 0, "workers": 30}
+
+
+# -- workers kept between iterators ---------------------------------------------------------
+def epoch_pids(p: catalog.Pipeline, count: int) -> tuple[list[int], int]:
+    it = p.iterator()
+    n = 1 if next(it) is not None else 0
+    deadline = time.monotonic() + 60
+    while len(it.worker_pids) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    pids = it.worker_pids
+    n += sum(1 for _ in it)
+    return pids, n
+
+
+def test_process_workers_are_kept_between_epochs_and_stop_with_the_pipeline() -> None:
+    p = catalog.pipeline(np.arange(400)).map(square).batch(10).prefetch(2, "process")
+    pids, n = epoch_pids(p, 2)
+    assert len(pids) == 2 and n == 40
+    again, n = epoch_pids(p, 2)
+    assert again == pids and n == 40  # the same processes: no new start per epoch
+    assert all(alive(pid) for pid in pids)
+    p.close()
+    assert not [pid for pid in pids if alive(pid)]
+    assert not multiprocessing.active_children()
+    assert segments(f"catalog-{os.getpid()}-") == []
+    # closed is not broken: iterating again starts new workers
+    fresh, n = epoch_pids(p, 2)
+    assert n == 40 and not set(fresh) & set(pids)
+    del p
+    gc.collect()  # a dropped pipeline stops its workers
+    assert not [pid for pid in fresh if alive(pid)] and not multiprocessing.active_children()
+
+
+def test_workers_of_a_failed_epoch_are_not_kept() -> None:
+    p = catalog.pipeline(np.arange(100)).map(square).map(fail_at_50).batch(10)
+    p = p.prefetch(2, "process", autotune=False)
+    it = p.iterator()
+    with pytest.raises(catalog.PipelineError, match="example 50"):
+        for _ in it:
+            pass
+    assert not multiprocessing.active_children()
+    p.close()
+
+
+def fail_at_50(example: dict[str, Any]) -> dict[str, Any]:
+    if int(example["x"][0]) == 2500:
+        raise ValueError("no 50")
+    return example
+
+
+# -- shared-memory slots -------------------------------------------------------------------
+@pytest.mark.skipif(not SHM.is_dir(), reason="needs POSIX shared memory in /dev/shm")
+def test_slots_are_reused_grown_and_read_as_copies() -> None:
+    prefix = f"catalog-test-{os.getpid()}-"
+    writer, reader = shm.Writer(prefix), shm.Reader()
+    try:
+        small = {"a": np.arange(10, dtype=np.int64), "s": "text", "o": np.array([None, 1])}
+        described, name, size = writer.write(0, small)
+        first = reader.read(0, described, name, size)
+        assert name is not None and segments(prefix) == [name]
+        again = writer.write(0, {"a": np.arange(10, 20, dtype=np.int64), "s": "x", "o": None})
+        assert again[1] == name  # the same segment, written again
+        second = reader.read(0, *again)
+        np.testing.assert_array_equal(first["a"], np.arange(10))  # a copy: not overwritten
+        np.testing.assert_array_equal(second["a"], np.arange(10, 20))
+        assert first["s"] == "text" and first["o"].tolist() == [None, 1]
+        big = np.arange(100_000, dtype=np.float32)
+        grown = writer.write(0, [big, big[:5]])
+        assert grown[1] != name and segments(prefix) == [grown[1]]  # the old one is gone
+        got = reader.read(0, *grown)
+        np.testing.assert_array_equal(got[0], big)
+        np.testing.assert_array_equal(got[1], big[:5])
+        assert got[0].flags.writeable
+        described, name, size = writer.write(1, {"empty": np.zeros(0)})
+        assert name is None and size == 0 and described["empty"].size == 0  # nothing to share
+    finally:
+        reader.close()
+        writer.close()
+    assert segments(prefix) == []
