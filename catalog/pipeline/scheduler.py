@@ -72,7 +72,7 @@ class Tuner:
     WINDOW_SECONDS = 0.03  # a measurement window lasts at least this long
     MIN_WINDOW_UNITS = 4
     MARGIN = 1.10  # a rate must beat this much to win over fewer workers (windows are noisy)
-    FIRST_HOLD, MAX_HOLD = 4, 64
+    FIRST_HOLD, MAX_HOLD = 4, 256  # windows: at most ~8 s between rounds of 30 ms windows
 
     def __init__(self, workers: int, fixed: bool = False) -> None:
         self.workers, self.fixed = workers, fixed
