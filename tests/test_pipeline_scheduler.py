@@ -7,6 +7,7 @@ import gc
 import itertools
 import multiprocessing
 import os
+import pickle
 import time
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,16 @@ def test_process_workers_are_kept_between_epochs_and_stop_with_the_pipeline() ->
     del p
     gc.collect()  # a dropped pipeline stops its workers
     assert not [pid for pid in fresh if alive(pid)] and not multiprocessing.active_children()
+
+
+def test_a_pipeline_with_workers_pickles_without_them() -> None:
+    p = catalog.pipeline(np.arange(50)).map(square).batch(10).prefetch(2, "process")
+    expected = [b["x"] for b in p]  # p now keeps two workers
+    copy = pickle.loads(pickle.dumps(p))  # e.g. into a DataLoader worker or another job
+    assert [b["x"].tolist() for b in copy] == [e.tolist() for e in expected]
+    copy.close()
+    p.close()
+    assert not multiprocessing.active_children()
 
 
 def test_workers_of_a_failed_epoch_are_not_kept() -> None:

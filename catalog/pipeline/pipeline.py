@@ -234,6 +234,13 @@ class Pipeline:
     def __iter__(self) -> Iterator[Any]:
         return self.iterator()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its workers and what its tuner learned (a copy starts afresh)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_tuner", "_pool")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _tuner=[], _pool=[])
+
     def close(self) -> None:
         """Stop the workers this pipeline keeps between its iterators (they also stop when
         the pipeline is garbage-collected, and at exit). Iterating again starts new ones."""
