@@ -65,6 +65,27 @@ def test_random_crop_and_flip_are_reproducible_and_copy() -> None:
         T.random_crop(image, (7, 4), np.random.default_rng(0))
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.int64])
+@pytest.mark.parametrize("channels", [1, 3, 4])
+def test_flips_of_every_layout_equal_numpy_s(dtype: Any, channels: int) -> None:
+    full = np.arange(7 * 10 * channels * 2).astype(dtype).reshape(7, 10, channels * 2)
+    for image in (full[:, :, :channels].copy(), full[1:6, ::2, ::2]):  # contiguous, a view
+        seen = set()
+        for seed in range(40):
+            got = T.random_flip(image, np.random.default_rng(seed), vertical=True)
+            assert got.dtype == image.dtype and got.flags.c_contiguous
+            assert not np.shares_memory(got, full)
+            match = [
+                (h, v)
+                for h in (0, 1)
+                for v in (0, 1)
+                if np.array_equal(got, image[:: -1 if v else 1, :: -1 if h else 1])
+            ]
+            assert match
+            seen.update(match)
+        assert seen == {(0, 0), (0, 1), (1, 0), (1, 1)}
+
+
 def test_rescale_and_normalize() -> None:
     image = np.array([[[0, 255, 51]]], np.uint8)
     np.testing.assert_allclose(T.rescale(image), [[[0, 1, 0.2]]], rtol=1e-6)
