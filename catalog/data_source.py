@@ -490,6 +490,8 @@ class DataSource(Sequence[Example]):
             records = self._read(positions)
             try:
                 columns = self._decode_columns(records)
+                if columns is None:  # these features decode as columns: a record is malformed
+                    raise SourceFormatError("a record is not the size its features take")
             except SourceFormatError as exc:
                 raise self._decode_error(positions, records, exc) from None
         if columns is None or not self._as_supervised:
@@ -557,9 +559,20 @@ class DataSource(Sequence[Example]):
                 exc, culprit = error, position
                 break
         shard = bisect.bisect_right(self._starts, culprit) - 1
+        if self.info.record_format.get("name") == RECORD_FORMAT["name"]:
+            fix = (
+                f"the shard no longer matches the dataset's features (changed after it was "
+                f"prepared?): run 'catalog verify {self.info.name}' to check it, and 'catalog "
+                f"prepare {self.info.name} --overwrite' to prepare it again"
+            )
+        else:
+            fix = (
+                "the directory's files do not match its features.json: write it again with "
+                "the tool that made it (e.g. TFDS's download_and_prepare)"
+            )
         return SourceFormatError(
             f"{self._paths[shard]}: record {culprit - self._starts[shard]} (split "
-            f"{self.split!r}) cannot be decoded: {exc}"
+            f"{self.split!r}) cannot be decoded: {exc}; {fix}"
         )
 
     def __repr__(self) -> str:

@@ -277,6 +277,16 @@ def test_features_dict_missing_and_extra_keys() -> None:
         EXAMPLE.encode_example({**GOOD, "extra": 1})
 
 
+def test_a_record_cut_short_or_too_long_is_a_source_format_error() -> None:
+    """Bytes that do not match the features (another tool, a damaged file) are refused with
+    a SourceFormatError, never decoded into wrong values or an IndexError."""
+    record = bytearray(EXAMPLE.encode_example(GOOD))
+    assert EXAMPLE.decode_example(bytearray(record))  # the whole record decodes
+    for bad in (record[:-1], record[: len(record) // 2], record[:3], record + b"\x00"):
+        with pytest.raises(catalog.SourceFormatError, match="does not match the features"):
+            EXAMPLE.decode_example(bytearray(bad))
+
+
 def test_nested_example_roundtrip_and_layout() -> None:
     assert EXAMPLE.fixed_size is None
     decoded = EXAMPLE.decode_example(bytearray(EXAMPLE.encode_example(GOOD)))

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from catalog.errors import FeatureError
+from catalog.errors import FeatureError, SourceFormatError
 from catalog.features.base import DecodeFn, Feature, join_path, stored_bytes
 
 __all__ = ["FeaturesDict"]
@@ -124,13 +124,20 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, buf: bytearray, offset: int, length: int) -> dict[str, Any]:
-        out = {name: fn(buf, offset + off, size) for name, fn, off, size in self._fixed_decode}
+        end = offset + length
         pos = offset + self._fixed_total
+        if pos > end:
+            raise _malformed(length, "its fixed-size features alone take", pos - offset)
+        out = {name: fn(buf, offset + off, size) for name, fn, off, size in self._fixed_decode}
         for name, fn in self._variable_decode:
             size = int.from_bytes(buf[pos : pos + _LENGTH_BYTES], "little")
             pos += _LENGTH_BYTES
+            if pos + size > end:
+                raise _malformed(length, f"feature {name!r} would end at byte", pos + size - offset)
             out[name] = fn(buf, pos, size)
             pos += size
+        if pos != end:
+            raise _malformed(length, "its features take", pos - offset)
         return out
 
     def decode_block(self, block: np.ndarray[Any, Any]) -> list[Any] | None:
@@ -283,3 +290,9 @@ def _zip_dicts(names: list[str], columns: list[list[Any]]) -> list[dict[str, Any
         a, b, c = names
         return [{a: x, b: y, c: z} for x, y, z in zip(*columns, strict=True)]
     return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+
+
+def _malformed(length: int, what: str, needed: int) -> SourceFormatError:
+    return SourceFormatError(
+        f"a record of {length} bytes does not match the features: {what} {needed}"
+    )
