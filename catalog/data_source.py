@@ -49,7 +49,7 @@ from catalog.codec import RECORD_FORMAT, RecordCodec
 from catalog.errors import NotPreparedError, ShardError, SourceFormatError, SplitError
 from catalog.features import FeaturesDict
 from catalog.info import INFO_FILE, DatasetInfo
-from catalog.mapped_shard import MappedShard, map_shard
+from catalog.mapped_shard import MappedShard, ShardIndex, map_shard
 from catalog.shards import READER_OPTIONS, is_compressed, open_reader, shard_error
 from catalog.splits import resolve
 
@@ -136,6 +136,7 @@ class DataSource(Sequence[Example]):
         for piece in self._pieces:
             self._piece_starts.append(self._piece_starts[-1] + len(piece))
         self._len = self._piece_starts[-1]
+        self._known_maps: dict[int, ShardIndex] = {}  # shards another process verified
         self._setup_decoding()
         self._setup_process_state()
 
@@ -267,7 +268,8 @@ class DataSource(Sequence[Example]):
                         self._reader(shard)  # checks the shard's records, once
                         count = self._starts[shard + 1] - self._starts[shard]
                         path, sha256 = self._paths[shard], self._sha256[shard]
-                        mapped = map_shard(path, count, sha256) or _UNMAPPED
+                        known = self._known_maps.get(shard)
+                        mapped = map_shard(path, count, sha256, known) or _UNMAPPED
                     self._maps[shard] = mapped
         return mapped if isinstance(mapped, MappedShard) else None
 
@@ -358,6 +360,12 @@ class DataSource(Sequence[Example]):
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
+        # what this process verified of its mapped shards: a worker maps them without
+        # parsing and hashing them again (`catalog.mapped_shard.ShardIndex`)
+        state["_known_maps"] = {
+            **self._known_maps,
+            **{i: m.index() for i, m in enumerate(self._maps) if isinstance(m, MappedShard)},
+        }
         for name in (
             "_lock",
             "_readers",

@@ -25,6 +25,11 @@ process: about 0.5 ms per MB); a shard that does not match is read through array
 whose per-chunk hashes name the corrupt record while the healthy ones stay readable. A shard
 that shrinks while mapped raises ShardError on the next read instead of crashing the process
 (a read past the end of a file mapping is SIGBUS).
+
+A process that has mapped and verified a shard can hand what it found to another (`ShardIndex`,
+pickled with a `DataSource` for a pipeline's worker processes): the other maps the same file
+without parsing or hashing it again, as long as it is the same file, unchanged (device, inode,
+size and modification time equal to those seen when it was verified).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import hashlib
 import mmap
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,7 +48,7 @@ from catalog.errors import ShardError
 from catalog.shards import shard_error
 from catalog.varints import decode_varints
 
-__all__ = ["MappedShard", "map_shard"]
+__all__ = ["MappedShard", "ShardIndex", "map_shard"]
 
 _BLOCK = 1 << 16
 _BLOCK_HEADER = 24
@@ -54,6 +60,22 @@ _U64 = np.dtype("<u8")
 
 class _NotMappable(Exception):
     """The file is not laid out as `map_shard` expects: read it through array_record."""
+
+
+@dataclass(frozen=True)
+class ShardIndex:
+    """What mapping and verifying a shard found, for another process to map it without doing
+    that again (see the module docstring): where each record starts and how long it is."""
+
+    identity: tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns when verified
+    starts: np.ndarray[Any, Any]
+    lengths: np.ndarray[Any, Any]
+    pieced: dict[int, int]
+
+
+def _identity(fd: int) -> tuple[int, int, int, int]:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _usable(position: Any) -> Any:
@@ -164,6 +186,7 @@ class MappedShard:
         self._fd = fd
         self._map = mapping
         self._size = len(mapping)
+        self.identity = _identity(fd)
         array = np.frombuffer(mapping, np.uint8)
         usable = _usable(chunks)
 
@@ -252,6 +275,19 @@ class MappedShard:
     def _pieced(self, row: int) -> bytes:
         return _join_pieces(self._map, self._pieced_at[row], int(self.lengths[row]))
 
+    def index(self) -> ShardIndex:
+        """What this process verified, for another to map the same file (`map_shard`)."""
+        return ShardIndex(self.identity, self.starts, self.lengths, dict(self._pieced_at))
+
+    @classmethod
+    def _from_index(cls, path: str, fd: int, mapping: mmap.mmap, index: ShardIndex) -> MappedShard:
+        shard = cls.__new__(cls)
+        shard.path, shard._fd, shard._map, shard._size = path, fd, mapping, len(mapping)
+        shard.identity = index.identity
+        shard.starts, shard.lengths = index.starts, index.lengths
+        shard._pieced_at, shard._windows = dict(index.pieced), {}
+        return shard
+
     def close(self) -> None:
         self._windows.clear()
         with contextlib.suppress(BufferError):  # a NumPy view of it is alive: the GC closes it
@@ -259,23 +295,29 @@ class MappedShard:
         os.close(self._fd)
 
 
-def map_shard(path: str, expected_records: int, sha256: str) -> MappedShard | None:
+def map_shard(
+    path: str, expected_records: int, sha256: str, known: ShardIndex | None = None
+) -> MappedShard | None:
     """`path` mapped for batched reads, or None when it is not laid out as catalog writes
     shards or its content does not have the `sha256` its dataset records (read it through
     array_record then: its per-chunk hashes name a corrupt record). ShardError when it
-    cannot be opened."""
+    cannot be opened. With `known` (another process's `MappedShard.index()`) and the same
+    file, unchanged, nothing is parsed or hashed again."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as error:
         raise shard_error(path, error.strerror or str(error)) from None
     try:
-        size = os.fstat(fd).st_size
+        identity = _identity(fd)
+        size = identity[2]
         if size < _BLOCK:
             raise _NotMappable("too short")
         mapping = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
     except (_NotMappable, OSError, ValueError):
         os.close(fd)
         return None
+    if known is not None and known.identity == identity and len(known.starts) == expected_records:
+        return MappedShard._from_index(path, fd, mapping, known)
     try:
         file = _File(memoryview(mapping))
         try:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -263,3 +264,30 @@ def test_a_record_that_does_not_decode_is_named_with_the_fix(tmp_path: Path) -> 
         message = str(info_.value)
         assert f"{shard}: record 7 (split 'train') cannot be decoded" in message, message
         assert f"catalog prepare {ds.info.name} --overwrite" in message
+
+
+def test_a_copy_maps_what_its_original_verified_without_hashing_again(
+    sharded: catalog.DataSource, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Pickled after its shards were mapped (as a pipeline's workers get it), a DataSource
+    maps them without parsing or hashing; a shard changed since then is verified afresh."""
+    assert sharded.read_batch([0, 2999]) is not None  # maps and verifies every shard read
+    blob = pickle.dumps(sharded)
+    hashed: list[str] = []
+    real_sha256 = hashlib.sha256
+
+    def counting(data: Any) -> Any:
+        hashed.append("x")
+        return real_sha256(data)
+
+    monkeypatch.setattr("catalog.mapped_shard.hashlib.sha256", counting)
+    copy = pickle.loads(blob)
+    order = np.random.default_rng(5).permutation(COUNT)
+    np.testing.assert_array_equal(copy.read_batch(order)["image"], IMAGES[order])
+    assert hashed == [] and all(isinstance(m, MappedShard) for m in copy._maps)
+    # the same bytes, but the file was replaced: verified again before it is trusted
+    first = copy.path / copy.info.splits["train"].shards[0].file
+    os.utime(first, ns=(first.stat().st_atime_ns, first.stat().st_mtime_ns + 1000))
+    again = pickle.loads(blob)
+    np.testing.assert_array_equal(again.read_batch(order)["image"], IMAGES[order])
+    assert hashed == ["x"]

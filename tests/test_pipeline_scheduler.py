@@ -3,6 +3,7 @@ the shared-memory slots process workers write batches into."""
 
 from __future__ import annotations
 
+import errno
 import gc
 import itertools
 import multiprocessing
@@ -211,4 +212,23 @@ def test_slots_are_reused_grown_and_read_as_copies() -> None:
     finally:
         reader.close()
         writer.close()
+    assert segments(prefix) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "posix_fallocate"), reason="no posix_fallocate here")
+def test_full_shared_memory_is_an_error_that_says_what_to_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Writing into a mapping of a full tmpfs would kill the worker with SIGBUS; the memory
+    is reserved first, so a full /dev/shm is an error naming the fix, and nothing is left."""
+    prefix = f"catalog-test-full-{os.getpid()}-"
+
+    def full(fd: int, offset: int, length: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    writer = shm.Writer(prefix)
+    with pytest.raises(OSError, match=r"shared memory is full: a batch needs .* --shm-size"):
+        writer.write(0, {"x": np.zeros(1000)})
+    writer.close()
     assert segments(prefix) == []

@@ -138,6 +138,10 @@ class ProcessWorkers:
                 f"start_method must be one of {START_METHODS} (fork is unsafe once "
                 f"array_record was used), got {start_method!r}"
             )
+        # Map and verify the shards here first (the caller needs them for the units it
+        # computes anyway): the workers get what was verified with the plan and skip it.
+        with contextlib.suppress(Exception):  # what fails here fails again where it is read
+            plan.warm()
         try:
             plan_bytes = pickle.dumps(plan)
         except Exception as error:

@@ -22,8 +22,10 @@ This module talks to ``_posixshmem`` and ``mmap`` directly instead of through
 from __future__ import annotations
 
 import contextlib
+import errno
 import mmap
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,6 +105,7 @@ def _map(name: str, size: int, create: bool) -> mmap.mmap:
     try:
         if create:
             os.ftruncate(fd, size)
+            _reserve(fd, size)
         return mmap.mmap(fd, size)
     except BaseException:
         if create:
@@ -110,6 +113,26 @@ def _map(name: str, size: int, create: bool) -> mmap.mmap:
         raise
     finally:
         os.close(fd)
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Allocate the segment's memory now: writing into a mapping of a full tmpfs is SIGBUS
+    (a dead worker), where this is an error that says what to do."""
+    fallocate = getattr(os, "posix_fallocate", None)
+    if fallocate is None:  # not on this platform: the write finds out
+        return
+    try:
+        fallocate(fd, 0, size)
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.ENOMEM):
+            raise
+        free = shutil.disk_usage(_SHM_DIR).free if Path(_SHM_DIR).is_dir() else 0
+        raise OSError(
+            error.errno,
+            f"shared memory is full: a batch needs {size:,} bytes and {_SHM_DIR} has "
+            f"{free:,} free. Give it more room (docker run --shm-size=2g, or a bigger "
+            f"/dev/shm), use smaller batches, or prefetch(kind='thread')",
+        ) from None
 
 
 class Writer:
