@@ -157,6 +157,25 @@ def test_process_workers_are_kept_between_epochs_and_stop_with_the_pipeline() ->
     assert not [pid for pid in fresh if alive(pid)] and not multiprocessing.active_children()
 
 
+def test_a_big_plan_reaches_the_workers_through_shared_memory_and_is_removed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    put: list[tuple[str, int]] = []
+    real_put = shm.put_bytes
+    monkeypatch.setattr(shm, "put_bytes", lambda name, data: (put.append((name, len(data))),
+                                                                real_put(name, data)))  # fmt: skip
+    values = np.arange(200_000)  # pickled with the plan: 1.6 MB
+    p = catalog.pipeline(values).batch(5000).prefetch(2, "process", autotune=False)
+    got = np.concatenate(list(p))
+    np.testing.assert_array_equal(got, values)
+    assert len(put) == 1 and put[0][0].endswith("plan") and put[0][1] > 1_600_000
+    kept = segments(f"catalog-{os.getpid()}-")  # the kept workers' batch slots, no plan:
+    assert kept and not [name for name in kept if name.endswith("plan")]  # read, so removed
+    p.close()
+    assert not multiprocessing.active_children()
+    assert segments(f"catalog-{os.getpid()}-") == []
+
+
 def test_a_pipeline_with_workers_pickles_without_them() -> None:
     p = catalog.pipeline(np.arange(50)).map(square).batch(10).prefetch(2, "process")
     expected = [b["x"] for b in p]  # p now keeps two workers

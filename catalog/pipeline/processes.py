@@ -46,11 +46,19 @@ from catalog.pipeline.start_methods import DEFAULT_START_METHOD, START_METHODS
 __all__ = ["DEFAULT_START_METHOD", "START_METHODS", "ProcessWorkers"]
 _POLL = 0.1  # seconds between liveness checks while waiting on a queue
 _JOIN_TIMEOUT = 5.0
+_PLAN_INLINE = 64 * 1024  # a bigger pickled plan goes to the workers through shared memory
 _Result = tuple[bool, Any]
 
 
+def _load_plan(plan: bytes | tuple[str, int]) -> Plan:
+    """The plan as `ProcessWorkers` passed it: pickled bytes, or (segment, size) of them."""
+    data = plan if isinstance(plan, bytes) else shm.get_bytes(*plan)
+    loaded: Plan = pickle.loads(data)
+    return loaded
+
+
 def _worker(
-    plan_bytes: bytes,
+    plan_bytes: bytes | tuple[str, int],
     inbox: Any,
     outbox: Any,
     ready: Any,
@@ -64,7 +72,7 @@ def _worker(
     try:
         plan: Plan | BaseException
         try:
-            plan = pickle.loads(plan_bytes)
+            plan = _load_plan(plan_bytes)
         except Exception as error:  # answered to every order
             plan = error
         if isinstance(plan, Plan):
@@ -80,6 +88,8 @@ def _worker(
                 order = inbox.get(timeout=_POLL)
             except queue.Empty:
                 continue
+            if order is None:  # close(): stop now rather than at the next poll
+                break
             first, count = order
             outbox.put(_compute(plan, first, count, window, writer, seq % slots))
             seq += 1
@@ -168,12 +178,20 @@ class ProcessWorkers:
         self._checked = time.monotonic()
         self._closed = False
         self._lock = threading.Lock()
+        plan_arg: bytes | tuple[str, int] = plan_bytes
+        self._plan_segment: str | None = None
+        if shm.AVAILABLE and len(plan_bytes) > _PLAN_INLINE:
+            # A plan with the shard indexes is ~12 bytes a record: through a socket that is
+            # many GIL hand-offs for the thread starting workers while the caller computes.
+            self._plan_segment = f"{self._prefix}plan"
+            shm.put_bytes(self._plan_segment, plan_bytes)
+            plan_arg = (self._plan_segment, len(plan_bytes))
         self._starter = threading.Thread(
-            target=self._start, args=(ctx, plan_bytes), name="catalog-pipeline-start", daemon=True
+            target=self._start, args=(ctx, plan_arg), name="catalog-pipeline-start", daemon=True
         )
         self._starter.start()
 
-    def _start(self, ctx: BaseContext, plan_bytes: bytes) -> None:
+    def _start(self, ctx: BaseContext, plan_bytes: bytes | tuple[str, int]) -> None:
         for w in range(self.size):
             with self._lock:
                 if self._closed:
@@ -207,6 +225,9 @@ class ProcessWorkers:
             self._check_alive()
         while self._ready < self.size and self._ready_events[self._ready].is_set():
             self._ready += 1
+            if self._ready == self.size and self._plan_segment is not None:
+                shm.discard(self._plan_segment)  # every worker has read it
+                self._plan_segment = None
         while wait and not self._ready:
             self._ready_events[0].wait(_POLL)
             self._check_alive()
@@ -260,6 +281,10 @@ class ProcessWorkers:
             self._closed = True
         self._starter.join()
         self._stop.set()
+        for w, proc in enumerate(self._procs):
+            if proc is not None:
+                with contextlib.suppress(Exception):  # a closed or broken queue: it polls
+                    self._inboxes[w].put(None)
         for w, proc in enumerate(self._procs):
             if proc is None:
                 continue

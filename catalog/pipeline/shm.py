@@ -37,7 +37,7 @@ try:
 except ImportError:  # Windows: no POSIX shared memory; blocks are pickled instead
     _posixshmem = None
 
-__all__ = ["AVAILABLE", "Reader", "Writer", "sweep"]
+__all__ = ["AVAILABLE", "Reader", "Writer", "discard", "get_bytes", "put_bytes", "sweep"]
 
 AVAILABLE = _posixshmem is not None
 _ALIGN = 64
@@ -133,6 +133,24 @@ def _reserve(fd: int, size: int) -> None:
             f"{free:,} free. Give it more room (docker run --shm-size=2g, or a bigger "
             f"/dev/shm), use smaller batches, or prefetch(kind='thread')",
         ) from None
+
+
+def put_bytes(name: str, data: bytes) -> None:
+    """A new segment `name` holding `data` (e.g. a pickled plan too big to pass cheaply to a
+    starting process); remove it with `discard` or `sweep`."""
+    with _map(name, max(len(data), 1), create=True) as mapping:
+        mapping[: len(data)] = data
+
+
+def get_bytes(name: str, size: int) -> bytes:
+    """The first `size` bytes of segment `name` (written by `put_bytes`)."""
+    with _map(name, max(size, 1), create=False) as mapping:
+        return mapping[:size]
+
+
+def discard(name: str) -> None:
+    """Remove segment `name` (if it is still there)."""
+    _unlink(name)
 
 
 class Writer:
