@@ -13,11 +13,13 @@ Workers are not always worth having: a unit that takes 80 microseconds of GIL-bo
 is made slower by threads (they fight over the GIL) and by processes (moving the batch costs
 as much as making it). So the `Tuner` measures the rate at which the consumer gets units and
 climbs to the number of workers (0 to N) that gives the most: it measures a window of units
-at each neighbouring level, keeps the best, holds it for a growing number of windows, and
-looks again. The tuner belongs to the pipeline, so later iterators (the next epoch) start
-from what earlier ones learned. Orders carry several units when units are quick, so that the
-cost of an order (a queue hand-off, a shared-memory segment) is spread over milliseconds of
-work.
+at the neighbouring levels and at 0, keeps the fewest workers within a margin of the fastest,
+holds that for a growing number of windows, and looks again. The tuner belongs to the
+pipeline, so later iterators (the next epoch) start from what earlier ones learned; so do
+the workers, which the pipeline keeps between iterators (`Pool`). Orders carry several units
+when units are quick, so that the cost of an order (a queue hand-off, a copy through shared
+memory) is spread over milliseconds of work. The tuner only measures what the consumer sees;
+its outputs never depend on it.
 """
 
 from __future__ import annotations
