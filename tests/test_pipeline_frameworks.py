@@ -90,7 +90,7 @@ print("ok", len(losses))
 
 def test_jax_training_loop(tmp_path: Path, server: LoopbackServer) -> None:
     if importlib.util.find_spec("jax") is None:
-        pytest.skip("jax is not installed (optional; not in the test extra)")
+        pytest.skip("jax is not installed (it is in the test extra: pip install -e '.[test]')")
     folder = idx_builder(tmp_path, server, COUNT)
     catalog.data_source(folder, split="train", data_dir=tmp_path / "data")  # prepare here
     # In a subprocess: importing JAX here would make every later fork in this test run warn
