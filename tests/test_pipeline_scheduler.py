@@ -113,6 +113,46 @@ def test_batches_come_in_order_while_the_number_of_workers_changes(kind: str) ->
     assert scheduler.computed["caller"] > 0 and scheduler.computed["workers"] > 0
 
 
+class Alone(Tuner):
+    """Settled on no workers, with long windows: the caller's short way (`Scheduler.get`)."""
+
+    WINDOW_SECONDS = 0.0
+    MIN_WINDOW_UNITS = 10
+
+    def __init__(self, workers: int) -> None:
+        super().__init__(workers)
+        self.level, self.windows = 0, 0
+
+    def measured(self, rate: float) -> None:
+        self.windows += 1
+
+
+def test_the_caller_alone_gives_the_same_units_and_errors() -> None:
+    p = catalog.pipeline(np.arange(700)).shuffle(3).map(square).batch(7)
+    expected = list(p)
+    plan = p.plan()
+    tuner = Alone(2)
+    scheduler = Scheduler(plan, 0, 100, ThreadWorkers(plan, 2), tuner, depth=2)
+    full_way = scheduler._get
+    calls = []
+    scheduler._get = lambda: (calls.append(1), full_way())[1]  # type: ignore[method-assign]
+    try:
+        got = [scheduler.get().struct for _ in range(100)]
+    finally:
+        scheduler.close()
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(a["x"], b["x"])
+    assert scheduler.computed == {"caller": 100, "workers": 0}
+    assert tuner.windows >= 8  # still measured: about one window per 11 units
+    assert len(calls) <= 2 * tuner.windows + 2  # the window's ends only go the full way
+    failing = catalog.pipeline(np.arange(100)).map(square).map(fail_at_50).batch(5).plan()
+    scheduler = Scheduler(failing, 0, 20, ThreadWorkers(failing, 1), Alone(1), depth=2)
+    with pytest.raises(catalog.PipelineError, match="example 50"):
+        [scheduler.get() for _ in range(20)]  # batch 10 holds example 50
+    assert scheduler._broken  # so close() stops the workers instead of keeping them
+    scheduler.close()
+
+
 def test_without_autotune_the_workers_compute_everything() -> None:
     p = catalog.pipeline(np.arange(300)).map(square).batch(10)
     plan = p.plan()

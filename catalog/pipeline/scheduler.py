@@ -180,6 +180,7 @@ class Scheduler:
         self._measure_from, self._measure_level = start, -1
         self._measure_start, self._measured, self._measure_units = 0.0, 0, 0
         self.computed = {"caller": 0, "workers": 0}  # units handed out, by who computed them
+        self._solo = 0  # units `get` computes in the caller without the bookkeeping of `_get`
 
     @property
     def pids(self) -> list[int]:
@@ -249,9 +250,24 @@ class Scheduler:
             rate = (self._measured - 1) / (time.perf_counter() - self._measure_start)
             self._tuner.measured(rate)
             self._measure_from, self._measured = unit + 1, 0
+        elif not level and self._claimed == self._next and not self._ready:
+            # no worker has anything: the rest of this window goes the short way (`get`),
+            # up to the unit that closes it
+            self._solo = self._measure_units - self._measured
 
     # -- the executor -----------------------------------------------------------------------
     def get(self) -> Block:
+        if self._solo:  # the caller alone, inside a window: nothing else to decide or count
+            self._solo -= 1
+            want = self._next
+            self._next = self._claimed = want + 1
+            self._measured += 1
+            self.computed["caller"] += 1
+            try:
+                return self._plan.compute(want, self._window)
+            except BaseException:
+                self._broken = True
+                raise
         try:
             return self._get()
         except BaseException:
