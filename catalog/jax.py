@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from catalog.errors import MissingDependencyError
+from catalog.nested import map_leaves
 
 __all__ = ["to_jax", "to_jax_iter"]
 
@@ -30,42 +31,24 @@ def _jax() -> Any:
     return jax
 
 
-def _split(value: Any, arrays: list[Any]) -> Any:
-    """`value` with its arrays replaced by their index in `arrays` (collected)."""
-    if isinstance(value, dict):
-        return {k: _split(v, arrays) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return tuple(_split(v, arrays) for v in value)
-    if isinstance(value, list):
-        return [_split(v, arrays) for v in value]
-    if isinstance(value, np.ndarray) and value.dtype != object:
-        arrays.append(value)
-        return _Index(len(arrays) - 1)
-    return value
-
-
 class _Index(int):
-    pass
-
-
-def _join(value: Any, arrays: list[Any]) -> Any:
-    if isinstance(value, dict):
-        return {k: _join(v, arrays) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return tuple(_join(v, arrays) for v in value)
-    if isinstance(value, list):
-        return [_join(v, arrays) for v in value]
-    if isinstance(value, _Index):
-        return arrays[value]
-    return value
+    """Where an array of the batch went in the list given to `device_put`."""
 
 
 def to_jax(batch: Any, *, device: Any = None) -> Any:
     """`batch` with every NumPy array put on `device` (default: JAX's default device)."""
     jax = _jax()
     arrays: list[Any] = []
-    skeleton = _split(batch, arrays)
-    return _join(skeleton, list(jax.device_put(arrays, device)))
+
+    def take(value: Any) -> Any:
+        if isinstance(value, np.ndarray) and value.dtype != object:
+            arrays.append(value)
+            return _Index(len(arrays) - 1)
+        return value
+
+    skeleton = map_leaves(take, batch)
+    placed = list(jax.device_put(arrays, device))  # one call for every array of the batch
+    return map_leaves(lambda v: placed[v] if isinstance(v, _Index) else v, skeleton)
 
 
 def to_jax_iter(batches: Iterable[Any], *, device: Any = None) -> Iterator[Any]:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from catalog.errors import MissingDependencyError
+from catalog.nested import map_leaves
 
 __all__ = ["to_torch", "to_torch_iter"]
 
@@ -38,12 +39,6 @@ def to_torch(batch: Any, *, device: Any = None, pin_memory: bool = False) -> Any
     pin = pin_memory and torch.cuda.is_available()
 
     def convert(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: convert(v) for k, v in value.items()}
-        if isinstance(value, tuple):
-            return tuple(convert(v) for v in value)
-        if isinstance(value, list):
-            return [convert(v) for v in value]
         if isinstance(value, np.ndarray) and value.dtype != object:
             if not value.flags.writeable or any(s < 0 for s in value.strides):
                 value = np.array(value)
@@ -55,7 +50,7 @@ def to_torch(batch: Any, *, device: Any = None, pin_memory: bool = False) -> Any
             return tensor
         return value
 
-    return convert(batch)
+    return map_leaves(convert, batch)
 
 
 def to_torch_iter(

@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from catalog.nested import map_leaves
+
 try:
     import _posixshmem  # type: ignore[import-not-found]
 except ImportError:  # Windows: no POSIX shared memory; blocks are pickled instead
@@ -53,43 +55,31 @@ class _Slot:
     dtype: str
 
 
-def _arrays(struct: Any, found: list[np.ndarray[Any, Any]]) -> Any:
-    """`struct` with its shareable arrays replaced by their index in `found`."""
-    if isinstance(struct, dict):
-        return {k: _arrays(v, found) for k, v in struct.items()}
-    if isinstance(struct, tuple):
-        return tuple(_arrays(v, found) for v in struct)
-    if isinstance(struct, list):
-        return [_arrays(v, found) for v in struct]
-    if isinstance(struct, np.ndarray) and struct.dtype != object and struct.nbytes:
-        found.append(struct)
-        return _Slot(-len(found), struct.shape, struct.dtype.str)
-    return struct
+def _arrays(struct: Any, found: list[tuple[np.ndarray[Any, Any], int]]) -> tuple[Any, int]:
+    """`struct` with each shareable array replaced by the `_Slot` it gets in a segment (the
+    arrays and their offsets collected in `found`), and the segment size they need."""
+    size = 0
 
+    def place(value: Any) -> Any:
+        nonlocal size
+        if isinstance(value, np.ndarray) and value.dtype != object and value.nbytes:
+            found.append((value, size))
+            slot = _Slot(size, value.shape, value.dtype.str)
+            size += -(-value.nbytes // _ALIGN) * _ALIGN
+            return slot
+        return value
 
-def _place(struct: Any, offsets: list[int]) -> Any:
-    if isinstance(struct, dict):
-        return {k: _place(v, offsets) for k, v in struct.items()}
-    if isinstance(struct, tuple):
-        return tuple(_place(v, offsets) for v in struct)
-    if isinstance(struct, list):
-        return [_place(v, offsets) for v in struct]
-    if isinstance(struct, _Slot):
-        return _Slot(offsets[-struct.offset - 1], struct.shape, struct.dtype)
-    return struct
+    return map_leaves(place, struct), size
 
 
 def _copies(struct: Any, mapping: mmap.mmap) -> Any:
-    if isinstance(struct, dict):
-        return {k: _copies(v, mapping) for k, v in struct.items()}
-    if isinstance(struct, tuple):
-        return tuple(_copies(v, mapping) for v in struct)
-    if isinstance(struct, list):
-        return [_copies(v, mapping) for v in struct]
-    if isinstance(struct, _Slot):
-        view = np.ndarray(struct.shape, np.dtype(struct.dtype), mapping, struct.offset)
-        return view.copy()
-    return struct
+    def copy(value: Any) -> Any:
+        if isinstance(value, _Slot):
+            view = np.ndarray(value.shape, np.dtype(value.dtype), mapping, value.offset)
+            return view.copy()
+        return value
+
+    return map_leaves(copy, struct)
 
 
 def _unlink(name: str) -> None:
@@ -163,14 +153,10 @@ class Writer:
 
     def write(self, slot: int, struct: Any) -> tuple[Any, str | None, int]:
         """(description, segment name or None when nothing is shared, segment size)."""
-        found: list[np.ndarray[Any, Any]] = []
-        described = _arrays(struct, found)
+        found: list[tuple[np.ndarray[Any, Any], int]] = []
+        described, size = _arrays(struct, found)
         if not found or _posixshmem is None:
             return struct, None, 0
-        offsets, size = [], 0
-        for array in found:
-            offsets.append(size)
-            size += -(-array.nbytes // _ALIGN) * _ALIGN
         name, mapping = self._slots.get(slot, ("", None))
         if mapping is None or len(mapping) < size:
             self._drop(slot)
@@ -178,11 +164,11 @@ class Writer:
             self._made += 1
             mapping = _map(name, size + size // 4, create=True)  # room for bigger batches
             self._slots[slot] = name, mapping
-        for array, offset in zip(found, offsets, strict=True):
+        for array, offset in found:
             target = np.ndarray(array.shape, array.dtype, mapping, offset)
             target[...] = array
             del target
-        return _place(described, offsets), name, len(mapping)
+        return described, name, len(mapping)
 
     def _drop(self, slot: int) -> None:
         name, mapping = self._slots.pop(slot, ("", None))
