@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import catalog
-from catalog.pipeline import shm
+from catalog.pipeline import processes, shm
 from catalog.pipeline.processes import ProcessWorkers
 from catalog.pipeline.scheduler import Scheduler, Tuner, Workers
 from catalog.pipeline.threads import ThreadWorkers
@@ -287,7 +287,14 @@ def test_full_shared_memory_is_an_error_that_says_what_to_do(
 
     monkeypatch.setattr(os, "posix_fallocate", full)
     writer = shm.Writer(prefix)
-    with pytest.raises(OSError, match=r"shared memory is full: a batch needs .* --shm-size"):
+    with pytest.raises(
+        catalog.StorageError, match=r"shared memory is full: a batch needs .* --shm-size"
+    ):
         writer.write(0, {"x": np.zeros(1000)})
+    # in a worker: the order fails with that message alone (no traceback: not user code)
+    plan = catalog.pipeline(np.arange(100)).batch(10).plan()
+    failure = processes._compute(plan, 0, 2, [None], writer, 0)[4]
+    assert failure[0] == 0 and failure[3] is None
+    assert failure[2].startswith("shared memory is full") and "\n" not in failure[2]
     writer.close()
     assert segments(prefix) == []

@@ -38,7 +38,7 @@ from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from catalog.errors import PipelineError
+from catalog.errors import PipelineError, StorageError
 from catalog.pipeline import shm
 from catalog.pipeline.plan import Block, Plan
 from catalog.pipeline.start_methods import DEFAULT_START_METHOD, START_METHODS
@@ -98,7 +98,11 @@ def _worker(
         writer.close()
 
 
-def _failure(unit: int, error: BaseException) -> tuple[int, int | None, str, str]:
+def _failure(unit: int, error: BaseException) -> tuple[int, int | None, str, str | None]:
+    """(unit, example index, message, traceback); no traceback for a StorageError (a full
+    /dev/shm): it is not the user's code, and its message says what to do."""
+    if isinstance(error, StorageError):
+        return unit, None, str(error), None
     index = error.index if isinstance(error, PipelineError) else None
     head = str(error) if isinstance(error, PipelineError) else repr(error)
     return unit, index, head, "".join(traceback.format_exception(error))
@@ -266,11 +270,15 @@ class ProcessWorkers:
         if failure is not None:
             unit, index, head, text = failure
             pid = self._procs[worker].pid  # type: ignore[union-attr]
-            error = PipelineError(
-                f"a process worker failed on unit {unit}: {head}\n\n"
-                f"Original traceback (in worker {worker}, pid {pid}):\n{text}",
-                index=index,
-            )
+            error: Exception
+            if text is None:  # catalog's own problem (see _failure): its message says it all
+                error = StorageError(head)
+            else:
+                error = PipelineError(
+                    f"a process worker failed on unit {unit}: {head}\n\n"
+                    f"Original traceback (in worker {worker}, pid {pid}):\n{text}",
+                    index=index,
+                )
             results.append((False, error))
         return results, seconds
 

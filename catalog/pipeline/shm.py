@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from catalog.errors import StorageError
 from catalog.nested import map_leaves
 
 try:
@@ -117,11 +118,10 @@ def _reserve(fd: int, size: int) -> None:
         if error.errno not in (errno.ENOSPC, errno.ENOMEM):
             raise
         free = shutil.disk_usage(_SHM_DIR).free if Path(_SHM_DIR).is_dir() else 0
-        raise OSError(
-            error.errno,
+        raise StorageError(
             f"shared memory is full: a batch needs {size:,} bytes and {_SHM_DIR} has "
             f"{free:,} free. Give it more room (docker run --shm-size=2g, or a bigger "
-            f"/dev/shm), use smaller batches, or prefetch(kind='thread')",
+            f"/dev/shm), use smaller batches, or prefetch(kind='thread')"
         ) from None
 
 
