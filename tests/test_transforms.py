@@ -93,3 +93,32 @@ def test_rescale_and_normalize() -> None:
     out: Any = T.normalize(image, mean=(0, 0.5, 0.2), std=(1, 0.5, 0.1))
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, [[[0, 1, 0]]], atol=1e-6)
+
+
+def test_every_result_is_a_writable_array_of_its_own() -> None:
+    """The module's promise: an augmentation may change its result in place (``img -= mean``)
+    and a cached input is never changed. Pillow's array view of an image is read-only."""
+    photo = jpeg(80, 60)
+    png = io.BytesIO()
+    PILImage.fromarray(np.zeros((20, 30), np.uint8)).save(png, format="PNG")
+    image = T.decode_image(photo)
+    rng = np.random.default_rng(0)
+    results = {
+        "decode_image(jpeg)": T.decode_image(photo),
+        "decode_image(png, 1)": T.decode_image(png.getvalue(), channels=1),
+        "resize(jpeg bytes, draft)": T.resize(photo, (20, 15)),
+        "resize(jpeg bytes, enlarging)": T.resize(photo, (100, 90)),
+        "resize(png bytes)": T.resize(png.getvalue(), (10, 10), channels=1),
+        "resize(array)": T.resize(image, (40, 30)),
+        "resize(1-channel array)": T.resize(image[:, :, :1], (40, 30)),
+        "random_crop": T.random_crop(image, (40, 30), rng),
+        "center_crop": T.center_crop(image, (40, 30)),
+        "random_flip": T.random_flip(image, rng),
+        "rescale": T.rescale(image),
+        "normalize": T.normalize(image, 0.5, 0.25),
+    }
+    for name, out in results.items():
+        assert out.flags.writeable, f"{name} is read-only"
+        assert out.flags.c_contiguous, f"{name} is not C-contiguous"
+        assert not np.shares_memory(out, image), f"{name} shares the input's memory"
+        out[...] = 0  # and it can be changed in place

@@ -52,7 +52,8 @@ def _mode(channels: int) -> str:
 
 def _to_array(img: PILImage.Image, channels: int) -> Array:
     mode = _mode(channels)
-    array = np.asarray(img if img.mode == mode else img.convert(mode))
+    # np.array, not np.asarray: Pillow hands NumPy its pixels as a read-only bytes object
+    array = np.array(img if img.mode == mode else img.convert(mode))
     return array.reshape(array.shape[0], array.shape[1], channels)
 
 
