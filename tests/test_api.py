@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import catalog
@@ -17,7 +18,7 @@ def test_all_is_sorted_and_complete() -> None:
     public = {
         n
         for n in vars(catalog)
-        if not n.startswith("_") and not isinstance(getattr(catalog, n), type(catalog))
+        if not n.startswith("_") and not isinstance(getattr(catalog, n), types.ModuleType)
     }
     assert public <= set(catalog.__all__), public - set(catalog.__all__)
 
@@ -53,3 +54,63 @@ def test_import_catalog_does_not_import_requests_or_pillow() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
+def run_fresh(code: str) -> str:
+    """What `code` prints in a new interpreter (this one has imported everything already)."""
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_import_catalog_loads_only_the_errors_until_a_name_is_used() -> None:
+    loaded = run_fresh("""
+        import sys, catalog
+        heavy = ["numpy", "array_record", "catalog.data_source", "catalog.loader", "hashlib"]
+        print(sorted(m for m in heavy if m in sys.modules))
+        catalog.CatalogError, catalog.__version__  # these are there already
+        print(sorted(m for m in heavy if m in sys.modules))
+        catalog.DataSource
+        print("catalog.data_source" in sys.modules, "numpy" in sys.modules)
+    """).splitlines()
+    assert loaded == ["[]", "[]", "True True"]
+
+
+def test_every_public_name_is_the_object_its_module_defines() -> None:
+    """Names resolve on first use to their module's object, in any order; `dir` lists them."""
+    for name in catalog.__all__:
+        assert name in dir(catalog), name
+    out = run_fresh("""
+        import importlib, catalog
+        wrong = [
+            name for name, module in catalog._LAZY.items()
+            if getattr(catalog, name) is not getattr(importlib.import_module(module), name)
+        ]
+        print(wrong)
+        from catalog import *  # noqa: F403
+        print(sorted(set(catalog.__all__) - set(globals())))
+    """)
+    assert out.splitlines() == ["[]", "[]"]
+
+
+def test_builder_and_data_source_stay_functions_whatever_is_imported_first() -> None:
+    """`catalog.builder` and `catalog.data_source` are functions and also the modules that
+    define them; importing the modules (directly, or through another module) must not hide
+    the functions, before or after the functions were first used."""
+    for first in [
+        "import catalog.torch",
+        "import catalog.data_source",
+        "catalog.data_source",
+        "from catalog.builder import DatasetBuilder",
+        "import catalog.loader.plan",
+    ]:
+        out = run_fresh(f"""
+            import catalog
+            {first}
+            import catalog.builder, catalog.data_source, catalog.loader
+            print(callable(catalog.builder), callable(catalog.data_source),
+                  catalog.data_source.__module__, catalog.pipeline.__module__)
+        """)
+        assert out == "True True catalog.builder catalog.loader.pipeline", (first, out)

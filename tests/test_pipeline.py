@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import catalog
-from catalog.pipeline.permutation import permute
-from catalog.pipeline.sampler import Sampler
+from catalog.loader.permutation import permute
+from catalog.loader.sampler import Sampler
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels
 

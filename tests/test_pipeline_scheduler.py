@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 import catalog
-from catalog.pipeline import processes, shm
-from catalog.pipeline.processes import ProcessWorkers
-from catalog.pipeline.scheduler import Scheduler, Tuner, Workers
-from catalog.pipeline.threads import ThreadWorkers
+from catalog.loader import processes, shm
+from catalog.loader.processes import ProcessWorkers
+from catalog.loader.scheduler import Scheduler, Tuner, Workers
+from catalog.loader.threads import ThreadWorkers
 
 SHM = Path("/dev/shm")
 

@@ -9,7 +9,7 @@ it; a reused one costs a memory copy. The consumer maps each segment once and co
 arrays out (`Reader.read`), so the batches it hands out are ordinary arrays that stay valid
 however long they are kept, and the slot can be written again. A slot is rewritten only
 after the consumer has read it: a worker has at most as many orders outstanding as it has
-slots (see `catalog.pipeline.processes`).
+slots (see `catalog.loader.processes`).
 
 Segment names carry a per-pool prefix (``catalog-<pid>-<token>-``), so whatever a stopped or
 killed worker leaves is found and removed by `sweep` when the workers shut down.

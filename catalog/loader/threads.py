@@ -2,7 +2,7 @@
 
 `Inline` computes each unit when it is asked for. `ThreadWorkers` are the threads behind
 ``prefetch(N, "thread")``: each takes orders (ranges of units) from its own inbox and puts
-the blocks in its outbox, in order; `catalog.pipeline.scheduler.Scheduler` decides who
+the blocks in its outbox, in order; `catalog.loader.scheduler.Scheduler` decides who
 computes what.
 """
 
@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any, Protocol
 
-from catalog.pipeline.plan import Block, Plan
+from catalog.loader.plan import Block, Plan
 
 __all__ = ["Executor", "Inline", "ThreadWorkers"]
 

@@ -3,7 +3,7 @@
 It is decided before any record is read. `shard` selects a contiguous block of the source's
 records (shards are disjoint and together cover the source; with ``drop_remainder`` all have
 ``len // count`` records); `shuffle` permutes that block anew in every epoch with the
-permutation of `catalog.pipeline.permutation` keyed by (seed, epoch); `repeat` sets the number
+permutation of `catalog.loader.permutation` keyed by (seed, epoch); `repeat` sets the number
 of epochs. Work is cut into *units*: `chunk` consecutive positions of one epoch. Unit ``u``
 is chunk ``u % units_per_epoch`` of epoch ``u // units_per_epoch``: a pure function of the
 sampler, which is what makes any worker count give the same output and a resumed iterator
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from catalog.pipeline.permutation import permute
+from catalog.loader.permutation import permute
 
 __all__ = ["Sampler", "shard_range"]
 

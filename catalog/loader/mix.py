@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from catalog.pipeline.iterator import PipelineIterator
-from catalog.pipeline.pipeline import Pipeline
+from catalog.loader.iterator import PipelineIterator
+from catalog.loader.pipeline import Pipeline
 
 __all__ = ["Mix", "MixIterator", "mix"]
 

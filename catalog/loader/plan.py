@@ -1,7 +1,7 @@
 """The work of one unit: read its records, run map/filter/cache, stack, finish batches.
 
 A `Plan` is the picklable description a pipeline compiles to; workers (threads or processes)
-each hold one and compute *units* (see `catalog.pipeline.sampler`). Everything a unit yields
+each hold one and compute *units* (see `catalog.loader.sampler`). Everything a unit yields
 is a pure function of the plan and the unit number, so output never depends on which worker
 computed it.
 
@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from catalog.errors import PipelineError
-from catalog.pipeline.sampler import Sampler
-from catalog.pipeline.stacking import PadSpec, pad_ragged, stack
+from catalog.loader.sampler import Sampler
+from catalog.loader.stacking import PadSpec, pad_ragged, stack
 
 __all__ = ["Block", "Filter", "Map", "MapBatch", "Plan"]
 
@@ -58,7 +58,7 @@ class MapBatch:
 
 @dataclass
 class Block:
-    """What one unit yields: `n` examples as a column structure (`catalog.pipeline.stacking`),
+    """What one unit yields: `n` examples as a column structure (`catalog.loader.stacking`),
     None when n is 0; `finished` when it is already a whole batch (padded, map_batch run)."""
 
     n: int

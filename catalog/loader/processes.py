@@ -1,11 +1,11 @@
 """Worker processes, started with spawn or forkserver (never fork), that compute orders.
 
 `ProcessWorkers` are the workers behind ``prefetch(N, "process")``
-(`catalog.pipeline.scheduler.Scheduler` decides what each computes). They start in a
+(`catalog.loader.scheduler.Scheduler` decides what each computes). They start in a
 background thread, so the consumer computes the first units itself while they boot instead
 of waiting for them. Each worker unpickles the plan once, then takes orders (ranges of
 units) from its inbox; it writes the arrays of all the blocks of an order into one
-shared-memory segment (`catalog.pipeline.shm`) and puts a small description in its outbox.
+shared-memory segment (`catalog.loader.shm`) and puts a small description in its outbox.
 
 Workers ignore SIGINT: on Ctrl-C the consumer raises KeyboardInterrupt and shuts them down
 itself (`close`), which
@@ -39,9 +39,9 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from catalog.errors import PipelineError, StorageError
-from catalog.pipeline import shm
-from catalog.pipeline.plan import Block, Plan
-from catalog.pipeline.start_methods import DEFAULT_START_METHOD, START_METHODS
+from catalog.loader import shm
+from catalog.loader.plan import Block, Plan
+from catalog.loader.start_methods import DEFAULT_START_METHOD, START_METHODS
 
 __all__ = ["DEFAULT_START_METHOD", "START_METHODS", "ProcessWorkers"]
 _POLL = 0.1  # seconds between liveness checks while waiting on a queue
@@ -169,7 +169,7 @@ class ProcessWorkers:
         if start_method == "forkserver":
             # The server imports catalog once; each worker is then a fork of that clean
             # process (it never opened a reader), which starts in milliseconds.
-            ctx.set_forkserver_preload(["catalog.pipeline.processes"])
+            ctx.set_forkserver_preload(["catalog.loader.processes"])
         self._prefix = f"catalog-{os.getpid()}-{secrets.token_hex(4)}-"
         self._stop = ctx.Event()
         self._inboxes: list[Any] = [ctx.Queue() for _ in range(size)]

@@ -21,13 +21,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from catalog.pipeline.iterator import PipelineIterator, State, check_state
-from catalog.pipeline.plan import Filter, Map, MapBatch, Plan
-from catalog.pipeline.sampler import Sampler
-from catalog.pipeline.scheduler import Pool, Scheduler, Tuner, Workers
-from catalog.pipeline.stacking import PadSpec
-from catalog.pipeline.start_methods import DEFAULT_START_METHOD, START_METHODS
-from catalog.pipeline.threads import Executor, Inline, ThreadWorkers
+from catalog.loader.iterator import PipelineIterator, State, check_state
+from catalog.loader.plan import Filter, Map, MapBatch, Plan
+from catalog.loader.sampler import Sampler
+from catalog.loader.scheduler import Pool, Scheduler, Tuner, Workers
+from catalog.loader.stacking import PadSpec
+from catalog.loader.start_methods import DEFAULT_START_METHOD, START_METHODS
+from catalog.loader.threads import Executor, Inline, ThreadWorkers
 
 __all__ = ["Pipeline", "pipeline"]
 
@@ -132,7 +132,7 @@ class Pipeline:
         return replace(self, cache_after=True)
 
     def batch(self, size: int, drop_remainder: bool = False, *, pad: PadSpec = None) -> Pipeline:
-        """Examples become batches: one structure of stacked arrays (`catalog.pipeline.
+        """Examples become batches: one structure of stacked arrays (`catalog.loader.
         stacking` says how ragged values are batched; `pad` pads them). Batches never span
         two epochs."""
         if self.batch_size is not None:
@@ -162,7 +162,7 @@ class Pipeline:
 
         With `autotune` (the default) the caller computes a unit itself when no worker has
         it, and the number of workers given work is tuned between 0 and `workers` to what
-        delivers batches fastest (`catalog.pipeline.scheduler`): workers never make a
+        delivers batches fastest (`catalog.loader.scheduler`): workers never make a
         pipeline slower than computing it in the caller. ``autotune=False`` keeps all
         `workers` busy and the caller only waits for them. The output is the same either way."""
         _check_int("workers", workers, 0)
@@ -217,7 +217,7 @@ class Pipeline:
             if spec.kind == "thread":
                 return ThreadWorkers(plan, spec.workers)
             # multiprocessing only when processes are asked for: `import catalog` stays light
-            from catalog.pipeline.processes import ProcessWorkers
+            from catalog.loader.processes import ProcessWorkers
 
             return ProcessWorkers(
                 plan, spec.workers, depth=spec.depth, start_method=spec.start_method

@@ -4,7 +4,7 @@
 units in order and is *caller-runs*: the consumer sends ranges of units ahead of itself to
 its workers as orders (at most `depth` outstanding per worker), and when the unit it needs
 has been given to no worker, it computes that unit itself rather than waiting. Workers
-(`catalog.pipeline.threads.ThreadWorkers`, `catalog.pipeline.processes.ProcessWorkers`) only
+(`catalog.loader.threads.ThreadWorkers`, `catalog.loader.processes.ProcessWorkers`) only
 compute what they are told and send the blocks back in order. Every unit is a pure function
 of its number, so who computed it never shows in the output: the batches, and the state an
 iterator resumes from, are the same with any number and kind of workers.
@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from catalog.pipeline.plan import Block, Plan
+from catalog.loader.plan import Block, Plan
 
 __all__ = ["Pool", "Scheduler", "Tuner", "Workers"]
 

@@ -1,7 +1,7 @@
 """Iterating a pipeline: examples or batches in order, and a state to resume from.
 
 The iterator takes the blocks of consecutive units from an executor (inline, threads or
-processes; `catalog.pipeline.threads`, `catalog.pipeline.processes`) and hands out
+processes; `catalog.loader.threads`, `catalog.loader.processes`) and hands out
 
 - examples, one row of a block at a time (no `batch`);
 - the blocks themselves when each unit is one batch (`batch` and no `filter`): workers have
@@ -20,9 +20,9 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from catalog.pipeline.plan import Block, Plan
-from catalog.pipeline.stacking import concat, row, take
-from catalog.pipeline.threads import Executor
+from catalog.loader.plan import Block, Plan
+from catalog.loader.stacking import concat, row, take
+from catalog.loader.threads import Executor
 
 __all__ = ["PipelineIterator", "State"]
 

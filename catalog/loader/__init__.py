@@ -1,4 +1,4 @@
-"""Input pipelines over data sources: sampler, transformations, batches, workers, resume.
+"""The loader behind `catalog.pipeline`: sampler, transformations, batches, workers, resume.
 
 The source/sampler/loader paradigm: a random-access source (`catalog.DataSource`, or any
 sequence), an index sampler that fixes the order before anything is read (`shuffle`,
@@ -17,8 +17,8 @@ resume), `pipeline` (the immutable chain) and `mix`. Image functions for `map` a
 `catalog.transforms`; `catalog.torch` / `catalog.jax` turn batches into tensors / arrays.
 """
 
-from catalog.pipeline.iterator import PipelineIterator
-from catalog.pipeline.mix import Mix, mix
-from catalog.pipeline.pipeline import Pipeline, pipeline
+from catalog.loader.iterator import PipelineIterator
+from catalog.loader.mix import Mix, mix
+from catalog.loader.pipeline import Pipeline, pipeline
 
 __all__ = ["Mix", "Pipeline", "PipelineIterator", "mix", "pipeline"]
