@@ -131,6 +131,42 @@ def test_batches_are_whole_columns_read_in_one_go(ds: Any) -> None:
     assert catalog.pipeline(ds).filter(bool).batch(64).batches_per_epoch() is None
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    n=st.integers(0, 300),
+    size=st.one_of(st.none(), st.integers(1, 70)),
+    drop=st.booleans(),
+    shard=st.integers(1, 4).flatmap(lambda c: st.tuples(st.integers(0, c - 1), st.just(c))),
+    shard_drop=st.booleans(),
+    epochs=st.integers(1, 3),
+    shuffled=st.booleans(),
+)
+def test_len_is_what_one_iteration_gives(
+    n: int,
+    size: int | None,
+    drop: bool,
+    shard: tuple[int, int],
+    shard_drop: bool,
+    epochs: int,
+    shuffled: bool,
+) -> None:
+    p = catalog.pipeline(np.arange(n)).shard(*shard, drop_remainder=shard_drop).repeat(epochs)
+    p = p.shuffle(3) if shuffled else p
+    p = p.batch(size, drop_remainder=drop) if size is not None else p
+    assert len(p) == len(list(p))
+    assert p  # truthy even when empty: `if pipeline` never asks for a length
+
+
+def test_len_of_a_pipeline_that_repeats_forever_or_filters_is_a_type_error() -> None:
+    forever = catalog.pipeline(np.arange(10)).repeat().batch(4)
+    with pytest.raises(TypeError, match="repeats forever"):
+        len(forever)
+    assert forever.batches_per_epoch() == 3 and forever
+    with pytest.raises(TypeError, match="filters examples"):
+        len(catalog.pipeline(np.arange(10)).filter(bool).batch(4))
+    assert len(list(catalog.pipeline(np.arange(10)).filter(bool))) == 9  # list() still works
+
+
 def test_read_batch_equals_getitems(ds: Any) -> None:
     rows = [5, 0, 199, 17, 17]
     batch = ds.read_batch(rows)

@@ -258,6 +258,28 @@ class Pipeline:
             return n
         return n // self.batch_size if self.drop_remainder else math.ceil(n / self.batch_size)
 
+    def __len__(self) -> int:
+        """How many outputs (batches, or examples without `batch`) one iteration gives, over
+        all its epochs, as ``len()`` of a tf.data dataset or a DataLoader: for progress bars
+        and learning-rate schedules. A TypeError when that is not known before reading: a
+        pipeline that repeats forever, or filters (`batches_per_epoch` is None then)."""
+        per_epoch = self.batches_per_epoch()
+        if self.num_epochs is None:
+            raise TypeError(
+                "this pipeline repeats forever, so it has no length; batches_per_epoch() gives "
+                "one epoch's"
+            )
+        if per_epoch is None:
+            raise TypeError(
+                "this pipeline filters examples, so its length is known only after reading; "
+                "count the outputs of one iteration instead"
+            )
+        return per_epoch * self.num_epochs
+
+    def __bool__(self) -> bool:
+        """Always true, as any object: ``if pipeline`` does not ask for its length."""
+        return True
+
     def __repr__(self) -> str:
         parts = [f"pipeline({type(self.source).__name__} of {len(self.source)})"]
         if self.shard_spec != (0, 1, False):
