@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -200,6 +201,57 @@ def test_ctrl_c_stops_workers_and_frees_shared_memory(tmp_path: Path) -> None:
     assert "KeyboardInterrupt" in err
     assert not [pid for pid in pids if alive(pid)]
     assert segments(proc.pid) == []
+
+
+def with_a_lock(example: dict[str, Any]) -> dict[str, Any]:
+    return {**example, "lock": threading.Lock()}  # cannot be pickled
+
+
+def _refuse() -> None:
+    raise RuntimeError("this object cannot be rebuilt here")
+
+
+class RebuildsNowhere:
+    """Pickles fine in the worker; unpickling it in the consumer fails."""
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        return _refuse, ()
+
+
+def with_a_fragile_object(example: dict[str, Any]) -> dict[str, Any]:
+    return {**example, "fragile": RebuildsNowhere()}
+
+
+@pytest.mark.parametrize(
+    ("fn", "message"),
+    [
+        (with_a_lock, "cannot be sent from a process worker: cannot pickle '_thread.lock'"),
+        (with_a_fragile_object, "cannot be unpickled here: RuntimeError"),
+    ],
+)
+def test_an_output_that_cannot_travel_is_an_error_not_a_hang(
+    ds: Any, fn: Any, message: str
+) -> None:
+    """The queue pickles in a thread of its own that only prints what fails: the consumer
+    would wait forever for an output that a worker could not send."""
+    it = catalog.pipeline(ds).map(fn).batch(10).prefetch(2, "process", autotune=False)
+    outcome: list[BaseException] = []
+
+    def consume() -> None:
+        try:
+            list(it)
+        except BaseException as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), "the consumer still waits for the output"
+    assert len(outcome) == 1 and isinstance(outcome[0], catalog.PipelineError), outcome
+    assert message in str(outcome[0]) and "prefetch(kind='thread')" in str(outcome[0])
+    assert "Traceback" not in str(outcome[0])  # one message, what to do included
+    assert not multiprocessing.active_children()
+    assert segments(os.getpid()) == []
 
 
 def test_a_killed_worker_is_reported_and_the_rest_cleaned_up(ds: Any) -> None:

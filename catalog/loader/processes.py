@@ -91,21 +91,41 @@ def _worker(
             if order is None:  # close(): stop now rather than at the next poll
                 break
             first, count = order
-            outbox.put(_compute(plan, first, count, window, writer, seq % slots))
+            outbox.put(_pickled(_compute(plan, first, count, window, writer, seq % slots), first))
             seq += 1
     finally:
         outbox.cancel_join_thread()  # what is left in the queue is the consumer's to discard
         writer.close()
 
 
-def _failure(unit: int, error: BaseException) -> tuple[int, int | None, str, str | None]:
-    """(unit, example index, message, traceback); no traceback for a StorageError (a full
-    /dev/shm): it is not the user's code, and its message says what to do."""
-    if isinstance(error, StorageError):
-        return unit, None, str(error), None
+class _Unsendable(PipelineError):
+    """An order's output that cannot be pickled to be sent to the consumer."""
+
+
+def _failure(unit: int, error: BaseException) -> tuple[int, int | None, str, str | None, str]:
+    """(unit, example index, message, traceback, error class); no traceback for catalog's own
+    messages (a full /dev/shm, an output that cannot be sent), which say what to do."""
+    if isinstance(error, StorageError | _Unsendable):
+        return unit, None, str(error), None, type(error).__name__
     index = error.index if isinstance(error, PipelineError) else None
     head = str(error) if isinstance(error, PipelineError) else repr(error)
-    return unit, index, head, "".join(traceback.format_exception(error))
+    return unit, index, head, "".join(traceback.format_exception(error)), "PipelineError"
+
+
+def _pickled(result: tuple[Any, ...], first: int) -> bytes:
+    """`_compute`'s result as the bytes the outbox carries. Pickled here, where a failure can
+    still be reported: the queue pickles in a thread of its own that only prints a failure,
+    and the consumer would wait for the result forever."""
+    try:
+        return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as error:
+        slot, seconds = result[0], result[-1]
+        problem = _Unsendable(
+            f"what the pipeline's functions returned cannot be sent from a process worker: "
+            f"{error}. Return NumPy arrays, numbers, strings, bytes, or dicts, lists and tuples "
+            "of them; or use prefetch(kind='thread')"
+        )
+        return pickle.dumps((slot, [], None, 0, _failure(first, problem), seconds))
 
 
 def _compute(
@@ -256,23 +276,31 @@ class ProcessWorkers:
         q = self._outboxes[worker]
         while True:
             try:
-                slot, described, name, size, failure, seconds = q.get(timeout=_POLL)
+                data = q.get(timeout=_POLL)
                 break
             except queue.Empty:
                 proc = self._procs[worker]
                 if proc is not None and not proc.is_alive() and q.empty():
                     self._check_alive()
         self._pending[worker] -= 1
+        try:
+            slot, described, name, size, failure, seconds = pickle.loads(data)
+        except Exception as unreadable:  # e.g. a returned object that rebuilds only there
+            raise PipelineError(
+                f"what process worker {worker} returned cannot be unpickled here: "
+                f"{unreadable!r}. Return NumPy arrays, numbers, strings, bytes, or dicts, lists "
+                "and tuples of them; or use prefetch(kind='thread')"
+            ) from unreadable
         results: list[_Result] = [
             (True, Block(n, struct, finished))
             for n, finished, struct in self._readers[worker].read(slot, described, name, size)
         ]
         if failure is not None:
-            unit, index, head, text = failure
+            unit, index, head, text, kind = failure
             pid = self._procs[worker].pid  # type: ignore[union-attr]
             error: Exception
-            if text is None:  # catalog's own problem (see _failure): its message says it all
-                error = StorageError(head)
+            if text is None:  # catalog's own message (see _failure): it says it all
+                error = StorageError(head) if kind == "StorageError" else PipelineError(head)
             else:
                 error = PipelineError(
                     f"a process worker failed on unit {unit}: {head}\n\n"
