@@ -36,10 +36,10 @@ from array_record.python.array_record_data_source import ArrayRecordDataSource
 from array_record.python.array_record_module import ArrayRecordReader
 
 import catalog
-from catalog.builder import DatasetBuilder
-from catalog.codec import RecordCodec
-from catalog.data_source import READER_OPTIONS, DataSource
-from catalog.spec import load_spec
+from catalog.api.builder import DatasetBuilder
+from catalog.features.codec import RecordCodec
+from catalog.read.data_source import READER_OPTIONS, DataSource
+from catalog.spec.builder_spec import load_spec
 from catalog.testing.harness import dummy_spec
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import write_idx

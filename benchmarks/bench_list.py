@@ -7,7 +7,7 @@ nine datasets of the first catalog (binarized_mnist ... tf_flowers) and every re
 dataset, and `catalog info voc` once. Each line is the median of `--runs` runs. Target: the
 whole catalog lists in at most 1.5x the time of the nine. The registries are temporary
 files naming the real builder folders; the process is the CLI's own `main` with
-`catalog.registry.registry_file` pointed at one of them, so it imports and parses exactly
+`catalog.spec.registry.registry_file` pointed at one of them, so it imports and parses exactly
 what `python -m catalog list` does.
 """
 
@@ -27,8 +27,8 @@ FIRST_NINE = ["binarized_mnist", "cifar10", "cifar100", "cmaterdb", "fashion_mni
 RUN = """
 import sys
 from pathlib import Path
-import catalog.registry
-catalog.registry.registry_file = lambda: Path(sys.argv[1])
+import catalog.spec.registry
+catalog.spec.registry.registry_file = lambda: Path(sys.argv[1])
 from catalog.cli import main
 sys.exit(main(sys.argv[2:]))
 """

@@ -3,7 +3,7 @@
     python benchmarks/bench_memory.py [--scale 1.0] [--dir /tmp]
 
 Each case writes a full-size synthetic source file, then a fresh process runs the
-real reader -> features -> ArrayRecord writer of `catalog.prepare` over it, and reports the
+real reader -> features -> ArrayRecord writer of `catalog.prepare.driver` over it, and reports the
 preparing process's peak resident memory (``ru_maxrss``) before and after, and tracemalloc's peak of
 Python allocations (NumPy's included) during preparation:
 
@@ -73,10 +73,10 @@ def run_case(case: str, paths: dict[str, list[str]], folder: Path) -> dict[str, 
     """Prepare a case's source files; called in a fresh process."""
     from array_record.python.array_record_module import ArrayRecordWriter
 
-    from catalog.codec import RecordCodec
+    from catalog.features.codec import RecordCodec
     from catalog.formats import FORMATS, Source
-    from catalog.prepare import WRITER_OPTIONS
-    from catalog.spec import load_spec
+    from catalog.prepare.driver import WRITER_OPTIONS
+    from catalog.spec.builder_spec import load_spec
 
     files = {role: tuple(Path(p) for p in found) for role, found in paths.items()}
     if case == "stl10":

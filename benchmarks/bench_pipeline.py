@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 import catalog
-from catalog.builder import DatasetBuilder
-from catalog.spec import load_spec
+from catalog.api.builder import DatasetBuilder
+from catalog.spec.builder_spec import load_spec
 from catalog.testing.harness import dummy_spec
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import write_idx

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from catalog.builder import DatasetBuilder
-from catalog.spec import load_spec
+from catalog.api.builder import DatasetBuilder
+from catalog.features.wav import write_wav
+from catalog.spec.builder_spec import load_spec
 from catalog.testing.harness import dummy_spec
 from catalog.testing.http_server import LoopbackServer
-from catalog.wav import write_wav
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))

@@ -34,12 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from catalog.builder import DatasetBuilder
-from catalog.spec import load_spec
+from catalog.api.builder import DatasetBuilder
+from catalog.interop.tfrecord import IndexedReader, crc, encode_example, parse_example, read_records
+from catalog.interop.tfrecord.io import TFRecordWriter
+from catalog.spec.builder_spec import load_spec
 from catalog.testing.harness import dummy_spec
 from catalog.testing.http_server import LoopbackServer
-from catalog.tfrecord import IndexedReader, crc, encode_example, parse_example, read_records
-from catalog.tfrecord.io import TFRecordWriter
 
 RANDOM_READS = 20_000
 

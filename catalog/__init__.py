@@ -11,8 +11,6 @@ one corner does not pay for all of them (NumPy, array_record, the features, the 
 """
 
 import importlib as _importlib
-import sys as _sys
-import types as _types
 import typing as _typing
 
 from catalog._version import __version__
@@ -33,8 +31,7 @@ from catalog.errors import (
 )
 
 if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `__getattr__` below
-    from catalog.builder import DatasetBuilder, builder, data_source
-    from catalog.data_source import DataSource
+    from catalog.api.builder import DatasetBuilder, builder, data_source
     from catalog.features import (
         Audio,
         BBox,
@@ -47,16 +44,17 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `_
         Tensor,
         Text,
     )
-    from catalog.info import DatasetInfo, ShardInfo, SplitInfo
+    from catalog.interop.tfds.directory import open_tfds
     from catalog.loader import Pipeline, PipelineIterator, mix, pipeline
-    from catalog.registry import list_datasets
-    from catalog.splits import even_splits
-    from catalog.tfds.directory import open_tfds
+    from catalog.read.data_source import DataSource
+    from catalog.read.splits import even_splits
+    from catalog.spec.registry import list_datasets
+    from catalog.storage.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 
 #: Where each name that is imported on first use is defined.
 _LAZY = {
-    **dict.fromkeys(["DatasetBuilder", "builder", "data_source"], "catalog.builder"),
-    "DataSource": "catalog.data_source",
+    **dict.fromkeys(["DatasetBuilder", "builder", "data_source"], "catalog.api.builder"),
+    "DataSource": "catalog.read.data_source",
     **dict.fromkeys(
         [
             "Audio",
@@ -72,11 +70,11 @@ _LAZY = {
         ],
         "catalog.features",
     ),
-    **dict.fromkeys(["DatasetInfo", "ShardInfo", "SplitInfo"], "catalog.info"),
+    **dict.fromkeys(["DatasetInfo", "ShardInfo", "SplitInfo"], "catalog.storage.dataset_info"),
     **dict.fromkeys(["Pipeline", "PipelineIterator", "mix", "pipeline"], "catalog.loader"),
-    "list_datasets": "catalog.registry",
-    "even_splits": "catalog.splits",
-    "open_tfds": "catalog.tfds.directory",
+    "list_datasets": "catalog.spec.registry",
+    "even_splits": "catalog.read.splits",
+    "open_tfds": "catalog.interop.tfds.directory",
 }
 
 
@@ -91,21 +89,6 @@ def __getattr__(name: str) -> _typing.Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
-
-
-class _Package(_types.ModuleType):
-    """`catalog.builder` and `catalog.data_source` name both a function and the module that
-    defines it. Importing a submodule sets it as an attribute of its package, which would
-    hide the function from then on; the functions keep their names instead (as when they were
-    imported eagerly: the modules stay reachable by ``from catalog.builder import ...``)."""
-
-    def __setattr__(self, name: str, value: _typing.Any) -> None:
-        if name in _LAZY and isinstance(value, _types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [

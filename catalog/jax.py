@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from catalog._util.nested import map_leaves
 from catalog.errors import MissingDependencyError
-from catalog.nested import map_leaves
 
 __all__ = ["to_jax", "to_jax_iter"]
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from catalog._util.nested import map_leaves
 from catalog.errors import MissingDependencyError
-from catalog.nested import map_leaves
 
 __all__ = ["to_torch", "to_torch_iter"]
 

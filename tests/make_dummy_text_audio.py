@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from catalog.wav import write_wav
+from catalog.features.wav import write_wav
 
 from make_dummy_data import BUILDERS, write_tar_gz
 

@@ -6,7 +6,7 @@ repository root; needs Debian's chromium).
 The 50 real Fashion-MNIST test images in tests/data/ are prepared offline as fashion_mnist
 (tests/make_readme_picture.py's sample builder, from a local mirror dir) into a fresh data dir;
 `catalog site` then writes the site of the whole catalog with that data dir, and headless
-Chromium (catalog.testing.chromium) takes a screenshot of fashion_mnist's page from disk.
+Chromium (tests/chromium.py) takes a screenshot of fashion_mnist's page from disk.
 No network is used. tests/test_site.py checks that the committed picture still shows the
 example grid `catalog site` draws.
 """
@@ -29,7 +29,7 @@ WIDTH, HEIGHT = 1000, 980
 
 def make_site(work: Path) -> Path:
     """The site of the whole catalog with the 50-image fashion_mnist prepared; its folder."""
-    from catalog.registry import list_datasets
+    from catalog.spec.registry import list_datasets
 
     folder, mirror = sample_builder(work)
     data = str(work / "data")
@@ -40,7 +40,7 @@ def make_site(work: Path) -> Path:
 
 
 def main(output: Path = PICTURE) -> None:
-    from catalog.testing.chromium import Chromium
+    from chromium import Chromium
 
     work = Path(tempfile.mkdtemp())
     try:

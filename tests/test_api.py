@@ -68,12 +68,12 @@ def run_fresh(code: str) -> str:
 def test_import_catalog_loads_only_the_errors_until_a_name_is_used() -> None:
     loaded = run_fresh("""
         import sys, catalog
-        heavy = ["numpy", "array_record", "catalog.data_source", "catalog.loader", "hashlib"]
+        heavy = ["numpy", "array_record", "catalog.read", "catalog.loader", "hashlib"]
         print(sorted(m for m in heavy if m in sys.modules))
         catalog.CatalogError, catalog.__version__  # these are there already
         print(sorted(m for m in heavy if m in sys.modules))
         catalog.DataSource
-        print("catalog.data_source" in sys.modules, "numpy" in sys.modules)
+        print("catalog.read.data_source" in sys.modules, "numpy" in sys.modules)
     """).splitlines()
     assert loaded == ["[]", "[]", "True True"]
 
@@ -96,21 +96,21 @@ def test_every_public_name_is_the_object_its_module_defines() -> None:
 
 
 def test_builder_and_data_source_stay_functions_whatever_is_imported_first() -> None:
-    """`catalog.builder` and `catalog.data_source` are functions and also the modules that
-    define them; importing the modules (directly, or through another module) must not hide
-    the functions, before or after the functions were first used."""
+    """`catalog.builder` and `catalog.data_source` are functions; the modules behind them live
+    in `catalog.api` and `catalog.read`, so importing any module (directly, or through another
+    one) never hides a function, before or after it was first used."""
     for first in [
         "import catalog.torch",
-        "import catalog.data_source",
+        "import catalog.read.data_source",
         "catalog.data_source",
-        "from catalog.builder import DatasetBuilder",
+        "from catalog.api.builder import DatasetBuilder",
         "import catalog.loader.plan",
     ]:
         out = run_fresh(f"""
             import catalog
             {first}
-            import catalog.builder, catalog.data_source, catalog.loader
+            import catalog.api.builder, catalog.read.data_source, catalog.loader
             print(callable(catalog.builder), callable(catalog.data_source),
                   catalog.data_source.__module__, catalog.pipeline.__module__)
         """)
-        assert out == "True True catalog.builder catalog.loader.pipeline", (first, out)
+        assert out == "True True catalog.api.builder catalog.loader.pipeline", (first, out)

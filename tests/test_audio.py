@@ -11,7 +11,7 @@ import pytest
 
 from catalog.errors import FeatureError
 from catalog.features import Audio, ClassLabel, FeaturesDict, Sequence, from_json
-from catalog.wav import read_header, read_samples, write_wav
+from catalog.features.wav import read_header, read_samples, write_wav
 
 RAMP = np.array([-32768, -1, 0, 1, 32767, 1000], np.int16)
 

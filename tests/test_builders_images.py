@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import catalog
-from catalog.data_source import DataSource
 from catalog.errors import FeatureError, SourceFormatError
 from catalog.features import ClassLabel
-from catalog.info import INFO_FILE, DatasetInfo
+from catalog.read.data_source import DataSource
+from catalog.storage.dataset_info import INFO_FILE, DatasetInfo
 from catalog.testing.harness import run_builder
 
 from dummy_images import (

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import catalog
+from catalog.features.wav import read_header
 from catalog.testing.harness import run_builder
-from catalog.wav import read_header
 
 from make_dummy_text_audio import (
     SHAKESPEARE,

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image as PILImage
 
-from catalog.show import GridLayout
+from catalog.present.show import GridLayout
 
 from conftest import FIRST50
 from make_readme_picture import PICTURE, SHOW_ARGS

@@ -107,8 +107,8 @@ def test_export_round_trips(tmp_path: Path, fmt: str) -> None:
             for a, b in zip(original[split], exported[split], strict=True):
                 assert_same(a, b)
     else:
-        from catalog.tfds.codec import ExampleCodec
-        from catalog.tfrecord import read_records
+        from catalog.interop.tfds.codec import ExampleCodec
+        from catalog.interop.tfrecord import read_records
 
         codec = ExampleCodec(original["train"].info.features)
         records = read_records(out / "tiny_features-train.tfrecord-00000-of-00001")

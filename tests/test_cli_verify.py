@@ -1,4 +1,4 @@
-"""`catalog verify` and catalog.verify: corrupt, missing and miscounted shards are named."""
+"""`catalog verify` and catalog.storage.verify: corrupt, missing and miscounted shards are named."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import catalog
+from catalog.storage.verify import Problem, verify
 from catalog.testing.http_server import LoopbackServer
-from catalog.verify import Problem, verify
 
 from conftest import idx_builder
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import catalog
-from catalog.checksums import read_checksums
 from catalog.download import DownloadConfig
+from catalog.download.checksums import read_checksums
 from catalog.errors import ChecksumError
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx

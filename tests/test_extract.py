@@ -1,4 +1,4 @@
-"""catalog.extract: every format by content, extracted once, and unsafe archives refused.
+"""catalog.download.extract: every format by content, extracted once, and unsafe archives refused.
 
 Archives are generated here (no committed binaries), including hostile ones: ``..`` and
 absolute members, links pointing out, device files and FIFOs.
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from catalog.checksums import sha256_file
+from catalog.download.checksums import sha256_file
+from catalog.download.extract import archive_format, extract
 from catalog.errors import SourceFormatError
-from catalog.extract import archive_format, extract
 
 FILES = {"top.txt": b"top level\n", "nested/deep/data.bin": bytes(range(256)) * 8}
 

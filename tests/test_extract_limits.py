@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from catalog.download import DownloadConfig, DownloadManager, Resource
+from catalog.download.extract import RATIO_ALLOWANCE, extract, extraction_limit
 from catalog.errors import SourceFormatError, StorageError
-from catalog.extract import RATIO_ALLOWANCE, extract, extraction_limit
 from catalog.testing.http_server import LoopbackServer
 
 MiB = 1 << 20
@@ -164,11 +164,11 @@ def test_too_little_free_space_is_refused_before_extracting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     archive = zip_bomb(tmp_path / "zeros.zip", 8 * MiB)
-    import catalog.diskspace
+    import catalog.storage.diskspace
 
-    usage = catalog.diskspace.shutil.disk_usage(tmp_path)
+    usage = catalog.storage.diskspace.shutil.disk_usage(tmp_path)
     monkeypatch.setattr(
-        catalog.diskspace.shutil, "disk_usage", lambda p: usage._replace(free=MiB)
+        catalog.storage.diskspace.shutil, "disk_usage", lambda p: usage._replace(free=MiB)
     )  # a nearly full disk
     with pytest.raises(StorageError) as info:
         extract(archive, tmp_path / "x")
@@ -182,10 +182,12 @@ def test_too_little_free_space_is_refused_before_downloading(
 ) -> None:
     body = b"x" * (2 * MiB)
     url = server.add("/big.bin", body)
-    import catalog.diskspace
+    import catalog.storage.diskspace
 
-    usage = catalog.diskspace.shutil.disk_usage(tmp_path)
-    monkeypatch.setattr(catalog.diskspace.shutil, "disk_usage", lambda p: usage._replace(free=MiB))
+    usage = catalog.storage.diskspace.shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(
+        catalog.storage.diskspace.shutil, "disk_usage", lambda p: usage._replace(free=MiB)
+    )
     config = DownloadConfig(
         download_dir=tmp_path / "dl", mirrors=(), offline=False, progress="none"
     )
@@ -197,7 +199,7 @@ def test_too_little_free_space_is_refused_before_downloading(
 
 FULL_DISK = """
 import resource, signal, sys
-from catalog.extract import extract
+from catalog.download.extract import extract
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)          # a write past the limit fails: EFBIG
 resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.RLIM_INFINITY))
 try:

@@ -27,8 +27,8 @@ from catalog import (
     Tensor,
     Text,
 )
-from catalog.codec import RecordCodec
 from catalog.features import FEATURE_TYPES, BBox, Feature, from_json
+from catalog.features.codec import RecordCodec
 
 IMG = np.arange(28 * 28, dtype=np.uint8).reshape(28, 28, 1)
 RGB = np.arange(5 * 7 * 3, dtype=np.uint8).reshape(5, 7, 3)

@@ -45,7 +45,7 @@ def test_prepared_and_extracted_dirs_follow_the_umask(
     try:
         catalog.data_source(folder, data_dir=tmp_path / "data")
         b = catalog.builder(folder, data_dir=tmp_path / "data")
-        from catalog.extract import extract
+        from catalog.download.extract import extract
 
         archive = tmp_path / "a.tar"
         import tarfile
@@ -320,14 +320,14 @@ def test_too_little_free_space_for_the_shards_is_refused_before_writing(
 ) -> None:
     """The shard plan knows about how big the shards will be: a disk too small for them is one
     StorageError before any shard is written, and nothing is left behind."""
-    import catalog.diskspace
+    import catalog.storage.diskspace
 
     folder = idx_builder(tmp_path, server, 3000)  # about 2.4 MiB of shards
     b = catalog.builder(folder, data_dir=tmp_path / "data")
     b.download_and_prepare(download_dir=tmp_path / "dl", max_examples_per_split=5)  # cached
     usage = shutil.disk_usage(tmp_path)
     monkeypatch.setattr(
-        catalog.diskspace.shutil, "disk_usage", lambda p: usage._replace(free=1 << 20)
+        catalog.storage.diskspace.shutil, "disk_usage", lambda p: usage._replace(free=1 << 20)
     )  # 1 MiB free: the downloads are there, the shards would not fit
     with pytest.raises(catalog.StorageError) as info:
         b.download_and_prepare(download_dir=tmp_path / "dl", overwrite=True)

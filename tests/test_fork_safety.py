@@ -4,7 +4,7 @@ The README's pattern, for real: datasets prepared by another process (`catalog p
 records read in the parent, then `DataLoader(num_workers=2, shuffle=True)` with fork, full
 epochs of a split of several thousand examples, repeated in fresh processes. Before shards
 were written uncompressed this crashed the workers (SIGSEGV) in 19 of 20 runs; see
-`catalog.shards` for the root cause. Every run is its own process with a time limit, so a
+`catalog.storage.shards` for the root cause. Every run is its own process with a time limit, so a
 crash or a hang fails the test instead of taking pytest down.
 
 CATALOG_FORK_RUNS=20 runs it 20 times (as for the issue's acceptance); CI runs 3.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog.info import DatasetInfo
+from catalog.storage.dataset_info import DatasetInfo
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_labels
 
@@ -89,7 +89,7 @@ def test_forked_dataloader_workers_read_full_epochs(
 
 
 def test_shards_are_written_uncompressed(prepared: tuple[Path, Path, Path]) -> None:
-    from catalog.shards import WRITER_OPTIONS, open_reader
+    from catalog.storage.shards import WRITER_OPTIONS, open_reader
 
     data_dir = prepared[0]
     info = DatasetInfo.read(data_dir / "big" / "1.0.0")

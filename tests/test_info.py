@@ -13,8 +13,15 @@ import catalog
 from catalog import ClassLabel, DatasetInfo, FeaturesDict, Image, Sequence, Tensor, Text
 from catalog.errors import SpecError
 from catalog.features import from_json
-from catalog.info import Location, ShardInfo, SplitInfo, disk_usage, format_info, format_size
-from catalog.spec import load_spec, read_yaml
+from catalog.spec.builder_spec import load_spec, read_yaml
+from catalog.storage.dataset_info import (
+    Location,
+    ShardInfo,
+    SplitInfo,
+    disk_usage,
+    format_info,
+    format_size,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from catalog.lock_holder import describe_holder, holder_path, write_holder
+from catalog.storage.lock_holder import describe_holder, holder_path, write_holder
 
 HOLD = """
 import sys
 from pathlib import Path
-from catalog.locking import dataset_lock
+from catalog.storage.locking import dataset_lock
 with dataset_lock(Path(sys.argv[1])):
     print("held", flush=True)
     sys.stdin.read()

@@ -1,4 +1,4 @@
-"""Batched reads through memory maps (catalog/mapped_shard.py): the same bytes array_record
+"""Batched reads through memory maps (catalog/read/mapped_shard.py): the same bytes array_record
 reads, on files written by array_record itself; everything else (and any shard whose sha256 is
 not the recorded one) is left to array_record; and a DataSource whose column batches,
 iteration and pipelines go through the maps."""
@@ -21,8 +21,8 @@ import pytest
 from array_record.python.array_record_module import ArrayRecordReader, ArrayRecordWriter
 
 import catalog
-from catalog.mapped_shard import MappedShard, map_shard
-from catalog.shards import READER_OPTIONS, WRITER_OPTIONS
+from catalog.read.mapped_shard import MappedShard, map_shard
+from catalog.storage.shards import READER_OPTIONS, WRITER_OPTIONS
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels
 
@@ -280,7 +280,7 @@ def test_a_copy_maps_what_its_original_verified_without_hashing_again(
         hashed.append("x")
         return real_sha256(data)
 
-    monkeypatch.setattr("catalog.mapped_shard.hashlib.sha256", counting)
+    monkeypatch.setattr("catalog.read.mapped_shard.hashlib.sha256", counting)
     copy = pickle.loads(blob)
     order = np.random.default_rng(5).permutation(COUNT)
     np.testing.assert_array_equal(copy.read_batch(order)["image"], IMAGES[order])

@@ -49,4 +49,4 @@ def test_installed_wheel_lists_datasets_from_another_directory(tmp_path: Path) -
     assert (installed / "registry.yaml").is_file()
     assert (installed / "builders" / "fashion_mnist" / "checksums.tsv").is_file()
     for static in ("site.js", "style.css"):  # catalog site's package data
-        assert (installed / "site" / "static" / static).is_file()
+        assert (installed / "present" / "site" / "static" / static).is_file()

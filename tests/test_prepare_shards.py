@@ -18,13 +18,13 @@ import pytest
 import catalog
 from catalog.download import resolve_config
 from catalog.errors import FeatureError
-from catalog.locking import dataset_lock
-from catalog.prepare import prepare_dataset, work_dir
-from catalog.prepare_progress import PrepareProgress
+from catalog.prepare.driver import prepare_dataset, work_dir
+from catalog.prepare.progress import PrepareProgress
+from catalog.prepare.work_unit import BOOKKEEPING
+from catalog.storage.locking import dataset_lock
+from catalog.storage.verify import verify
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
-from catalog.verify import verify
-from catalog.work_unit import BOOKKEEPING
 
 from conftest import idx_builder, write_builder
 
@@ -119,8 +119,8 @@ _KILL_AFTER = """\
 import os, signal, sys
 import catalog
 from catalog.download import resolve_config
-from catalog.prepare import prepare_dataset
-from catalog.prepare_progress import PrepareProgress
+from catalog.prepare.driver import prepare_dataset
+from catalog.prepare.progress import PrepareProgress
 
 class KillAfter(PrepareProgress):
     def unit_done(self, outcome, *, ticked=0):
@@ -401,7 +401,7 @@ def test_a_sequential_source_is_read_once_per_unit(
     the shard: a source readable only from its start is not read a second time."""
     import dataclasses
 
-    from catalog import plan
+    from catalog.prepare import shard_plan as plan
 
     folder = amat_builder(tmp_path, server, 100)[0]
     fmt = plan.FORMATS["amat"]

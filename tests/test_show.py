@@ -1,4 +1,5 @@
-"""catalog.show: sampling, scaling, letterboxing, grayscale/RGB/RGBA, which features to draw."""
+"""catalog.present.show: sampling, scaling, letterboxing, grayscale/RGB/RGBA, which features to
+draw."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 from catalog.features import ClassLabel, FeaturesDict, Image, Scalar, Text
-from catalog.show import LETTERBOX, GridLayout, fit, pick_features, render_grid, sample
+from catalog.present.show import LETTERBOX, GridLayout, fit, pick_features, render_grid, sample
 
 
 def test_sample_is_the_first_rows_or_a_seeded_draw_in_index_order() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image as PILImage
 
-from catalog.show import BOX_COLOURS, BOXES_MAX_SIDE, PAD, fit, render_grid
+from catalog.present.show import BOX_COLOURS, BOXES_MAX_SIDE, PAD, fit, render_grid
 from catalog.testing.harness import run_builder
 
 from dummy_images import PETS, PETS_IMAGES, VOC_IMAGES, VOC_SPLITS

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image as PILImage
 
 from catalog.features import Audio, ClassLabel, FeaturesDict, Image, Scalar, Text
-from catalog.show import BACKGROUND, LETTERBOX, TEXT, show_kind, waveform
+from catalog.present.show import BACKGROUND, LETTERBOX, TEXT, show_kind, waveform
 from catalog.testing.harness import run_builder
 
 ROOT = Path(__file__).resolve().parent.parent

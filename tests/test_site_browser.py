@@ -21,8 +21,9 @@ from PIL import Image as PILImage
 
 import catalog
 from catalog.cli.listing import matches
-from catalog.registry import list_datasets
-from catalog.testing.chromium import Chromium, find_chromium
+from catalog.spec.registry import list_datasets
+
+from chromium import Chromium, find_chromium
 
 pytestmark = pytest.mark.skipif(
     find_chromium() is None,

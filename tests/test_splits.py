@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import catalog
 from catalog import SplitError
-from catalog.data_source import _compose
-from catalog.splits import even_splits, parse, resolve
+from catalog.read.data_source import _compose
+from catalog.read.splits import even_splits, parse, resolve
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 

@@ -21,7 +21,7 @@ import pytest
 
 import catalog
 from catalog.errors import SpecError
-from catalog.tfds.directory import is_tfds_dir, read_tfds_info
+from catalog.interop.tfds.directory import is_tfds_dir, read_tfds_info
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tf"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text("utf-8"))
@@ -180,7 +180,7 @@ def test_boxes_in_another_format_than_rel_yxyx_stay_plain_tensors(tmp_path: Path
 def test_a_record_that_does_not_match_features_json_is_named(tmp_path: Path) -> None:
     """A record missing a declared key fails with the shard file and the record, however it
     is read (one example, a batch, iteration, the pipeline)."""
-    from catalog.tfrecord import encode_example, parse_example, read_records, write_records
+    from catalog.interop.tfrecord import encode_example, parse_example, read_records, write_records
 
     copy = tmp_path / "tiny" / "1.2.0"
     shutil.copytree(tfds_dir("tfrecord"), copy)

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from catalog.errors import SourceFormatError
-from catalog.tfrecord import (
+from catalog.interop.tfrecord import (
     IndexedReader,
     TFRecordWriter,
     crc,

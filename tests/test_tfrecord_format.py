@@ -16,9 +16,9 @@ from PIL import Image as PILImage
 from catalog.errors import SourceFormatError, SpecError
 from catalog.features import ClassLabel, FeaturesDict, Image, Sequence, Text
 from catalog.formats import FORMATS, Source
-from catalog.spec import load_spec
+from catalog.interop.tfrecord import encode_example, write_records
+from catalog.spec.builder_spec import load_spec
 from catalog.testing.harness import run_builder
-from catalog.tfrecord import encode_example, write_records
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tf"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text("utf-8"))["fashion_mnist_style"]

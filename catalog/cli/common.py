@@ -8,8 +8,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import NoReturn
 
-from catalog import paths
-from catalog.builder import DatasetBuilder
+from catalog.api.builder import DatasetBuilder
+from catalog.storage import paths
 
 __all__ = [
     "ENVIRONMENT",

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from catalog.builder import builder
+from catalog.api.builder import builder
+from catalog.api.local import local_info
 from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, add_dataset_args, error
-from catalog.local import local_info
-from catalog.tfds.export import export
+from catalog.interop.tfds.export import export
 
 __all__ = ["register"]
 

@@ -7,12 +7,12 @@ import argparse
 import json
 from pathlib import Path
 
-from catalog import paths
-from catalog.builder import builder
+from catalog._util.units import format_size
+from catalog.api.builder import builder
 from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, error
-from catalog.spec import SPEC_FILE
-from catalog.tfds.directory import is_tfds_dir
-from catalog.units import format_size
+from catalog.interop.tfds.directory import is_tfds_dir
+from catalog.spec.builder_spec import SPEC_FILE
+from catalog.storage import paths
 
 __all__ = ["register"]
 
@@ -45,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
         info = b.download_and_prepare(overwrite=args.overwrite)
         target = b.data_path
     elif is_tfds_dir(source):
-        from catalog.tfds.importer import import_tfds  # needs the writer: not for other commands
+        from catalog.interop.tfds.importer import (
+            import_tfds,  # needs the writer: not for other commands
+        )
 
         info, target = import_tfds(
             source, data_dir=args.data_dir, name=args.name, overwrite=args.overwrite

@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from catalog.builder import builder
+from catalog.api.builder import builder
+from catalog.api.local import local_info
 from catalog.cli.common import EXIT_OK, add_command, add_dataset_args
-from catalog.info import DatasetInfo, Location, disk_usage, format_info
-from catalog.local import local_info
-from catalog.spec import BuilderSpec
+from catalog.spec.builder_spec import BuilderSpec
+from catalog.storage.dataset_info import DatasetInfo, Location, disk_usage, format_info
 
 __all__ = ["info_json", "register"]
 

@@ -12,11 +12,11 @@ import argparse
 import json
 from typing import Any
 
+from catalog._util.units import format_size
 from catalog.cli.common import EXIT_FAILED, EXIT_OK, add_command, error
 from catalog.errors import CatalogError
-from catalog.registry import builder_dir, list_datasets
-from catalog.spec import BuilderSpec, load_spec
-from catalog.units import format_size
+from catalog.spec.builder_spec import BuilderSpec, load_spec
+from catalog.spec.registry import builder_dir, list_datasets
 
 __all__ = ["register"]
 

@@ -14,8 +14,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from catalog import paths
-from catalog.builder import DatasetBuilder, builder
+from catalog._util.units import format_size, parse_size
+from catalog.api.builder import DatasetBuilder, builder
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -28,8 +28,8 @@ from catalog.cli.common import (
     positive_int,
 )
 from catalog.errors import CatalogError
-from catalog.info import reusable
-from catalog.units import format_size, parse_size
+from catalog.storage import paths
+from catalog.storage.dataset_info import reusable
 
 if TYPE_CHECKING:
     from catalog.download import DownloadConfig, ProgressMode
@@ -240,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
         error(str(exc))
         return EXIT_USAGE
     if args.beam_pipeline_options is not None:
-        from catalog.beam import parse_options
+        from catalog.prepare.beam import parse_options
 
         if args.num_proc > 1:
             error("--num-proc and --beam-pipeline-options exclude each other: Beam has workers")

@@ -14,8 +14,8 @@ import argparse
 import shutil
 from pathlib import Path
 
-from catalog import paths
-from catalog.builder import DatasetBuilder, builder
+from catalog._util.units import format_size
+from catalog.api.builder import DatasetBuilder, builder
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -24,9 +24,9 @@ from catalog.cli.common import (
     dataset_label,
     error,
 )
-from catalog.info import disk_usage
-from catalog.locking import dataset_lock, work_dirs
-from catalog.units import format_size
+from catalog.storage import paths
+from catalog.storage.dataset_info import disk_usage
+from catalog.storage.locking import dataset_lock, work_dirs
 
 __all__ = ["register"]
 

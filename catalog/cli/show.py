@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from catalog.builder import builder
+from catalog.api.builder import builder
+from catalog.api.local import local_info, open_local
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -18,10 +19,9 @@ from catalog.cli.common import (
     error,
     positive_int,
 )
-from catalog.data_source import DataSource
 from catalog.errors import NotPreparedError
-from catalog.local import local_info, open_local
-from catalog.show import MAX_EXAMPLES, MAX_SIDE, show_examples, show_kind
+from catalog.present.show import MAX_EXAMPLES, MAX_SIDE, show_examples, show_kind
+from catalog.read.data_source import DataSource
 
 __all__ = ["register"]
 
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_text(args: argparse.Namespace, ds: DataSource) -> int:
     """Text and tabular datasets: their text or a table, printed or written to -o."""
-    from catalog.show_text import table, text_excerpts
+    from catalog.present.show_text import table, text_excerpts
 
     if len(ds) == 0:
         error(f"{args.name}: split {ds.split!r} has no examples")

@@ -1,12 +1,13 @@
-"""`catalog site -o DIR [NAME...]`: a static web site of every dataset (see catalog.site)."""
+"""`catalog site -o DIR [NAME...]`: a static web site of every dataset (see
+catalog.present.site)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from catalog import paths
 from catalog.cli.common import EXIT_FAILED, EXIT_OK, add_command, error
+from catalog.storage import paths
 
 __all__ = ["register"]
 
@@ -43,7 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def run(args: argparse.Namespace) -> int:
-    from catalog.site import build_site  # the page renderers: only this command needs them
+    from catalog.present.site import build_site  # the page renderers: only this command needs them
 
     report = build_site(args.output, args.names, data_dir=args.data_dir)
     for name, problem in sorted(report.problems.items()):

@@ -7,7 +7,8 @@ import json
 import time
 from typing import Any
 
-from catalog.builder import DatasetBuilder, builder
+from catalog._util.units import format_size
+from catalog.api.builder import DatasetBuilder, builder
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -17,10 +18,9 @@ from catalog.cli.common import (
     dataset_label,
     error,
 )
-from catalog.info import DatasetInfo, disk_usage
-from catalog.locking import work_dirs
-from catalog.units import format_size
-from catalog.verify import verify
+from catalog.storage.dataset_info import DatasetInfo, disk_usage
+from catalog.storage.locking import work_dirs
+from catalog.storage.verify import verify
 
 __all__ = ["register"]
 

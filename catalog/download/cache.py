@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from catalog.checksums import Digest, content_name
+from catalog.download.checksums import Digest, content_name
 from catalog.download.resource import Failure, Resource, verify
 from catalog.errors import DownloadError
-from catalog.lock_holder import hold
+from catalog.storage.lock_holder import hold
 
 __all__ = ["META_DIR", "Cache", "CachedFile", "cache_path"]
 
@@ -81,7 +81,7 @@ class Cache:
         cancelled: threading.Event,
     ) -> Iterator[None]:
         """Hold the resource's lock (one process fetches a file; the others wait, then reuse);
-        ``on_wait`` gets who holds it (see :mod:`catalog.lock_holder`)."""
+        ``on_wait`` gets who holds it (see :mod:`catalog.storage.lock_holder`)."""
         self.meta.mkdir(parents=True, exist_ok=True)
         path = self.meta / f"{self.key(resource)}.lock"
         with hold(

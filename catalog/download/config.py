@@ -1,7 +1,7 @@
 """DownloadConfig: how a dataset's files are fetched, checked when built.
 
 Fields left as None are filled by :func:`resolve_config`, argument > environment > default,
-through :mod:`catalog.paths`: ``download_dir`` ($CATALOG_DOWNLOAD_DIR, else
+through :mod:`catalog.storage.paths`: ``download_dir`` ($CATALOG_DOWNLOAD_DIR, else
 ``<data dir>/downloads``), ``mirrors`` ($CATALOG_MIRRORS, whitespace-separated), ``offline``
 ($CATALOG_OFFLINE=1), ``manual_dir`` (``<download dir>/manual``) and ``min_rate``
 ($CATALOG_MIN_DOWNLOAD_RATE, else 32 KiB/s; see :mod:`catalog.download.deadline`).
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-from catalog import paths
 from catalog.download.deadline import min_rate
 from catalog.download.mirrors import check_mirror
+from catalog.storage import paths
 
 __all__ = ["DownloadConfig", "ProgressMode", "resolve_config"]
 

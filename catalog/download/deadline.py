@@ -21,9 +21,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from catalog._util.units import format_duration, format_size, parse_size
 from catalog.download.resource import Failure
-from catalog.paths import MIN_RATE_ENV
-from catalog.units import format_duration, format_size, parse_size
+from catalog.storage.paths import MIN_RATE_ENV
 
 __all__ = [
     "BASE_SECONDS",

@@ -20,7 +20,7 @@ import requests
 import urllib3
 
 from catalog._version import __version__
-from catalog.checksums import CHUNK_SIZE, Digest
+from catalog.download.checksums import CHUNK_SIZE, Digest
 from catalog.download.deadline import Deadline
 from catalog.download.progress import Bar
 from catalog.download.resource import Failure, Resource, looks_like_html

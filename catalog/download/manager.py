@@ -27,11 +27,11 @@ from types import TracebackType
 
 import requests
 
-from catalog.checksums import CHUNK_SIZE, Digest
-from catalog.diskspace import require_free
 from catalog.download.cache import Cache, CachedFile, cache_path
+from catalog.download.checksums import CHUNK_SIZE, Digest
 from catalog.download.config import DownloadConfig, resolve_config
 from catalog.download.deadline import DEFAULT_MIN_RATE, Deadline, DeadlineExceeded
+from catalog.download.extract import extract
 from catalog.download.http import fetch, new_session
 from catalog.download.mirrors import Source, local_miss, sources
 from catalog.download.progress import Progress
@@ -39,7 +39,7 @@ from catalog.download.report import Tried, combined_error, download_error, offli
 from catalog.download.resource import Failure, Resource, verify
 from catalog.download.retry import Backoff
 from catalog.errors import CatalogError, DownloadError, SpecError
-from catalog.extract import extract
+from catalog.storage.diskspace import require_free
 
 __all__ = ["DownloadManager"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
-from catalog.url_paths import path_segments
+from catalog.download.url_paths import path_segments
 
 __all__ = ["Source", "check_mirror", "local_miss", "mirror_url", "sources"]
 

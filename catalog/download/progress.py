@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 from tqdm import tqdm
 
+from catalog._util.units import format_size
 from catalog.download.config import ProgressMode
-from catalog.units import format_size
 
 __all__ = ["Bar", "Progress"]
 

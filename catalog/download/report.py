@@ -7,7 +7,7 @@ from pathlib import Path
 
 from catalog.download.resource import Failure, Resource
 from catalog.errors import CatalogError, ChecksumError, DownloadError
-from catalog.paths import MIRRORS_ENV, OFFLINE_ENV
+from catalog.storage.paths import MIRRORS_ENV, OFFLINE_ENV
 
 __all__ = ["Tried", "combined_error", "download_error", "offline_error"]
 

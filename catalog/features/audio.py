@@ -10,7 +10,7 @@ import numpy as np
 from catalog.errors import FeatureError
 from catalog.features.base import Feature
 from catalog.features.tensor import check_array_dtype
-from catalog.wav import WavHeader, read_header, read_samples, write_wav
+from catalog.features.wav import WavHeader, read_header, read_samples, write_wav
 
 __all__ = ["Audio"]
 

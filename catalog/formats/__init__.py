@@ -4,8 +4,8 @@ One module per format; each declares a `SourceFormat` (see `catalog.formats.base
 it reads by role, the options a split may give it, the features its examples hold, and the
 reader. A builder's split names its format, which file fills each role, and its options. A format
 that declares `random_access` gives any range of examples without reading those before it,
-which the shard plan (`catalog.plan`) uses to write shards independently; amat does not (text
-lines), so its units read from the start and skip.
+which the shard plan (`catalog.prepare.shard_plan`) uses to write shards independently; amat does
+not (text lines), so its units read from the start and skip.
 
 ============  ==========================================================================
 format        reads

@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from catalog.download.extract import archive_format
 from catalog.errors import SourceFormatError
-from catalog.extract import archive_format
 from catalog.formats.base import SourceFile
 
 __all__ = ["Member", "paths", "walk"]

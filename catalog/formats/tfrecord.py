@@ -37,8 +37,8 @@ from catalog.features import (
     Text,
 )
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.tfrecord.example import Value, parse_example
-from catalog.tfrecord.io import read_records
+from catalog.interop.tfrecord.example import Value, parse_example
+from catalog.interop.tfrecord.io import read_records
 
 __all__ = ["FORMAT", "converter", "examples", "value_of"]
 

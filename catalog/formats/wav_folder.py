@@ -33,8 +33,8 @@ from typing import Any
 
 from catalog.errors import FeatureError, SourceFormatError
 from catalog.features import Audio, ClassLabel, FeaturesDict
+from catalog.features.wav import read_header, read_samples
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.wav import read_header, read_samples
 
 __all__ = ["FORMAT", "examples", "window_starts"]
 

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from catalog._util.nested import map_leaves
 from catalog.errors import StorageError
-from catalog.nested import map_leaves
 
 try:
     import _posixshmem  # type: ignore[import-not-found]

@@ -1,5 +1,5 @@
 """How pipeline worker processes start: never fork (array_record's native state does not
-survive it, see `catalog.shards`). Kept apart from `catalog.loader.processes` so that
+survive it, see `catalog.storage.shards`). Kept apart from `catalog.loader.processes` so that
 `import catalog` does not import multiprocessing: only a process prefetch needs it."""
 
 from __future__ import annotations

@@ -25,8 +25,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from catalog.builder import DatasetBuilder
-from catalog.data_source import DataSource
+from catalog.api.builder import DatasetBuilder
 from catalog.features import (
     Audio,
     ClassLabel,
@@ -38,7 +37,8 @@ from catalog.features import (
     Tensor,
     Text,
 )
-from catalog.spec import BuilderSpec, load_spec
+from catalog.read.data_source import DataSource
+from catalog.spec.builder_spec import BuilderSpec, load_spec
 from catalog.testing.http_server import LoopbackServer
 
 __all__ = ["check_example", "dummy_spec", "run_builder", "write_spec_folder"]

@@ -1,0 +1,3 @@
+"""Small pieces every stage shares and none owns: sizes and durations as text (`units`),
+walking nested batches (`nested`), protobuf varints (`varints`), sha256 of files (`hashing`).
+Nothing here imports another part of catalog."""

@@ -1,0 +1,323 @@
+"""DatasetBuilder and the one-call API: `builder(name)`, `data_source(name)`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, overload
+
+from catalog.api.local import local_info, open_local
+from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
+from catalog.read import splits
+from catalog.read.data_source import DataSource, Decoder
+from catalog.spec.builder_spec import BuilderSpec, load_spec
+from catalog.spec.registry import resolve, version_matches
+from catalog.storage import paths
+from catalog.storage.dataset_info import INFO_FILE, DatasetInfo, reusable
+
+if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
+    from catalog.download import DownloadConfig
+    from catalog.prepare.driver import Prepared
+
+__all__ = ["DatasetBuilder", "builder", "data_source"]
+
+PathLike = str | os.PathLike[str]
+
+
+class DatasetBuilder:
+    """One dataset version (of one config) in one data dir: its info, its preparation, its
+    data sources.
+
+    Prepared data lives in ``<data_dir>/<name>/<version>/``, or
+    ``<data_dir>/<name>/<config>/<version>/`` for a dataset with configs.
+    """
+
+    def __init__(self, spec: BuilderSpec, *, data_dir: PathLike | None = None) -> None:
+        self.spec = spec
+        self.data_dir = paths.data_dir(data_dir)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def config(self) -> str | None:
+        """The config (None for a dataset without configs)."""
+        return self.spec.config
+
+    @property
+    def full_name(self) -> str:
+        """``name`` or ``name/config``, as `builder()` and the CLI take it."""
+        return self.spec.full_name
+
+    @property
+    def version(self) -> str:
+        return self.spec.version
+
+    @property
+    def data_path(self) -> Path:
+        """Where the prepared files are (or will be)."""
+        return self.data_dir / self.full_name / self.version
+
+    @property
+    def is_prepared(self) -> bool:
+        """Whether this builder's dataset is prepared in the data dir (a copy prepared there
+        from another builder with the same name and version does not count; one whose
+        dataset_info.json is unreadable does, and reading it says what is wrong)."""
+        try:
+            return self._prepared_info() is not None
+        except SpecError:
+            return True
+
+    @property
+    def info(self) -> DatasetInfo:
+        """The dataset's info: from disk once prepared, else what the spec declares."""
+        return self._prepared_info() or DatasetInfo.from_spec(self.spec)
+
+    def _prepared_info(self) -> DatasetInfo | None:
+        if not (self.data_path / INFO_FILE).is_file():
+            return None
+        info = DatasetInfo.read(self.data_path)
+        return None if info.foreign_to(self.spec, self.data_path) else info
+
+    def not_prepared_error(
+        self, asked: str | None = None, data_dir: str | None = None
+    ) -> NotPreparedError:
+        """What to say when this dataset is read before it is prepared here; `asked` and
+        `data_dir` are how the user named the dataset and the data dir (for the command)."""
+        prepare = f"catalog prepare {asked or self.full_name}" + (
+            f" --data-dir {data_dir}" if data_dir else ""
+        )
+        if (self.data_path / INFO_FILE).is_file():
+            foreign = DatasetInfo.read(self.data_path).foreign_to(self.spec, self.data_path)
+            if foreign:
+                return NotPreparedError(
+                    f"{foreign}; run '{prepare} --overwrite' to replace it with this one's, "
+                    "or use another data dir"
+                )
+        python = "" if asked else " (or call download_and_prepare())"
+        return NotPreparedError(
+            f"{self.full_name} {self.version} is not prepared in {self.data_dir}; prepare it "
+            f"first: {prepare}{python}"
+        )
+
+    def download_and_prepare(
+        self,
+        *,
+        download_dir: PathLike | None = None,
+        overwrite: bool = False,
+        download_config: DownloadConfig | None = None,
+        max_examples_per_split: int | None = None,
+        num_proc: int = 1,
+        beam_pipeline_options: str | None = None,
+        shard_size: int | None = None,
+    ) -> DatasetInfo:
+        """Download, verify and prepare every split; reuse a prepared copy unless `overwrite`.
+
+        `download_config` (a `catalog.download.DownloadConfig`) sets mirrors, offline mode, the
+        manual dir, retries and more; `download_dir` overrides its download dir.
+        ``max_examples_per_split=N`` stops each split after N examples (a quick copy for smoke
+        tests); preparing again without it prepares the whole dataset. Shards are cut at about
+        `shard_size` bytes (default 1 GiB); ``num_proc=N`` writes them in N processes, and
+        ``beam_pipeline_options="runner=DirectRunner,direct_num_workers=2"`` as Apache Beam
+        work items (``pip install 'catalog[beam]'``): the bytes are the same either way. A
+        prepare that was killed is resumed: its finished shards are kept.
+        """
+        return self._prepare(
+            download_dir=download_dir,
+            overwrite=overwrite,
+            download_config=download_config,
+            max_examples_per_split=max_examples_per_split,
+            num_proc=num_proc,
+            beam_pipeline_options=beam_pipeline_options,
+            shard_size=shard_size,
+        ).info
+
+    def _prepare(
+        self,
+        *,
+        download_dir: PathLike | None = None,
+        overwrite: bool = False,
+        download_config: DownloadConfig | None = None,
+        max_examples_per_split: int | None = None,
+        num_proc: int = 1,
+        beam_pipeline_options: str | None = None,
+        shard_size: int | None = None,
+    ) -> Prepared:
+        """`download_and_prepare`, saying what it did (prepared, or reused)."""
+        # Deferred: preparing needs requests and the writer; reading and `import catalog` don't.
+        from catalog.download import resolve_config
+        from catalog.prepare.driver import prepare_dataset
+        from catalog.prepare.shard_plan import DEFAULT_SHARD_BYTES
+
+        config = resolve_config(download_config, data_dir=self.data_dir, download_dir=download_dir)
+        return prepare_dataset(
+            self.spec,
+            self.data_path,
+            config,
+            overwrite=overwrite,
+            max_examples_per_split=max_examples_per_split,
+            num_proc=num_proc,
+            beam_pipeline_options=beam_pipeline_options,
+            shard_bytes=DEFAULT_SHARD_BYTES if shard_size is None else shard_size,
+        )
+
+    def _check_split(self, split: str | None) -> None:
+        """Check a split spec against the spec's splits before any work is done."""
+        if split is None:
+            return
+        for part in splits.parse(split):
+            if part.split not in self.spec.splits:
+                raise SplitError(
+                    f"{self.full_name} has no split {part.split!r} (in split spec {split!r}); "
+                    f"its splits are {', '.join(self.spec.splits)}"
+                )
+
+    @overload
+    def as_data_source(
+        self,
+        split: None = None,
+        *,
+        decoders: Mapping[str, Decoder] | None = None,
+        as_supervised: bool = False,
+    ) -> dict[str, DataSource]: ...
+    @overload
+    def as_data_source(
+        self,
+        split: str,
+        *,
+        decoders: Mapping[str, Decoder] | None = None,
+        as_supervised: bool = False,
+    ) -> DataSource: ...
+    def as_data_source(
+        self,
+        split: str | None = None,
+        *,
+        decoders: Mapping[str, Decoder] | None = None,
+        as_supervised: bool = False,
+    ) -> DataSource | dict[str, DataSource]:
+        """A DataSource for a split spec (``"train"``, ``"train[:10%]+test"``, see
+        `catalog.read.splits`), or a dict of all splits when `split` is None.
+
+        ``decoders={"image": False}`` keeps chosen features' stored bytes (e.g. the JPEG
+        file) undecoded, or decodes them with the function given instead of False;
+        ``as_supervised=True`` returns ``(input, target)`` tuples of the supervised keys.
+        """
+        self._check_split(split)
+        info = self._prepared_info()
+        if info is None:
+            raise self.not_prepared_error(data_dir=str(self.data_dir))
+        if split is not None:
+            return DataSource(
+                self.data_path, info, split, decoders=decoders, as_supervised=as_supervised
+            )
+        return {
+            name: DataSource(
+                self.data_path, info, name, decoders=decoders, as_supervised=as_supervised
+            )
+            for name in info.splits
+        }
+
+    def __repr__(self) -> str:
+        data_dir = str(self.data_dir)
+        return (
+            f"DatasetBuilder({self.full_name!r}, version={self.version!r}, data_dir={data_dir!r})"
+        )
+
+
+def builder(name_or_path: PathLike, *, data_dir: PathLike | None = None) -> DatasetBuilder:
+    """The builder of ``name[/config][:version]`` or of a builder folder path.
+
+    ``builder("cmaterdb")`` is the default config, ``builder("cmaterdb/telugu")`` another;
+    ``builder("mnist:3.0.1")`` or ``builder("mnist:3.*")`` also checks the version (a builder
+    has one version: asking for another raises DatasetNotFoundError naming it).
+    """
+    request = resolve(os.fspath(name_or_path))
+    spec = load_spec(request.folder, request.config)
+    if request.version is not None and not version_matches(request.version, spec.version):
+        raise DatasetNotFoundError(
+            f"{spec.full_name} has no version {request.version}: the version catalog has is "
+            f"{spec.version} (ask for {spec.full_name}:{spec.version}, or give no version)"
+        )
+    return DatasetBuilder(spec, data_dir=data_dir)
+
+
+@overload
+def data_source(
+    name: PathLike,
+    *,
+    split: None = None,
+    data_dir: PathLike | None = None,
+    download_dir: PathLike | None = None,
+    download: bool = True,
+    download_config: DownloadConfig | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
+) -> dict[str, DataSource]: ...
+@overload
+def data_source(
+    name: PathLike,
+    *,
+    split: str,
+    data_dir: PathLike | None = None,
+    download_dir: PathLike | None = None,
+    download: bool = True,
+    download_config: DownloadConfig | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
+) -> DataSource: ...
+def data_source(
+    name: PathLike,
+    *,
+    split: str | None = None,
+    data_dir: PathLike | None = None,
+    download_dir: PathLike | None = None,
+    download: bool = True,
+    download_config: DownloadConfig | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
+) -> DataSource | dict[str, DataSource]:
+    """Random-access data sources of a dataset, downloading and preparing it when needed.
+
+    `name` may also be the path of a dataset directory: one TensorFlow Datasets prepared
+    (``~/tensorflow_datasets/mnist/3.0.1``, see `open_tfds`) or one catalog prepared or
+    imported; it is read where it is.
+
+    Returns ``{split: DataSource}``, or one DataSource when `split` is given. With
+    ``download=False`` a dataset that is not prepared raises NotPreparedError.
+    ``download_config`` (a `catalog.download.DownloadConfig`) sets how files are fetched, e.g.
+    ``DownloadConfig(offline=True, mirrors=["/srv/mirror"], manual_dir="~/manual")``.
+    `decoders` and `as_supervised` are as for `DatasetBuilder.as_data_source`; `num_proc` and
+    `beam_pipeline_options` as for `DatasetBuilder.download_and_prepare`.
+
+    >>> ds = data_source("fashion_mnist")  # doctest: +SKIP
+    >>> ds["train"][0]["image"].shape       # doctest: +SKIP
+    (28, 28, 1)
+    """
+    info = local_info(name)  # a dataset directory (TFDS's or catalog's): read where it is
+    if info is not None:
+        return open_local(name, info, split=split, decoders=decoders, as_supervised=as_supervised)
+    b = builder(name, data_dir=data_dir)
+    b._check_split(split)
+    if download and not _complete(b):
+        b.download_and_prepare(
+            download_dir=download_dir,
+            download_config=download_config,
+            num_proc=num_proc,
+            beam_pipeline_options=beam_pipeline_options,
+        )
+    return b.as_data_source(split, decoders=decoders, as_supervised=as_supervised)
+
+
+def _complete(b: DatasetBuilder) -> bool:
+    """Whether the prepared copy holds every example the spec declares (a copy prepared with
+    ``max_examples_per_split`` does not, and is never taken for the whole dataset) in shards
+    of today's format (older copies are prepared again: see `catalog.storage.shards`)."""
+    return reusable(b.spec, b.data_path) is not None

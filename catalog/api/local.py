@@ -1,0 +1,61 @@
+"""Datasets opened by the path of their directory, without a builder: one TensorFlow
+Datasets prepared (``~/tensorflow_datasets/mnist/3.0.1``, see `catalog.interop.tfds`), or one
+catalog prepared or imported (``<data dir>/mnist/3.0.1``, holding catalog's dataset_info.json).
+
+`catalog.data_source(path)`, `catalog info PATH`, `catalog show PATH` and `catalog export
+PATH` use `local_info` and `open_local`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from catalog.interop.tfds.directory import is_tfds_dir, read_tfds_info
+from catalog.read.data_source import DataSource, Decoder
+from catalog.storage.dataset_info import INFO_FILE, DatasetInfo
+
+__all__ = ["is_prepared_dir", "local_info", "open_local"]
+
+
+def is_prepared_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` holds a dataset catalog prepared (its dataset_info.json names the
+    record format)."""
+    info = Path(path).expanduser() / INFO_FILE
+    if not info.is_file():
+        return False
+    try:
+        data = json.loads(info.read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "record_format" in data
+
+
+def local_info(path: str | os.PathLike[str]) -> DatasetInfo | None:
+    """The info of the dataset directory at `path`, or None when it is not one."""
+    folder = Path(path).expanduser()
+    if is_tfds_dir(folder):
+        return read_tfds_info(folder)
+    if is_prepared_dir(folder):
+        return DatasetInfo.read(folder)
+    return None
+
+
+def open_local(
+    path: str | os.PathLike[str],
+    info: DatasetInfo,
+    *,
+    split: str | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
+) -> DataSource | dict[str, DataSource]:
+    """Data sources over the dataset directory `path` whose info is `info`."""
+    folder = Path(path).expanduser()
+    if split is not None:
+        return DataSource(folder, info, split, decoders=decoders, as_supervised=as_supervised)
+    return {
+        name: DataSource(folder, info, name, decoders=decoders, as_supervised=as_supervised)
+        for name in info.splits
+    }

@@ -1,0 +1,312 @@
+"""TFDS's records: catalog values <-> the ``tf.train.Example`` TFDS serializes them as.
+
+TFDS flattens an example's features into Example keys joined with ``/`` (``objects/bbox``)
+and stores each as a list: images as their PNG/JPEG file in a BytesList, text as UTF-8
+bytes, class labels, ints and bools as Int64List, floats as FloatList (float64 as float32),
+tensors flattened row-major. A Sequence concatenates its elements' lists; one whose elements
+vary in shape is ragged: ``<key>/ragged_flat_values`` plus ``<key>/ragged_row_lengths_<k>``
+per ragged dimension.
+
+`ExampleCodec` decodes such records into exactly what catalog's own codec gives for the same
+features (see `catalog.features`), and encodes catalog examples the way TFDS does, so a
+TFDS directory catalog writes loads in ``tfds.builder_from_directory``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Sequence as SequenceABC
+from typing import Any
+
+import numpy as np
+
+from catalog.errors import FeatureError, SourceFormatError
+from catalog.features import (
+    ClassLabel,
+    Feature,
+    FeaturesDict,
+    Image,
+    Scalar,
+    Sequence,
+    Tensor,
+    Text,
+)
+from catalog.features.base import join_path
+from catalog.interop.tfds import RECORD_FORMAT_NAME
+from catalog.interop.tfrecord.example import Value, encode_example, parse_example
+
+__all__ = ["RECORD_FORMAT_NAME", "ExampleCodec", "example_key", "image_paths"]
+
+#: `DatasetInfo.record_format["name"]` of data in TFDS's records (serialized Examples).
+
+Parsed = Mapping[str, Value]
+Getter = Callable[[Parsed], Any]
+Putter = Callable[[Any, dict[str, Any]], None]
+
+_FLAT, _ROWS = "ragged_flat_values", "ragged_row_lengths_"
+
+
+def example_key(path: str) -> str:
+    """The Example key of a feature path (``objects/bbox``; paths use ``/`` already)."""
+    return path
+
+
+def _storage_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    return np.dtype(np.float32) if dtype.kind == "f" else np.dtype(np.int64)
+
+
+def image_paths(feature: Feature, path: str = "") -> Iterator[str]:
+    """Paths of the PNG/JPEG Image features (alone or in a Sequence): their stored bytes
+    can be carried over as they are."""
+    if isinstance(feature, FeaturesDict):
+        for name, child in feature.items():
+            yield from image_paths(child, join_path(path, name))
+    elif isinstance(feature, Sequence):
+        if feature.columns is not None:
+            yield from image_paths(feature.columns, path)
+        elif isinstance(feature.feature, Image) and feature.feature.encoding != "raw":
+            yield path
+    elif isinstance(feature, Image) and feature.encoding != "raw":
+        yield path
+
+
+def _leaf(feature: Sequence) -> tuple[list[int | None], Feature]:
+    """The lengths of nested Sequences and the feature inside them."""
+    dims: list[int | None] = []
+    inner: Feature = feature
+    while isinstance(inner, Sequence):
+        dims.append(inner.length)
+        inner = inner.feature
+    return dims, inner
+
+
+def _image_decoder(feature: Image) -> Callable[[bytes], Any]:
+    def decode(data: bytes) -> Any:
+        return feature.decode(bytearray(data), 0, len(data))
+
+    return decode
+
+
+class _Plan:
+    """Builds the getters (decoding) of a FeaturesDict, with overrides by feature path."""
+
+    def __init__(self, overrides: Mapping[str, Callable[[bytes], Any]]) -> None:
+        self.overrides = dict(overrides)
+        self.used: set[str] = set()
+
+    def getter(self, feature: Feature, path: str) -> Getter:
+        if isinstance(feature, FeaturesDict):
+            children = [(n, self.getter(f, join_path(path, n))) for n, f in feature.items()]
+            return lambda p: {name: get(p) for name, get in children}
+        if isinstance(feature, Sequence):
+            return self.sequence(feature, path)
+        key = example_key(path)
+        override = self.override(path, feature)
+        if override is not None:
+            return lambda p: override(bytes(p[key][0]))
+        if isinstance(feature, Image):
+            decode = _image_decoder(feature)
+            return lambda p: decode(p[key][0])
+        if isinstance(feature, ClassLabel):
+            return lambda p: int(p[key][0])
+        if isinstance(feature, Text):
+            return lambda p: bytes(p[key][0]).decode()
+        if isinstance(feature, Scalar):
+            dtype = feature.dtype
+            return lambda p: np.asarray(p[key]).astype(dtype)[0]
+        if isinstance(feature, Tensor):
+            dtype, shape = feature.dtype, tuple(-1 if d is None else d for d in feature.shape)
+            return lambda p: np.asarray(p[key]).astype(dtype).reshape(shape)
+        raise FeatureError(f"feature {path!r}: {feature!r} cannot be read from a TFDS record")
+
+    def override(self, path: str, feature: Feature) -> Callable[[bytes], Any] | None:
+        fn = self.overrides.get(path)
+        if fn is not None:
+            if not isinstance(feature, (Image, Text)):
+                raise FeatureError(
+                    f"decoders[{path!r}]: only Image and Text features of a TFDS dataset have "
+                    f"stored bytes to hand over, not {feature!r}"
+                )
+            self.used.add(path)
+        return fn
+
+    def sequence(self, feature: Sequence, path: str) -> Getter:
+        if feature.columns is not None:
+            return self.getter(feature.columns, path)
+        dims, leaf = _leaf(feature)
+        key = example_key(path)
+        if isinstance(leaf, FeaturesDict):
+            raise FeatureError(f"feature {path!r}: a Sequence of a Sequence of a dict")
+        if isinstance(leaf, (Image, Text)):
+            if len(dims) != 1:
+                raise FeatureError(f"feature {path!r}: nested Sequences of {leaf!r}")
+            override = self.override(path, leaf)
+            if override is not None:
+                return lambda p: [override(bytes(b)) for b in p.get(key, [])]
+            if isinstance(leaf, Text):
+                return lambda p: [bytes(b).decode() for b in p.get(key, [])]
+            decode = _image_decoder(leaf)
+            if None in leaf.shape:
+                return lambda p: [decode(b) for b in p.get(key, [])]
+            empty = (0, *leaf.shape)
+
+            def images(p: Parsed) -> Any:
+                values = [decode(b) for b in p.get(key, [])]
+                return np.stack(values) if values else np.empty(empty, np.uint8)
+
+            return images
+        dtype = leaf.dtype
+        assert dtype is not None and leaf.shape is not None
+        shape = (*dims, *leaf.shape)
+        if None not in shape[1:]:
+            fixed = tuple(-1 if d is None else d for d in shape)
+            return lambda p: (
+                np.asarray(p.get(key, ()), dtype=_storage_dtype(dtype)).astype(dtype).reshape(fixed)
+            )
+        trailing: list[int] = []
+        for d in reversed(shape):
+            if d is None:
+                break
+            trailing.insert(0, d)
+        ragged_dims = sum(d is None for d in shape[1:])
+        flat_key, rows_keys = f"{key}/{_FLAT}", [f"{key}/{_ROWS}{k}" for k in range(ragged_dims)]
+
+        def ragged(p: Parsed) -> Any:
+            flat = np.asarray(p[flat_key]).astype(dtype).reshape((-1, *trailing))
+            values: Any = flat
+            for rows_key in reversed(rows_keys):
+                bounds = np.concatenate(([0], np.cumsum(p[rows_key])))
+                values = [values[a:b] for a, b in itertools.pairwise(bounds)]
+            return values
+
+        return ragged
+
+
+class _Writer:
+    """Builds the putters (encoding) of a FeaturesDict."""
+
+    def putter(self, feature: Feature, path: str) -> Putter:
+        key = example_key(path)
+        if isinstance(feature, FeaturesDict):
+            children = [(n, self.putter(f, join_path(path, n))) for n, f in feature.items()]
+
+            def put_dict(value: Any, out: dict[str, Any]) -> None:
+                for name, put in children:
+                    put(value[name], out)
+
+            return put_dict
+        if isinstance(feature, Sequence):
+            return self.sequence(feature, path)
+        if isinstance(feature, Image):
+            encode = _image_encoder(feature)
+            return lambda v, out: out.__setitem__(key, [encode(v)])
+        if isinstance(feature, Text):
+            return lambda v, out: out.__setitem__(key, [v.encode() if isinstance(v, str) else v])
+        if isinstance(feature, (ClassLabel, Scalar, Tensor)):
+            dtype = _storage_dtype(feature.dtype)
+            return lambda v, out: out.__setitem__(key, np.asarray(v).reshape(-1).astype(dtype))
+        raise FeatureError(f"feature {path!r}: {feature!r} has no tf.train.Example form")
+
+    def sequence(self, feature: Sequence, path: str) -> Putter:
+        key = example_key(path)
+        if feature.columns is not None:
+            columns = self.putter(feature.columns, path)
+
+            def put_columns(value: Any, out: dict[str, Any]) -> None:
+                if not isinstance(value, Mapping):  # a list of dicts
+                    value = {n: [row[n] for row in value] for n in feature.columns or {}}
+                columns(value, out)
+
+            return put_columns
+        dims, leaf = _leaf(feature)
+        if isinstance(leaf, (Image, Text, FeaturesDict)):
+            if len(dims) != 1 or isinstance(leaf, FeaturesDict):
+                raise FeatureError(f"feature {path!r}: nested Sequences of {leaf!r}")
+            one = _image_encoder(leaf) if isinstance(leaf, Image) else _text_bytes
+            return lambda v, out: out.__setitem__(key, np.array([one(x) for x in v], dtype=object))
+        assert leaf.dtype is not None and leaf.shape is not None
+        dtype = _storage_dtype(leaf.dtype)
+        shape = (*dims, *leaf.shape)
+        if None not in shape[1:]:
+            return lambda v, out: out.__setitem__(key, np.asarray(v).reshape(-1).astype(dtype))
+        ragged_dims = sum(d is None for d in shape[1:])
+
+        def put_ragged(value: Any, out: dict[str, Any]) -> None:
+            rows: list[list[int]] = [[] for _ in range(ragged_dims)]
+            level: list[Any] = list(value)
+            for k in range(ragged_dims):
+                rows[k] = [len(item) for item in level]
+                level = [x for item in level for x in item]
+            flat = np.asarray(level).reshape(-1) if level else np.empty(0)
+            out[f"{key}/{_FLAT}"] = flat.astype(dtype)
+            for k, lengths in enumerate(rows):
+                out[f"{key}/{_ROWS}{k}"] = np.array(lengths, np.int64)
+
+        return put_ragged
+
+
+def _text_bytes(value: Any) -> bytes:
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+def _image_encoder(feature: Image) -> Callable[[Any], bytes]:
+    """A function giving an image's file bytes: stored bytes pass through, arrays are
+    encoded (PNG, or JPEG for a jpeg feature) by the feature itself."""
+    target = feature if feature.encoding != "raw" else Image(feature.shape, encoding="png")
+
+    def encode(value: Any) -> bytes:
+        if isinstance(value, (bytes, bytearray)):
+            return bytes(value)
+        return target.encode(value)
+
+    return encode
+
+
+class ExampleCodec:
+    """Decodes TFDS records (serialized Examples) into catalog examples, and encodes them.
+
+    The same interface as `catalog.features.codec.RecordCodec`: `decode`, `decode_many`, `encode`.
+    `skip` and `decoders` name Image/Text features (or Sequences of them) whose stored bytes
+    come back undecoded, or go to a function instead.
+    """
+
+    def __init__(
+        self,
+        features: FeaturesDict,
+        *,
+        skip: Iterable[str] = (),
+        decoders: Mapping[str, Callable[[bytes], Any]] | None = None,
+    ) -> None:
+        self.features = features
+        overrides: dict[str, Callable[[bytes], Any]] = dict.fromkeys(skip, bytes)
+        overrides.update(decoders or {})
+        plan = _Plan(overrides)
+        self._get = plan.getter(features, "")
+        unknown = sorted(set(overrides) - plan.used)
+        if unknown:
+            raise FeatureError(f"decoders: no Image or Text feature {unknown[0]!r} in {features!r}")
+        self._put = _Writer().putter(features, "")
+
+    def decode(self, record: bytes) -> dict[str, Any]:
+        parsed = parse_example(record)
+        try:
+            result: dict[str, Any] = self._get(parsed)
+        except KeyError as error:
+            held = ", ".join(sorted(parsed))
+            raise SourceFormatError(
+                f"a record has no key {error.args[0]!r} that its features.json declares; it "
+                f"holds {held}"
+            ) from None
+        except (IndexError, ValueError) as error:
+            raise SourceFormatError(f"a record does not match its features.json: {error}") from None
+        return result
+
+    def decode_many(self, records: SequenceABC[bytes]) -> list[dict[str, Any]]:
+        return [self.decode(record) for record in records]
+
+    def encode(self, example: Mapping[str, Any]) -> bytes:
+        """The serialized Example TFDS writes for `example` (catalog values)."""
+        out: dict[str, Any] = {}
+        self._put(example, out)
+        return encode_example(out)

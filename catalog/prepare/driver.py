@@ -1,0 +1,429 @@
+"""Preparation: downloads -> source-format reader -> features -> ArrayRecord shards.
+
+Under the dataset's file lock: the downloads are checked, a shard plan
+(`catalog.prepare.shard_plan`) cuts every split into units of about ``shard_bytes``, and the units
+run (`catalog.prepare.runners`: in this process, in ``num_proc`` spawned processes, or as Apache
+Beam work items, `catalog.prepare.beam`), each writing one shard into the work dir
+``<version>.incomplete-<plan key>`` beside the target. The driver then verifies every shard (size,
+sha256) against its unit's record, writes ``dataset_info.json`` and renames the work dir into
+place: a crash or a second process never exposes half a dataset. A killed prepare leaves its
+finished units behind; the next prepare asking for the same plan resumes them (``overwrite=True``
+starts afresh), and work dirs of other plans are removed whenever the lock is taken. A unit that
+fails fails the whole prepare (the unit and the example named) and nothing is kept; an interrupt
+(Ctrl-C) keeps the finished units for the next run.
+A copy that is already prepared is reused without taking the lock, so a read-only data dir
+serves prepared datasets; directories are created with the permissions the umask gives.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import json
+import os
+import re
+import shutil
+import sys
+import zipfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
+from catalog.download.checksums import write_checksums
+from catalog.download.extract import archive_format
+from catalog.errors import SourceFormatError, SpecError
+from catalog.features import ClassLabel
+from catalog.features.class_label import abbreviate
+from catalog.formats import FORMATS, Source, SourceFile
+from catalog.prepare.progress import PrepareProgress
+from catalog.prepare.shard_plan import DEFAULT_SHARD_BYTES, Plan, make_plan, plan_key, shard_name
+from catalog.prepare.work_unit import BOOKKEEPING, Outcome, Task, finished, verify_unit
+from catalog.spec.builder_spec import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
+from catalog.storage.dataset_info import DatasetInfo, ShardInfo, SplitInfo, reusable
+from catalog.storage.diskspace import require_free
+from catalog.storage.locking import INCOMPLETE, dataset_lock, work_dirs
+from catalog.storage.paths import DATA_DIR_ENV, DOWNLOAD_DIR_ENV, usable_dir
+from catalog.storage.shards import WRITER_OPTIONS
+
+__all__ = [
+    "WRITER_OPTIONS",
+    "Prepared",
+    "prepare",
+    "prepare_dataset",
+    "register_checksums",
+    "resources",
+    "reusable",
+    "shard_name",
+    "work_dir",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """What `prepare_dataset` did: ``prepared`` (units written now, some perhaps kept from a
+    killed run) or ``reused`` (prepared already; `waited`: by another process, while this
+    one waited for the lock)."""
+
+    info: DatasetInfo
+    status: Literal["prepared", "reused"]
+    waited: bool = False
+    units_written: int = 0
+    units_kept: int = 0
+
+
+def work_dir(target: Path, key: str) -> Path:
+    """The work dir of a plan: stable, so the next prepare of the same plan resumes it."""
+    return target.with_name(f"{target.name}{INCOMPLETE}{key}")
+
+
+def resources(spec: BuilderSpec, *, register: bool = False) -> dict[str, Resource]:
+    """The spec's downloads as verified-download requests; each needs a registered checksum
+    unless `register` (then the download registers it)."""
+    out = {}
+    for d in spec.downloads.values():
+        if (d.size is None or d.sha256 is None) and not register:
+            where = spec.path / CHECKSUMS_FILE if spec.path else CHECKSUMS_FILE
+            raise SpecError(
+                f"{where}: no size and sha256 registered for {d.url} (download {d.name!r}); "
+                "add a line 'url<TAB>size<TAB>sha256<TAB>filename' for it, or let "
+                f"'catalog prepare {spec.path or spec.name} --register-checksums' add it"
+            )
+        out[d.name] = Resource(d.urls, d.size, d.sha256, d.filename, d.max_extracted_size)
+    return out
+
+
+def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> BuilderSpec:
+    """Merge the downloads' size and sha256 into the builder's checksums.tsv (new and changed
+    entries; others are kept) and return the spec with them."""
+    downloads, changed = {}, {}
+    for name, d in spec.downloads.items():
+        got = files[name]
+        downloads[name] = dataclasses.replace(d, size=got.size, sha256=got.sha256)
+        if (d.size, d.sha256) != (got.size, got.sha256):
+            changed[d.url] = (got.size, got.sha256, d.filename)
+            status = "new" if d.sha256 is None else f"changed, was {d.size} bytes {d.sha256}"
+            print(f"{d.url}: {got.size} bytes, sha256 {got.sha256} ({status})", file=sys.stderr)
+    if spec.path is not None and changed:
+        write_checksums(spec.path / CHECKSUMS_FILE, changed)
+        print(
+            f"registered {len(changed)} checksums in {spec.path / CHECKSUMS_FILE}", file=sys.stderr
+        )
+    return spec.replace(downloads=downloads)
+
+
+def prepare(
+    spec: BuilderSpec,
+    target: Path,
+    downloads: DownloadConfig,
+    *,
+    overwrite: bool = False,
+    max_examples_per_split: int | None = None,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
+) -> DatasetInfo:
+    """Prepare `spec` into `target` unless it is there already; return its DatasetInfo.
+
+    With ``downloads.register_checksums`` the files are fetched and their checksums
+    registered first, even when the dataset is prepared already. ``max_examples_per_split``
+    stops each split after that many examples (smoke tests, CI); dataset_info.json then
+    holds the counts written, and `reusable` says when such a copy is reused. Shards are cut
+    at about `shard_bytes`; ``num_proc=N`` writes them in N processes,
+    `beam_pipeline_options` as Apache Beam work items (see `catalog.prepare.beam`): the bytes are
+    the same however they are written.
+    """
+    return prepare_dataset(
+        spec,
+        target,
+        downloads,
+        overwrite=overwrite,
+        max_examples_per_split=max_examples_per_split,
+        num_proc=num_proc,
+        beam_pipeline_options=beam_pipeline_options,
+        shard_bytes=shard_bytes,
+    ).info
+
+
+def prepare_dataset(
+    spec: BuilderSpec,
+    target: Path,
+    downloads: DownloadConfig,
+    *,
+    overwrite: bool = False,
+    max_examples_per_split: int | None = None,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
+    progress: PrepareProgress | None = None,
+) -> Prepared:
+    """`prepare`, saying what it did (see `Prepared`); `progress` reports the units."""
+    if max_examples_per_split is not None and max_examples_per_split < 1:
+        raise ValueError(f"max_examples_per_split must be >= 1, got {max_examples_per_split}")
+    if num_proc < 1:
+        raise ValueError(f"num_proc must be >= 1, got {num_proc}")
+    if shard_bytes < 1:
+        raise ValueError(f"shard_bytes must be >= 1, got {shard_bytes}")
+    if beam_pipeline_options is not None:
+        from catalog.prepare import beam
+
+        beam.check()
+        beam.parse_options(beam_pipeline_options)  # a malformed option fails before any work
+    for name in {s.format for s in spec.splits.values()}:
+        check = FORMATS[name].check
+        if check is not None:
+            check()  # a missing optional library is reported before any download
+    if not overwrite and not downloads.register_checksums and not work_dirs(target):
+        reused = reusable(spec, target, max_examples_per_split)
+        if reused is not None:  # no lock needed to read a complete copy: read-only dirs work
+            return Prepared(reused, "reused")  # (with work dirs to clean, the lock is taken)
+    usable_dir(target.parent, "the data dir", f"--data-dir or ${DATA_DIR_ENV}")
+    if downloads.download_dir is not None:
+        usable_dir(
+            downloads.download_dir, "the download dir", f"--download-dir or ${DOWNLOAD_DIR_ENV}"
+        )
+    progress = progress or PrepareProgress(spec.full_name, downloads.progress)
+    with dataset_lock(target) as waited, DownloadManager(downloads) as manager:
+        fetched = None
+        if downloads.register_checksums:
+            fetched = _download(spec, manager)
+            spec = register_checksums(spec, fetched)
+        prepared = None if overwrite else reusable(spec, target, max_examples_per_split)
+        key = plan_key(spec, max_examples_per_split, shard_bytes, WRITER_OPTIONS)
+        work = work_dir(target, key)
+        for stale in work_dirs(target):  # left by runs that were killed
+            if stale != work or overwrite or prepared is not None:
+                shutil.rmtree(stale, ignore_errors=True)
+        if prepared is not None:
+            return Prepared(prepared, "reused", waited)
+        files = fetched or _download(spec, manager)
+        (work / BOOKKEEPING).mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)
+        try:
+            sources = _sources(spec, files, manager, work / BOOKKEEPING / "stage")
+            for split in spec.splits.values():
+                _check_class_names(spec, split, sources[split.name])
+            plan = _plan(spec, sources, work, key, max_examples_per_split, shard_bytes)
+            shards = _run(
+                spec, plan, sources, work, progress, num_proc, beam_pipeline_options,
+                max_examples_per_split,
+            )  # fmt: skip
+            splits = {}
+            for name in spec.splits:
+                held = tuple(shards[u.file] for u in plan.split_units(name))
+                splits[name] = SplitInfo(name, sum(s.num_examples for s in held), held)
+            info = dataclasses.replace(
+                DatasetInfo.from_spec(spec), splits=splits, shard_options=WRITER_OPTIONS
+            )
+            shutil.rmtree(work / BOOKKEEPING)
+            info.write(work)
+            _move_into_place(work, target)
+        except (KeyboardInterrupt, SystemExit):
+            shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)
+            raise  # the finished units stay for the next run to resume
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+        finally:
+            progress.close()
+        return Prepared(info, "prepared", waited, progress.written, progress.kept)
+
+
+def _plan(
+    spec: BuilderSpec,
+    sources: dict[str, Source],
+    work: Path,
+    key: str,
+    limit: int | None,
+    shard_bytes: int,
+) -> Plan:
+    """The work dir's plan (a resumed prepare keeps it), or a new one, saved there."""
+    path = work / BOOKKEEPING / "plan.json"
+    try:
+        plan = Plan.from_json(json.loads(path.read_text("utf-8")))
+        if plan.key == key:
+            return plan
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    plan = make_plan(spec, sources, key, limit=limit, shard_bytes=shard_bytes)
+    temporary = path.with_name("plan.json.partial")
+    temporary.write_text(json.dumps(plan.to_json()), "utf-8")
+    temporary.replace(path)
+    return plan
+
+
+def _run(
+    spec: BuilderSpec,
+    plan: Plan,
+    sources: dict[str, Source],
+    work: Path,
+    progress: PrepareProgress,
+    num_proc: int,
+    beam_options: str | None,
+    limit: int | None,
+) -> dict[str, ShardInfo]:
+    """Run the units not finished yet; every unit's verified shard, by file name."""
+    shards: dict[str, ShardInfo] = {}
+    tasks = []
+    progress.start(plan)
+    for unit in plan.units:
+        done = finished(work, unit)
+        if done is not None and verify_unit(work, done) is None:
+            shards[unit.file] = done
+            progress.unit_done(Outcome(unit, done, written=False))
+            continue
+        last = limit is None and unit.index == unit.count - 1
+        tasks.append(Task(spec, sources[unit.split], unit, str(work), WRITER_OPTIONS, last))
+    # The plan knows about how big the shards will be: a disk too small for them is one clear
+    # error before any is written (a full disk midway is still caught by the unit).
+    needed = sum(task.unit.estimated_bytes for task in tasks)
+    require_free(work, needed, f"the shards of {spec.full_name} ({len(tasks)} to write)")
+    outcomes: Iterable[Outcome]
+    ticked: dict[str, int] = {}
+    if beam_options is not None:
+        from catalog.prepare.beam import run_with_beam
+
+        outcomes = run_with_beam(tasks, beam_options)
+    elif num_proc > 1 and len(tasks) > 1:
+        from catalog.prepare.runners import run_in_processes
+
+        outcomes = run_in_processes(tasks, num_proc)
+    else:
+        from catalog.prepare.runners import run_serially
+
+        def tick(task: Task, n: int) -> None:
+            ticked[task.unit.file] = ticked.get(task.unit.file, 0) + n
+            progress.examples(task.unit, n)
+
+        outcomes = run_serially(tasks, tick)
+    failures = []
+    for outcome in outcomes:
+        progress.unit_done(outcome, ticked=ticked.get(outcome.unit.file, 0))
+        if outcome.shard is None:
+            failures.append(outcome)
+        else:
+            shards[outcome.unit.file] = outcome.shard
+    if failures:
+        min(failures, key=lambda o: plan.units.index(o.unit)).raise_error()
+    for task in tasks:  # the driver checks what the workers wrote
+        shard = shards.get(task.unit.file)
+        problem = "it was not written" if shard is None else verify_unit(work, shard)
+        if problem is not None:
+            raise SourceFormatError(f"{task.unit.describe()}: {problem}")
+    return shards
+
+
+def _download(spec: BuilderSpec, manager: DownloadManager) -> dict[str, CachedFile]:
+    register = manager.config.register_checksums
+    return manager.download_all(resources(spec, register=register))
+
+
+def _natural_order(path: Path) -> list[str | int]:
+    """Sort key putting ``batch_2`` before ``batch_10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.as_posix())]
+
+
+def _zip_member(file: CachedFile, member: str, where: str) -> zipfile.Path | None:
+    """`member` of a zip download, to read in place; None if the download is not a zip or
+    `member` is a glob."""
+    if glob.has_magic(member) or archive_format(file.path) != "zip":
+        return None
+    found = zipfile.Path(file.path, member)
+    if found.is_file():
+        return found
+    if zipfile.Path(file.path, member.rstrip("/") + "/").exists():
+        return None  # a directory: extracted as usual
+    raise SourceFormatError(f"{where}: {member!r} in {file.filename} is not a file in the zip")
+
+
+def _resolve(
+    ref: FileRef,
+    files: dict[str, CachedFile],
+    manager: DownloadManager,
+    where: str,
+    many: bool,
+    stream: bool = False,
+) -> tuple[SourceFile, ...]:
+    """The paths a file reference names: the download itself, or the members of its archive
+    (extracted once, into the download dir) its path or glob matches, in natural order. For a
+    role that streams, a zip's member is read in place instead (the zip is not extracted)."""
+    file = files[ref.download]
+    if ref.member is None:
+        return (file.path,)
+    member = _zip_member(file, ref.member, where) if stream else None
+    if member is not None:
+        return (member,)
+    root = manager.extract(file)
+    if ref.member == ".":  # the extracted archive's top folder itself
+        return (root,)
+    found = sorted(root.glob(ref.member), key=_natural_order)
+    if found and (many or len(found) == 1):
+        return tuple(found)
+    where = f"{where}: {ref.member!r} in {file.filename} ({root})"
+    if not found:
+        held = ", ".join(sorted(p.name for p in root.iterdir())[:10])
+        raise SourceFormatError(f"{where} matches no file; the archive holds {held}")
+    shown = ", ".join(str(p.relative_to(root)) for p in found[:5])
+    raise SourceFormatError(f"{where} must match one file, matches {shown}")
+
+
+def _sources(
+    spec: BuilderSpec, files: dict[str, CachedFile], manager: DownloadManager, scratch: Path
+) -> dict[str, Source]:
+    """What each split's reader gets: its files and its options, file references resolved."""
+    sources = {}
+    for split in spec.splits.values():
+        where = f"{spec.full_name}: splits.{split.name}"
+        fmt = FORMATS[split.format]
+        roles = {role.name: role for role in fmt.roles}
+        paths = {
+            name: _resolve(
+                ref, files, manager, f"{where}.files.{name}", roles[name].many, roles[name].stream
+            )
+            for name, ref in split.files.items()
+        }
+        options = {
+            name: {
+                key: _resolve(ref, files, manager, f"{where}.options.{name}.{key}", False)[0]
+                for key, ref in value.items()
+            }
+            if fmt.options[name].kind == "file_map"
+            else value
+            for name, value in split.options.items()
+        }
+        sources[split.name] = Source(
+            split.name, paths, options, spec.features, scratch / split.name
+        )
+    return sources
+
+
+def _check_class_names(spec: BuilderSpec, split: SplitSpec, source: Source) -> None:
+    """The class names the source files declare must be the spec's, in the same order."""
+    declared = FORMATS[split.format].class_names
+    for feature, (path, names) in (declared(source) if declared else {}).items():
+        label = spec.features[feature]
+        assert isinstance(label, ClassLabel)  # checked when the spec was loaded
+        if names != label.names:
+            where = spec.path / "builder.yaml" if spec.path else "the builder spec"
+            first = next(
+                (i for i, (a, b) in enumerate(zip(names, label.names, strict=False)) if a != b),
+                min(len(names), len(label.names)),
+            )
+            got = names[first] if first < len(names) else "(end)"
+            want = label.names[first] if first < len(label.names) else "(end)"
+            raise SourceFormatError(
+                f"{path} names {len(names)} classes ({abbreviate(names)}) but {where} gives "
+                f"feature {feature!r} {len(label.names)} ({abbreviate(label.names)}); first "
+                f"difference at index {first}: {got!r} in the file, {want!r} in the spec"
+            )
+
+
+def _move_into_place(work: Path, target: Path) -> None:
+    """Replace `target` by `work` with renames, so readers see the old or the new, never half."""
+    if target.exists():
+        old = target.with_name(f"{target.name}{INCOMPLETE}old")
+        os.rename(target, old)
+        os.rename(work, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(work, target)

@@ -1,0 +1,224 @@
+"""Running one work unit of a shard plan: its examples -> one ArrayRecord file, and a record.
+
+A unit writes ``<work>/.work/partial/<file>.<random>``, renames it to ``<work>/<file>`` when
+complete, hashes it and writes its record ``<work>/.work/units/<file>.json`` (count, bytes,
+sha256), itself renamed into place: a unit with a record is finished, anything else is redone.
+`run_unit` never raises: whatever goes wrong comes back as an `Outcome` naming the unit (and,
+for a bad example, the example), so it crosses process and Beam worker boundaries intact;
+`Outcome.raise_error` raises it again as the same kind of catalog error in the driver.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import shutil
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from array_record.python.array_record_module import ArrayRecordWriter
+
+from catalog import errors
+from catalog._util.units import format_size
+from catalog.download.checksums import sha256_file
+from catalog.errors import CatalogError, FeatureError, SourceFormatError, StorageError
+from catalog.features.codec import RecordCodec
+from catalog.formats import Source
+from catalog.prepare.shard_plan import Unit, open_reader
+from catalog.spec.builder_spec import BuilderSpec
+from catalog.storage.dataset_info import ShardInfo
+
+__all__ = [
+    "BOOKKEEPING",
+    "Outcome",
+    "Task",
+    "finished",
+    "run_unit",
+    "verify_unit",
+]
+
+#: The work dir's folder of plan, unit records, partial shards and staged sources; removed
+#: before the work dir becomes the prepared dataset.
+BOOKKEEPING = ".work"
+
+
+@dataclass(frozen=True)
+class Task:
+    """Everything a worker needs to run one unit (picklable: sent to processes and Beam)."""
+
+    spec: BuilderSpec
+    source: Source
+    unit: Unit
+    work: str
+    writer_options: str
+    #: The split's last unit of a full prepare: the source must hold no example after it.
+    last: bool = False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What running a unit gave: its shard, or the error (kind and message)."""
+
+    unit: Unit
+    shard: ShardInfo | None = None
+    error_kind: str = ""
+    error: str = ""
+    written: bool = True  # False: it was finished already
+
+    def raise_error(self) -> None:
+        if self.shard is not None:
+            return
+        kind = getattr(errors, self.error_kind, None)
+        if kind is FeatureError:
+            raise FeatureError(self.error)
+        if isinstance(kind, type) and issubclass(kind, CatalogError):
+            raise kind(self.error)
+        raise SourceFormatError(self.error)
+
+
+def _record_path(work: Path, file: str) -> Path:
+    return work / BOOKKEEPING / "units" / f"{file}.json"
+
+
+def finished(work: Path, unit: Unit) -> ShardInfo | None:
+    """The record of `unit` if it was finished (by this run or a killed one), else None."""
+    path = _record_path(work, unit.file)
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        shard = ShardInfo(**data["shard"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if data.get("unit") != asdict(unit):
+        return None
+    return shard
+
+
+def verify_unit(work: Path, shard: ShardInfo) -> str | None:
+    """What is wrong with a finished unit's shard (size, sha256), or None."""
+    path = work / shard.file
+    if not path.is_file():
+        return f"{path} is missing"
+    if path.stat().st_size != shard.num_bytes:
+        return f"{path} is {path.stat().st_size} bytes, its unit record says {shard.num_bytes}"
+    digest = sha256_file(path)
+    if digest != shard.sha256:
+        return f"{path} has sha256 {digest}, its unit record says {shard.sha256}"
+    return None
+
+
+def _write_error(path: Path, unit: Unit, error: BaseException) -> StorageError:
+    free = shutil.disk_usage(path.parent).free if path.parent.exists() else 0
+    reason = getattr(error, "strerror", None) or str(error)
+    return StorageError(
+        f"cannot write {path}: {reason}; this shard needs about "
+        f"{format_size(unit.estimated_bytes)} ({unit.describe()}) and {format_size(free)} is "
+        f"free there; free some space (or raise the file size limit) or use another --data-dir, "
+        "then prepare again"
+    )
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+_TICK = 1000  # examples between progress ticks
+
+
+def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
+    spec, unit = task.spec, task.unit
+    split = spec.splits[unit.split]
+    encode = RecordCodec(spec.features).encode
+    reader = open_reader(split, task.source)
+    count = 0
+    try:
+        try:
+            writer = ArrayRecordWriter(str(path), task.writer_options)
+        except (RuntimeError, ValueError, OSError) as error:
+            raise _write_error(path, unit, error) from None
+        # the last unit of a source of unknown length reads one example past its range: if
+        # there is one, the spec's count is wrong (read in the same pass: a sequential
+        # source would otherwise be read from its start a second time)
+        check_more = task.last and reader.length is None
+        try:
+            for key, example in reader.examples(unit.start, unit.stop + (1 if check_more else 0)):
+                if count == unit.num_examples:
+                    where = spec.path / "builder.yaml" if spec.path else "the builder spec"
+                    raise SourceFormatError(
+                        f"split {unit.split!r} of {spec.full_name}: the source files hold more "
+                        f"than {unit.stop} examples but {where} (splits.{unit.split}."
+                        f"num_examples) expects {split.num_examples}"
+                    )
+                position = unit.start + count
+                try:
+                    record = encode(example)
+                except FeatureError as error:
+                    raise FeatureError(
+                        error.reason,
+                        feature_path=error.feature_path,
+                        example=f"split {unit.split!r}, example {position} (key {key!r}) in "
+                        f"{unit.describe()}",
+                    ) from None
+                try:
+                    writer.write(record)
+                except (RuntimeError, ValueError, OSError) as error:
+                    raise _write_error(path, unit, error) from None
+                count += 1
+                if tick is not None and count % _TICK == 0:
+                    tick(_TICK)
+        finally:
+            try:
+                writer.close()
+            except (RuntimeError, ValueError, OSError) as error:
+                raise _write_error(path, unit, error) from None
+    finally:
+        reader.close()
+    return count
+
+
+def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
+    """Write the unit's shard and its record (see the module docstring); never raises.
+
+    A unit finished already (a retried Beam work item) is not written again. `tick(n)` is
+    called every 1000 examples written (progress within a unit).
+    """
+    unit, work = task.unit, Path(task.work)
+    done = finished(work, unit)
+    if done is not None and _size(work / done.file) == done.num_bytes:
+        return Outcome(unit, done, written=False)
+    partial = work / BOOKKEEPING / "partial" / f"{unit.file}.{uuid.uuid4().hex[:8]}"
+    try:
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        count = _write(task, partial, tick)
+        if count != unit.num_examples:
+            where = task.spec.path / "builder.yaml" if task.spec.path else "the builder spec"
+            raise SourceFormatError(
+                f"split {unit.split!r} of {task.spec.full_name}: the source files hold "
+                f"{unit.start + count} examples but {where} (splits.{unit.split}.num_examples) "
+                f"expects {task.spec.splits[unit.split].num_examples} ({unit.describe()})"
+            )
+        shard = ShardInfo(unit.file, count, partial.stat().st_size, sha256_file(partial))
+        partial.replace(work / unit.file)
+        record = _record_path(work, unit.file)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        temporary = record.with_name(f"{record.name}.{uuid.uuid4().hex[:8]}")
+        temporary.write_text(json.dumps({"unit": asdict(unit), "shard": asdict(shard)}), "utf-8")
+        temporary.replace(record)
+        return Outcome(unit, shard)
+    except CatalogError as error:
+        message = str(error)
+        if unit.file not in message:  # name the unit (a FeatureError names it already)
+            message = f"{unit.describe()}: {message}"
+        return Outcome(unit, error_kind=type(error).__name__, error=message)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            return Outcome(
+                unit, error_kind="StorageError", error=str(_write_error(partial, unit, error))
+            )
+        return Outcome(unit, error_kind="SourceFormatError", error=f"{unit.describe()}: {error}")
+    finally:
+        partial.unlink(missing_ok=True)

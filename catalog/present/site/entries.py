@@ -1,0 +1,114 @@
+"""What the site shows of each dataset: one `Entry` per dataset, or per config of one.
+
+An entry is read from the builder spec and the data dir alone, like ``catalog info``: the info
+is the prepared copy's once prepared (its splits, sizes and shards), else the spec's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from catalog.api.builder import DatasetBuilder, builder
+from catalog.errors import CatalogError
+from catalog.features import ClassLabel, Feature, Sequence
+from catalog.spec.builder_spec import load_spec
+from catalog.spec.registry import list_datasets, resolve
+from catalog.storage.dataset_info import DatasetInfo, disk_usage
+
+__all__ = ["Entry", "class_labels", "entries", "slug"]
+
+
+def slug(full_name: str) -> str:
+    """The file name stem of a dataset's page and picture: ``mnist``, ``cmaterdb-telugu``.
+
+    Names and configs are ``[a-z][a-z0-9_]*``, so the hyphen cannot clash with a name.
+    """
+    return full_name.replace("/", "-")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One dataset (or config) as the site shows it."""
+
+    builder: DatasetBuilder
+    info: DatasetInfo
+    #: Whether a prepared copy is in the data dir, and its bytes on disk.
+    prepared: bool
+    prepared_bytes: int
+    #: Whether the prepared copy holds every example the spec declares (False for a copy
+    #: prepared with --max-examples-per-split; True when not prepared).
+    complete: bool
+    #: Why the prepared copy's info could not be read ("" when it could).
+    problem: str = ""
+
+    @property
+    def full_name(self) -> str:
+        return self.builder.full_name
+
+    @property
+    def slug(self) -> str:
+        return slug(self.full_name)
+
+    @property
+    def page(self) -> str:
+        """The page's path relative to the site's root."""
+        return f"datasets/{self.slug}.html"
+
+    @property
+    def expected(self) -> dict[str, int]:
+        """Example counts per split, as the spec declares them."""
+        return {name: s.num_examples for name, s in self.builder.spec.splits.items()}
+
+
+def _entry(b: DatasetBuilder) -> Entry:
+    if not b.is_prepared:
+        return Entry(b, DatasetInfo.from_spec(b.spec), False, 0, True)
+    try:
+        info = b.info
+    except CatalogError as exc:  # an unreadable dataset_info.json: show what the spec says
+        return Entry(b, DatasetInfo.from_spec(b.spec), False, 0, True, str(exc))
+    counts = {name: s.num_examples for name, s in info.splits.items()}
+    expected = {name: s.num_examples for name, s in b.spec.splits.items()}
+    return Entry(b, info, True, disk_usage(b.data_path), counts == expected)
+
+
+def entries(
+    names: Iterable[str] = (), *, data_dir: str | os.PathLike[str] | None = None
+) -> list[Entry]:
+    """Every dataset named (all registered ones when none is), each config of one with configs.
+
+    A name may be ``name``, ``name/config`` (that config alone), ``name:version`` or a builder
+    folder. Entries come sorted by full name, each once. Raises CatalogError for an unknown
+    name or a broken builder.
+    """
+    found: dict[str, Entry] = {}
+    for name in list(names) or list_datasets():
+        first = builder(name, data_dir=data_dir)  # checks the name and the version
+        spec = first.spec
+        if resolve(name).config is not None or not spec.configs:
+            configs = [spec.config]
+        else:
+            configs = list(spec.configs)
+        for config in configs:
+            one = first
+            if config != spec.config:
+                assert spec.path is not None
+                one = DatasetBuilder(load_spec(spec.path, config), data_dir=first.data_dir)
+            found.setdefault(one.full_name, _entry(one))
+    return [found[key] for key in sorted(found)]
+
+
+def class_labels(
+    features: Iterable[tuple[str, Feature]], prefix: str = ""
+) -> Iterator[tuple[str, ClassLabel]]:
+    """(feature path, ClassLabel) for every ClassLabel in the tree, depth first."""
+    for name, feature in features:
+        path = f"{prefix}{name}"
+        element = feature
+        while isinstance(element, Sequence):
+            element = element.feature
+        if isinstance(element, ClassLabel):
+            yield path, element
+        yield from class_labels(element.children().items(), f"{path}/")

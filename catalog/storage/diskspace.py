@@ -1,0 +1,37 @@
+"""Free space, checked before a write whose size is known, so a full disk is one clear error
+up front instead of a half-written file."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from catalog._util.units import format_size
+from catalog.errors import StorageError
+
+__all__ = ["free_space", "require_free"]
+
+
+def free_space(path: Path) -> int | None:
+    """Bytes free for this user on the file system holding `path` (or its nearest existing
+    parent); None when it cannot be told."""
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is None:
+        return None
+    try:
+        return shutil.disk_usage(existing).free
+    except OSError:
+        return None
+
+
+def require_free(path: Path, needed: int, what: str) -> None:
+    """Raise StorageError unless `needed` bytes are free at `path`, naming `what` is written
+    there, the free and the needed space, and what to do."""
+    free = free_space(path)
+    if free is None or free >= needed:
+        return
+    raise StorageError(
+        f"not enough free space in {path} for {what}: {format_size(free)} free, "
+        f"{format_size(needed)} needed; free some space or point catalog at another disk "
+        "(--download-dir or CATALOG_DOWNLOAD_DIR, --data-dir or CATALOG_DATA_DIR)"
+    )

@@ -1,0 +1,143 @@
+"""Check a prepared dataset against its dataset_info.json: is every shard still what was written?
+
+For each shard ``dataset_info.json`` lists, in this order, the first failing check is a
+:class:`Problem` (one per shard at most):
+
+- ``missing``: the file is not there;
+- ``size``: its size is not the recorded ``num_bytes``;
+- ``sha256``: its sha256 is not the recorded one (a flipped byte, a file replaced);
+- ``records``: array_record's reader cannot open it, counts other than ``num_examples``
+  records in it, or (features all fixed-size) a record's size is not what the features
+  encode to: dataset_info.json no longer describes the data.
+
+``info`` problems concern dataset_info.json itself: unreadable, a split with no shards, or a
+split count that is not the sum of its shards'. Nothing is repaired: preparing the dataset again
+(``catalog prepare NAME --overwrite``) is the fix.
+
+>>> problems = verify(catalog.builder("fashion_mnist").data_path)  # doctest: +SKIP
+>>> print(*problems, sep="\n")                                      # doctest: +SKIP
+fashion_mnist-test.array_record-00000-of-00001: sha256 is 3f0a..., dataset_info.json says 9c1e...
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from array_record.python.array_record_module import ArrayRecordReader
+
+from catalog.download.checksums import sha256_file
+from catalog.errors import CatalogError, SpecError
+from catalog.features.codec import RecordCodec
+from catalog.storage.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
+from catalog.storage.shards import is_compressed, open_reader
+
+__all__ = ["Problem", "ProblemKind", "verify", "verify_shard"]
+
+ProblemKind = Literal["info", "missing", "size", "sha256", "records"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What is wrong with one file of a prepared dataset."""
+
+    kind: ProblemKind
+    file: str  # a shard's file name, or dataset_info.json
+    message: str  # what was expected and what was found
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
+
+
+def verify(data_path: str | os.PathLike[str]) -> list[Problem]:
+    """Every problem of the dataset prepared in `data_path` (empty when it is intact).
+
+    Reads every shard once (sha256) and opens each with array_record's reader (record count).
+    """
+    folder = Path(data_path)
+    try:
+        info = DatasetInfo.read(folder)
+    except OSError as exc:
+        return [Problem("info", INFO_FILE, f"cannot read {folder / INFO_FILE}: {exc.strerror}")]
+    except SpecError as exc:
+        return [Problem("info", INFO_FILE, str(exc))]
+    except Exception as exc:  # malformed in a way DatasetInfo.read does not name: report it
+        reason = f"{type(exc).__name__}: {exc}"
+        return [Problem("info", INFO_FILE, f"{folder / INFO_FILE} is unreadable ({reason})")]
+    problems = []
+    compressed = is_compressed(info.shard_options)
+    record_size = RecordCodec(info.features).record_size
+    for split in info.splits.values():
+        if not split.shards:
+            problems.append(Problem("info", INFO_FILE, f"split {split.name!r} lists no shards"))
+        elif split.num_examples != sum(s.num_examples for s in split.shards):
+            held = sum(s.num_examples for s in split.shards)
+            problems.append(
+                Problem(
+                    "info",
+                    INFO_FILE,
+                    f"split {split.name!r} says {split.num_examples} examples but its shards "
+                    f"hold {held}",
+                )
+            )
+        for shard in split.shards:
+            problem = verify_shard(folder, shard, compressed=compressed, record_size=record_size)
+            if problem is not None:
+                problems.append(problem)
+    return problems
+
+
+def verify_shard(
+    folder: Path, shard: ShardInfo, *, compressed: bool = False, record_size: int | None = None
+) -> Problem | None:
+    """The first problem of one shard in `folder` (see the module docstring), or None.
+
+    `compressed`: whether the shard was written with compressed chunks (older copies);
+    `record_size`: the size of every record when the features are all fixed-size (each record
+    is read and checked: a description that does not fit the data is found)."""
+    path = folder / shard.file
+    if not path.is_file():
+        return Problem("missing", shard.file, f"missing from {folder}")
+    size = path.stat().st_size
+    if size != shard.num_bytes:
+        return Problem("size", shard.file, f"is {size} bytes, {INFO_FILE} says {shard.num_bytes}")
+    sha256 = sha256_file(path)
+    if sha256 != shard.sha256:
+        return Problem("sha256", shard.file, f"sha256 is {sha256}, {INFO_FILE} says {shard.sha256}")
+    try:
+        reader = open_reader(str(path), compressed=compressed)
+        try:
+            count = int(reader.num_records())
+            bad = _odd_record(reader, count, record_size) if record_size else None
+        finally:
+            reader.close()
+    except CatalogError as exc:
+        return Problem("records", shard.file, f"array_record cannot read it: {exc}")
+    except (RuntimeError, ValueError, IndexError) as exc:
+        return Problem("records", shard.file, f"array_record cannot read its records: {exc}")
+    if bad is not None:
+        index, size = bad
+        return Problem(
+            "records",
+            shard.file,
+            f"record {index} has {size} bytes, but the features in {INFO_FILE} encode to "
+            f"{record_size}",
+        )
+    if count != shard.num_examples:
+        return Problem(
+            "records", shard.file, f"holds {count} records, {INFO_FILE} says {shard.num_examples}"
+        )
+    return None
+
+
+def _odd_record(
+    reader: ArrayRecordReader, count: int, size: int, chunk: int = 4096
+) -> tuple[int, int] | None:
+    """(index, size) of the first record whose size is not `size`, or None."""
+    for start in range(0, count, chunk):
+        for offset, record in enumerate(reader.read(start, min(count, start + chunk))):
+            if len(record) != size:
+                return start + offset, len(record)
+    return None
