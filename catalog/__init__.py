@@ -44,12 +44,12 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `_
         Tensor,
         Text,
     )
+    from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
     from catalog.interop.tfds.directory import open_tfds
     from catalog.loader import Pipeline, PipelineIterator, mix, pipeline
     from catalog.read.data_source import DataSource
     from catalog.read.splits import even_splits
     from catalog.spec.registry import list_datasets
-    from catalog.storage.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 
 #: Where each name that is imported on first use is defined.
 _LAZY = {
@@ -70,7 +70,7 @@ _LAZY = {
         ],
         "catalog.features",
     ),
-    **dict.fromkeys(["DatasetInfo", "ShardInfo", "SplitInfo"], "catalog.storage.dataset_info"),
+    **dict.fromkeys(["DatasetInfo", "ShardInfo", "SplitInfo"], "catalog.info.dataset_info"),
     **dict.fromkeys(["Pipeline", "PipelineIterator", "mix", "pipeline"], "catalog.loader"),
     "list_datasets": "catalog.spec.registry",
     "even_splits": "catalog.read.splits",

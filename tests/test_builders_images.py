@@ -15,8 +15,8 @@ import pytest
 import catalog
 from catalog.errors import FeatureError, SourceFormatError
 from catalog.features import ClassLabel
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.data_source import DataSource
-from catalog.storage.dataset_info import INFO_FILE, DatasetInfo
 from catalog.testing.harness import run_builder
 
 from dummy_images import (

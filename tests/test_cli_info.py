@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import catalog
-from catalog.storage.dataset_info import DatasetInfo, ShardInfo, SplitInfo
+from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 
 from dummy_images import MNIST_C_CONFIGS
 

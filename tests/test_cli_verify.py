@@ -1,4 +1,4 @@
-"""`catalog verify` and catalog.storage.verify: corrupt, missing and miscounted shards are named."""
+"""`catalog verify` and catalog.read.verify: corrupt, missing and miscounted shards are named."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import catalog
-from catalog.storage.verify import Problem, verify
+from catalog.read.verify import Problem, verify
 from catalog.testing.http_server import LoopbackServer
 
 from conftest import idx_builder

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog.storage.dataset_info import DatasetInfo
+from catalog.info.dataset_info import DatasetInfo
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_labels
 
@@ -89,7 +89,8 @@ def test_forked_dataloader_workers_read_full_epochs(
 
 
 def test_shards_are_written_uncompressed(prepared: tuple[Path, Path, Path]) -> None:
-    from catalog.storage.shards import WRITER_OPTIONS, open_reader
+    from catalog.read.array_record import open_reader
+    from catalog.storage.shards import WRITER_OPTIONS
 
     data_dir = prepared[0]
     info = DatasetInfo.read(data_dir / "big" / "1.0.0")

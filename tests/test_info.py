@@ -11,17 +11,13 @@ import pytest
 
 import catalog
 from catalog import ClassLabel, DatasetInfo, FeaturesDict, Image, Sequence, Tensor, Text
+from catalog._util.units import format_size
 from catalog.errors import SpecError
 from catalog.features import from_json
+from catalog.info.dataset_info import ShardInfo, SplitInfo
+from catalog.info.text import Location, format_info
 from catalog.spec.builder_spec import load_spec, read_yaml
-from catalog.storage.dataset_info import (
-    Location,
-    ShardInfo,
-    SplitInfo,
-    disk_usage,
-    format_info,
-    format_size,
-)
+from catalog.storage.diskspace import disk_usage
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -21,8 +21,9 @@ import pytest
 from array_record.python.array_record_module import ArrayRecordReader, ArrayRecordWriter
 
 import catalog
+from catalog.read.array_record import READER_OPTIONS
 from catalog.read.mapped_shard import MappedShard, map_shard
-from catalog.storage.shards import READER_OPTIONS, WRITER_OPTIONS
+from catalog.storage.shards import WRITER_OPTIONS
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels
 

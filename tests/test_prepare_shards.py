@@ -21,8 +21,8 @@ from catalog.errors import FeatureError
 from catalog.prepare.driver import prepare_dataset, work_dir
 from catalog.prepare.progress import PrepareProgress
 from catalog.prepare.work_unit import BOOKKEEPING
+from catalog.read.verify import verify
 from catalog.storage.locking import dataset_lock
-from catalog.storage.verify import verify
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 

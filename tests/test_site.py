@@ -23,13 +23,13 @@ from PIL import Image as PILImage
 import catalog
 from catalog.api.builder import DatasetBuilder
 from catalog.features import ClassLabel, FeaturesDict, Image, Sequence, Tensor, Text
+from catalog.info.dataset_info import DatasetInfo, SplitInfo
 from catalog.present.show import show_examples
 from catalog.present.site.build import GRID_COLUMNS, GRID_EXAMPLES
 from catalog.present.site.entries import Entry
 from catalog.present.site.pages import MANY_CLASSES, Picture, dataset_page
 from catalog.spec.builder_spec import load_spec
 from catalog.spec.registry import list_datasets
-from catalog.storage.dataset_info import DatasetInfo, SplitInfo
 from catalog.testing.http_server import LoopbackServer
 
 from conftest import ROOT

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, overload
 
 from catalog.api.local import local_info, open_local
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo
+from catalog.prepare.reuse import declared_info, foreign_to, reusable
 from catalog.read import splits
 from catalog.read.data_source import DataSource, Decoder
 from catalog.spec.builder_spec import BuilderSpec, load_spec
 from catalog.spec.registry import resolve, version_matches
 from catalog.storage import paths
-from catalog.storage.dataset_info import INFO_FILE, DatasetInfo, reusable
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
@@ -73,13 +74,13 @@ class DatasetBuilder:
     @property
     def info(self) -> DatasetInfo:
         """The dataset's info: from disk once prepared, else what the spec declares."""
-        return self._prepared_info() or DatasetInfo.from_spec(self.spec)
+        return self._prepared_info() or declared_info(self.spec)
 
     def _prepared_info(self) -> DatasetInfo | None:
         if not (self.data_path / INFO_FILE).is_file():
             return None
         info = DatasetInfo.read(self.data_path)
-        return None if info.foreign_to(self.spec, self.data_path) else info
+        return None if foreign_to(info, self.spec, self.data_path) else info
 
     def not_prepared_error(
         self, asked: str | None = None, data_dir: str | None = None
@@ -90,7 +91,7 @@ class DatasetBuilder:
             f" --data-dir {data_dir}" if data_dir else ""
         )
         if (self.data_path / INFO_FILE).is_file():
-            foreign = DatasetInfo.read(self.data_path).foreign_to(self.spec, self.data_path)
+            foreign = foreign_to(DatasetInfo.read(self.data_path), self.spec, self.data_path)
             if foreign:
                 return NotPreparedError(
                     f"{foreign}; run '{prepare} --overwrite' to replace it with this one's, "

@@ -13,9 +13,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.interop.tfds.directory import is_tfds_dir, read_tfds_info
 from catalog.read.data_source import DataSource, Decoder
-from catalog.storage.dataset_info import INFO_FILE, DatasetInfo
 
 __all__ = ["is_prepared_dir", "local_info", "open_local"]
 

@@ -13,8 +13,10 @@ from typing import Any
 from catalog.api.builder import builder
 from catalog.api.local import local_info
 from catalog.cli.common import EXIT_OK, add_command, add_dataset_args
+from catalog.info.dataset_info import DatasetInfo
+from catalog.info.text import Location, format_info
 from catalog.spec.builder_spec import BuilderSpec
-from catalog.storage.dataset_info import DatasetInfo, Location, disk_usage, format_info
+from catalog.storage.diskspace import disk_usage
 
 __all__ = ["info_json", "register"]
 

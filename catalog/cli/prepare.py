@@ -28,8 +28,8 @@ from catalog.cli.common import (
     positive_int,
 )
 from catalog.errors import CatalogError
+from catalog.prepare.reuse import reusable
 from catalog.storage import paths
-from catalog.storage.dataset_info import reusable
 
 if TYPE_CHECKING:
     from catalog.download import DownloadConfig, ProgressMode

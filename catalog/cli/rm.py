@@ -25,7 +25,7 @@ from catalog.cli.common import (
     error,
 )
 from catalog.storage import paths
-from catalog.storage.dataset_info import disk_usage
+from catalog.storage.diskspace import disk_usage
 from catalog.storage.locking import dataset_lock, work_dirs
 
 __all__ = ["register"]

@@ -18,9 +18,10 @@ from catalog.cli.common import (
     dataset_label,
     error,
 )
-from catalog.storage.dataset_info import DatasetInfo, disk_usage
+from catalog.info.dataset_info import DatasetInfo
+from catalog.read.verify import verify
+from catalog.storage.diskspace import disk_usage
 from catalog.storage.locking import work_dirs
-from catalog.storage.verify import verify
 
 __all__ = ["register"]
 

@@ -11,7 +11,7 @@ import numpy as np
 from catalog.errors import FeatureError, SourceFormatError
 from catalog.features.base import DecodeFn, Feature, join_path, stored_bytes
 
-__all__ = ["FeaturesDict"]
+__all__ = ["FeaturesDict", "supervised_keys_problem"]
 
 _LENGTH_BYTES = 4  # variable-size values are prefixed with their length, uint32 little-endian
 
@@ -296,3 +296,22 @@ def _malformed(length: int, what: str, needed: int) -> SourceFormatError:
     return SourceFormatError(
         f"a record of {length} bytes does not match the features: {what} {needed}"
     )
+
+
+def supervised_keys_problem(keys: Any, features: FeaturesDict) -> str | None:
+    """What is wrong with `keys` as ``[input, target]`` feature names, or None."""
+    if (
+        not isinstance(keys, (list, tuple))
+        or len(keys) != 2
+        or not all(isinstance(k, str) for k in keys)
+    ):
+        return f"expected [input, target] naming two features, got {keys!r}"
+    unknown = [k for k in keys if k not in features]
+    if unknown:
+        return (
+            f"expected [input, target] naming two features, got {list(keys)}: {unknown[0]!r} "
+            f"is not a feature; features: {', '.join(features)}"
+        )
+    if keys[0] == keys[1]:
+        return f"expected [input, target] naming two different features, got {list(keys)}"
+    return None

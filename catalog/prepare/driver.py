@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import glob
 import json
-import os
 import re
 import shutil
 import sys
@@ -36,25 +35,24 @@ from catalog.errors import SourceFormatError, SpecError
 from catalog.features import ClassLabel
 from catalog.features.class_label import abbreviate
 from catalog.formats import FORMATS, Source, SourceFile
+from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.prepare.progress import PrepareProgress
-from catalog.prepare.shard_plan import DEFAULT_SHARD_BYTES, Plan, make_plan, plan_key, shard_name
+from catalog.prepare.reuse import declared_info, reusable
+from catalog.prepare.shard_plan import DEFAULT_SHARD_BYTES, Plan, make_plan, plan_key
 from catalog.prepare.work_unit import BOOKKEEPING, Outcome, Task, finished, verify_unit
 from catalog.spec.builder_spec import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
-from catalog.storage.dataset_info import DatasetInfo, ShardInfo, SplitInfo, reusable
 from catalog.storage.diskspace import require_free
 from catalog.storage.locking import INCOMPLETE, dataset_lock, work_dirs
 from catalog.storage.paths import DATA_DIR_ENV, DOWNLOAD_DIR_ENV, usable_dir
+from catalog.storage.publish import publish
 from catalog.storage.shards import WRITER_OPTIONS
 
 __all__ = [
-    "WRITER_OPTIONS",
     "Prepared",
     "prepare",
     "prepare_dataset",
     "register_checksums",
     "resources",
-    "reusable",
-    "shard_name",
     "work_dir",
 ]
 
@@ -213,11 +211,11 @@ def prepare_dataset(
                 held = tuple(shards[u.file] for u in plan.split_units(name))
                 splits[name] = SplitInfo(name, sum(s.num_examples for s in held), held)
             info = dataclasses.replace(
-                DatasetInfo.from_spec(spec), splits=splits, shard_options=WRITER_OPTIONS
+                declared_info(spec), splits=splits, shard_options=WRITER_OPTIONS
             )
             shutil.rmtree(work / BOOKKEEPING)
             info.write(work)
-            _move_into_place(work, target)
+            publish(work, target)
         except (KeyboardInterrupt, SystemExit):
             shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)
             raise  # the finished units stay for the next run to resume
@@ -416,14 +414,3 @@ def _check_class_names(spec: BuilderSpec, split: SplitSpec, source: Source) -> N
                 f"feature {feature!r} {len(label.names)} ({abbreviate(label.names)}); first "
                 f"difference at index {first}: {got!r} in the file, {want!r} in the spec"
             )
-
-
-def _move_into_place(work: Path, target: Path) -> None:
-    """Replace `target` by `work` with renames, so readers see the old or the new, never half."""
-    if target.exists():
-        old = target.with_name(f"{target.name}{INCOMPLETE}old")
-        os.rename(target, old)
-        os.rename(work, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(work, target)

@@ -29,6 +29,7 @@ from catalog.features.codec import RECORD_FORMAT, RecordCodec
 from catalog.formats import FORMATS, Source
 from catalog.formats.base import Examples, RandomAccess
 from catalog.spec.builder_spec import BuilderSpec, SplitSpec
+from catalog.storage.shards import shard_name
 
 __all__ = [
     "DEFAULT_SHARD_BYTES",
@@ -37,7 +38,6 @@ __all__ = [
     "make_plan",
     "open_reader",
     "plan_key",
-    "shard_name",
 ]
 
 #: The size a shard is cut at by default: 1 GiB.
@@ -45,10 +45,6 @@ DEFAULT_SHARD_BYTES = 1 << 30
 #: Examples encoded to estimate a split's bytes per example.
 _SAMPLE = 64
 _FRAMING = 200
-
-
-def shard_name(dataset: str, split: str, index: int = 0, count: int = 1) -> str:
-    return f"{dataset}-{split}.array_record-{index:05d}-of-{count:05d}"
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ from catalog.download.checksums import sha256_file
 from catalog.errors import CatalogError, FeatureError, SourceFormatError, StorageError
 from catalog.features.codec import RecordCodec
 from catalog.formats import Source
+from catalog.info.dataset_info import ShardInfo
 from catalog.prepare.shard_plan import Unit, open_reader
 from catalog.spec.builder_spec import BuilderSpec
-from catalog.storage.dataset_info import ShardInfo
 
 __all__ = [
     "BOOKKEEPING",

@@ -48,10 +48,11 @@ from array_record.python.array_record_module import ArrayRecordReader
 from catalog.errors import NotPreparedError, ShardError, SourceFormatError, SplitError
 from catalog.features import FeaturesDict
 from catalog.features.codec import RECORD_FORMAT, RecordCodec
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo
+from catalog.read.array_record import READER_OPTIONS, open_reader
 from catalog.read.mapped_shard import MappedShard, ShardIndex, map_shard
 from catalog.read.splits import resolve
-from catalog.storage.dataset_info import INFO_FILE, DatasetInfo
-from catalog.storage.shards import READER_OPTIONS, is_compressed, open_reader, shard_error
+from catalog.storage.shards import is_compressed, shard_error
 
 if TYPE_CHECKING:  # only directories TensorFlow Datasets prepared need these
     from catalog.interop.tfds.codec import ExampleCodec

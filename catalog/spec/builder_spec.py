@@ -70,7 +70,7 @@ from catalog._util.units import format_size, parse_size
 from catalog.download.checksums import read_checksums, url_filename
 from catalog.download.url_paths import path_segments
 from catalog.errors import DatasetNotFoundError, FeatureError, SpecError
-from catalog.features import FeaturesDict, from_json
+from catalog.features import FeaturesDict, from_json, supervised_keys_problem
 from catalog.features.class_label import MAX_NAMES_FILE_SIZE
 
 if TYPE_CHECKING:  # the readers are imported when a spec is loaded, not by `import catalog`
@@ -83,7 +83,6 @@ __all__ = [
     "SplitSpec",
     "load_spec",
     "read_yaml",
-    "supervised_keys_problem",
 ]
 
 SPEC_FILE = "builder.yaml"
@@ -321,25 +320,6 @@ def _check_expansion(path: Path, root: Any) -> None:
         elif isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 stack += (key, value)
-
-
-def supervised_keys_problem(keys: Any, features: FeaturesDict) -> str | None:
-    """What is wrong with `keys` as ``[input, target]`` feature names, or None."""
-    if (
-        not isinstance(keys, (list, tuple))
-        or len(keys) != 2
-        or not all(isinstance(k, str) for k in keys)
-    ):
-        return f"expected [input, target] naming two features, got {keys!r}"
-    unknown = [k for k in keys if k not in features]
-    if unknown:
-        return (
-            f"expected [input, target] naming two features, got {list(keys)}: {unknown[0]!r} "
-            f"is not a feature; features: {', '.join(features)}"
-        )
-    if keys[0] == keys[1]:
-        return f"expected [input, target] naming two different features, got {list(keys)}"
-    return None
 
 
 def _resolve_names_files(features: Any, folder: Path) -> Any:

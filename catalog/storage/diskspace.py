@@ -1,15 +1,17 @@
-"""Free space, checked before a write whose size is known, so a full disk is one clear error
-up front instead of a half-written file."""
+"""Disk space: free space checked before a write whose size is known (a full disk is one clear
+error up front instead of a half-written file), and the space a folder takes."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 from pathlib import Path
 
 from catalog._util.units import format_size
 from catalog.errors import StorageError
 
-__all__ = ["free_space", "require_free"]
+__all__ = ["disk_usage", "free_space", "require_free"]
 
 
 def free_space(path: Path) -> int | None:
@@ -35,3 +37,13 @@ def require_free(path: Path, needed: int, what: str) -> None:
         f"{format_size(needed)} needed; free some space or point catalog at another disk "
         "(--download-dir or CATALOG_DOWNLOAD_DIR, --data-dir or CATALOG_DATA_DIR)"
     )
+
+
+def disk_usage(folder: Path) -> int:
+    """Bytes in the files under `folder` (0 when it does not exist)."""
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):  # a file removed while walking
+                total += (Path(root) / name).stat().st_size
+    return total

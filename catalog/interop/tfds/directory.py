@@ -22,11 +22,11 @@ from typing import Any, overload
 
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError
 from catalog.features import FeaturesDict
+from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.interop.tfds import RECORD_FORMAT_NAME
 from catalog.interop.tfds.features import from_tfds_json
+from catalog.read.array_record import open_reader
 from catalog.read.data_source import DataSource, Decoder
-from catalog.storage.dataset_info import DatasetInfo, ShardInfo, SplitInfo
-from catalog.storage.shards import open_reader
 
 __all__ = ["RECORD_FORMAT_NAME", "is_tfds_dir", "open_tfds", "read_tfds_info"]
 

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from catalog.errors import SpecError
+from catalog.info.dataset_info import DatasetInfo
 from catalog.interop.tfds.codec import ExampleCodec, image_paths
 from catalog.interop.tfds.features import to_tfds_json
 from catalog.interop.tfrecord.io import TFRecordWriter
 from catalog.read.data_source import DataSource
-from catalog.storage.dataset_info import DatasetInfo
 
 __all__ = ["ExportFormat", "export"]
 

@@ -19,13 +19,14 @@ from array_record.python.array_record_module import ArrayRecordWriter
 from catalog.download.checksums import sha256_file
 from catalog.errors import SpecError
 from catalog.features.codec import RECORD_FORMAT, RecordCodec
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
 from catalog.interop.tfds.codec import image_paths
 from catalog.interop.tfds.directory import read_tfds_info
-from catalog.prepare.driver import WRITER_OPTIONS, _move_into_place, shard_name
 from catalog.read.data_source import DataSource
 from catalog.storage import paths
-from catalog.storage.dataset_info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
 from catalog.storage.locking import INCOMPLETE, dataset_lock, work_dirs
+from catalog.storage.publish import publish
+from catalog.storage.shards import WRITER_OPTIONS, shard_name
 
 __all__ = ["image_paths", "import_tfds"]
 
@@ -78,7 +79,7 @@ def import_tfds(
                 tfds_info, name=name, splits=splits, record_format=dict(RECORD_FORMAT)
             )
             info.write(work)
-            _move_into_place(work, target)
+            publish(work, target)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise

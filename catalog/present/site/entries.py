@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from catalog.api.builder import DatasetBuilder, builder
 from catalog.errors import CatalogError
 from catalog.features import ClassLabel, Feature, Sequence
+from catalog.info.dataset_info import DatasetInfo
+from catalog.prepare.reuse import declared_info
 from catalog.spec.builder_spec import load_spec
 from catalog.spec.registry import list_datasets, resolve
-from catalog.storage.dataset_info import DatasetInfo, disk_usage
+from catalog.storage.diskspace import disk_usage
 
 __all__ = ["Entry", "class_labels", "entries", "slug"]
 
@@ -64,11 +66,11 @@ class Entry:
 
 def _entry(b: DatasetBuilder) -> Entry:
     if not b.is_prepared:
-        return Entry(b, DatasetInfo.from_spec(b.spec), False, 0, True)
+        return Entry(b, declared_info(b.spec), False, 0, True)
     try:
         info = b.info
     except CatalogError as exc:  # an unreadable dataset_info.json: show what the spec says
-        return Entry(b, DatasetInfo.from_spec(b.spec), False, 0, True, str(exc))
+        return Entry(b, declared_info(b.spec), False, 0, True, str(exc))
     counts = {name: s.num_examples for name, s in info.splits.items()}
     expected = {name: s.num_examples for name, s in b.spec.splits.items()}
     return Entry(b, info, True, disk_usage(b.data_path), counts == expected)

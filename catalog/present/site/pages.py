@@ -1,7 +1,7 @@
 """The pages: the index of every dataset and config, and one page per dataset (or config).
 
 Both render from what ``catalog info`` shows (`DatasetInfo`,
-`catalog.storage.dataset_info.feature_rows`, the features' own ``describe()``), so a feature type
+`catalog.info.dataset_info.feature_rows`, the features' own ``describe()``), so a feature type
 added later shows up here without a change.
 """
 
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from catalog._util.units import format_size
+from catalog.info.text import feature_rows
 from catalog.present.site.entries import Entry, class_labels, slug
 from catalog.present.site.html import esc, page, table, tag_links
-from catalog.storage.dataset_info import feature_rows
 
 __all__ = ["MANY_CLASSES", "Picture", "dataset_page", "index_page"]
 

@@ -31,8 +31,9 @@ from array_record.python.array_record_module import ArrayRecordReader
 from catalog.download.checksums import sha256_file
 from catalog.errors import CatalogError, SpecError
 from catalog.features.codec import RecordCodec
-from catalog.storage.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
-from catalog.storage.shards import is_compressed, open_reader
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
+from catalog.read.array_record import open_reader
+from catalog.storage.shards import is_compressed
 
 __all__ = ["Problem", "ProblemKind", "verify", "verify_shard"]
 

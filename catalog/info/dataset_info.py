@@ -1,0 +1,195 @@
+"""DatasetInfo: what is known about a dataset version, and its dataset_info.json.
+
+``dataset_info.json`` beside the shards is this object as JSON: the features, the splits with
+their shards (file, example count, bytes, sha256), the downloads' checksums and the record
+format version.
+
+`catalog.info.text` renders it for people: ``print(info)`` and ``catalog info`` both use it.
+How an info is made from a builder spec, and whether a prepared copy matches its spec, is the
+prepare side's business (`catalog.prepare.reuse`): this module knows no spec.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catalog.errors import SpecError
+from catalog.features import FeaturesDict, from_json, supervised_keys_problem
+from catalog.features.codec import RECORD_FORMAT
+from catalog.info.text import format_info
+
+__all__ = ["INFO_FILE", "DatasetInfo", "ShardInfo", "SplitInfo"]
+
+INFO_FILE = "dataset_info.json"
+
+
+@dataclass(frozen=True)
+class ShardInfo:
+    """One ArrayRecord file of a split."""
+
+    file: str
+    num_examples: int
+    num_bytes: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class SplitInfo:
+    """A split: its example count and, once prepared, its shards."""
+
+    name: str
+    num_examples: int
+    shards: tuple[ShardInfo, ...] = ()
+
+    @property
+    def num_bytes(self) -> int:
+        return sum(s.num_bytes for s in self.shards)
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """Metadata of one dataset version."""
+
+    name: str
+    version: str
+    features: FeaturesDict
+    splits: dict[str, SplitInfo]
+    description: str = ""
+    homepage: str = ""
+    citation: str = ""
+    license: str = ""
+    supervised_keys: tuple[str, str] | None = None
+    tags: tuple[str, ...] = ()
+    downloads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    record_format: dict[str, Any] = field(default_factory=lambda: dict(RECORD_FORMAT))
+    config: str | None = None
+    config_description: str = ""
+    #: The options the shards were written with (None: not recorded, an older catalog's zstd).
+    shard_options: str | None = None
+    #: The builder it was prepared from: its folder and `BuilderSpec.fingerprint` (None: not
+    #: recorded by an older catalog).
+    builder_path: str = ""
+    fingerprint: str | None = None
+
+    @property
+    def full_name(self) -> str:
+        """``name`` or ``name/config``."""
+        return f"{self.name}/{self.config}" if self.config else self.name
+
+    def __post_init__(self) -> None:
+        if self.supervised_keys is not None:
+            problem = supervised_keys_problem(self.supervised_keys, self.features)
+            if problem:
+                raise SpecError(f"{self.full_name} {self.version}: supervised_keys: {problem}")
+
+    @property
+    def download_size(self) -> int:
+        """Bytes to download: the sum of the registered download sizes."""
+        return sum(d.get("size") or 0 for d in self.downloads.values())
+
+    def __str__(self) -> str:
+        return format_info(self)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "config": self.config,
+            "version": self.version,
+            "description": self.description,
+            "config_description": self.config_description,
+            "homepage": self.homepage,
+            "citation": self.citation,
+            "license": self.license,
+            "features": self.features.to_json(),
+            "supervised_keys": list(self.supervised_keys) if self.supervised_keys else None,
+            "tags": list(self.tags),
+            "splits": {
+                name: {
+                    "num_examples": s.num_examples,
+                    "num_bytes": s.num_bytes,
+                    "shards": [vars(shard) for shard in s.shards],
+                }
+                for name, s in self.splits.items()
+            },
+            "downloads": self.downloads,
+            "record_format": self.record_format,
+            "shard_options": self.shard_options,
+            "builder": {"path": self.builder_path, "fingerprint": self.fingerprint},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DatasetInfo:
+        features = from_json(data["features"])
+        if not isinstance(features, FeaturesDict):
+            raise TypeError(f"features must be a FeaturesDict, got {features!r}")
+        splits = {
+            name: SplitInfo(
+                name,
+                _count(s["num_examples"], f"splits.{name}.num_examples"),
+                tuple(
+                    _shard(shard, f"splits.{name}.shards[{i}]")
+                    for i, shard in enumerate(s["shards"])
+                ),
+            )
+            for name, s in data["splits"].items()
+        }
+        keys = data.get("supervised_keys")
+        return cls(
+            name=data["name"],
+            version=data["version"],
+            features=features,
+            splits=splits,
+            description=data.get("description", ""),
+            homepage=data.get("homepage", ""),
+            citation=data.get("citation", ""),
+            license=data.get("license", ""),
+            supervised_keys=(keys[0], keys[1]) if keys else None,
+            tags=tuple(data.get("tags", ())),
+            downloads=data.get("downloads", {}),
+            record_format=data["record_format"],
+            config=data.get("config"),
+            config_description=data.get("config_description", ""),
+            shard_options=data.get("shard_options"),
+            builder_path=(data.get("builder") or {}).get("path", ""),
+            fingerprint=(data.get("builder") or {}).get("fingerprint"),
+        )
+
+    def write(self, folder: Path) -> None:
+        (folder / INFO_FILE).write_text(json.dumps(self.to_json(), indent=2) + "\n", "utf-8")
+
+    @classmethod
+    def read(cls, folder: Path) -> DatasetInfo:
+        path = folder / INFO_FILE
+        try:
+            return cls.from_json(json.loads(path.read_text("utf-8")))
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise SpecError(
+                f"{path} is unreadable ({type(error).__name__}: {error}); prepare the dataset "
+                "again with --overwrite"
+            ) from None
+
+
+def _count(value: Any, where: str) -> int:
+    """A count read from dataset_info.json: an int >= 0 (not a bool, a string, a float)."""
+    if type(value) is not int or value < 0:
+        raise TypeError(f"{where} must be a whole number >= 0, got {value!r}")
+    return value
+
+
+def _shard(data: Any, where: str) -> ShardInfo:
+    if not isinstance(data, dict):
+        raise TypeError(f"{where} must be an object, got {data!r}")
+    file, sha256 = data.get("file"), data.get("sha256")
+    if not isinstance(file, str) or "/" in file or file in ("", ".", ".."):
+        raise TypeError(f"{where}.file must be a file name, got {file!r}")
+    if not isinstance(sha256, str):
+        raise TypeError(f"{where}.sha256 must be a string, got {sha256!r}")
+    return ShardInfo(
+        file,
+        _count(data.get("num_examples"), f"{where}.num_examples"),
+        _count(data.get("num_bytes"), f"{where}.num_bytes"),
+        sha256,
+    )

@@ -1,0 +1,153 @@
+"""A `DatasetInfo` as text for people: metadata, the features tree, splits, sizes, citation.
+
+``print(info)``, ``catalog info`` and the web catalog (`catalog.present.site`) all show it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from catalog._util.units import format_size
+from catalog.features import Feature, FeaturesDict, Sequence
+
+if TYPE_CHECKING:
+    from catalog.info.dataset_info import DatasetInfo
+
+__all__ = ["FeatureRow", "Location", "feature_rows", "format_info"]
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a dataset version is prepared, or would be, and how much it takes on disk."""
+
+    path: Path
+    prepared: bool
+    num_bytes: int = 0
+
+
+_WIDTH = 96  # text is wrapped to this many columns
+
+
+def format_info(
+    info: DatasetInfo,
+    location: Location | None = None,
+    *,
+    configs: Mapping[str, str] | None = None,
+    default_config: str | None = None,
+) -> str:
+    """`info` for people: metadata, a features tree, splits, sizes and the citation.
+
+    With `location`, also whether (and where) the dataset is prepared; with `configs` (name ->
+    description), the dataset's configs, `default_config` marked. ``print(info)`` and
+    ``catalog info`` show this text.
+    """
+    lines = [f"{info.full_name} {info.version}"]
+    paragraphs = info.description.split("\n\n")
+    if info.config_description:
+        paragraphs.append(f"Config {info.config}: {info.config_description}")
+    for paragraph in paragraphs:
+        if paragraph.strip():
+            text = " ".join(paragraph.split())
+            lines += ["", textwrap.fill(text, _WIDTH, initial_indent="  ", subsequent_indent="  ")]
+    fields = {"homepage": info.homepage, "license": info.license, "tags": ", ".join(info.tags)}
+    if info.supervised_keys:
+        fields["supervised keys"] = f"({', '.join(info.supervised_keys)})"
+    if info.downloads:
+        files = len(info.downloads)
+        unknown = sum(1 for d in info.downloads.values() if not d.get("size"))
+        fields["download size"] = (
+            f"{format_size(info.download_size)} ({files} file{'s' if files != 1 else ''}"
+            + (f", {unknown} of unknown size)" if unknown else ")")
+        )
+    if location is not None:
+        fields["prepared"] = (
+            f"yes, {format_size(location.num_bytes)} in {location.path}"
+            if location.prepared
+            else f"no (would be at {location.path})"
+        )
+    fields = {name: value for name, value in fields.items() if value}
+    width = max(map(len, fields), default=0) + 2
+    lines.append("")
+    lines += [f"{f'{name}:':<{width}}{value}" for name, value in fields.items()]
+    tree = feature_rows(info.features)
+    lines += ["", "features:", *_table(("  " * r.depth + r.name, *r.columns) for r in tree)]
+    split_rows = [
+        (name, f"{s.num_examples:,} examples", format_size(s.num_bytes) if s.shards else "")
+        for name, s in info.splits.items()
+    ]
+    lines += ["", "splits:", *_table(split_rows)]
+    if configs:
+        rows = [
+            (name, "(default)" if name == default_config else "", description)
+            for name, description in configs.items()
+        ]
+        lines += ["", "configs:", *_table(rows)]
+    if info.citation:
+        lines += ["", "citation:", textwrap.indent(info.citation, "  ")]
+    return "\n".join(lines) + "\n"
+
+
+def _type_label(feature: Feature) -> str:
+    """``Image``, ``Sequence(ClassLabel)``; a Sequence of a dict is just ``Sequence``."""
+    if isinstance(feature, Sequence) and not isinstance(feature.feature, FeaturesDict):
+        return f"Sequence({_type_label(feature.feature)})"
+    return feature.type_name
+
+
+@dataclass(frozen=True)
+class FeatureRow:
+    """One line of the features tree: a feature `depth` levels deep, named `name`, its type
+    label (``Image``, ``Sequence(ClassLabel)``), shape, dtype and details (its describe())."""
+
+    depth: int
+    name: str
+    type: str
+    shape: str
+    dtype: str
+    details: str
+
+    @property
+    def columns(self) -> tuple[str, str, str, str]:
+        return self.type, self.shape, self.dtype, self.details
+
+
+def feature_rows(
+    features: Mapping[str, Feature], depth: int = 0, lead: tuple[int | None, ...] = ()
+) -> Iterator[FeatureRow]:
+    """The features tree, depth first: nested features follow theirs, one level deeper.
+
+    The features of a Sequence of a dict show the shape they decode to (one more dimension).
+    ``catalog info`` and ``catalog site`` both show these rows.
+    """
+    for name, feature in features.items():
+        element, dims = feature, lead
+        while isinstance(element, Sequence):
+            dims = (*dims, element.length)
+            element = element.feature
+        if isinstance(element, FeaturesDict):
+            yield FeatureRow(depth, name, _type_label(feature), "", "", "")
+            yield from feature_rows(element, depth + 1, dims)
+        else:
+            shape = "" if element.shape is None else str((*dims, *element.shape))
+            yield FeatureRow(
+                depth,
+                name,
+                _type_label(feature),
+                shape,
+                element.dtype_name,
+                element.describe(),
+            )
+
+
+def _table(rows: Iterable[tuple[str, ...]]) -> list[str]:
+    """Rows as left-aligned columns two spaces apart, indented by two."""
+    rows = list(rows)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))] if rows else []
+    return [
+        "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]

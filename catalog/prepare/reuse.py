@@ -1,0 +1,84 @@
+"""How a spec relates to a prepared copy: the info a spec declares before anything is prepared,
+whether a copy on disk was prepared from this spec, and whether it can be reused as it is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo, SplitInfo
+from catalog.spec.builder_spec import BuilderSpec
+from catalog.storage.shards import WRITER_OPTIONS
+
+__all__ = ["declared_info", "foreign_to", "reusable"]
+
+
+def declared_info(spec: BuilderSpec) -> DatasetInfo:
+    """The info a spec declares (example counts as expected, no shards yet)."""
+    return DatasetInfo(
+        name=spec.name,
+        version=spec.version,
+        features=spec.features,
+        splits={n: SplitInfo(n, s.num_examples) for n, s in spec.splits.items()},
+        description=spec.description,
+        homepage=spec.homepage,
+        citation=spec.citation,
+        license=spec.license,
+        supervised_keys=spec.supervised_keys,
+        tags=spec.tags,
+        downloads={
+            d.name: {"url": d.url, "size": d.size, "sha256": d.sha256}
+            for d in spec.downloads.values()
+        },
+        config=spec.config,
+        config_description=spec.config_description,
+        builder_path=str(spec.path or ""),
+        fingerprint=spec.fingerprint,
+    )
+
+
+def foreign_to(info: DatasetInfo, spec: BuilderSpec, folder: Path) -> str | None:
+    """Why the copy this info describes (in `folder`) was not prepared from `spec`, or None
+    when it was (or an older catalog did not record it)."""
+    if info.fingerprint is None or info.fingerprint == spec.fingerprint:
+        return None
+    here = str(spec.path or "")
+    origin = (
+        f"another version of the builder in {here} (its features, splits or downloads differ)"
+        if info.builder_path == here
+        else f"another builder ({info.builder_path or 'not recorded'}), not {here}"
+    )
+    return f"{folder} holds {info.full_name} {info.version} prepared from {origin}"
+
+
+def reusable(
+    spec: BuilderSpec, target: Path, max_examples_per_split: int | None = None
+) -> DatasetInfo | None:
+    """The info of the copy prepared in `target` if it holds what is asked for, else None.
+
+    It must have been prepared from `spec` (`BuilderSpec.fingerprint`), in shards of today's
+    format (`catalog.storage.shards.WRITER_OPTIONS`; older copies are prepared again), with every
+    shard present at its recorded size. Its split counts tell the rest: a full copy (every
+    split as the spec expects) serves any request; a copy prepared with
+    ``max_examples_per_split=N`` (min(N, expected) per split) serves only the same limit, so
+    preparing without one replaces it.
+    """
+    if not (target / INFO_FILE).is_file():
+        return None
+    info = DatasetInfo.read(target)
+    if info.shard_options != WRITER_OPTIONS or foreign_to(info, spec, target):
+        return None
+    for split in info.splits.values():
+        for shard in split.shards:
+            try:
+                if (target / shard.file).stat().st_size != shard.num_bytes:
+                    return None
+            except OSError:
+                return None
+    counts = {name: s.num_examples for name, s in info.splits.items()}
+    full = {name: s.num_examples for name, s in spec.splits.items()}
+    limit = max_examples_per_split
+    if counts == full or (
+        limit is not None and counts == {n: min(limit, c) for n, c in full.items()}
+    ):
+        return info
+    return None
