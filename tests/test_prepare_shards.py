@@ -19,6 +19,7 @@ import catalog
 from catalog.download import resolve_config
 from catalog.errors import FeatureError
 from catalog.prepare.driver import prepare_dataset, work_dir
+from catalog.prepare.options import PrepareOptions
 from catalog.prepare.progress import PrepareProgress
 from catalog.prepare.work_unit import BOOKKEEPING
 from catalog.read.verify import verify
@@ -118,8 +119,7 @@ def test_a_malformed_beam_option_is_a_usage_error(tmp_path: Path) -> None:
 _KILL_AFTER = """\
 import os, signal, sys
 import catalog
-from catalog.download import resolve_config
-from catalog.prepare.driver import prepare_dataset
+from catalog.prepare.options import PrepareOptions
 from catalog.prepare.progress import PrepareProgress
 
 class KillAfter(PrepareProgress):
@@ -129,9 +129,7 @@ class KillAfter(PrepareProgress):
             os.kill(os.getpid(), signal.SIGKILL)  # as hard as a kill gets: nothing cleans up
 
 b = catalog.builder(sys.argv[1], data_dir=sys.argv[2])
-config = resolve_config(None, data_dir=b.data_dir)
-prepare_dataset(b.spec, b.data_path, config, shard_bytes=int(sys.argv[4]),
-                progress=KillAfter(b.full_name, "none"))
+b.prepare(PrepareOptions(shard_bytes=int(sys.argv[4])), progress=KillAfter(b.full_name, "none"))
 """
 
 
@@ -154,7 +152,7 @@ def test_a_killed_prepare_resumes_and_redoes_only_the_rest(
     (work / BOOKKEEPING / "partial" / f"{third}.1234abcd").write_bytes(b"half")
     progress = PrepareProgress(b.full_name, "lines")
     config = resolve_config(None, data_dir=data)
-    done = prepare_dataset(b.spec, b.data_path, config, shard_bytes=SHARD, progress=progress)
+    done = prepare_dataset(b.spec, b.data_path, config, PrepareOptions(shard_bytes=SHARD), progress)
     assert (done.status, done.units_kept, done.units_written) == ("prepared", 2, 3)
     assert not work.exists()
     fresh = catalog.builder(folder, data_dir=tmp_path / "fresh")
@@ -172,7 +170,9 @@ def test_overwrite_does_not_resume(tmp_path: Path, server: LoopbackServer) -> No
     assert killed.returncode == -9
     b = catalog.builder(folder, data_dir=data)
     config = resolve_config(None, data_dir=data)
-    done = prepare_dataset(b.spec, b.data_path, config, shard_bytes=SHARD, overwrite=True)
+    done = prepare_dataset(
+        b.spec, b.data_path, config, PrepareOptions(shard_bytes=SHARD, overwrite=True)
+    )
     assert (done.units_kept, done.units_written) == (0, 5)
 
 
@@ -189,7 +189,7 @@ def test_a_different_plan_never_resumes_and_stale_work_dirs_go(
     b = catalog.builder(folder, data_dir=data)
     config = resolve_config(None, data_dir=data)
     # Another shard size is another plan: nothing of the killed run is taken, and it goes.
-    done = prepare_dataset(b.spec, b.data_path, config, shard_bytes=SHARD * 2)
+    done = prepare_dataset(b.spec, b.data_path, config, PrepareOptions(shard_bytes=SHARD * 2))
     assert (done.units_kept, done.units_written) == (0, 3)
     assert not stale.exists()
     assert sorted(p.name for p in (data / "tiny").iterdir()) == [".1.0.0.lock", "1.0.0"]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, overload
 from catalog.api.local import local_info, open_local
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
+from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
 from catalog.prepare.reuse import declared_info, foreign_to, reusable
 from catalog.read import splits
 from catalog.read.data_source import DataSource, Decoder
@@ -20,6 +21,7 @@ from catalog.storage import paths
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
     from catalog.prepare.driver import Prepared
+    from catalog.prepare.progress import PrepareProgress
 
 __all__ = ["DatasetBuilder", "builder", "data_source"]
 
@@ -125,44 +127,35 @@ class DatasetBuilder:
         work items (``pip install 'catalog[beam]'``): the bytes are the same either way. A
         prepare that was killed is resumed: its finished shards are kept.
         """
-        return self._prepare(
-            download_dir=download_dir,
-            overwrite=overwrite,
-            download_config=download_config,
-            max_examples_per_split=max_examples_per_split,
-            num_proc=num_proc,
-            beam_pipeline_options=beam_pipeline_options,
-            shard_size=shard_size,
-        ).info
-
-    def _prepare(
-        self,
-        *,
-        download_dir: PathLike | None = None,
-        overwrite: bool = False,
-        download_config: DownloadConfig | None = None,
-        max_examples_per_split: int | None = None,
-        num_proc: int = 1,
-        beam_pipeline_options: str | None = None,
-        shard_size: int | None = None,
-    ) -> Prepared:
-        """`download_and_prepare`, saying what it did (prepared, or reused)."""
-        # Deferred: preparing needs requests and the writer; reading and `import catalog` don't.
-        from catalog.download import resolve_config
-        from catalog.prepare.driver import prepare_dataset
-        from catalog.prepare.shard_plan import DEFAULT_SHARD_BYTES
-
-        config = resolve_config(download_config, data_dir=self.data_dir, download_dir=download_dir)
-        return prepare_dataset(
-            self.spec,
-            self.data_path,
-            config,
+        options = PrepareOptions(
             overwrite=overwrite,
             max_examples_per_split=max_examples_per_split,
             num_proc=num_proc,
             beam_pipeline_options=beam_pipeline_options,
             shard_bytes=DEFAULT_SHARD_BYTES if shard_size is None else shard_size,
         )
+        return self.prepare(
+            options, download_config=download_config, download_dir=download_dir
+        ).info
+
+    def prepare(
+        self,
+        options: PrepareOptions | None = None,
+        *,
+        download_config: DownloadConfig | None = None,
+        download_dir: PathLike | None = None,
+        progress: PrepareProgress | None = None,
+    ) -> Prepared:
+        """`download_and_prepare` with its settings as one `PrepareOptions`, saying what it
+        did: ``Prepared.status`` is ``"prepared"`` or ``"reused"``, with the units written and
+        kept from a killed run. `progress` reports the units (default: by the download
+        config's progress mode)."""
+        # Deferred: preparing needs requests and the writer; reading and `import catalog` don't.
+        from catalog.download import resolve_config
+        from catalog.prepare.driver import prepare_dataset
+
+        config = resolve_config(download_config, data_dir=self.data_dir, download_dir=download_dir)
+        return prepare_dataset(self.spec, self.data_path, config, options, progress)
 
     def _check_split(self, split: str | None) -> None:
         """Check a split spec against the spec's splits before any work is done."""

@@ -28,6 +28,7 @@ from catalog.cli.common import (
     positive_int,
 )
 from catalog.errors import CatalogError
+from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
 from catalog.prepare.reuse import reusable
 from catalog.storage import paths
 
@@ -154,15 +155,14 @@ def _prepare_one(
     }
     start = time.perf_counter()
     try:
-        done = b._prepare(
-            download_dir=args.download_dir,
+        options = PrepareOptions(
             overwrite=args.overwrite,
-            download_config=config,
             max_examples_per_split=limit,
             num_proc=args.num_proc,
             beam_pipeline_options=args.beam_pipeline_options,
-            shard_size=args.shard_size,
+            shard_bytes=DEFAULT_SHARD_BYTES if args.shard_size is None else args.shard_size,
         )
+        done = b.prepare(options, download_config=config, download_dir=args.download_dir)
     except (CatalogError, OSError) as exc:
         entry.update(seconds=round(time.perf_counter() - start, 3), error=str(exc))
         error(f"{dataset_name(b)}: {exc}")

@@ -36,9 +36,12 @@ from catalog.features import ClassLabel
 from catalog.features.class_label import abbreviate
 from catalog.formats import FORMATS, Source, SourceFile
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
+from catalog.prepare import beam
+from catalog.prepare.options import PrepareOptions
 from catalog.prepare.progress import PrepareProgress
 from catalog.prepare.reuse import declared_info, reusable
-from catalog.prepare.shard_plan import DEFAULT_SHARD_BYTES, Plan, make_plan, plan_key
+from catalog.prepare.runners import run_in_processes, run_serially
+from catalog.prepare.shard_plan import Plan, make_plan, plan_key
 from catalog.prepare.work_unit import BOOKKEEPING, Outcome, Task, finished, verify_unit
 from catalog.spec.builder_spec import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
 from catalog.storage.diskspace import require_free
@@ -49,7 +52,6 @@ from catalog.storage.shards import WRITER_OPTIONS
 
 __all__ = [
     "Prepared",
-    "prepare",
     "prepare_dataset",
     "register_checksums",
     "resources",
@@ -110,69 +112,31 @@ def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> Build
     return spec.replace(downloads=downloads)
 
 
-def prepare(
-    spec: BuilderSpec,
-    target: Path,
-    downloads: DownloadConfig,
-    *,
-    overwrite: bool = False,
-    max_examples_per_split: int | None = None,
-    num_proc: int = 1,
-    beam_pipeline_options: str | None = None,
-    shard_bytes: int = DEFAULT_SHARD_BYTES,
-) -> DatasetInfo:
-    """Prepare `spec` into `target` unless it is there already; return its DatasetInfo.
-
-    With ``downloads.register_checksums`` the files are fetched and their checksums
-    registered first, even when the dataset is prepared already. ``max_examples_per_split``
-    stops each split after that many examples (smoke tests, CI); dataset_info.json then
-    holds the counts written, and `reusable` says when such a copy is reused. Shards are cut
-    at about `shard_bytes`; ``num_proc=N`` writes them in N processes,
-    `beam_pipeline_options` as Apache Beam work items (see `catalog.prepare.beam`): the bytes are
-    the same however they are written.
-    """
-    return prepare_dataset(
-        spec,
-        target,
-        downloads,
-        overwrite=overwrite,
-        max_examples_per_split=max_examples_per_split,
-        num_proc=num_proc,
-        beam_pipeline_options=beam_pipeline_options,
-        shard_bytes=shard_bytes,
-    ).info
-
-
 def prepare_dataset(
     spec: BuilderSpec,
     target: Path,
     downloads: DownloadConfig,
-    *,
-    overwrite: bool = False,
-    max_examples_per_split: int | None = None,
-    num_proc: int = 1,
-    beam_pipeline_options: str | None = None,
-    shard_bytes: int = DEFAULT_SHARD_BYTES,
+    options: PrepareOptions | None = None,
     progress: PrepareProgress | None = None,
 ) -> Prepared:
-    """`prepare`, saying what it did (see `Prepared`); `progress` reports the units."""
-    if max_examples_per_split is not None and max_examples_per_split < 1:
-        raise ValueError(f"max_examples_per_split must be >= 1, got {max_examples_per_split}")
-    if num_proc < 1:
-        raise ValueError(f"num_proc must be >= 1, got {num_proc}")
-    if shard_bytes < 1:
-        raise ValueError(f"shard_bytes must be >= 1, got {shard_bytes}")
-    if beam_pipeline_options is not None:
-        from catalog.prepare import beam
+    """Prepare `spec` into `target` unless it is there already; say what was done.
 
+    `options` (see `PrepareOptions`) says whether to overwrite, how many examples per split,
+    how big the shards are and who writes them. With ``downloads.register_checksums`` the files
+    are fetched and their checksums registered first, even when the dataset is prepared
+    already. `progress` reports the units.
+    """
+    options = options or PrepareOptions()
+    overwrite, limit = options.overwrite, options.max_examples_per_split
+    if options.beam_pipeline_options is not None:
         beam.check()
-        beam.parse_options(beam_pipeline_options)  # a malformed option fails before any work
+        beam.parse_options(options.beam_pipeline_options)  # malformed: fails before any work
     for name in {s.format for s in spec.splits.values()}:
         check = FORMATS[name].check
         if check is not None:
             check()  # a missing optional library is reported before any download
     if not overwrite and not downloads.register_checksums and not work_dirs(target):
-        reused = reusable(spec, target, max_examples_per_split)
+        reused = reusable(spec, target, limit)
         if reused is not None:  # no lock needed to read a complete copy: read-only dirs work
             return Prepared(reused, "reused")  # (with work dirs to clean, the lock is taken)
     usable_dir(target.parent, "the data dir", f"--data-dir or ${DATA_DIR_ENV}")
@@ -186,8 +150,8 @@ def prepare_dataset(
         if downloads.register_checksums:
             fetched = _download(spec, manager)
             spec = register_checksums(spec, fetched)
-        prepared = None if overwrite else reusable(spec, target, max_examples_per_split)
-        key = plan_key(spec, max_examples_per_split, shard_bytes, WRITER_OPTIONS)
+        prepared = None if overwrite else reusable(spec, target, limit)
+        key = plan_key(spec, limit, options.shard_bytes, WRITER_OPTIONS)
         work = work_dir(target, key)
         for stale in work_dirs(target):  # left by runs that were killed
             if stale != work or overwrite or prepared is not None:
@@ -201,11 +165,8 @@ def prepare_dataset(
             sources = _sources(spec, files, manager, work / BOOKKEEPING / "stage")
             for split in spec.splits.values():
                 _check_class_names(spec, split, sources[split.name])
-            plan = _plan(spec, sources, work, key, max_examples_per_split, shard_bytes)
-            shards = _run(
-                spec, plan, sources, work, progress, num_proc, beam_pipeline_options,
-                max_examples_per_split,
-            )  # fmt: skip
+            plan = _plan(spec, sources, work, key, options)
+            shards = _run(spec, plan, sources, work, progress, options)
             splits = {}
             for name in spec.splits:
                 held = tuple(shards[u.file] for u in plan.split_units(name))
@@ -232,8 +193,7 @@ def _plan(
     sources: dict[str, Source],
     work: Path,
     key: str,
-    limit: int | None,
-    shard_bytes: int,
+    options: PrepareOptions,
 ) -> Plan:
     """The work dir's plan (a resumed prepare keeps it), or a new one, saved there."""
     path = work / BOOKKEEPING / "plan.json"
@@ -243,7 +203,13 @@ def _plan(
             return plan
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    plan = make_plan(spec, sources, key, limit=limit, shard_bytes=shard_bytes)
+    plan = make_plan(
+        spec,
+        sources,
+        key,
+        limit=options.max_examples_per_split,
+        shard_bytes=options.shard_bytes,
+    )
     temporary = path.with_name("plan.json.partial")
     temporary.write_text(json.dumps(plan.to_json()), "utf-8")
     temporary.replace(path)
@@ -256,9 +222,7 @@ def _run(
     sources: dict[str, Source],
     work: Path,
     progress: PrepareProgress,
-    num_proc: int,
-    beam_options: str | None,
-    limit: int | None,
+    options: PrepareOptions,
 ) -> dict[str, ShardInfo]:
     """Run the units not finished yet; every unit's verified shard, by file name."""
     shards: dict[str, ShardInfo] = {}
@@ -270,7 +234,7 @@ def _run(
             shards[unit.file] = done
             progress.unit_done(Outcome(unit, done, written=False))
             continue
-        last = limit is None and unit.index == unit.count - 1
+        last = options.max_examples_per_split is None and unit.index == unit.count - 1
         tasks.append(Task(spec, sources[unit.split], unit, str(work), WRITER_OPTIONS, last))
     # The plan knows about how big the shards will be: a disk too small for them is one clear
     # error before any is written (a full disk midway is still caught by the unit).
@@ -278,16 +242,11 @@ def _run(
     require_free(work, needed, f"the shards of {spec.full_name} ({len(tasks)} to write)")
     outcomes: Iterable[Outcome]
     ticked: dict[str, int] = {}
-    if beam_options is not None:
-        from catalog.prepare.beam import run_with_beam
-
-        outcomes = run_with_beam(tasks, beam_options)
-    elif num_proc > 1 and len(tasks) > 1:
-        from catalog.prepare.runners import run_in_processes
-
-        outcomes = run_in_processes(tasks, num_proc)
+    if options.beam_pipeline_options is not None:
+        outcomes = beam.run_with_beam(tasks, options.beam_pipeline_options)
+    elif options.num_proc > 1 and len(tasks) > 1:
+        outcomes = run_in_processes(tasks, options.num_proc)
     else:
-        from catalog.prepare.runners import run_serially
 
         def tick(task: Task, n: int) -> None:
             ticked[task.unit.file] = ticked.get(task.unit.file, 0) + n

@@ -32,7 +32,6 @@ from catalog.spec.builder_spec import BuilderSpec, SplitSpec
 from catalog.storage.shards import shard_name
 
 __all__ = [
-    "DEFAULT_SHARD_BYTES",
     "Plan",
     "Unit",
     "make_plan",
@@ -40,8 +39,6 @@ __all__ = [
     "plan_key",
 ]
 
-#: The size a shard is cut at by default: 1 GiB.
-DEFAULT_SHARD_BYTES = 1 << 30
 #: Examples encoded to estimate a split's bytes per example.
 _SAMPLE = 64
 _FRAMING = 200
