@@ -75,7 +75,7 @@ def run_case(case: str, paths: dict[str, list[str]], folder: Path) -> dict[str, 
 
     from catalog.features.codec import RecordCodec
     from catalog.formats import FORMATS, Source
-    from catalog.spec.builder_spec import load_spec
+    from catalog.spec.load import load_spec
     from catalog.storage.shards import WRITER_OPTIONS
 
     files = {role: tuple(Path(p) for p in found) for role, found in paths.items()}

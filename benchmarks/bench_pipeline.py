@@ -39,7 +39,7 @@ import numpy as np
 
 import catalog
 from catalog.api.builder import DatasetBuilder
-from catalog.spec.builder_spec import load_spec
+from catalog.spec.load import load_spec
 from catalog.testing.harness import dummy_spec
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import write_idx

@@ -26,7 +26,7 @@ import numpy as np
 
 from catalog.api.builder import DatasetBuilder
 from catalog.features.wav import write_wav
-from catalog.spec.builder_spec import load_spec
+from catalog.spec.load import load_spec
 from catalog.testing.harness import dummy_spec
 from catalog.testing.http_server import LoopbackServer
 

@@ -37,7 +37,7 @@ import numpy as np
 from catalog.api.builder import DatasetBuilder
 from catalog.interop.tfrecord import IndexedReader, crc, encode_example, parse_example, read_records
 from catalog.interop.tfrecord.io import TFRecordWriter
-from catalog.spec.builder_spec import load_spec
+from catalog.spec.load import load_spec
 from catalog.testing.harness import dummy_spec
 from catalog.testing.http_server import LoopbackServer
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from catalog.api.builder import DatasetBuilder
 from catalog.formats.idx import examples
-from catalog.spec.builder_spec import load_spec
+from catalog.spec.load import load_spec
 from catalog.testing.harness import dummy_spec
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx

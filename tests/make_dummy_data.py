@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from catalog.spec.builder_spec import load_spec
+from catalog.spec.load import load_spec
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
 from dummy_images import MAKERS as IMAGE_MAKERS

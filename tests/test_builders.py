@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import catalog
-from catalog.spec.builder_spec import load_spec
+from catalog.spec.load import load_spec
 from catalog.testing.harness import run_builder
 from catalog.testing.idx_files import pattern_images, pattern_labels
 

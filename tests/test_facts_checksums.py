@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog.spec.builder_spec import load_spec
+from catalog.spec.load import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = Path(__file__).resolve().parent / "data" / "facts_checksums.tsv"

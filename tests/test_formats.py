@@ -21,7 +21,7 @@ from catalog.api.builder import DatasetBuilder
 from catalog.errors import FeatureError, MissingDependencyError, SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Image, Text
 from catalog.formats import FORMATS, Source
-from catalog.spec.builder_spec import load_spec
+from catalog.spec.load import load_spec
 from catalog.testing.harness import dummy_spec, run_builder
 from catalog.testing.http_server import LoopbackServer
 

@@ -16,7 +16,8 @@ from catalog.errors import SpecError
 from catalog.features import from_json
 from catalog.info.dataset_info import ShardInfo, SplitInfo
 from catalog.info.text import Location, format_info
-from catalog.spec.builder_spec import load_spec, read_yaml
+from catalog.spec.load import load_spec
+from catalog.spec.yaml_file import read_yaml
 from catalog.storage.diskspace import disk_usage
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -28,7 +28,7 @@ from catalog.present.show import show_examples
 from catalog.present.site.build import GRID_COLUMNS, GRID_EXAMPLES
 from catalog.present.site.entries import Entry
 from catalog.present.site.pages import MANY_CLASSES, Picture, dataset_page
-from catalog.spec.builder_spec import load_spec
+from catalog.spec.load import load_spec
 from catalog.spec.registry import list_datasets
 from catalog.testing.http_server import LoopbackServer
 

@@ -8,7 +8,7 @@ import pytest
 
 import catalog
 from catalog.errors import DatasetNotFoundError, SpecError
-from catalog.spec.builder_spec import load_spec
+from catalog.spec.load import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = (ROOT / "builders" / "mnist" / "builder.yaml").read_text()

@@ -15,7 +15,8 @@ import pytest
 from catalog.download.mirrors import sources
 from catalog.errors import FeatureError, SpecError
 from catalog.features.class_label import MAX_NAMES_FILE_SIZE, read_names_file
-from catalog.spec.builder_spec import MAX_SPEC_FILE_SIZE, load_spec
+from catalog.spec.load import load_spec
+from catalog.spec.yaml_file import MAX_SPEC_FILE_SIZE
 from catalog.testing.http_server import LoopbackServer
 
 ROOT = Path(__file__).resolve().parent.parent

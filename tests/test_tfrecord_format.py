@@ -17,7 +17,7 @@ from catalog.errors import SourceFormatError, SpecError
 from catalog.features import ClassLabel, FeaturesDict, Image, Sequence, Text
 from catalog.formats import FORMATS, Source
 from catalog.interop.tfrecord import encode_example, write_records
-from catalog.spec.builder_spec import load_spec
+from catalog.spec.load import load_spec
 from catalog.testing.harness import run_builder
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tf"

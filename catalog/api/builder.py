@@ -14,7 +14,8 @@ from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
 from catalog.prepare.reuse import declared_info, foreign_to, reusable
 from catalog.read import splits
 from catalog.read.data_source import DataSource, Decoder
-from catalog.spec.builder_spec import BuilderSpec, load_spec
+from catalog.spec.load import load_spec
+from catalog.spec.model import BuilderSpec
 from catalog.spec.registry import resolve, version_matches
 from catalog.storage import paths
 

@@ -11,7 +11,7 @@ from catalog._util.units import format_size
 from catalog.api.builder import builder
 from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, error
 from catalog.interop.tfds.directory import is_tfds_dir
-from catalog.spec.builder_spec import SPEC_FILE
+from catalog.spec.model import SPEC_FILE
 from catalog.storage import paths
 
 __all__ = ["register"]

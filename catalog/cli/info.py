@@ -15,7 +15,7 @@ from catalog.api.local import local_info
 from catalog.cli.common import EXIT_OK, add_command, add_dataset_args
 from catalog.info.dataset_info import DatasetInfo
 from catalog.info.text import Location, format_info
-from catalog.spec.builder_spec import BuilderSpec
+from catalog.spec.model import BuilderSpec
 from catalog.storage.diskspace import disk_usage
 
 __all__ = ["info_json", "register"]

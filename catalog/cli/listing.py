@@ -15,7 +15,8 @@ from typing import Any
 from catalog._util.units import format_size
 from catalog.cli.common import EXIT_FAILED, EXIT_OK, add_command, error
 from catalog.errors import CatalogError
-from catalog.spec.builder_spec import BuilderSpec, load_spec
+from catalog.spec.load import load_spec
+from catalog.spec.model import BuilderSpec
 from catalog.spec.registry import builder_dir, list_datasets
 
 __all__ = ["register"]

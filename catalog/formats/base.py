@@ -2,7 +2,7 @@
 
 A format says which files it reads (its `Role` s), which options a split may give it (its
 `Option` s), which features its examples hold, and how to turn the files into examples.
-Builder specs name formats; `catalog.spec.builder_spec` validates splits against these declarations
+Builder specs name formats; `catalog.spec.load` validates splits against these declarations
 and `catalog.prepare.driver` resolves the files and runs the reader.
 """
 

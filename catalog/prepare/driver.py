@@ -43,7 +43,7 @@ from catalog.prepare.reuse import declared_info, reusable
 from catalog.prepare.runners import run_in_processes, run_serially
 from catalog.prepare.shard_plan import Plan, make_plan, plan_key
 from catalog.prepare.work_unit import BOOKKEEPING, Outcome, Task, finished, verify_unit
-from catalog.spec.builder_spec import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
+from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
 from catalog.storage.diskspace import require_free
 from catalog.storage.locking import INCOMPLETE, dataset_lock, work_dirs
 from catalog.storage.paths import DATA_DIR_ENV, DOWNLOAD_DIR_ENV, usable_dir

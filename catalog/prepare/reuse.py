@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, SplitInfo
-from catalog.spec.builder_spec import BuilderSpec
+from catalog.spec.model import BuilderSpec
 from catalog.storage.shards import WRITER_OPTIONS
 
 __all__ = ["declared_info", "foreign_to", "reusable"]

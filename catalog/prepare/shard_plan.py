@@ -28,7 +28,7 @@ from catalog.errors import FeatureError, SourceFormatError
 from catalog.features.codec import RECORD_FORMAT, RecordCodec
 from catalog.formats import FORMATS, Source
 from catalog.formats.base import Examples, RandomAccess
-from catalog.spec.builder_spec import BuilderSpec, SplitSpec
+from catalog.spec.model import BuilderSpec, SplitSpec
 from catalog.storage.shards import shard_name
 
 __all__ = [

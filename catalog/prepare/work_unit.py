@@ -28,7 +28,7 @@ from catalog.features.codec import RecordCodec
 from catalog.formats import Source
 from catalog.info.dataset_info import ShardInfo
 from catalog.prepare.shard_plan import Unit, open_reader
-from catalog.spec.builder_spec import BuilderSpec
+from catalog.spec.model import BuilderSpec
 
 __all__ = [
     "BOOKKEEPING",

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catalog.errors import DatasetNotFoundError, SpecError
-from catalog.spec.builder_spec import SPEC_FILE, read_yaml
+from catalog.spec.model import SPEC_FILE
+from catalog.spec.yaml_file import read_yaml
 
 __all__ = ["Request", "builder_dir", "list_datasets", "registry_file", "resolve", "version_matches"]
 

@@ -38,7 +38,8 @@ from catalog.features import (
     Text,
 )
 from catalog.read.data_source import DataSource
-from catalog.spec.builder_spec import BuilderSpec, load_spec
+from catalog.spec.load import load_spec
+from catalog.spec.model import BuilderSpec
 from catalog.testing.http_server import LoopbackServer
 
 __all__ = ["check_example", "dummy_spec", "run_builder", "write_spec_folder"]

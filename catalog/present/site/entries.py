@@ -15,7 +15,7 @@ from catalog.errors import CatalogError
 from catalog.features import ClassLabel, Feature, Sequence
 from catalog.info.dataset_info import DatasetInfo
 from catalog.prepare.reuse import declared_info
-from catalog.spec.builder_spec import load_spec
+from catalog.spec.load import load_spec
 from catalog.spec.registry import list_datasets, resolve
 from catalog.storage.diskspace import disk_usage
 

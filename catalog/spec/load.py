@@ -52,16 +52,10 @@ same name, which the configs share when they leave it out.
 from __future__ import annotations
 
 import copy
-import dataclasses
-import functools
-import hashlib
-import json
-import os
 import posixpath
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -72,21 +66,21 @@ from catalog.download.url_paths import path_segments
 from catalog.errors import DatasetNotFoundError, FeatureError, SpecError
 from catalog.features import FeaturesDict, from_json, supervised_keys_problem
 from catalog.features.class_label import MAX_NAMES_FILE_SIZE
+from catalog.spec.model import (
+    CHECKSUMS_FILE,
+    SPEC_FILE,
+    BuilderSpec,
+    DownloadSpec,
+    FileRef,
+    SplitSpec,
+)
+from catalog.spec.yaml_file import read_yaml
 
 if TYPE_CHECKING:  # the readers are imported when a spec is loaded, not by `import catalog`
     from catalog.formats import Option, SourceFormat
 
-__all__ = [
-    "BuilderSpec",
-    "DownloadSpec",
-    "FileRef",
-    "SplitSpec",
-    "load_spec",
-    "read_yaml",
-]
+__all__ = ["load_spec", "url_problem"]
 
-SPEC_FILE = "builder.yaml"
-CHECKSUMS_FILE = "checksums.tsv"
 #: Dataset, config, split and feature names: lower-case letters, digits and _, from a letter.
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 #: Config names: words of [a-z0-9_] joined by '.' or '-', as TFDS's ``squad/v1.1`` and
@@ -98,8 +92,6 @@ _CONFIG_NAME = re.compile(r"^[a-z0-9][a-z0-9_]*([.-][a-z0-9_]+)*$")
 _FEATURE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*([. -][A-Za-z0-9_]+)*$")
 #: The most a spec file may hold, and the most nodes its YAML may expand to (each use of an
 #: alias counts its whole value again), so no spec makes loading it hang or exhaust memory.
-MAX_SPEC_FILE_SIZE = 1 << 20
-MAX_YAML_NODES = 100_000
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 #: A tag names a modality or task: lower case words joined by hyphens (``image-classification``).
 _TAG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -109,108 +101,6 @@ _TOP_FIELDS = (
 )  # fmt: skip
 #: What a config may give: its description, and top-level fields it replaces.
 _CONFIG_FIELDS = ("description", "version", "features", "supervised_keys", "downloads", "splits")
-
-
-@dataclass(frozen=True)
-class DownloadSpec:
-    """One file a dataset needs. `size`/`sha256` are None until registered in checksums.tsv."""
-
-    name: str
-    url: str
-    mirrors: tuple[str, ...] = ()
-    size: int | None = None
-    sha256: str | None = None
-    filename: str = ""
-    #: The most its archive may extract to (bytes), past catalog's default bomb limits.
-    max_extracted_size: int | None = None
-
-    @property
-    def urls(self) -> tuple[str, ...]:
-        """The builder's url, then its mirrors: the order they are tried in."""
-        return (self.url, *self.mirrors)
-
-
-@dataclass(frozen=True)
-class FileRef:
-    """A file a split reads: a download, or the member(s) of its archive a path/glob names."""
-
-    download: str
-    member: str | None = None
-
-
-@dataclass(frozen=True)
-class SplitSpec:
-    """One split: the source format, the file filling each of its roles, the format's options
-    (file references among them) and the expected example count."""
-
-    name: str
-    format: str
-    files: dict[str, FileRef]
-    num_examples: int
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class BuilderSpec:
-    """Everything a builder folder declares."""
-
-    name: str
-    version: str
-    features: FeaturesDict
-    downloads: dict[str, DownloadSpec]
-    splits: dict[str, SplitSpec]
-    description: str = ""
-    homepage: str = ""
-    citation: str = ""
-    license: str = ""
-    supervised_keys: tuple[str, str] | None = None
-    #: Modality and task tags (``image``, ``image-classification``, ``text``, ...).
-    tags: tuple[str, ...] = ()
-    path: Path | None = field(default=None, compare=False)
-    #: The config this spec is (None for a dataset without configs), and every config of
-    #: the dataset with its description, in the order builder.yaml gives them.
-    config: str | None = None
-    config_description: str = ""
-    configs: dict[str, str] = field(default_factory=dict)
-    default_config: str | None = None
-
-    @property
-    def full_name(self) -> str:
-        """``name`` or ``name/config``: how the catalog addresses this spec."""
-        return f"{self.name}/{self.config}" if self.config else self.name
-
-    def replace(self, **changes: Any) -> BuilderSpec:
-        """A copy with some fields changed (e.g. by the builder test harness)."""
-        return dataclasses.replace(self, **changes)
-
-    @property
-    def fingerprint(self) -> str:
-        """A sha256 of everything that decides the prepared bytes: name, config, version,
-        features, splits (format, files, options, counts) and downloads (url, size, sha256).
-        Recorded in dataset_info.json, so a copy prepared from another builder with the same
-        name and version (a cut-down folder of one's own) is never taken for this one's.
-        Descriptions, citations and tags do not count: editing them keeps prepared data."""
-        content = {
-            "name": self.name,
-            "config": self.config,
-            "version": self.version,
-            "features": self.features.to_json(),
-            "splits": {
-                n: [s.format, s.files, s.options, s.num_examples] for n, s in self.splits.items()
-            },
-            "downloads": {n: [d.url, d.size, d.sha256] for n, d in self.downloads.items()},
-        }
-        text = json.dumps(content, sort_keys=True, default=_plain)
-        return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _plain(value: Any) -> Any:
-    """JSON for the spec's own value types (file references, paths)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if isinstance(value, Path):
-        return value.name
-    raise TypeError(f"cannot fingerprint {value!r}")
 
 
 class _Fields:
@@ -245,81 +135,6 @@ class _Fields:
         for name in self.data:
             if name not in known:
                 raise self.error(str(name), f"unknown field; expected one of {', '.join(known)}")
-
-
-def read_yaml(path: Path) -> Any:
-    """Load a YAML file safely (no Python objects); SpecError naming the file if malformed,
-    not a regular file, larger than :data:`MAX_SPEC_FILE_SIZE`, or expanding (through
-    aliases) to more than :data:`MAX_YAML_NODES` nodes.
-
-    Parsed with libyaml's CSafeLoader when PyYAML has it (about 10x faster than the pure-Python
-    loader), and once per process for an unchanged file: `catalog list` loads a dataset's
-    builder.yaml once per config. Callers get their own copy.
-    """
-    try:
-        st = Path(path).stat()
-    except OSError as error:
-        raise SpecError(f"{path}: cannot read it ({error.strerror})") from None
-    return copy.deepcopy(_parse_yaml(str(path), st.st_mtime_ns, st.st_size))
-
-
-@functools.lru_cache(maxsize=512)
-def _parse_yaml(path: str, mtime_ns: int, size: int) -> Any:
-    """The parsed file; the key's mtime and size make a changed file parse again."""
-    # Imported here: YAML is read only when a spec is loaded, and importing it costs a fifth
-    # of numpy's import time, which `import catalog` must stay close to.
-    import yaml
-
-    try:
-        with open(path, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise SpecError(f"{path}: not a regular file")
-            data = f.read(MAX_SPEC_FILE_SIZE + 1)
-    except OSError as error:
-        raise SpecError(f"{path}: cannot read it ({error.strerror})") from None
-    if len(data) > MAX_SPEC_FILE_SIZE:
-        raise SpecError(
-            f"{path}: larger than {format_size(MAX_SPEC_FILE_SIZE)}, the most a spec file may "
-            "be (long lists of class names belong in a names_file)"
-        )
-    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        loader = loader_class(data.decode("utf-8"))
-        try:
-            node = loader.get_single_node()
-            if node is None:
-                return None
-            _check_expansion(Path(path), node)
-            return loader.construct_document(node)
-        finally:
-            loader.dispose()
-    except UnicodeDecodeError:
-        raise SpecError(f"{path}: not UTF-8 text") from None
-    except yaml.YAMLError as error:
-        raise SpecError(f"{path}: not valid YAML: {error}") from None
-
-
-def _check_expansion(path: Path, root: Any) -> None:
-    """Count the nodes of a composed YAML document as its data will hold them (an alias
-    counts its anchor's whole value each time it is used), refusing more than
-    :data:`MAX_YAML_NODES`: the "billion laughs" of nested aliases stops here, after at most
-    that many steps, as does an alias inside its own anchor."""
-    import yaml
-
-    count, stack = 0, [root]
-    while stack:
-        node = stack.pop()
-        count += 1
-        if count > MAX_YAML_NODES:
-            raise SpecError(
-                f"{path}: expands to more than {MAX_YAML_NODES} YAML nodes (through aliases "
-                "used many times, or an alias inside its own anchor); refusing to load it"
-            )
-        if isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-        elif isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                stack += (key, value)
 
 
 def _resolve_names_files(features: Any, folder: Path) -> Any:
