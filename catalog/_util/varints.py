@@ -1,8 +1,13 @@
-"""Runs of protobuf varints decoded with NumPy (no loop per value).
+"""Protobuf varints: one at a time (`read_varint`), or whole runs with NumPy (`decode_varints`,
+no loop per value).
 
 A varint stores 7 bits per byte, least significant group first; every byte but the last of a
 value has its high bit set. Used for tf.train.Example's packed Int64Lists and for the record
-index array_record keeps at the end of a shard.
+index array_record keeps at the end of a shard; one at a time for protobuf field tags and
+lengths (tf.train.Example, array_record's chunk headers).
+
+>>> read_varint(bytes([0x96, 0x01, 0x7F]), 0)
+(150, 2)
 
 >>> decode_varints(np.frombuffer(bytes([1, 0x96, 0x01, 0x7F]), np.uint8)).tolist()
 [1, 150, 127]
@@ -14,7 +19,25 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["decode_varints"]
+__all__ = ["decode_varints", "read_varint"]
+
+
+def read_varint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
+    """The varint starting at `pos` in `buf`, and the position after it. IndexError when `buf`
+    ends inside it, ValueError when it is longer than 10 bytes."""
+    byte = buf[pos]
+    if byte < 0x80:
+        return byte, pos + 1
+    result, shift = byte & 0x7F, 7
+    while True:
+        pos += 1
+        byte = buf[pos]
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos + 1
+        shift += 7
+        if shift > 63:
+            raise ValueError("a varint longer than 10 bytes")
 
 
 def decode_varints(raw: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

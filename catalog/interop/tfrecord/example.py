@@ -26,6 +26,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from catalog._util.varints import decode_varints
+from catalog._util.varints import read_varint as _varint
 from catalog.errors import SourceFormatError
 
 __all__ = [
@@ -52,22 +53,6 @@ _SHORT = 24  # packed varint lists up to this many bytes are decoded in Python
 
 class _Truncated(Exception):
     pass
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    byte = buf[pos]
-    if byte < 0x80:
-        return byte, pos + 1
-    result, shift = byte & 0x7F, 7
-    while True:
-        pos += 1
-        byte = buf[pos]
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos + 1
-        shift += 7
-        if shift > 63:
-            raise _Truncated("a varint longer than 10 bytes")
 
 
 def _skip(buf: bytes, pos: int, wire: int) -> int:
