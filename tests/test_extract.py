@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog.download.checksums import sha256_file
+from catalog._util.hashing import sha256_file
 from catalog.download.extract import archive_format, extract
 from catalog.errors import SourceFormatError
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from catalog.download.checksums import Digest, content_name
+from catalog._util.hashing import Digest
+from catalog.download.checksums import content_name
 from catalog.download.resource import Failure, Resource, verify
 from catalog.errors import DownloadError
 from catalog.storage.lock_holder import hold

@@ -1,76 +1,21 @@
-"""Checksums: size and sha256 of streams and files, and the checksums.tsv files that record them.
+"""Checksums as data: the checksums.tsv files that record each download's size and sha256, and
+the names files are kept under (by content, by URL). Hashing itself is `catalog._util.hashing`.
 
 A builder's ``checksums.tsv`` holds one line per download, ``url<TAB>size<TAB>sha256<TAB>filename``
 (the form of the public checksum registries); it is only ever merged, never rewritten from
-scratch. Digests are computed in one pass over fixed-size chunks.
-
->>> d = Digest()
->>> d.update(b"abc")
->>> d.size, d.sha256[:16]
-(3, 'ba7816bf8f01cfea')
+scratch.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
+from catalog._util.hashing import SHA256_HEX
 from catalog.errors import SpecError
 
-__all__ = [
-    "CHUNK_SIZE",
-    "SHA256_HEX",
-    "Digest",
-    "content_name",
-    "read_checksums",
-    "sha256_file",
-    "url_filename",
-    "write_checksums",
-]
-
-CHUNK_SIZE = 1 << 20
-#: A sha256 as checksums.tsv and the download records write it.
-SHA256_HEX = re.compile(r"[0-9a-f]{64}")
-
-
-class Digest:
-    """Running size, sha256 and first bytes (``head``, to recognise an HTML page) of a stream."""
-
-    HEAD_SIZE = 512
-
-    def __init__(self) -> None:
-        self._hasher = hashlib.sha256()
-        self.size = 0
-        self.head = b""
-
-    def update(self, chunk: bytes) -> None:
-        self._hasher.update(chunk)
-        self.size += len(chunk)
-        if len(self.head) < self.HEAD_SIZE:
-            self.head += chunk[: self.HEAD_SIZE - len(self.head)]
-
-    @property
-    def sha256(self) -> str:
-        """Lowercase hex sha256 of everything so far."""
-        return self._hasher.hexdigest()
-
-    @classmethod
-    def of_file(cls, path: str | os.PathLike[str]) -> Digest:
-        """The digest of a whole file."""
-        digest = cls()
-        with open(path, "rb") as f:
-            while chunk := f.read(CHUNK_SIZE):
-                digest.update(chunk)
-        return digest
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    """Lowercase hex sha256 of a file."""
-    return Digest.of_file(path).sha256
+__all__ = ["content_name", "read_checksums", "url_filename", "write_checksums"]
 
 
 def content_name(sha256: str, filename: str) -> str:

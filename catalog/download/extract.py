@@ -47,8 +47,9 @@ from typing import Any, Literal
 
 from filelock import FileLock
 
+from catalog._util.hashing import CHUNK_SIZE, sha256_file
 from catalog._util.units import format_size
-from catalog.download.checksums import CHUNK_SIZE, content_name, sha256_file
+from catalog.download.checksums import content_name
 from catalog.errors import SourceFormatError, StorageError
 from catalog.storage.diskspace import free_space, require_free
 from catalog.storage.locking import make_dir

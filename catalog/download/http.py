@@ -19,8 +19,8 @@ from pathlib import Path
 import requests
 import urllib3
 
+from catalog._util.hashing import CHUNK_SIZE, Digest
 from catalog._version import __version__
-from catalog.download.checksums import CHUNK_SIZE, Digest
 from catalog.download.deadline import Deadline
 from catalog.download.progress import Bar
 from catalog.download.resource import Failure, Resource, looks_like_html

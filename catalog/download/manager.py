@@ -27,8 +27,8 @@ from types import TracebackType
 
 import requests
 
+from catalog._util.hashing import CHUNK_SIZE, Digest
 from catalog.download.cache import Cache, CachedFile, cache_path
-from catalog.download.checksums import CHUNK_SIZE, Digest
 from catalog.download.config import DownloadConfig, resolve_config
 from catalog.download.deadline import DEFAULT_MIN_RATE, Deadline, DeadlineExceeded
 from catalog.download.extract import extract

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.download.checksums import SHA256_HEX, Digest
+from catalog._util.hashing import SHA256_HEX, Digest
 from catalog.errors import SpecError
 
 __all__ = ["Failure", "Resource", "looks_like_html", "verify"]

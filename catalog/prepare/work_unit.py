@@ -21,8 +21,8 @@ from pathlib import Path
 from array_record.python.array_record_module import ArrayRecordWriter
 
 from catalog import errors
+from catalog._util.hashing import sha256_file
 from catalog._util.units import format_size
-from catalog.download.checksums import sha256_file
 from catalog.errors import CatalogError, FeatureError, SourceFormatError, StorageError
 from catalog.features.codec import RecordCodec
 from catalog.formats import Source

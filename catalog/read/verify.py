@@ -28,7 +28,7 @@ from typing import Literal
 
 from array_record.python.array_record_module import ArrayRecordReader
 
-from catalog.download.checksums import sha256_file
+from catalog._util.hashing import sha256_file
 from catalog.errors import CatalogError, SpecError
 from catalog.features.codec import RecordCodec
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from array_record.python.array_record_module import ArrayRecordWriter
 
-from catalog.download.checksums import sha256_file
+from catalog._util.hashing import sha256_file
 from catalog.errors import SpecError
 from catalog.features.codec import RECORD_FORMAT, RecordCodec
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
