@@ -114,3 +114,27 @@ def test_builder_and_data_source_stay_functions_whatever_is_imported_first() -> 
                   catalog.data_source.__module__, catalog.pipeline.__module__)
         """)
         assert out == "True True catalog.api.builder catalog.loader.pipeline", (first, out)
+
+
+#: Every name `import catalog` gives, as the re-layout found them: moving modules must not
+#: drop or rename one (a new name is added here on purpose, never silently).
+PUBLIC_NAMES = [
+    "Audio", "BBox", "CatalogError", "ChecksumError", "ClassLabel", "DataSource",
+    "DatasetBuilder", "DatasetInfo", "DatasetNotFoundError", "DownloadError", "Feature",
+    "FeatureError", "FeaturesDict", "Image", "MissingDependencyError", "NotPreparedError",
+    "Pipeline", "PipelineError", "PipelineIterator", "Scalar", "Sequence", "ShardError",
+    "ShardInfo", "SourceFormatError", "SpecError", "SplitError", "SplitInfo", "StorageError",
+    "Tensor", "Text", "__version__", "builder", "data_source", "even_splits", "list_datasets",
+    "mix", "open_tfds", "pipeline",
+]  # fmt: skip
+
+
+def test_the_public_names_are_all_there() -> None:
+    assert sorted(catalog.__all__) == PUBLIC_NAMES
+    out = run_fresh("""
+        import catalog
+        names = catalog.__all__
+        print(sorted(n for n in names if getattr(catalog, n, None) is None))
+        print(callable(catalog.builder), callable(catalog.data_source), callable(catalog.pipeline))
+    """)
+    assert out.splitlines() == ["[]", "True True True"]
