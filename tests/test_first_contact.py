@@ -150,7 +150,7 @@ def test_a_deleted_or_damaged_shard_is_found(tmp_path: Path, server: LoopbackSer
     data = tmp_path / "data"
     folder = idx_builder(tmp_path, server, 30)
     ds = catalog.data_source(folder, split="train", data_dir=data)
-    shard = Path(ds._paths[0])
+    shard = Path(ds._records.paths[0])
     shard.unlink()
     with pytest.raises(catalog.ShardError, match="the file is missing") as info:
         catalog.data_source(folder, split="train", data_dir=data, download=False)

@@ -43,7 +43,7 @@ def test_a_corrupt_record_names_shard_and_record_and_spares_the_others(
 ) -> None:
     folder, path = prepared(tmp_path, server)
     ds = catalog.data_source(folder, split="train", data_dir=tmp_path / "data")
-    shard = Path(ds._paths[0])
+    shard = Path(ds._records.paths[0])
     blob = bytearray(shard.read_bytes())
     # The pixels of a record from 100 on (each image is unique; one that a 64 KiB block
     # boundary splits is skipped) get one byte flipped.

@@ -137,7 +137,7 @@ def test_batches_iteration_and_pipelines_read_through_the_maps(
     order = np.random.default_rng(3).permutation(COUNT)
     batch = ds.read_batch(order)
     assert batch is not None
-    assert all(isinstance(m, MappedShard) for m in ds._maps)  # every shard was mapped
+    assert all(isinstance(m, MappedShard) for m in ds._records.maps)  # every shard was mapped
     np.testing.assert_array_equal(batch["image"], IMAGES[order])
     np.testing.assert_array_equal(batch["label"], LABELS[order])
     assert batch["image"].flags.writeable and batch["image"].flags.c_contiguous
@@ -153,12 +153,14 @@ def test_warm_opens_and_maps_every_shard_before_the_first_read(
     sharded: catalog.DataSource,
 ) -> None:
     fresh = pickle.loads(pickle.dumps(sharded))  # what a worker process gets: nothing open
-    assert all(m is None for m in fresh._maps) and all(r is None for r in fresh._readers)
+    assert all(m is None for m in fresh._records.maps) and all(
+        r is None for r in fresh._records.readers
+    )
     fresh.warm(batched=False)  # per-example reads only need the readers
-    assert all(r is not None for r in fresh._readers)
-    assert all(m is None for m in fresh._maps)
+    assert all(r is not None for r in fresh._records.readers)
+    assert all(m is None for m in fresh._records.maps)
     fresh.warm()
-    assert all(isinstance(m, MappedShard) for m in fresh._maps)
+    assert all(isinstance(m, MappedShard) for m in fresh._records.maps)
     np.testing.assert_array_equal(fresh.read_batch([2999, 0])["image"], IMAGES[[2999, 0]])
 
 
@@ -227,7 +229,7 @@ def test_a_corrupt_shard_is_not_mapped_and_its_bad_record_is_named(tmp_path: Pat
         fresh.read_batch(list(range(200)))
     with pytest.raises(catalog.ShardError, match=r"record 1\d\d cannot be read"):
         list(catalog.pipeline(fresh).batch(50))
-    assert not any(isinstance(m, MappedShard) for m in fresh._maps)
+    assert not any(isinstance(m, MappedShard) for m in fresh._records.maps)
     batch = fresh.read_batch(list(range(100)))
     assert batch is not None
     np.testing.assert_array_equal(batch["label"], pattern_labels(200)[:100])
@@ -285,7 +287,7 @@ def test_a_copy_maps_what_its_original_verified_without_hashing_again(
     copy = pickle.loads(blob)
     order = np.random.default_rng(5).permutation(COUNT)
     np.testing.assert_array_equal(copy.read_batch(order)["image"], IMAGES[order])
-    assert hashed == [] and all(isinstance(m, MappedShard) for m in copy._maps)
+    assert hashed == [] and all(isinstance(m, MappedShard) for m in copy._records.maps)
     # the same bytes, but the file was replaced: verified again before it is trusted
     first = copy.path / copy.info.splits["train"].shards[0].file
     os.utime(first, ns=(first.stat().st_atime_ns, first.stat().st_mtime_ns + 1000))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import catalog
 from catalog import SplitError
-from catalog.read.data_source import _compose
+from catalog.read.rows import compose
 from catalog.read.splits import even_splits, parse, resolve
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
@@ -99,7 +99,7 @@ def test_compose_matches_slicing_a_list(
 ) -> None:
     flat = [i for p in pieces for i in p]
     rows = range(len(flat))[slice(a, b, step)]
-    composed = [i for p in _compose(pieces, rows) for i in p]
+    composed = [i for p in compose(pieces, rows) for i in p]
     assert composed == flat[a:b:step]
 
 

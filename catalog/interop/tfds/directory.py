@@ -25,6 +25,7 @@ from catalog.features import FeaturesDict
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.interop.tfds import RECORD_FORMAT_NAME
 from catalog.interop.tfds.features import from_tfds_json
+from catalog.interop.tfds.record_format import TFDS_RECORDS
 from catalog.read.array_record import open_reader
 from catalog.read.data_source import DataSource, Decoder
 
@@ -144,7 +145,7 @@ def read_tfds_info(path: str | os.PathLike[str]) -> DatasetInfo:
         homepage=str(urls[0]),
         citation=str(data.get("citation", "")),
         supervised_keys=_supervised_keys(data),
-        record_format={"name": RECORD_FORMAT_NAME, "file_format": fmt},
+        record_format={"name": TFDS_RECORDS.name, "file_format": fmt},
         config=data.get("configName") or None,
         config_description=str(data.get("configDescription", "")),
     )

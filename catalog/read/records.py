@@ -1,0 +1,360 @@
+"""Reading the records of a prepared dataset's shards, in each process, honestly.
+
+`Records` reads records by flat position (`catalog.read.rows`) from the shards of a dataset,
+through the shard readers its record format opens (`catalog.read.record_format`):
+
+- readers are opened lazily, once per process: they are dropped when pickled, and a process
+  forked after they were opened opens its own (the parent's are never touched in the child,
+  not even closed: `_Process` counts forks, `_inherited` keeps the parent's alive);
+- reads take a lock (readers are not thread-safe; decoding, elsewhere, needs none);
+- batched reads of fixed-size records gather them from a memory map of each shard when the
+  format allows it (`catalog.read.mapped_shard`), one NumPy gather instead of a read per
+  record; what a process verified of its maps is pickled along, so a worker need not hash
+  the shards again;
+- honest: the shards are checked when the records are set up (each split's shards are its own
+  and hold its count; each file has the size it was written with), each reader when it opens
+  (the number of records and, when fixed, their size), and a failed read raises ShardError
+  naming the shard and the record, dropping the reader so healthy records stay readable; a
+  copy prepared again under a data source (``--overwrite``) is refused, not read.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from catalog.errors import NotPreparedError, ShardError
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo
+from catalog.read.mapped_shard import MappedShard, ShardIndex, map_shard
+from catalog.read.record_format import RecordFormat, ShardReader
+from catalog.storage.shards import shard_error
+
+__all__ = ["Records", "check_shards", "stamp"]
+
+CHUNK = 1024  # records per range read while iterating
+_READ_ERRORS = (RuntimeError, IndexError, ValueError)  # what readers raise for a bad record
+
+
+def stamp(folder: Path) -> tuple[int, int, int] | None:
+    """Which dataset_info.json `folder` holds now (inode, mtime, size), or None."""
+    try:
+        st = (folder / INFO_FILE).stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def check_shards(folder: Path, info: DatasetInfo) -> None:
+    """Every split's shards must be its own and hold its example count (dataset_info.json that
+    was edited or damaged would otherwise silently serve another split's examples), and every
+    shard must be there with the size it was written with (a cheap stat per shard)."""
+    where = folder / INFO_FILE
+    for split, split_info in info.splits.items():
+        held = sum(s.num_examples for s in split_info.shards)
+        if held != split_info.num_examples:
+            raise ShardError(
+                f"{where}: split {split!r} says {split_info.num_examples} examples but its "
+                f"shards hold {held}; run 'catalog verify' and 'catalog prepare --overwrite'"
+            )
+        prefix = f"{info.name}-{split}."  # .array_record-NNNNN-of-NNNNN (or TFDS's .tfrecord-)
+        for shard in split_info.shards:
+            if not shard.file.startswith(prefix):
+                raise ShardError(
+                    f"{where}: split {split!r} lists shard {shard.file}, which is not one of "
+                    f"its own ({prefix}-*); run 'catalog verify' and 'catalog prepare "
+                    "--overwrite'"
+                )
+            path = folder / shard.file
+            try:
+                size = path.stat().st_size
+            except FileNotFoundError:
+                raise shard_error(path, "the file is missing") from None
+            if size != shard.num_bytes:
+                raise shard_error(path, f"it has {size} bytes, but {shard.num_bytes} were written")
+
+
+class Records:
+    """The records of every shard of `info`'s dataset in `folder`, by flat position.
+
+    `record_size` is the size of every record when the features are all fixed-size (checked
+    when a reader opens; batched reads gather such records from memory maps), else None.
+    `stamp` is the dataset_info.json the data source was made for (`stamp`); `split` names
+    the data source in errors.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        info: DatasetInfo,
+        split: str,
+        record_format: RecordFormat,
+        record_size: int | None,
+        stamp: tuple[int, int, int] | None,
+    ) -> None:
+        self.info = info
+        self.split = split
+        self.stamp = stamp
+        self._folder = folder
+        self._format = record_format
+        self._record_size = record_size
+        self._mappable = record_size is not None and record_format.mappable(info)
+        self.paths: list[str] = []
+        self._sha256: list[str] = []  # of each shard, as dataset_info.json records it
+        self._starts = [0]  # flat position of each shard's first record, then the total
+        for split_info in info.splits.values():
+            for shard in split_info.shards:
+                self.paths.append(str(folder / shard.file))
+                self._sha256.append(shard.sha256)
+                self._starts.append(self._starts[-1] + shard.num_examples)
+        self._known_maps: dict[int, ShardIndex] = {}  # shards another process verified
+        self._setup_process_state()
+
+    def _setup_process_state(self) -> None:
+        self._lock = threading.Lock()
+        self.readers: list[ShardReader | None] = [None] * len(self.paths)
+        # batched reads through memory maps (`_UNMAPPED` for a shard that cannot be mapped)
+        self.maps: list[MappedShard | object | None] = [None] * len(self.paths)
+        self._generation = _process.generation
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        # what this process verified of its mapped shards: a worker maps them without
+        # parsing and hashing them again (`catalog.read.mapped_shard.ShardIndex`)
+        state["_known_maps"] = {
+            **self._known_maps,
+            **{i: m.index() for i, m in enumerate(self.maps) if isinstance(m, MappedShard)},
+        }
+        for name in ("_lock", "readers", "maps", "_generation"):
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._setup_process_state()
+
+    def locate(self, position: int) -> tuple[str, int]:
+        """The shard holding flat `position`, and the record's index in it."""
+        shard = bisect.bisect_right(self._starts, position) - 1
+        return self.paths[shard], position - self._starts[shard]
+
+    # -- readers: opened lazily, once per process -----------------------------------------
+    def _check_process(self) -> None:
+        if self._generation != _process.generation:
+            # Forked: the parent's readers must not be touched here, not even closed. Keep
+            # them referenced so their destructors never run in this process.
+            _inherited.extend(r for r in self.readers if r is not None)
+            _inherited.extend(m for m in self.maps if m is not None)
+            self._setup_process_state()
+
+    def _reader(self, shard: int) -> ShardReader:
+        reader = self.readers[shard]
+        if reader is None:
+            self._check_unchanged()
+            reader = self._format.open(self.paths[shard], self.info)
+            try:
+                self._check_records(shard, reader)
+            except BaseException:
+                reader.close()
+                raise
+            self.readers[shard] = reader
+        return reader
+
+    def _check_unchanged(self) -> None:
+        """The prepared copy must still be the one this source was made for: a copy prepared
+        again under it (``--overwrite``) has other shards and counts."""
+        if self.stamp is not None and stamp(self._folder) != self.stamp:
+            raise NotPreparedError(
+                f"{self._folder} was prepared again after this data source of "
+                f"{self.info.full_name} split {self.split!r} was made (its dataset_info.json "
+                "changed); make a new data source (catalog.data_source(...))"
+            )
+
+    def _check_records(self, shard: int, reader: ShardReader) -> None:
+        """A shard must hold the records dataset_info.json says, of the size its features
+        give (when they are all fixed-size): checked once per shard per process, when its
+        reader opens, before any example is returned."""
+        path, expected = self.paths[shard], self._starts[shard + 1] - self._starts[shard]
+        held = int(reader.num_records())
+        if held != expected:
+            raise shard_error(path, f"it holds {held} records, dataset_info.json says {expected}")
+        if self._record_size is not None and held:
+            reader.seek(0)
+            size = len(reader.read())
+            if size != self._record_size:
+                raise shard_error(
+                    path,
+                    f"its records have {size} bytes, but the features in dataset_info.json "
+                    f"encode to {self._record_size}: the data and its description differ",
+                )
+
+    def _mapped(self, shard: int) -> MappedShard | None:
+        """Shard `shard` mapped for batched reads, or None when it must be read through its
+        reader (compressed, not catalog's, or laid out otherwise)."""
+        mapped = self.maps[shard]
+        if mapped is None:
+            with self._lock:
+                mapped = self.maps[shard]
+                if mapped is None:
+                    mapped = _UNMAPPED
+                    if self._mappable:
+                        self._reader(shard)  # checks the shard's records, once
+                        count = self._starts[shard + 1] - self._starts[shard]
+                        path, sha256 = self.paths[shard], self._sha256[shard]
+                        known = self._known_maps.get(shard)
+                        mapped = map_shard(path, count, sha256, known) or _UNMAPPED
+                    self.maps[shard] = mapped
+        return mapped if isinstance(mapped, MappedShard) else None
+
+    def warm(self, batched: bool = True) -> None:
+        """Open every shard now, and with `batched` also map and verify the shards batched
+        reads gather from, instead of at the first read."""
+        self._check_process()
+        for shard in range(len(self.paths)):
+            if not (batched and self._mapped(shard)):
+                with self._lock:
+                    self._reader(shard)
+
+    def close(self) -> None:
+        """Close this process's readers and maps (they reopen on the next access)."""
+        with self._lock:
+            if self._generation == _process.generation:
+                for reader in self.readers:
+                    if reader is not None:
+                        reader.close()
+                for mapped in self.maps:
+                    if isinstance(mapped, MappedShard):
+                        mapped.close()
+            self.readers = [None] * len(self.paths)
+            self.maps = [None] * len(self.paths)
+
+    # -- reads ----------------------------------------------------------------------------
+    def read_one(self, position: int) -> bytes:
+        """The record at flat `position` (already range-checked): the fewest steps."""
+        if self._generation != _process.generation:
+            self._check_process()
+        lock = self._lock
+        lock.acquire()
+        shard = 0
+        try:
+            reader = self.readers[0] if len(self.paths) == 1 else None
+            if reader is None:
+                shard = bisect.bisect_right(self._starts, position) - 1
+                reader = self._reader(shard)
+                position -= self._starts[shard]
+            reader.seek(position)
+            record: bytes = reader.read()
+        except _READ_ERRORS as exc:
+            raise self._read_error(shard, position, exc) from None
+        finally:
+            lock.release()
+        return record
+
+    def read(self, positions: Sequence[int]) -> list[bytes]:
+        """The records at flat `positions` (already range-checked), in order."""
+        self._check_process()
+        starts, out = self._starts, []
+        shard, pos = 0, 0
+        with self._lock:
+            try:
+                if len(self.paths) == 1:
+                    reader = self._reader(0)
+                    for pos in positions:
+                        reader.seek(pos)
+                        out.append(reader.read())
+                else:
+                    for pos in positions:
+                        shard = bisect.bisect_right(starts, pos) - 1
+                        reader = self._reader(shard)
+                        reader.seek(pos - starts[shard])
+                        out.append(reader.read())
+            except _READ_ERRORS as exc:
+                raise self._read_error(shard, pos - starts[shard], exc) from None
+        return out
+
+    def gather(self, positions: Sequence[int]) -> np.ndarray[Any, Any] | None:
+        """The records at flat `positions` as the rows of one uint8 array, gathered from the
+        shards' memory maps; None when the records vary in size or a shard is not mapped."""
+        size = self._record_size
+        if size is None or not len(positions):
+            return None
+        self._check_process()
+        starts = self._starts
+        if len(self.paths) == 1:
+            mapped = self._mapped(0)
+            return None if mapped is None else mapped.gather(positions, size)
+        flat = np.asarray(positions, np.int64)
+        shards = np.searchsorted(starts, flat, side="right") - 1
+        out = np.empty((len(flat), size), np.uint8)
+        for shard in np.unique(shards).tolist():
+            mapped = self._mapped(shard)
+            rows = np.flatnonzero(shards == shard)
+            part = None if mapped is None else mapped.gather(flat[rows] - starts[shard], size)
+            if part is None:
+                return None
+            out[rows] = part
+        return out
+
+    def read_run(self, first: int, stop: int) -> list[bytes]:
+        """Records at flat positions first..stop-1, all in one shard: one range read."""
+        self._check_process()
+        shard = bisect.bisect_right(self._starts, first) - 1
+        base = self._starts[shard]
+        if self._record_size is not None and (mapped := self._mapped(shard)) is not None:
+            return mapped.read(np.arange(first - base, stop - base))
+        with self._lock:
+            try:
+                records: list[bytes] = self._reader(shard).read(first - base, stop - base)
+            except _READ_ERRORS as exc:
+                raise self._read_error(shard, first - base, exc) from None
+        return records
+
+    def chunks(self, pieces: Sequence[range]) -> Iterator[tuple[Sequence[int], list[bytes]]]:
+        """Every record of `pieces` in order with its flat position, a chunk at a time (range
+        reads where positions are contiguous)."""
+        for piece in pieces:
+            if piece.step != 1:
+                for start in range(0, len(piece), CHUNK):
+                    positions = piece[start : start + CHUNK]
+                    yield positions, self.read(positions)
+                continue
+            position = piece.start
+            while position < piece.stop:
+                shard_end = self._starts[bisect.bisect_right(self._starts, position)]
+                stop = min(position + CHUNK, piece.stop, shard_end)
+                yield range(position, stop), self.read_run(position, stop)
+                position = stop
+
+    def _read_error(self, shard: int, record: int, exc: BaseException) -> Exception:
+        """Drop the failed reader (the next read reopens it, so healthy records stay readable)
+        and name the shard and the record (call with the lock held)."""
+        reader, self.readers[shard] = self.readers[shard], None
+        if reader is not None:
+            with contextlib.suppress(RuntimeError):  # a failed reader reports it again
+                reader.close()
+        self._check_unchanged()
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return shard_error(self.paths[shard], f"record {record} cannot be read ({reason})")
+
+
+class _Process:
+    """Which process this is, as a counter bumped in every forked child (cheaper than
+    calling os.getpid() on each read)."""
+
+    generation = 0
+
+    @classmethod
+    def forked(cls) -> None:
+        cls.generation += 1
+
+
+_process = _Process
+os.register_at_fork(after_in_child=_Process.forked)
+_inherited: list[object] = []  # readers and maps a forked child must never touch
+_UNMAPPED = object()  # a shard `map_shard` cannot map
