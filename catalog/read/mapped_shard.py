@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from catalog._util.varints import decode_varints
+from catalog._util.varints import decode_varints, read_varint
 from catalog.errors import ShardError
 from catalog.storage.shards import shard_error
 
@@ -105,17 +105,10 @@ def _join_pieces(buf: Any, usable: int, length: int) -> bytes:
 
 
 def _varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    for _ in range(10):
-        if pos >= len(buf):
-            break
-        byte = buf[pos]
-        result |= (byte & 0x7F) << shift
-        pos += 1
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-    raise _NotMappable("a bad varint")
+    try:
+        return read_varint(buf, pos)
+    except (IndexError, ValueError):
+        raise _NotMappable("a bad varint") from None
 
 
 class _File:
