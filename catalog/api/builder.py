@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
 from catalog.api.local import local_info, open_local
-from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
+from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
 from catalog.prepare.reuse import declared_info, foreign_to, reusable
 from catalog.read import splits
-from catalog.read.data_source import DataSource, Decoder
+from catalog.read.data_source import DataSource, Decoder, open_sources
 from catalog.spec.load import load_spec
 from catalog.spec.model import BuilderSpec
 from catalog.spec.registry import resolve, version_matches
@@ -160,14 +160,8 @@ class DatasetBuilder:
 
     def _check_split(self, split: str | None) -> None:
         """Check a split spec against the spec's splits before any work is done."""
-        if split is None:
-            return
-        for part in splits.parse(split):
-            if part.split not in self.spec.splits:
-                raise SplitError(
-                    f"{self.full_name} has no split {part.split!r} (in split spec {split!r}); "
-                    f"its splits are {', '.join(self.spec.splits)}"
-                )
+        if split is not None:
+            splits.check_names(split, list(self.spec.splits), self.full_name)
 
     @overload
     def as_data_source(
@@ -203,16 +197,9 @@ class DatasetBuilder:
         info = self._prepared_info()
         if info is None:
             raise self.not_prepared_error(data_dir=str(self.data_dir))
-        if split is not None:
-            return DataSource(
-                self.data_path, info, split, decoders=decoders, as_supervised=as_supervised
-            )
-        return {
-            name: DataSource(
-                self.data_path, info, name, decoders=decoders, as_supervised=as_supervised
-            )
-            for name in info.splits
-        }
+        return open_sources(
+            self.data_path, info, split, decoders=decoders, as_supervised=as_supervised
+        )
 
     def __repr__(self) -> str:
         data_dir = str(self.data_dir)

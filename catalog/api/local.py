@@ -15,7 +15,7 @@ from pathlib import Path
 
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.interop.tfds.directory import is_tfds_dir, read_tfds_info
-from catalog.read.data_source import DataSource, Decoder
+from catalog.read.data_source import DataSource, Decoder, open_sources
 
 __all__ = ["is_prepared_dir", "local_info", "open_local"]
 
@@ -53,9 +53,4 @@ def open_local(
 ) -> DataSource | dict[str, DataSource]:
     """Data sources over the dataset directory `path` whose info is `info`."""
     folder = Path(path).expanduser()
-    if split is not None:
-        return DataSource(folder, info, split, decoders=decoders, as_supervised=as_supervised)
-    return {
-        name: DataSource(folder, info, name, decoders=decoders, as_supervised=as_supervised)
-        for name in info.splits
-    }
+    return open_sources(folder, info, split, decoders=decoders, as_supervised=as_supervised)

@@ -54,7 +54,7 @@ from catalog.read.record_format import format_of
 from catalog.read.records import Records, check_shards, stamp
 from catalog.read.rows import Rows, split_pieces
 
-__all__ = ["READER_OPTIONS", "DataSource", "Decoder", "Example"]
+__all__ = ["READER_OPTIONS", "DataSource", "Decoder", "Example", "open_sources"]
 
 
 class DataSource(Sequence[Example]):
@@ -236,3 +236,22 @@ def _slice_text(key: slice) -> str:
     parts = ["" if v is None else str(v) for v in (key.start, key.stop)]
     text = ":".join(parts)
     return text if key.step is None else f"{text}:{key.step}"
+
+
+def open_sources(
+    folder: str | Path,
+    info: DatasetInfo,
+    split: str | None = None,
+    *,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
+) -> DataSource | dict[str, DataSource]:
+    """The data sources of a prepared dataset in `folder`: one `DataSource` for a split spec,
+    or ``{split: DataSource}`` of every split when `split` is None. What `builder().
+    as_data_source`, `data_source(path)` and `open_tfds` return."""
+    if split is not None:
+        return DataSource(folder, info, split, decoders=decoders, as_supervised=as_supervised)
+    return {
+        name: DataSource(folder, info, name, decoders=decoders, as_supervised=as_supervised)
+        for name in info.splits
+    }

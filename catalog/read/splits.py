@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from catalog.errors import SplitError
 
-__all__ = ["SplitSlice", "even_splits", "parse", "resolve"]
+__all__ = ["SplitSlice", "check_names", "even_splits", "parse", "resolve"]
 
 _VALID_FORMS = (
     "valid forms: 'train', 'train[:10%]', 'train[10:20]', 'train[-1000:]', "
@@ -84,6 +84,17 @@ def parse(spec: str) -> list[SplitSlice]:
         stop, stop_pct = _bound(match["stop"], spec)
         parts.append(SplitSlice(match["name"], start, stop, (start_pct, stop_pct)))
     return parts
+
+
+def check_names(spec: str, names: Sequence[str], dataset: str) -> None:
+    """Parse `spec` and check its split names against `names` (a dataset's splits, before
+    anything is prepared); SplitError naming the dataset when one is unknown."""
+    for part in parse(spec):
+        if part.split not in names:
+            raise SplitError(
+                f"{dataset} has no split {part.split!r} (in split spec {spec!r}); "
+                f"its splits are {', '.join(names)}"
+            )
 
 
 def resolve(spec: str, num_examples: Mapping[str, int]) -> list[tuple[str, range]]:

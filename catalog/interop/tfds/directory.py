@@ -27,7 +27,7 @@ from catalog.interop.tfds import RECORD_FORMAT_NAME
 from catalog.interop.tfds.features import from_tfds_json
 from catalog.interop.tfds.record_format import TFDS_RECORDS
 from catalog.read.array_record import open_reader
-from catalog.read.data_source import DataSource, Decoder
+from catalog.read.data_source import DataSource, Decoder, open_sources
 
 __all__ = ["RECORD_FORMAT_NAME", "is_tfds_dir", "open_tfds", "read_tfds_info"]
 
@@ -183,9 +183,4 @@ def open_tfds(
     """
     folder = Path(path).expanduser()
     info = read_tfds_info(folder)
-    if split is not None:
-        return DataSource(folder, info, split, decoders=decoders, as_supervised=as_supervised)
-    return {
-        name: DataSource(folder, info, name, decoders=decoders, as_supervised=as_supervised)
-        for name in info.splits
-    }
+    return open_sources(folder, info, split, decoders=decoders, as_supervised=as_supervised)
