@@ -1,7 +1,7 @@
 """Dummy files of the image datasets (emnist ... voc), in each source's exact layout.
 
 `python tests/make_dummy_data.py NAME` writes them (NAME as in `MAKERS`); the constants here
-are what tests/test_builders_images.py checks the prepared examples against.
+are what tests/builders/test_builders_images.py checks the prepared examples against.
 """
 
 from __future__ import annotations

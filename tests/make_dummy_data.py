@@ -3,7 +3,7 @@
     python tests/make_dummy_data.py            # every builder
     python tests/make_dummy_data.py cifar10 idx   # some (idx: the MNIST family)
 
-The files are committed; tests/test_builders.py recomputes the same patterns to check every
+The files are committed; tests/builders/test_builders.py recomputes the same patterns to check every
 pixel and label that comes out of the prepared dataset. Archives are written byte for byte
 the same on every run (fixed timestamps and owners), except the .mat files (scipy stamps the
 time into them) and JPEGs (their bytes depend on the Pillow version).

@@ -4,7 +4,7 @@
     python tests/make_dummy_text_audio.py glue iris   # some
 
 (``python tests/make_dummy_data.py`` runs this too.) The contents are the constants below;
-tests/test_builders_text_audio.py checks every example prepared from them against the same
+tests/builders/test_builders_text_audio.py checks every example prepared from them against the same
 constants. Archives are written byte for byte the same on every run.
 """
 

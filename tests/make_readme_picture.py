@@ -5,7 +5,7 @@
 It is `catalog show` of the 50 real Fashion-MNIST test images in tests/data/: the real
 fashion_mnist builder with only its test files, their checksums and 50 examples, prepared
 with `catalog prepare --offline` from a local mirror directory (the `wget -x` layout), then
-drawn with `catalog show`. No network is used. tests/test_cli_show.py checks that the images
+drawn with `catalog show`. No network is used. tests/cli/test_cli_show.py checks that the images
 in the committed picture are still what `catalog show` draws.
 """
 

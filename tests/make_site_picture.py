@@ -7,7 +7,7 @@ The 50 real Fashion-MNIST test images in tests/data/ are prepared offline as fas
 (tests/make_readme_picture.py's sample builder, from a local mirror dir) into a fresh data dir;
 `catalog site` then writes the site of the whole catalog with that data dir, and headless
 Chromium (tests/chromium.py) takes a screenshot of fashion_mnist's page from disk.
-No network is used. tests/test_site.py checks that the committed picture still shows the
+No network is used. tests/present/test_site.py checks that the committed picture still shows the
 example grid `catalog site` draws.
 """
 

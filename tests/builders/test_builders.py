@@ -28,7 +28,7 @@ from make_dummy_data import (
 from test_builders_images import IMAGE_DATASETS, IMAGE_FACTS
 from test_builders_text_audio import FACTS as TEXT_AUDIO_FACTS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("name", sorted(IDX_BUILDERS))

@@ -16,7 +16,7 @@ import pytest
 import catalog
 from catalog.testing.harness import run_builder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 torch = pytest.importorskip("torch")
 
 

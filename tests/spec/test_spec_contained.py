@@ -19,7 +19,7 @@ from catalog.spec.load import load_spec
 from catalog.spec.yaml_file import MAX_SPEC_FILE_SIZE
 from catalog.testing.http_server import LoopbackServer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GOOD = (ROOT / "builders" / "mnist" / "builder.yaml").read_text()
 LABEL = "label: {type: ClassLabel, num_classes: 10}"
 

@@ -10,8 +10,8 @@ import pytest
 
 from catalog.spec.load import load_spec
 
-ROOT = Path(__file__).resolve().parent.parent
-FACTS = Path(__file__).resolve().parent / "data" / "facts_checksums.tsv"
+ROOT = Path(__file__).resolve().parents[2]
+FACTS = Path(__file__).resolve().parents[1] / "data" / "facts_checksums.tsv"
 FOLDERS = sorted(p.parent for p in (ROOT / "builders").glob("*/builder.yaml"))
 
 

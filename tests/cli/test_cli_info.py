@@ -123,7 +123,7 @@ def test_info_of_a_prepared_dataset(tmp_path: Path) -> None:
 
 
 def test_info_of_a_builder_folder_by_path(tmp_path: Path) -> None:
-    folder = Path(__file__).resolve().parent.parent / "builders" / "kmnist"
+    folder = Path(__file__).resolve().parents[2] / "builders" / "kmnist"
     text = ok(run("info", str(folder), data_dir=tmp_path))
     assert text.startswith("kmnist 3.0.1\n")
     assert "10 classes: o, ki, su, tsu, na, ha, ma, ya, re, wo\n" in text

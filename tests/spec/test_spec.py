@@ -10,7 +10,7 @@ import catalog
 from catalog.errors import DatasetNotFoundError, SpecError
 from catalog.spec.load import load_spec
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GOOD = (ROOT / "builders" / "mnist" / "builder.yaml").read_text()
 
 

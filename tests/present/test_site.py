@@ -1,6 +1,6 @@
 """`catalog site`: the static site of the catalog, rendered and checked file by file.
 
-The browser's view of the same pages is in tests/test_site_browser.py.
+The browser's view of the same pages is in tests/present/test_site_browser.py.
 """
 
 from __future__ import annotations

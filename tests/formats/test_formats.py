@@ -27,7 +27,7 @@ from catalog.testing.http_server import LoopbackServer
 
 from make_dummy_data import cifar_images, cifar_records, write_tar_gz
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 IMAGE_LABEL = FeaturesDict({"image": Image((32, 32, 3)), "label": ClassLabel(num_classes=10)})
 
 

@@ -16,7 +16,7 @@ from catalog.testing.harness import run_builder
 
 from dummy_images import PETS, PETS_IMAGES, VOC_IMAGES, VOC_SPLITS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def colour_extent(cell: np.ndarray, colour: tuple[int, int, int]) -> tuple[int, int, int, int]:

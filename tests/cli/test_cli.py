@@ -153,7 +153,7 @@ def test_top_level_help_lists_commands_and_environment() -> None:
     for variable in ENVIRONMENT_VARIABLES:
         assert variable in result.stdout
     # The README's "Environment variables" section names the same variables.
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("## Environment variables")[1].split("\n## ")[0]
     for variable in ENVIRONMENT_VARIABLES:
         assert variable in section

@@ -31,7 +31,7 @@ from catalog.interop.tfrecord import (
     write_records,
 )
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tf"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text("utf-8"))
 MNIST = FIXTURES / "fashion_mnist_style.tfrecord"
 

@@ -22,7 +22,7 @@ from make_dummy_text_audio import (
     tone,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def build(name: str, tmp_path: Path, counts: dict[str, int], config: str | None = None) -> Any:
@@ -274,7 +274,7 @@ FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object]]]] = {
 }  # fmt: skip
 
 
-# The builders above are checked against FACTS by tests/test_builders.py's facts test.
+# The builders above are checked against FACTS by tests/builders/test_builders.py's facts test.
 
 
 def test_audio_features_and_class_names_are_the_facts() -> None:

@@ -23,7 +23,7 @@ import catalog
 from catalog.errors import SpecError
 from catalog.interop.tfds.directory import is_tfds_dir, read_tfds_info
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tf"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text("utf-8"))
 FORMATS = ("tfrecord", "array_record")
 

@@ -28,7 +28,7 @@ from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.read.data_source import DataSource
 from catalog.read.record_format import Codec, RecordFormat, ShardReader, register
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "tf"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text("utf-8"))
 

@@ -20,7 +20,7 @@ from catalog.interop.tfrecord import encode_example, write_records
 from catalog.spec.load import load_spec
 from catalog.testing.harness import run_builder
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tf"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text("utf-8"))["fashion_mnist_style"]
 
 SPEC = """\

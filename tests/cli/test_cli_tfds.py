@@ -16,7 +16,7 @@ import pytest
 
 import catalog
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tf"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
 TFDS_TFRECORD = FIXTURES / "tfds_tfrecord" / "tiny_features" / "1.2.0"
 TFDS_ARRAY_RECORD = FIXTURES / "tfds_array_record" / "tiny_features" / "1.2.0"
 

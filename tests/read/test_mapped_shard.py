@@ -184,7 +184,7 @@ def test_a_shard_truncated_while_mapped_is_an_error_not_a_crash(tmp_path: Path) 
     """Reading a mapping past the end of its file is SIGBUS; the size is checked first."""
     script = textwrap.dedent(f"""
         import os, sys
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        sys.path.insert(0, {str(Path(__file__).parents[1])!r})
         import catalog
         from catalog.testing.http_server import LoopbackServer
         from conftest import idx_builder

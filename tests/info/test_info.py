@@ -20,7 +20,7 @@ from catalog.spec.load import load_spec
 from catalog.spec.yaml_file import read_yaml
 from catalog.storage.diskspace import disk_usage
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -129,7 +129,7 @@ def test_spec_names_file_is_relative_to_the_builder_folder(tmp_path: Path) -> No
 
 def test_spec_with_every_feature_type(tmp_path: Path) -> None:
     # Features as builder.yaml writes them. (A spec also checks them against its splits'
-    # format, which yields no such features: tests/test_spec.py covers that.)
+    # format, which yields no such features: tests/spec/test_spec.py covers that.)
     text = textwrap.dedent("""\
         image: {type: Image, shape: [28, 28, 1]}
         label: {type: ClassLabel, num_classes: 10}

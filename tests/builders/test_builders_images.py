@@ -57,7 +57,7 @@ from dummy_images import (
     stl10_labels,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUILDERS = ROOT / "builders"
 
 
@@ -453,7 +453,8 @@ def test_every_image_dataset_and_config_is_in_the_facts_table() -> None:
     assert registered == set(IMAGE_FACTS)
 
 
-#: The datasets this file tests (tests/test_builders.py checks every registered one is tested).
+#: The datasets this file tests (tests/builders/test_builders.py checks every registered one
+#: is tested).
 IMAGE_DATASETS = sorted({name.split("/")[0] for name in IMAGE_FACTS})
 
 

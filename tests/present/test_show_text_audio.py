@@ -15,7 +15,7 @@ from catalog.features import Audio, ClassLabel, FeaturesDict, Image, Scalar, Tex
 from catalog.present.show import BACKGROUND, LETTERBOX, TEXT, show_kind, waveform
 from catalog.testing.harness import run_builder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

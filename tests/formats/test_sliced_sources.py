@@ -22,7 +22,7 @@ from catalog.testing.http_server import LoopbackServer
 from make_dummy_data import cifar_images, cifar_records
 
 scipy_io = pytest.importorskip("scipy.io")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 FEATURES = FeaturesDict(
     {"id": Text(), "image": Image((32, 32, 3)), "label": ClassLabel(num_classes=10)}
