@@ -45,10 +45,10 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `_
         Text,
     )
     from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
+    from catalog.info.splits import ReadInstruction, even_splits
     from catalog.interop.tfds.directory import open_tfds
     from catalog.loader import Pipeline, PipelineIterator, mix, pipeline
     from catalog.read.data_source import DataSource
-    from catalog.read.splits import even_splits
     from catalog.spec.registry import list_datasets
 
 #: Where each name that is imported on first use is defined.
@@ -73,7 +73,7 @@ _LAZY = {
     **dict.fromkeys(["DatasetInfo", "ShardInfo", "SplitInfo"], "catalog.info.dataset_info"),
     **dict.fromkeys(["Pipeline", "PipelineIterator", "mix", "pipeline"], "catalog.loader"),
     "list_datasets": "catalog.spec.registry",
-    "even_splits": "catalog.read.splits",
+    **dict.fromkeys(["ReadInstruction", "even_splits"], "catalog.info.splits"),
     "open_tfds": "catalog.interop.tfds.directory",
 }
 
@@ -111,6 +111,7 @@ __all__ = [
     "Pipeline",
     "PipelineError",
     "PipelineIterator",
+    "ReadInstruction",
     "Scalar",
     "Sequence",
     "ShardError",

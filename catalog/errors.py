@@ -54,8 +54,9 @@ class SpecError(CatalogError, ValueError):
     """A builder spec (builder.yaml, checksums.tsv, registry.yaml) is malformed."""
 
 
-class SplitError(CatalogError, KeyError):
-    """The dataset has no split by that name."""
+class SplitError(CatalogError, KeyError, ValueError):
+    """A split spec that is malformed or names no split of the dataset (a ``ValueError``, as
+    TFDS raises for a bad spec, and a ``KeyError`` for an unknown name)."""
 
 
 class FeatureError(CatalogError, ValueError):

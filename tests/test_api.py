@@ -116,13 +116,14 @@ def test_builder_and_data_source_stay_functions_whatever_is_imported_first() -> 
         assert out == "True True catalog.api.builder catalog.loader.pipeline", (first, out)
 
 
-#: Every name `import catalog` gives, as the re-layout found them: moving modules must not
-#: drop or rename one (a new name is added here on purpose, never silently).
+#: Every name `import catalog` gives, as the re-layout found them (ReadInstruction added since):
+#: moving modules must not drop or rename one; a new name is added here on purpose.
 PUBLIC_NAMES = [
     "Audio", "BBox", "CatalogError", "ChecksumError", "ClassLabel", "DataSource",
     "DatasetBuilder", "DatasetInfo", "DatasetNotFoundError", "DownloadError", "Feature",
     "FeatureError", "FeaturesDict", "Image", "MissingDependencyError", "NotPreparedError",
-    "Pipeline", "PipelineError", "PipelineIterator", "Scalar", "Sequence", "ShardError",
+    "Pipeline", "PipelineError", "PipelineIterator", "ReadInstruction", "Scalar", "Sequence",
+    "ShardError",
     "ShardInfo", "SourceFormatError", "SpecError", "SplitError", "SplitInfo", "StorageError",
     "Tensor", "Text", "__version__", "builder", "data_source", "even_splits", "list_datasets",
     "mix", "open_tfds", "pipeline",

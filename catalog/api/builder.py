@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
 from catalog.api.local import local_info, open_local
-from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError
+from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
+from catalog.info.splits import SplitArg, SplitsArg, check_split_names, each_split
 from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
 from catalog.prepare.reuse import declared_info, foreign_to, reusable
-from catalog.read import splits
 from catalog.read.data_source import DataSource, Decoder, open_sources
 from catalog.spec.load import load_spec
 from catalog.spec.model import BuilderSpec
@@ -158,10 +158,13 @@ class DatasetBuilder:
         config = resolve_config(download_config, data_dir=self.data_dir, download_dir=download_dir)
         return prepare_dataset(self.spec, self.data_path, config, options, progress)
 
-    def _check_split(self, split: str | None) -> None:
+    def _check_split(self, split: SplitsArg | None) -> None:
         """Check a split spec against the spec's splits before any work is done."""
-        if split is not None:
-            splits.check_names(split, list(self.spec.splits), self.full_name)
+        for one in each_split(split):
+            try:
+                check_split_names(one, list(self.spec.splits))
+            except SplitError as error:
+                raise SplitError(f"{self.full_name}: {error}") from None
 
     @overload
     def as_data_source(
@@ -174,20 +177,29 @@ class DatasetBuilder:
     @overload
     def as_data_source(
         self,
-        split: str,
+        split: SplitArg,
         *,
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
     ) -> DataSource: ...
+    @overload
     def as_data_source(
         self,
-        split: str | None = None,
+        split: list[SplitArg] | tuple[SplitArg, ...],
         *,
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
-    ) -> DataSource | dict[str, DataSource]:
-        """A DataSource for a split spec (``"train"``, ``"train[:10%]+test"``, see
-        `catalog.read.splits`), or a dict of all splits when `split` is None.
+    ) -> list[DataSource]: ...
+    def as_data_source(
+        self,
+        split: SplitsArg | None = None,
+        *,
+        decoders: Mapping[str, Decoder] | None = None,
+        as_supervised: bool = False,
+    ) -> DataSource | list[DataSource] | dict[str, DataSource]:
+        """A DataSource for a split spec (``"train"``, ``"train[:10%]+test"``, ``"all"``, a
+        `catalog.ReadInstruction`; see `catalog.info.splits`), a list of them for a list of
+        specs, or a dict of all splits when `split` is None.
 
         ``decoders={"image": False}`` keeps chosen features' stored bytes (e.g. the JPEG
         file) undecoded, or decodes them with the function given instead of False;
@@ -243,7 +255,7 @@ def data_source(
 def data_source(
     name: PathLike,
     *,
-    split: str,
+    split: SplitArg,
     data_dir: PathLike | None = None,
     download_dir: PathLike | None = None,
     download: bool = True,
@@ -253,10 +265,11 @@ def data_source(
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
 ) -> DataSource: ...
+@overload
 def data_source(
     name: PathLike,
     *,
-    split: str | None = None,
+    split: list[SplitArg] | tuple[SplitArg, ...],
     data_dir: PathLike | None = None,
     download_dir: PathLike | None = None,
     download: bool = True,
@@ -265,14 +278,28 @@ def data_source(
     as_supervised: bool = False,
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
-) -> DataSource | dict[str, DataSource]:
+) -> list[DataSource]: ...
+def data_source(
+    name: PathLike,
+    *,
+    split: SplitsArg | None = None,
+    data_dir: PathLike | None = None,
+    download_dir: PathLike | None = None,
+    download: bool = True,
+    download_config: DownloadConfig | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
+) -> DataSource | list[DataSource] | dict[str, DataSource]:
     """Random-access data sources of a dataset, downloading and preparing it when needed.
 
     `name` may also be the path of a dataset directory: one TensorFlow Datasets prepared
     (``~/tensorflow_datasets/mnist/3.0.1``, see `open_tfds`) or one catalog prepared or
     imported; it is read where it is.
 
-    Returns ``{split: DataSource}``, or one DataSource when `split` is given. With
+    Returns ``{split: DataSource}``, one DataSource when `split` is given (a spec or a
+    `catalog.ReadInstruction`), or a list of them for a list of specs. With
     ``download=False`` a dataset that is not prepared raises NotPreparedError.
     ``download_config`` (a `catalog.download.DownloadConfig`) sets how files are fetched, e.g.
     ``DownloadConfig(offline=True, mirrors=["/srv/mirror"], manual_dir="~/manual")``.

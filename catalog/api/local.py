@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
+from catalog.info.splits import SplitsArg
 from catalog.interop.tfds.directory import is_tfds_dir, read_tfds_info
 from catalog.read.data_source import DataSource, Decoder, open_sources
 
@@ -47,10 +48,10 @@ def open_local(
     path: str | os.PathLike[str],
     info: DatasetInfo,
     *,
-    split: str | None = None,
+    split: SplitsArg | None = None,
     decoders: Mapping[str, Decoder] | None = None,
     as_supervised: bool = False,
-) -> DataSource | dict[str, DataSource]:
+) -> DataSource | list[DataSource] | dict[str, DataSource]:
     """Data sources over the dataset directory `path` whose info is `info`."""
     folder = Path(path).expanduser()
     return open_sources(folder, info, split, decoders=decoders, as_supervised=as_supervised)

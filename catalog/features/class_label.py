@@ -70,7 +70,9 @@ class ClassLabel(Feature):
     """A class index in ``0..num_classes-1``; decodes to a Python ``int``.
 
     Give one of ``names`` (index order), ``names_file`` (a text file, one name per line, blank
-    lines ignored) or ``num_classes``; ``num_classes`` may accompany names when it agrees.
+    lines ignored) or ``num_classes``; ``num_classes`` may accompany names when it agrees. As in
+    TFDS, zero classes are allowed, and a ClassLabel made with none of them gets its classes
+    later, from ``label.names = [...]``, before it encodes or decodes anything.
     Values to encode may be the index or the class name. Stored as a 1, 2 or 4 byte unsigned
     int; in a `Sequence` labels stack into an int64 array. With ``allow_unlabeled`` the label
     may also be -1, TFDS's "no label" (e.g. IMDB's unsupervised split, GLUE's test splits);
@@ -101,58 +103,89 @@ class ClassLabel(Feature):
             names = read_names_file(names_file)
             if not names:
                 raise FeatureError(f"ClassLabel names_file {str(names_file)!r} has no names")
-        if names is None and num_classes is None:
-            raise FeatureError(
-                "ClassLabel needs names=[...], names_file=... or num_classes=N; got none of them"
-            )
-        if isinstance(names, str):
-            raise FeatureError(f"ClassLabel names must be a list of strings, got {names!r}")
-        if names is not None:
-            names = [str(n) for n in names]
-            if num_classes is not None and num_classes != len(names):
-                raise FeatureError(
-                    f"ClassLabel got num_classes={num_classes} but {len(names)} names; "
-                    "give one of them, or make them agree"
-                )
-            duplicates = sorted({n for n in names if names.count(n) > 1})
-            if duplicates:
-                raise FeatureError(f"ClassLabel names must be unique; repeated: {duplicates}")
-            num_classes = len(names)
-        assert num_classes is not None
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
-            raise FeatureError(
-                f"ClassLabel num_classes must be a positive int, got {num_classes!r}"
-            )
-        self._names: list[str] | None = names
-        self._num_classes = num_classes
-        self._index = {n: i for i, n in enumerate(names)} if names is not None else {}
+        if num_classes is not None and (
+            isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0
+        ):
+            raise FeatureError(f"ClassLabel num_classes must be an int >= 0, got {num_classes!r}")
         if not isinstance(allow_unlabeled, bool):
             raise FeatureError(
                 f"ClassLabel allow_unlabeled must be a bool, got {allow_unlabeled!r}"
             )
         self.allow_unlabeled = allow_unlabeled
         self._shift = int(allow_unlabeled)  # stored value = index + shift, so -1 stores as 0
+        self._names: list[str] | None = None
+        self._index: dict[str, int] = {}
+        self._num_classes: int | None = None
+        self._width = 0
+        self.raw_dtype = None
+        if names is not None:
+            self._set_names(names, num_classes)
+        elif num_classes is not None:
+            self._set_count(num_classes)
+
+    def _set_count(self, num_classes: int) -> None:
+        self._num_classes = num_classes
         self._width = _storage_width(num_classes + self._shift)
         # The stored bytes are the value itself only without the shift (Sequence stacks them).
-        self.raw_dtype = None if allow_unlabeled else np.dtype(f"<u{self._width}")
+        self.raw_dtype = None if self.allow_unlabeled else np.dtype(f"<u{self._width}")
+
+    def _set_names(self, names: Sequence[str], num_classes: int | None = None) -> None:
+        if isinstance(names, str) or not isinstance(names, Sequence):
+            raise FeatureError(f"ClassLabel names must be a list of strings, got {names!r}")
+        names = [str(n) for n in names]
+        if num_classes is not None and num_classes != len(names):
+            raise FeatureError(
+                f"ClassLabel got num_classes={num_classes} but {len(names)} names; "
+                "give one of them, or make them agree"
+            )
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise FeatureError(f"ClassLabel names must be unique; repeated: {duplicates}")
+        self._names = names
+        self._index = {n: i for i, n in enumerate(names)}
+        self._set_count(len(names))
 
     @property
-    def num_classes(self) -> int:
+    def num_classes(self) -> int | None:
+        """The number of classes; None while neither names nor a count were given."""
         return self._num_classes
 
     @property
     def names(self) -> list[str]:
-        """Class names in index order ("0", "1", ... when the classes are unnamed)."""
+        """Class names in index order ("0", "1", ... when the classes are unnamed; empty while
+        no classes are set). May be set once on a ClassLabel made without names (as in TFDS:
+        ``label = ClassLabel(); label.names = [...]``); setting other names than it has, or
+        as many names as a `num_classes` it was given does not agree with, is refused."""
         if self._names is None:
-            return [str(i) for i in range(self._num_classes)]
+            return [str(i) for i in range(self._num_classes or 0)]
         return list(self._names)
+
+    @names.setter
+    def names(self, names: Sequence[str]) -> None:
+        if self._names is not None:
+            if list(names) != self._names:
+                raise FeatureError(
+                    f"ClassLabel names are already {abbreviate(self._names)}; they cannot be "
+                    f"changed to {abbreviate([str(n) for n in names])}"
+                )
+            return
+        self._set_names(names, self._num_classes)
+
+    def _classes(self) -> int:
+        """The number of classes, which encoding and decoding need."""
+        if self._num_classes is None:
+            raise self._error(
+                "it has no classes yet: give names=[...] or num_classes=N, or set .names "
+                "before the feature encodes or decodes anything"
+            )
+        return self._num_classes
 
     def str2int(self, name: str) -> int:
         """The index of class `name` (``"-1"``: -1, when unlabelled examples are allowed)."""
         if self.allow_unlabeled and name == "-1":
             return -1
         if self._names is None:
-            if name.isdigit() and int(name) < self._num_classes:
+            if name.isdigit() and int(name) < self._classes():
                 return int(name)
         elif name in self._index:
             return self._index[name]
@@ -166,13 +199,17 @@ class ClassLabel(Feature):
         return self._names[index] if self._names is not None else str(index)
 
     def _check_range(self, index: int) -> None:
-        if not -self._shift <= index < self._num_classes:
+        classes = self._classes()
+        if not -self._shift <= index < classes:
+            if classes == 0 and not self._shift:
+                raise self._error(f"label {index} is out of range: the feature has no classes")
             raise self._error(
-                f"label {index} is out of range: expected {-self._shift}..{self._num_classes - 1}"
+                f"label {index} is out of range: expected {-self._shift}..{classes - 1}"
             )
 
     @property
     def fixed_size(self) -> int:
+        self._classes()  # the storage width follows from the number of classes
         return self._width
 
     def encode(self, value: Any) -> bytes:
@@ -203,6 +240,8 @@ class ClassLabel(Feature):
 
     def describe(self) -> str:
         unlabeled = " (-1: no label)" if self.allow_unlabeled else ""
+        if self._num_classes is None:
+            return "classes not set yet"
         if self._names is None:
             return f"{self._num_classes} classes{unlabeled}"
         return f"{self._num_classes} classes{unlabeled}: {abbreviate(self._names, 48)}"
@@ -210,7 +249,8 @@ class ClassLabel(Feature):
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.type_name}
         if self._names is None:
-            data["num_classes"] = self._num_classes
+            if self._num_classes is not None:
+                data["num_classes"] = self._num_classes
         else:
             data["names"] = list(self._names)
         if self.allow_unlabeled:
@@ -228,6 +268,8 @@ class ClassLabel(Feature):
 
     def __repr__(self) -> str:
         flag = ", allow_unlabeled=True" if self.allow_unlabeled else ""
+        if self._num_classes is None:
+            return f"ClassLabel({flag[2:]})"
         if self._names is None:
             return f"ClassLabel(num_classes={self._num_classes}{flag})"
         shown = ", ".join(repr(n) for n in self._names[:5])

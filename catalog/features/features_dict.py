@@ -52,23 +52,40 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
             if not isinstance(feature, Feature):
                 raise FeatureError(f"feature {name!r} must be a Feature, got {feature!r}")
             self._features[name] = feature
-        # Fixed-size features first (constant offsets), then variable-size ones.
-        self._fixed_plan: list[tuple[str, Feature, int, int]] = []
+        # The layout (below) is made on first use, not here: a ClassLabel made without classes
+        # may get its names after it was put in the dict (TFDS allows that), which decides its
+        # storage width.
+
+    #: What `_layout` sets: fixed-size features first (constant offsets), then variable-size
+    #: ones, and what `decode` runs for each.
+    _LAYOUT = frozenset(
+        {"_fixed_plan", "_fixed_total", "_variable", "_fixed_decode", "_variable_decode"}
+    )
+
+    def __getattr__(self, name: str) -> Any:
+        """Makes the layout the first time one of its attributes is asked for (later lookups
+        find the attributes themselves: no cost on the decoding path)."""
+        if name not in FeaturesDict._LAYOUT or "_features" not in self.__dict__:
+            raise AttributeError(name)
+        self._layout()
+        return self.__dict__[name]
+
+    def _layout(self) -> None:
+        fixed_plan: list[tuple[str, Feature, int, int]] = []
         offset = 0
         for name, feature in self._features.items():
             size = feature.fixed_size
             if size is not None:
-                self._fixed_plan.append((name, feature, offset, size))
+                fixed_plan.append((name, feature, offset, size))
                 offset += size
-        self._fixed_total = offset
-        self._variable = [(n, f) for n, f in self._features.items() if f.fixed_size is None]
-        # What `decode` runs: (name, decode function, offset, size) and (name, decode function).
+        variable = [(n, f) for n, f in self._features.items() if f.fixed_size is None]
         self._fixed_decode: list[tuple[str, DecodeFn, int, int]] = [
-            (name, f.decode, off, size) for name, f, off, size in self._fixed_plan
+            (name, f.decode, off, size) for name, f, off, size in fixed_plan
         ]
-        self._variable_decode: list[tuple[str, DecodeFn]] = [
-            (name, f.decode) for name, f in self._variable
-        ]
+        self._variable_decode: list[tuple[str, DecodeFn]] = [(n, f.decode) for n, f in variable]
+        self._fixed_total = offset
+        self._variable = variable
+        self._fixed_plan = fixed_plan  # last: the others are there once this one is
 
     # Mapping
     def __getitem__(self, name: str) -> Feature:
@@ -226,10 +243,12 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
                 if path == name or path.startswith(f"{name}/")
             }
             decode_fns[name] = feature.compile_decoder(inner) if inner else feature.decode
-        # The same decode loop over other functions: a copy of this dict with its plan changed.
+        # The same decode loop over other functions: a copy of this dict with its plan changed
+        # (the layout made first, so the copy has it and never makes its own over these).
+        fixed_plan, variable = self._fixed_plan, self._variable
         plan = copy.copy(self)
-        plan._fixed_decode = [(n, decode_fns[n], off, size) for n, _, off, size in self._fixed_plan]
-        plan._variable_decode = [(n, decode_fns[n]) for n, _ in self._variable]
+        plan._fixed_decode = [(n, decode_fns[n], off, size) for n, _, off, size in fixed_plan]
+        plan._variable_decode = [(n, decode_fns[n]) for n, _ in variable]
         return plan.decode
 
     # -- structure --------------------------------------------------------------------------

@@ -19,9 +19,18 @@ from typing import Any
 from catalog.errors import SpecError
 from catalog.features import FeaturesDict, from_json, supervised_keys_problem
 from catalog.features.codec import RECORD_FORMAT
+from catalog.info.splits import SplitArg, resolve, split_text
 from catalog.info.text import format_info
 
-__all__ = ["INFO_FILE", "DatasetInfo", "ShardInfo", "SplitInfo"]
+__all__ = [
+    "INFO_FILE",
+    "DatasetInfo",
+    "FileInstruction",
+    "ShardInfo",
+    "SplitDict",
+    "SplitInfo",
+    "SubSplitInfo",
+]
 
 INFO_FILE = "dataset_info.json"
 
@@ -50,13 +59,74 @@ class SplitInfo:
 
 
 @dataclass(frozen=True)
+class FileInstruction:
+    """Which examples of one shard file a split spec reads: `take` of them after `skip`."""
+
+    file: str
+    skip: int
+    take: int
+
+
+@dataclass(frozen=True)
+class SubSplitInfo:
+    """What a split spec selects (``info.splits["train[:10%]"]``): its example count and, once
+    the dataset is prepared, the examples of each shard it reads (`file_instructions`)."""
+
+    name: str
+    num_examples: int
+    file_instructions: tuple[FileInstruction, ...] = ()
+
+    @property
+    def num_shards(self) -> int:
+        return len(self.file_instructions)
+
+    @property
+    def shard_lengths(self) -> list[int]:
+        """Examples read from each shard the spec touches, in order."""
+        return [f.take for f in self.file_instructions]
+
+
+class SplitDict(dict[str, SplitInfo]):
+    """`DatasetInfo.splits`: the splits by name, and what any split spec selects.
+
+    ``splits["train"]`` is the `SplitInfo`; ``splits["train[:10%]"]``, ``splits["all"]`` or
+    ``splits[ReadInstruction(...)]`` is a `SubSplitInfo` of the examples that spec reads, as
+    `catalog.info.splits` resolves it (shard bounds need the shards of a prepared dataset).
+    """
+
+    def __missing__(self, key: SplitArg) -> SubSplitInfo:
+        pieces = resolve(key, self.sizes())
+        files = []
+        for name, rows in pieces:
+            start = 0
+            for shard in self[name].shards:
+                stop = start + shard.num_examples
+                skip, end = max(rows.start, start), min(rows.stop, stop)
+                if end > skip:
+                    files.append(FileInstruction(shard.file, skip - start, end - skip))
+                start = stop
+        return SubSplitInfo(split_text(key), sum(len(r) for _, r in pieces), tuple(files))
+
+    def sizes(self) -> dict[str, int | tuple[int, ...]]:
+        """Each split's shard lengths (its example count while it has no shards)."""
+        return {
+            name: tuple(s.num_examples for s in info.shards) or info.num_examples
+            for name, info in self.items()
+        }
+
+    @property
+    def total_num_examples(self) -> int:
+        return sum(s.num_examples for s in self.values())
+
+
+@dataclass(frozen=True)
 class DatasetInfo:
     """Metadata of one dataset version."""
 
     name: str
     version: str
     features: FeaturesDict
-    splits: dict[str, SplitInfo]
+    splits: dict[str, SplitInfo]  #: a `SplitDict` (a dict given here becomes one)
     description: str = ""
     homepage: str = ""
     citation: str = ""
@@ -80,6 +150,8 @@ class DatasetInfo:
         return f"{self.name}/{self.config}" if self.config else self.name
 
     def __post_init__(self) -> None:
+        if not isinstance(self.splits, SplitDict):
+            object.__setattr__(self, "splits", SplitDict(self.splits))
         if self.supervised_keys is not None:
             problem = supervised_keys_problem(self.supervised_keys, self.features)
             if problem:

@@ -43,7 +43,9 @@ __all__ = [
     "ReadInstruction",
     "Split",
     "SplitArg",
+    "SplitsArg",
     "check_split_names",
+    "each_split",
     "even_splits",
     "resolve",
     "split_text",
@@ -104,8 +106,10 @@ class Split(abc.ABC):
         return _Sum(Split.from_spec(other), self)
 
 
-#: What ``split=`` takes: a spec string or a `Split` (a `ReadInstruction`, a sum, a part).
+#: One split spec: a string or a `Split` (a `ReadInstruction`, a sum, an even part).
 SplitArg = str | Split
+#: What ``split=`` takes: one spec, or a list (or tuple) of them (a list of data sources).
+SplitsArg = SplitArg | list[SplitArg] | tuple[SplitArg, ...]
 
 
 @dataclass(frozen=True)
@@ -309,11 +313,9 @@ def _number(text: str, spec: str) -> int | float:
 
 def _unknown(name: str, names: list[str], spec: str) -> SplitError:
     close = difflib.get_close_matches(name, names, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return SplitError(
-        f"bad split spec {spec!r}: no split {name!r}{hint} The splits are {', '.join(names)}"
-        + (" (and 'all')" if names else "")
-    )
+    every = f"{', '.join(names)} (and 'all', every one of them)" if names else "none"
+    hint = f": did you mean {close[0]!r}? The splits are" if close else "; the splits are"
+    return SplitError(f"no split {name!r} (in split spec {spec!r}){hint} {every}")
 
 
 def resolve(spec: SplitArg, sizes: Mapping[str, Size]) -> list[tuple[str, range]]:
@@ -330,6 +332,13 @@ def check_split_names(spec: SplitArg, names: Sequence[str]) -> Split:
         if name not in names:
             raise _unknown(name, list(names), str(split))
     return split
+
+
+def each_split(split: SplitsArg | None) -> list[SplitArg]:
+    """The specs of a ``split=`` argument: none, one, or each of a list."""
+    if split is None:
+        return []
+    return list(split) if isinstance(split, (list, tuple)) else [split]
 
 
 def split_text(spec: SplitArg) -> str:

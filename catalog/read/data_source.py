@@ -47,6 +47,7 @@ import numpy as np
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.info.dataset_info import DatasetInfo
+from catalog.info.splits import SplitArg, SplitsArg, split_text
 from catalog.read import catalog_format  # noqa: F401  (registers catalog's own record format)
 from catalog.read.array_record import READER_OPTIONS
 from catalog.read.decoding import Decoder, Decoding, Example
@@ -64,14 +65,15 @@ class DataSource(Sequence[Example]):
         self,
         folder: str | Path,
         info: DatasetInfo,
-        split: str,
+        split: SplitArg,
         *,
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
         _pieces: list[range] | None = None,
     ) -> None:
         self.info = info
-        self.split = split
+        #: the split spec as given, as text (a view's: its source's, with the slice taken)
+        self.split = split if isinstance(split, str) else split_text(split)
         self._decoders = dict(decoders or {})
         self._as_supervised = as_supervised
         self._folder = Path(folder)
@@ -80,10 +82,10 @@ class DataSource(Sequence[Example]):
         if _pieces is None:
             check_shards(self._folder, info)
             _pieces = split_pieces(info, split)
-        self._rows = Rows(_pieces, f"{info.name} split {split!r}")
+        self._rows = Rows(_pieces, f"{info.name} split {self.split!r}")
         self._decoding = Decoding(info, record_format, self._decoders, as_supervised)
         self._records = Records(
-            self._folder, info, split, record_format, self._decoding.record_size, made
+            self._folder, info, self.split, record_format, self._decoding.record_size, made
         )
         self._bind()
 
@@ -241,14 +243,20 @@ def _slice_text(key: slice) -> str:
 def open_sources(
     folder: str | Path,
     info: DatasetInfo,
-    split: str | None = None,
+    split: SplitsArg | None = None,
     *,
     decoders: Mapping[str, Decoder] | None = None,
     as_supervised: bool = False,
-) -> DataSource | dict[str, DataSource]:
+) -> DataSource | list[DataSource] | dict[str, DataSource]:
     """The data sources of a prepared dataset in `folder`: one `DataSource` for a split spec,
-    or ``{split: DataSource}`` of every split when `split` is None. What `builder().
+    a list of them for a list of specs (as TFDS's ``split=["train", "test"]``), or
+    ``{split: DataSource}`` of every split when `split` is None. What `builder().
     as_data_source`, `data_source(path)` and `open_tfds` return."""
+    if isinstance(split, (list, tuple)):
+        return [
+            DataSource(folder, info, one, decoders=decoders, as_supervised=as_supervised)
+            for one in split
+        ]
     if split is not None:
         return DataSource(folder, info, split, decoders=decoders, as_supervised=as_supervised)
     return {

@@ -16,21 +16,24 @@ from typing import Any
 import numpy as np
 
 from catalog.info.dataset_info import DatasetInfo
-from catalog.read.splits import resolve
+from catalog.info.splits import SplitArg, resolve
 
 __all__ = ["Rows", "compose", "split_pieces"]
 
 
-def split_pieces(info: DatasetInfo, split: str) -> list[range]:
+def split_pieces(info: DatasetInfo, split: SplitArg) -> list[range]:
     """The pieces of the flat space that split spec `split` selects."""
-    counts, base, bases = {}, 0, {}
+    base, bases = 0, {}
     for name, split_info in info.splits.items():
-        counts[name] = split_info.num_examples
         bases[name] = base
         base += sum(shard.num_examples for shard in split_info.shards)
+    sizes = {
+        name: tuple(shard.num_examples for shard in split_info.shards)
+        for name, split_info in info.splits.items()
+    }
     return [
         range(r.start + bases[name], r.stop + bases[name], r.step)
-        for name, r in resolve(split, counts)
+        for name, r in resolve(split, sizes)
     ]
 
 

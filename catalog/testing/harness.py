@@ -137,7 +137,8 @@ def check_example(feature: Feature, value: Any, *, where: str) -> None:
         _check_sequence(feature, value, where=where)
     elif isinstance(feature, ClassLabel):
         low = -1 if feature.allow_unlabeled else 0
-        assert type(value) is int and low <= value < feature.num_classes, f"{where}: {value!r}"
+        high = feature.num_classes or 0
+        assert type(value) is int and low <= value < high, f"{where}: {value!r}"
     elif isinstance(feature, Scalar):
         assert isinstance(value, np.generic) and value.dtype == feature.dtype, f"{where}: {value!r}"
     elif isinstance(feature, Text):

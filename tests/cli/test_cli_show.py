@@ -101,7 +101,7 @@ def test_show_default_output_name_and_split(prepared: list[str], tmp_path: Path)
 @pytest.mark.parametrize(
     ("args", "code", "words"),
     [
-        (("--split", "train"), 2, "first50 has no split 'train'"),
+        (("--split", "train"), 2, "first50: no split 'train' (in split spec 'train')"),
         (("--split", "test[:"), 2, "test[:"),
         (("--image-key", "label"), 2, "'label' is not an Image feature"),
         (("-o", "/nonexistent-dir/grid.png"), 1, "cannot write /nonexistent-dir/grid.png"),

@@ -457,11 +457,11 @@ def test_class_label_from_a_names_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({}, "needs names=\\[...\\], names_file=... or num_classes=N"),
         ({"names": ["a", "b"], "num_classes": 3}, "num_classes=3 but 2 names"),
         ({"names": ["a", "a"]}, "repeated: \\['a'\\]"),
         ({"names": "ab"}, "names must be a list of strings"),
-        ({"num_classes": 0}, "positive int"),
+        ({"num_classes": -1}, "num_classes must be an int >= 0, got -1"),
+        ({"num_classes": True}, "num_classes must be an int >= 0, got True"),
         ({"names": ["a"], "names_file": "x.txt"}, "both names and names_file"),
         ({"names_file": "/nonexistent/names.txt"}, "cannot read it \\(No such file"),
     ],
@@ -469,6 +469,35 @@ def test_class_label_from_a_names_file(tmp_path: Path) -> None:
 def test_class_label_bad_arguments(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(FeatureError, match=message):
         ClassLabel(**kwargs)
+
+
+def test_class_label_with_zero_classes_as_tfds() -> None:
+    """TFDS allows ``ClassLabel(num_classes=0)`` and ``ClassLabel(names=[])``; nothing encodes."""
+    for label in (ClassLabel(num_classes=0), ClassLabel(names=[])):
+        assert (label.num_classes, label.names) == (0, [])
+        with pytest.raises(FeatureError, match="label 0 is out of range: the feature has no"):
+            label.encode(0)
+    assert from_json(ClassLabel(names=[]).to_json()) == ClassLabel(names=[])
+
+
+def test_class_label_names_set_after_construction_as_tfds() -> None:
+    """TFDS: ``label = ClassLabel(); label.names = [...]``; a conflicting set is refused."""
+    label = ClassLabel()
+    assert (label.num_classes, label.names, repr(label)) == (None, [], "ClassLabel()")
+    features = FeaturesDict({"label": label})  # the names may come after the dict is made
+    with pytest.raises(FeatureError, match="no classes yet: give names"):
+        features.encode({"label": 0})
+    label.names = ["cat", "dog"]
+    assert features.decode(bytearray(features.encode({"label": "dog"})), 0, 1) == {"label": 1}
+    label.names = ["cat", "dog"]  # the same names again: fine
+    with pytest.raises(FeatureError, match="names are already cat, dog; they cannot be changed"):
+        label.names = ["dog", "cat"]
+    counted = ClassLabel(num_classes=3)
+    with pytest.raises(FeatureError, match="num_classes=3 but 2 names"):
+        counted.names = ["a", "b"]
+    counted.names = ["a", "b", "c"]
+    assert counted.str2int("c") == 2
+    assert from_json(ClassLabel().to_json()) == ClassLabel()
 
 
 def test_class_label_empty_names_file(tmp_path: Path) -> None:
@@ -585,7 +614,7 @@ def test_class_label_repr_abbreviates_many_names() -> None:
         ({"type": "Tensor", "shape": [2]},
          "bad Tensor spec for feature 'clip': missing field 'dtype'"),
         ({"type": "ClassLabel", "num_classes": "ten"}, "bad ClassLabel spec for feature 'clip': "
-         "ClassLabel num_classes must be a positive int, got 'ten'"),
+         "ClassLabel num_classes must be an int >= 0, got 'ten'"),
         ({"type": "Sequence", "feature": {"type": "Nope"}},
          "unknown feature type 'Nope' for feature 'clip[]'"),
         ({"type": "FeaturesDict", "features": {"a": {"type": "Text", "x": 1}}},

@@ -164,7 +164,7 @@ def test_all_splits_and_unknown_split(prepared: tuple[Path, Path]) -> None:
     folder, data_dir = prepared
     sources = catalog.data_source(folder, data_dir=data_dir, download=False)
     assert list(sources) == ["train"]
-    with pytest.raises(SplitError, match="tiny has no split 'validation' .*; its splits are train"):
+    with pytest.raises(SplitError, match="tiny: no split 'validation' .*; the splits are train"):
         catalog.data_source(folder, split="validation", data_dir=data_dir)
 
 

@@ -23,6 +23,7 @@ from typing import Any, overload
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError
 from catalog.features import FeaturesDict
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
+from catalog.info.splits import SplitArg, SplitsArg
 from catalog.interop.tfds import RECORD_FORMAT_NAME
 from catalog.interop.tfds.features import from_tfds_json
 from catalog.interop.tfds.record_format import TFDS_RECORDS
@@ -163,19 +164,28 @@ def open_tfds(
 def open_tfds(
     path: str | os.PathLike[str],
     *,
-    split: str,
+    split: SplitArg,
     decoders: Mapping[str, Decoder] | None = None,
     as_supervised: bool = False,
 ) -> DataSource: ...
+@overload
 def open_tfds(
     path: str | os.PathLike[str],
     *,
-    split: str | None = None,
+    split: list[SplitArg] | tuple[SplitArg, ...],
     decoders: Mapping[str, Decoder] | None = None,
     as_supervised: bool = False,
-) -> DataSource | dict[str, DataSource]:
-    """Data sources over a TFDS-prepared directory: ``{split: DataSource}``, or one
-    DataSource for a split spec (``"train[:10%]"``). Read-only; no TensorFlow.
+) -> list[DataSource]: ...
+def open_tfds(
+    path: str | os.PathLike[str],
+    *,
+    split: SplitsArg | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
+) -> DataSource | list[DataSource] | dict[str, DataSource]:
+    """Data sources over a TFDS-prepared directory: ``{split: DataSource}``, one DataSource
+    for a split spec (``"train[:10%]"``, ``"train[:2shard]"``: shard bounds use the directory's
+    shard lengths), or a list for a list of specs. Read-only; no TensorFlow.
 
     >>> ds = open_tfds("~/tensorflow_datasets/mnist/3.0.1")   # doctest: +SKIP
     >>> ds["test"][0]["image"].shape                         # doctest: +SKIP
