@@ -41,6 +41,10 @@ __all__ = [
 class CatalogError(Exception):
     """Base class of every error catalog raises on purpose."""
 
+    #: The message in one line, for an error whose message lists details over several lines
+    #: (a failed download: every source tried); None when the message is one line already.
+    summary: str | None = None
+
     def __str__(self) -> str:
         # KeyError quotes its message; our messages are sentences, so never quote them.
         return str(self.args[0]) if self.args else ""

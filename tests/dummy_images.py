@@ -477,7 +477,7 @@ PETS_IMAGES: dict[str, tuple[int, int, tuple[int, int, int, int] | None]] = {
     "beagle_116": (9, 11, None),
     "Sphynx_3": (7, 5, None),
 }
-#: Stored as a PNG named .jpg, as some of the real files are: re-encoded when prepared.
+#: Stored as a PNG named .jpg, as some of the real files are: kept as it is when prepared.
 PETS_NOT_JPEG = "Egyptian_Mau_14"
 
 

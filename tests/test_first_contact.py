@@ -213,13 +213,21 @@ DNS_FAILS = textwrap.dedent("""\
 
 
 def test_without_network_prepare_says_so_briefly(tmp_path: Path) -> None:
-    """No DNS (no network): each URL is tried once, not retried, and the error lists each
-    file once, with what to do said once."""
-    result = subprocess.run(
-        [sys.executable, "-c", DNS_FAILS, "prepare", "fashion_mnist",
-         "--data-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    """No DNS (no network): each URL is tried once, not retried, and the error is one line
+    (what failed, how many sources, the reason, what to do); --verbose lists each file once,
+    every URL tried, with what to do said once."""
+    args = [sys.executable, "-c", DNS_FAILS, "prepare", "fashion_mnist",
+            "--data-dir", str(tmp_path)]  # fmt: skip
+    result = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[1:] == ["catalog: 1 of 1 failed: fashion_mnist"], result.stderr
+    line = lines[0]
+    assert line.startswith("catalog: error: fashion_mnist: could not download 4 of 4 files (")
+    assert "all 8 sources tried failed the same way" in line and "host not found (DNS" in line
+    assert "--offline" in line and "--mirror" in line and "--verbose" in line
+
+    result = subprocess.run([*args, "--verbose"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) <= 16, result.stderr

@@ -1,10 +1,10 @@
-"""Sizes for people, the same everywhere catalog prints one."""
+"""Sizes, durations and counts for people, the same everywhere catalog prints one."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["format_duration", "format_size", "parse_size"]
+__all__ = ["count", "format_duration", "format_size", "parse_size"]
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 10**6, "mb": 10**6,
           "mib": 1 << 20, "g": 10**9, "gb": 10**9, "gib": 1 << 30, "t": 10**12, "tb": 10**12,
@@ -55,3 +55,12 @@ def format_duration(seconds: float) -> str:
     if whole < 3600:
         return f"{whole // 60} min {whole % 60} s" if whole % 60 else f"{whole // 60} min"
     return f"{whole // 3600} h {whole % 3600 // 60} min"
+
+
+def count(n: int, noun: str) -> str:
+    """``1 shard``, ``2 shards``: `n` and the noun, plural unless `n` is 1.
+
+    >>> count(1, "shard"), count(3, "checksum"), count(0, "split")
+    ('1 shard', '3 checksums', '0 splits')
+    """
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

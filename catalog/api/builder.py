@@ -7,17 +7,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
+from catalog._util.units import count, format_size
 from catalog.api.local import local_info, open_local
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.info.splits import SplitArg, SplitsArg, check_split_names, each_split
-from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
+from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import declared_info, foreign_to, reusable
 from catalog.read.data_source import DataSource, Decoder, open_sources
 from catalog.spec.load import load_spec
 from catalog.spec.model import BuilderSpec
 from catalog.spec.registry import resolve, version_matches
 from catalog.storage import paths
+from catalog.storage.diskspace import disk_usage
+from catalog.storage.locking import work_dirs
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
@@ -101,6 +104,18 @@ class DatasetBuilder:
                     "or use another data dir"
                 )
         python = "" if asked else " (or call download_and_prepare())"
+        leftovers = work_dirs(self.data_path)
+        if leftovers:  # an interrupted prepare: say what it left and how to go on
+            shards = sum(1 for w in leftovers for f in w.glob("*.array_record-*") if f.is_file())
+            size = format_size(sum(disk_usage(w) for w in leftovers))
+            rm = f"catalog rm {asked or self.full_name}" + (
+                f" --data-dir {data_dir}" if data_dir else ""
+            )
+            return NotPreparedError(
+                f"{self.full_name} {self.version} is not prepared in {self.data_dir}, but an "
+                f"interrupted prepare left {count(shards, 'finished shard')} ({size}) in "
+                f"{leftovers[0]}: '{prepare}' resumes it{python}, '{rm}' removes it"
+            )
         return NotPreparedError(
             f"{self.full_name} {self.version} is not prepared in {self.data_dir}; prepare it "
             f"first: {prepare}{python}"
@@ -123,7 +138,9 @@ class DatasetBuilder:
         manual dir, retries and more; `download_dir` overrides its download dir.
         ``max_examples_per_split=N`` stops each split after N examples (a quick copy for smoke
         tests); preparing again without it prepares the whole dataset. Shards are cut at about
-        `shard_size` bytes (default 1 GiB); ``num_proc=N`` writes them in N processes, and
+        `shard_size` bytes (default: 1 GiB, or the size an interrupted prepare of this dataset
+        was cutting them at, so its finished shards are kept); ``num_proc=N`` writes them in N
+        processes, and
         ``beam_pipeline_options="runner=DirectRunner,direct_num_workers=2"`` as Apache Beam
         work items (``pip install 'catalog[beam]'``): the bytes are the same either way. A
         prepare that was killed is resumed: its finished shards are kept.
@@ -133,7 +150,7 @@ class DatasetBuilder:
             max_examples_per_split=max_examples_per_split,
             num_proc=num_proc,
             beam_pipeline_options=beam_pipeline_options,
-            shard_bytes=DEFAULT_SHARD_BYTES if shard_size is None else shard_size,
+            shard_bytes=shard_size,
         )
         return self.prepare(
             options, download_config=download_config, download_dir=download_dir

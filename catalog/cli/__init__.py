@@ -1,4 +1,6 @@
-"""The `catalog` command. Each subcommand is a module with `register(commands)`.
+"""The `catalog` command. Each subcommand is a module with `register(commands)`, listed in
+`catalog.cli.commands`; only the module of the command that runs is imported, so `--help` and
+`--version` load nothing but argparse.
 
 Exit codes: 0 everything asked for was done; 1 at least one dataset failed (the others still
 ran) or `verify` found a problem; 2 usage error (bad arguments, unknown dataset or split, a
@@ -8,37 +10,56 @@ dataset that must be prepared first). Errors print one line on stderr, never a t
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 
 from catalog._version import __version__
-from catalog.cli import export, imports, info, listing, prepare, rm, show, site, verify
-from catalog.cli.common import ENVIRONMENT, EXIT_OK, EXIT_USAGE, Parser, error
+from catalog.cli.commands import COMMANDS, find
+from catalog.cli.common import ENVIRONMENT, EXIT_OK, EXIT_USAGE, HelpFormatter, Parser, error
 from catalog.errors import CatalogError
 
 __all__ = ["main"]
 
-#: The subcommands, in the order `catalog --help` lists them.
-COMMANDS = (prepare, listing, info, show, verify, rm, imports, export, site)
+#: What `catalog --help` ends with, before the environment variables (as every command's does).
+EXAMPLES = """\
+examples:
+  catalog list --tag image-classification     find a dataset
+  catalog info fashion_mnist                  its features, splits and sizes
+  catalog prepare fashion_mnist               download, verify and prepare it
+  catalog show fashion_mnist -o grid.png      look at some examples
+  catalog COMMAND --help                      the options of one command
+"""
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser for `argv`: the command it names in full (its module imported), every other
+    command by its name and help line only."""
+    named = next((a for a in argv if not a.startswith("-")), None)
+    running = find(named) if named is not None else None
     parser = Parser(
         prog="catalog",
         description="Download, verify and prepare datasets; read them as NumPy, no TensorFlow.",
-        epilog=ENVIRONMENT,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"{EXAMPLES}\n{ENVIRONMENT}",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"catalog {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
-        command.register(commands)
+        if command is running:
+            importlib.import_module(command.module).register(commands)
+        else:
+            commands.add_parser(command.name, aliases=list(command.aliases), help=command.help)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:  # what argparse's version action prints, without building it
+        print(f"catalog {__version__}")
+        return EXIT_OK
+    args = _parser(argv).parse_args(argv)
     try:
         code: int = args.run(args)
     except CatalogError as exc:

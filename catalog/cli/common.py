@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-import textwrap
-from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from catalog.api.builder import DatasetBuilder
-from catalog.storage import paths
+from catalog.cli.commands import find
+from catalog.storage import environment as env
+
+if TYPE_CHECKING:  # the API (and NumPy behind it) is imported by the commands that run
+    from catalog.api.builder import DatasetBuilder
 
 __all__ = [
     "ENVIRONMENT",
@@ -30,13 +32,28 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: (the README's "Environment variables" says the same).
 ENVIRONMENT = f"""\
 environment:
-  {paths.DATA_DIR_ENV}      data dir (default: the platform's user data dir)
-  {paths.DOWNLOAD_DIR_ENV}  download cache (default: <data dir>/downloads)
-  {paths.MIRRORS_ENV}       mirrors tried first: base URLs or directories, space-separated
-  {paths.OFFLINE_ENV}       1: never use the network (the cache, mirror dirs, the manual dir)
-  {paths.MIN_RATE_ENV}  slowest average download rate before a file fails (default 32KiB)
+  {env.DATA_DIR_ENV}      data dir (default: the platform's user data dir)
+  {env.DOWNLOAD_DIR_ENV}  download cache (default: <data dir>/downloads)
+  {env.MIRRORS_ENV}       mirrors tried first: base URLs or directories, space-separated
+  {env.OFFLINE_ENV}       1: never use the network (the cache, mirror dirs, the manual dir)
+  {env.MIN_RATE_ENV}  slowest average download rate before a file fails (default 32KiB)
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY  proxies for downloads
 """
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, told the terminal's width the way `shutil.get_terminal_size`
+    finds it ($COLUMNS, then the terminal, else 80), without importing shutil (and the
+    compression modules it loads) into every `--help`."""
+
+    def __init__(self, prog: str, width: int | None = None, **kwargs: Any) -> None:
+        if width is None:
+            try:
+                columns = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size().columns
+            except (ValueError, OSError):
+                columns = 80
+            width = columns - 2
+        super().__init__(prog, width=width, **kwargs)
 
 
 class Parser(argparse.ArgumentParser):
@@ -54,23 +71,26 @@ def add_command(
     commands: argparse._SubParsersAction,  # type: ignore[type-arg]
     name: str,
     *,
-    help: str,
     description: str,
     example: str,
-    aliases: Sequence[str] = (),
 ) -> argparse.ArgumentParser:
-    """Add a subcommand whose --help ends with an example and the environment variables.
+    """Add a subcommand whose --help ends with an example and the environment variables; its
+    one-line help and aliases are its entry in `catalog.cli.commands`.
 
     The description's paragraphs (separated by blank lines) are wrapped to 88 columns.
     """
+    import textwrap  # here: `catalog --version` and `--help` need no wrapping
+
     paragraphs = [textwrap.fill(" ".join(p.split()), 88) for p in description.split("\n\n")]
+    command = find(name)
+    assert command is not None and command.name == name, f"{name} is not in COMMANDS"
     return commands.add_parser(  # type: ignore[no-any-return]
         name,
-        aliases=list(aliases),
-        help=help,
+        aliases=list(command.aliases),
+        help=command.help,
         description="\n\n".join(paragraphs),
         epilog=f"example:\n  {example}\n\n{ENVIRONMENT}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
 
 
@@ -107,4 +127,4 @@ def add_dataset_args(parser: argparse.ArgumentParser, *, many: bool) -> None:
         parser.add_argument("names", nargs="+", metavar="NAME", help=what)
     else:
         parser.add_argument("name", metavar="NAME", help=what)
-    parser.add_argument("--data-dir", help=f"where prepared data is (${paths.DATA_DIR_ENV})")
+    parser.add_argument("--data-dir", help=f"where prepared data is (${env.DATA_DIR_ENV})")

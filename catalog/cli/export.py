@@ -17,7 +17,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = add_command(
         commands,
         "export",
-        help="write a prepared dataset as TFRecord files or a TFDS directory",
         description="Write a prepared dataset for TensorFlow users. --format tfrecord: one "
         "TFRecord file of tf.train.Examples per split (<name>-<split>.tfrecord-00000-of-00001; "
         "keys are feature paths, images PNG/JPEG). --format tfds: a complete TFDS directory "

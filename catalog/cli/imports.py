@@ -21,7 +21,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = add_command(
         commands,
         "import",
-        help="convert a TFDS directory (or TFRecord files + a builder) into a catalog dataset",
         description="Convert a directory TensorFlow Datasets prepared (dataset_info.json, "
         "features.json, tfrecord or array_record shards) into a catalog dataset in the data "
         "dir: ArrayRecord shards of catalog records, for fast random access. The TFDS directory "

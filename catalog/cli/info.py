@@ -25,7 +25,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = add_command(
         commands,
         "info",
-        help="show a dataset's features, splits, sizes and citation",
         description="Show what is known about a dataset: description, homepage, license, "
         "features, splits, download size, citation, and whether it is prepared (where, how "
         "big). Reads the builder spec and the data dir only: no network, no preparation.",

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from catalog._util.units import format_size
-from catalog.cli.common import EXIT_FAILED, EXIT_OK, add_command, error
+from catalog.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, add_command, error
 from catalog.errors import CatalogError
 from catalog.spec.load import load_spec
 from catalog.spec.model import BuilderSpec
@@ -26,7 +27,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = add_command(
         commands,
         "list",
-        help="list the datasets in the catalog",
         description="List every registered dataset (each config of one with configs) with its "
         "version, splits (example counts) and download size, from the builder specs alone: no "
         "network, nothing prepared.",
@@ -92,6 +92,7 @@ def matches(spec: BuilderSpec, tags: list[str], search: str | None) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     entries, rows, failed = [], [], False
+    known_tags: set[str] = set()
     for name in list_datasets():
         try:
             folder = builder_dir(name)
@@ -101,14 +102,26 @@ def run(args: argparse.Namespace) -> int:
             error(f"{name}: {exc}")
             failed = True
             continue
+        known_tags.update(tag for s in specs for tag in s.tags)
         specs = [s for s in specs if matches(s, args.tag, args.search)]
         if not specs:
             continue
         entries.append(_entry(spec))
         rows += [_row(s) for s in specs]
+    unknown = sorted(set(args.tag) - known_tags)
+    if unknown:  # a typo, not an empty answer: say so, with the tags there are
+        tags = ", ".join(repr(t) for t in unknown)
+        error(
+            f"no dataset has the tag{'s' if len(unknown) > 1 else ''} {tags}; the tags are "
+            f"{', '.join(sorted(known_tags))}"
+        )
+        return EXIT_USAGE
     if args.json:
         print(json.dumps(entries, indent=2))
         return EXIT_FAILED if failed else EXIT_OK
+    if not rows and not failed:
+        what = [f"tag {t!r}" for t in args.tag] + ([f"{args.search!r}"] if args.search else [])
+        print(f"no dataset matches {' and '.join(what)}", file=sys.stderr)
     widths = [max((len(row[i]) for row in rows), default=0) for i in range(5)]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())

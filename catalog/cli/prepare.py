@@ -2,8 +2,10 @@
 
 One line per dataset on stdout (or, with ``--json``, one JSON document and nothing else);
 progress and notes go to stderr: byte bars only when stdout and stderr are terminals, one
-line per file otherwise, nothing with ``--quiet``. Exit 0 when every dataset is prepared, 1
-when one failed (the others still run), 2 on a usage error (before any work).
+line per file otherwise, nothing with ``--quiet``. A dataset that fails is one error line on
+stderr (a failed download: which files, how many sources were tried, the most telling reason
+and what to do; ``--verbose`` prints every source tried). Exit 0 when every dataset is
+prepared, 1 when one failed (the others still run), 2 on a usage error (before any work).
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from catalog.cli.common import (
     error,
     positive_int,
 )
+from catalog.download.report import summary
 from catalog.errors import CatalogError
-from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
+from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import reusable
 from catalog.storage import paths
 
@@ -46,12 +49,14 @@ written now, and kept from a killed run), "splits": {SPLIT: {"num_examples",
 failed), "num_bytes", "seconds", "error" (null, or the message)}, ...]}; "ok" is true when
 every dataset is prepared or reused."""
 
+#: Appended to a download error's one-line summary.
+_MORE = "--verbose lists every source tried"
+
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = add_command(
         commands,
         "prepare",
-        help="download, verify and prepare datasets",
         description="Download, verify and prepare datasets into ArrayRecord files, one line "
         "per dataset. A prepared dataset is reused at once. Exit status: 0 all prepared, 1 at "
         "least one failed (the others still run), 2 usage error.\n\n" + _JSON_HELP,
@@ -101,7 +106,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--shard-size",
         type=_size,
         metavar="SIZE",
-        help="cut shards at about SIZE bytes (e.g. 256MB; default 1GiB)",
+        help="cut shards at about SIZE bytes (e.g. 256MB; default 1GiB, or the size an "
+        "interrupted prepare of the dataset was cutting them at, to keep its finished shards)",
     )
     parser.add_argument(
         "--register-checksums",
@@ -113,6 +119,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress on stderr (errors still show)"
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="a failed download's full report on stderr: every source tried and why it "
+        "failed (by default one line with the most telling reason)",
     )
     parser.set_defaults(run=run)
 
@@ -160,12 +172,13 @@ def _prepare_one(
             max_examples_per_split=limit,
             num_proc=args.num_proc,
             beam_pipeline_options=args.beam_pipeline_options,
-            shard_bytes=DEFAULT_SHARD_BYTES if args.shard_size is None else args.shard_size,
+            shard_bytes=args.shard_size,  # None: 1 GiB, or an interrupted prepare's size
         )
         done = b.prepare(options, download_config=config, download_dir=args.download_dir)
     except (CatalogError, OSError) as exc:
         entry.update(seconds=round(time.perf_counter() - start, 3), error=str(exc))
-        error(f"{dataset_name(b)}: {exc}")
+        short = None if args.verbose else summary(exc)
+        error(f"{dataset_name(b)}: {exc if short is None else f'{short}; {_MORE}'}")
         return entry
     seconds = time.perf_counter() - start
     info = done.info

@@ -14,7 +14,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from catalog._util.units import format_size
+from catalog._util.units import count, format_size
 from catalog.api.builder import DatasetBuilder, builder
 from catalog.cli.common import (
     EXIT_FAILED,
@@ -37,8 +37,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = add_command(
         commands,
         "rm",
-        aliases=["clean"],
-        help="remove prepared datasets (and, with --downloads, their downloads)",
         description="Remove prepared datasets: <data dir>/<name>[/<config>]/<version>/, under "
         "the prepare lock (a prepare running meanwhile is waited for). With --downloads also "
         "the dataset's files in the download cache (never the manual dir). Says what was "
@@ -72,16 +70,20 @@ def _remove_prepared(b: DatasetBuilder, dry_run: bool) -> str:
     if not target.parent.is_dir():
         return f"{label}: not prepared in {b.data_dir}; nothing to remove"
     with dataset_lock(target):
-        doomed = [target] if target.exists() else []
-        doomed += work_dirs(target)
+        leftovers = work_dirs(target)
+        doomed = ([target] if target.exists() else []) + leftovers
         if not doomed:
             return f"{label}: not prepared in {b.data_dir}; nothing to remove"
         size = format_size(sum(disk_usage(path) for path in doomed))
+        what = str(target) if target.exists() else ""
+        if leftovers:  # name them: a work dir is not the prepared copy
+            work = f"{count(len(leftovers), 'work dir')} of an interrupted prepare"
+            what = f"{what} and {work}" if what else f"{work} ({', '.join(map(str, leftovers))})"
         if dry_run:
-            return f"{label}: would remove {target} ({size})"
+            return f"{label}: would remove {what} ({size})"
         for path in doomed:
             _remove(path)
-        return f"{label}: removed {target} ({size})"
+        return f"{label}: removed {what} ({size})"
 
 
 def _remove_downloads(b: DatasetBuilder, download_dir: Path, dry_run: bool) -> str:

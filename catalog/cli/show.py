@@ -30,7 +30,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = add_command(
         commands,
         "show",
-        help="draw a grid of examples into a PNG (print text and table rows)",
         description="Draw examples of a prepared dataset into a PNG grid, each captioned with "
         "its index in the split and its class name. Without --seed the first N examples are "
         "shown; with --seed K, N examples drawn without replacement by "

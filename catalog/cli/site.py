@@ -16,7 +16,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = add_command(
         commands,
         "site",
-        help="write a static web site of the datasets",
         description="Write a static web site of the catalog into DIR: an index of every dataset "
         "and config (tags, version, splits, sizes, download size, prepared here or not) with a "
         "search box and a tag filter, and a page per dataset and config (description, features, "

@@ -30,7 +30,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = add_command(
         commands,
         "verify",
-        help="check prepared datasets against their dataset_info.json",
         description="Check prepared datasets: every shard dataset_info.json lists must be "
         "there, of the recorded size and sha256, and hold the recorded number of records "
         "(opened with array_record's reader). Prints one line per problem, naming the shard, "

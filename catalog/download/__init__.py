@@ -3,7 +3,8 @@
 The pipeline, one module per stage::
 
     config     DownloadConfig: mirrors, offline, manual dir, retries, timeouts, workers
-    manager    DownloadManager: cache -> manual dir -> mirror dirs -> network, in parallel
+    manager    DownloadManager: cache -> manual dir -> mirror dirs (linked, never copied)
+               -> network, in parallel
     mirrors    where a file may be: <mirror>/<host>/<path of its URL> (the `wget -x` layout)
     http       the requests Session, and one URL into a part file with Range resume
     retry      which failures are worth another round, and the backoff between rounds
@@ -18,7 +19,8 @@ The pipeline, one module per stage::
 Errors: ChecksumError when every source delivered wrong bytes; DownloadError otherwise
 (no source delivered, or offline with no local copy); SpecError for a file with no
 registered checksum outside ``register_checksums`` mode. Each lists every source tried and
-why it failed, and says where to put the file by hand.
+why it failed, and says where to put the file by hand; the download errors also carry a
+``summary``, the same in one line (what ``catalog prepare`` prints without ``--verbose``).
 
 This package is the only part of catalog that imports ``requests``, and only when its
 manager or HTTP client is used: the names below load their module on first use (PEP 562), so

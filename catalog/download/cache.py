@@ -3,6 +3,7 @@
 ::
 
     <download_dir>/<sha256[:16]>-<filename>          a verified file, shared across datasets
+                                                 (a hard link, for a mirror dir's file)
     <download_dir>/.meta/<key>.json                  its record: url, size, sha256, when
     <download_dir>/.meta/<key>.lock                  held by the one process fetching it
     <download_dir>/.meta/<key>.part                  an interrupted download, resumed later
@@ -111,13 +112,19 @@ class Cache:
             and (record.get("sha256"), record.get("size")) == (resource.sha256, resource.size)
         ):
             # Hashed when it was written or last checked, and untouched since (same inode,
-            # size and mtime): not read again, so reusing a cached 1.6 GB file costs a stat.
+            # size, mtime and ctime): not read again, so reusing a cached 1.6 GB file costs a
+            # stat. A hard link to a mirror file shares its inode: a change there shows here.
             return CachedFile(path, resource.filename, stat.st_size, resource.sha256, source)
         digest = Digest.of_file(path)
         try:
             verify(resource, digest, remote=False)
         except Failure as failure:
-            on_corrupt(f"{path} is damaged ({failure.reason}); fetching it again")
+            if source is not None and "://" not in source and stat.st_nlink > 1:
+                # A hard link to a mirror file (see DownloadManager): changed at the mirror.
+                damage = f"a link to {source}, which no longer matches"
+            else:
+                damage = "damaged"
+            on_corrupt(f"{path} is {damage} ({failure.reason}); fetching it again")
             path.unlink(missing_ok=True)
             self._record_path(path.name).unlink(missing_ok=True)
             return None
@@ -173,5 +180,9 @@ class Cache:
 
 
 def _stamp(stat: os.stat_result) -> list[int]:
-    """What says a file is unchanged since it was hashed: its inode, size and mtime."""
-    return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
+    """What says a file is unchanged since it was hashed: its inode, size, mtime and ctime.
+
+    The ctime changes on every write and cannot be set back, so even a file rewritten in
+    place with its old size and mtime restored (a mirror file the cache holds a hard link
+    to, updated by a tool that keeps times) is hashed again rather than trusted."""
+    return [stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]

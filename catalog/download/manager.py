@@ -4,18 +4,21 @@ For each file the first source that delivers verified bytes wins, in this order:
 
 1. the download cache, ``<download_dir>/<sha256[:16]>-<filename>``;
 2. the manual dir, ``<manual_dir>/<filename>`` (used where it is);
-3. local sources: mirror directories (``<dir>/<host>/<path of the URL>``), ``file://`` URLs;
+3. local sources: mirror directories (``<dir>/<host>/<path of the URL>``), ``file://`` URLs,
+   never copied: hard-linked into the cache where the file systems allow, else read in place;
 4. unless offline, remote sources in rounds (user mirrors, then the file's url and mirrors),
    resuming interrupted transfers and retrying transient failures with backoff.
 
 One process fetches a file while the others wait on its lock and then reuse it; the files of
 a dataset are fetched by a bounded thread pool. When nothing delivers, the error lists every
-source tried and why each failed, and says where to put the file by hand.
+source tried and why each failed, and says where to put the file by hand (its ``summary``
+says it in one line: see :mod:`catalog.download.report`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
 import threading
 import time
@@ -27,7 +30,7 @@ from types import TracebackType
 
 import requests
 
-from catalog._util.hashing import CHUNK_SIZE, Digest
+from catalog._util.hashing import Digest
 from catalog.download.cache import Cache, CachedFile, cache_path
 from catalog.download.config import DownloadConfig, resolve_config
 from catalog.download.deadline import DEFAULT_MIN_RATE, Deadline, DeadlineExceeded
@@ -189,6 +192,10 @@ class DownloadManager:
 
     def _from_manual_dir(self, resource: Resource, tried: Tried) -> CachedFile | None:
         path = self.manual_dir / resource.filename
+        if path.is_dir():
+            reason = "is a directory; expected the downloaded file itself at this path"
+            tried.append((f"{path} (manual dir)", Failure(reason)))
+            return None
         if not path.is_file():
             return None
         digest = Digest.of_file(path)
@@ -208,28 +215,43 @@ class DownloadManager:
                 continue
             if not source.path.is_file():
                 tried.append((source.where, Failure(local_miss(source))))
-            elif (found := self._copy(source.path, resource, tried)) is not None:
+            elif (found := self._use_local(source.path, resource, tried)) is not None:
                 return found
         return None
 
-    def _copy(self, path: Path, resource: Resource, tried: Tried) -> CachedFile | None:
-        self.progress.note(f"copying {resource.filename} from {path}")
-        part = self.cache.new_part(resource)
-        size = resource.size if resource.size is not None else path.stat().st_size
-        require_free(part.parent, size, f"copying {resource.filename}")
+    def _use_local(self, path: Path, resource: Resource, tried: Tried) -> CachedFile | None:
+        """A local file (a mirror dir's, a file:// URL's), verified, never copied: hard-linked
+        into the cache where the file systems allow (the cache's record of its inode, size, mtime
+        and ctime then catches a later change to the mirror file), else read where it is (and
+        hashed again whenever it is used, as the manual dir's files are)."""
         try:
-            digest = Digest()
-            with open(path, "rb") as source, open(part, "wb") as out:
-                while chunk := source.read(CHUNK_SIZE):
-                    out.write(chunk)
-                    digest.update(chunk)
+            linked = self._link(path, resource)
+            if linked is not None:
+                return linked
+            digest = _stable_digest(path)
             verify(resource, digest, remote=False)
-            return self.cache.commit(part, resource, digest, str(path))
         except Failure as failure:
             tried.append((str(path), failure))
             return None
+        self.progress.note(f"using {resource.filename} where it is: {path}")
+        return CachedFile(path, resource.filename, digest.size, digest.sha256, str(path))
+
+    def _link(self, path: Path, resource: Resource) -> CachedFile | None:
+        """Hard-link `path` into the cache if it holds the right bytes; None if no link can be
+        made here (another file system, no permission): then the file is read in place."""
+        part = self.cache.new_part(resource)
+        try:
+            os.link(path, part)
+        except OSError:
+            return None
+        try:
+            digest = _stable_digest(part)
+            verify(resource, digest, remote=False)
+            file = self.cache.commit(part, resource, digest, str(path))
         finally:
             part.unlink(missing_ok=True)
+        self.progress.note(f"using {resource.filename} from {path} (linked into the cache)")
+        return file
 
     def _from_network(self, resource: Resource, urls: list[str], tried: Tried) -> CachedFile:
         last: dict[str, Failure] = {}
@@ -336,3 +358,14 @@ class DownloadManager:
             )
 
         return note
+
+
+def _stable_digest(path: Path) -> Digest:
+    """The digest of `path`, or Failure if the file changed while it was read."""
+    before = path.stat()
+    digest = Digest.of_file(path)
+    after = path.stat()
+    fields = ("st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
+    if any(getattr(before, f) != getattr(after, f) for f in fields):
+        raise Failure("the file changed while it was read; try again once it is complete")
+    return digest

@@ -52,9 +52,16 @@ def check_mirror(mirror: str) -> str:
 
 
 def local_miss(source: Source) -> str:
-    """Why a local source has no file: for a mirror dir, whether the dir itself is missing or a
-    file, or the file sits there in a flat layout instead of <host>/<path>."""
+    """Why a local source has no file: a directory where the file should be; for a mirror dir,
+    whether the dir itself is missing or a file, or the file sits there in a flat layout
+    instead of <host>/<path>."""
     mirror = source.mirror
+    if source.path is not None and source.path.is_dir():
+        layout = " (<mirror>/<host>/<path of the URL>)" if mirror is not None else ""
+        return (
+            "is a directory; expected the downloaded file itself at this path"
+            f"{layout}, as the URL serves it (not its extracted contents)"
+        )
     if mirror is None:
         return "not found"
     if not mirror.exists():

@@ -20,7 +20,11 @@ RAW_MAX_BYTES = 64 * 64 * 4
 #: The quality arrays are encoded with when the encoding is "jpeg" (Pillow's scale, 1-95).
 JPEG_QUALITY = 95
 _ENCODINGS = ("raw", "png", "jpeg")
-_FORMATS = {"png": "PNG", "jpeg": "JPEG"}  # encoding -> Pillow's format name
+#: The file formats a png or jpeg feature stores as they are, whichever its encoding: the
+#: file's own signature says which it is and decoding (Pillow) reads it from there, so a
+#: folder mixing PNG and JPEG files keeps every file's bytes and pixels, as TFDS does. MPO is
+#: a camera's JPEG with more pictures appended: it decodes, as JPEG, to the first.
+_STORED_FORMATS = frozenset({"PNG", "JPEG", "MPO"})
 _MODES = {1: "L", 3: "RGB", 4: "RGBA"}  # channels -> the Pillow mode decoding gives
 #: Modes a stored file may have besides the target one: each converts to the target mode
 #: without losing anything the feature keeps, so such files are converted and re-encoded
@@ -44,9 +48,11 @@ class Image(Feature):
 
     By default small fixed-shape images (up to 64x64x4) are raw and everything else is PNG.
     Values are NumPy arrays (a grayscale image may be ``(height, width)``), or the bytes of a
-    PNG/JPEG file or a path to one. A file in the feature's own encoding is stored as it is
-    (the original bytes, never re-encoded) once its header shows the right format, size and
-    channels; a grayscale or palette file for an RGB feature is converted. Files given to a
+    PNG/JPEG file or a path to one. A PNG or JPEG file is stored as it is (the original
+    bytes, never re-encoded) once its header shows a fitting size and channels, whichever of
+    the two the encoding names: the encoding is how arrays are encoded, and each stored file's
+    own signature says how it decodes (as TFDS stores files), so PNG and JPEG files mix; a
+    grayscale or palette file for an RGB feature is converted when decoded. Files given to a
     raw feature are decoded. Decoding returns a writable uint8 array ``(h, w, channels)``.
 
     >>> Image(shape=(28, 28, 1))
@@ -149,10 +155,10 @@ class Image(Feature):
                     f"expected shape {self.shape}, got a {img.format} image of "
                     f"{height}x{width} pixels"
                 )
-            if self.encoding != "raw" and img.format != _FORMATS[self.encoding]:
+            if self.encoding != "raw" and img.format not in _STORED_FORMATS:
                 raise self._error(
-                    f"expected {_FORMATS[self.encoding]} bytes, got a {img.format} image; "
-                    "give the decoded array to re-encode it"
+                    f"expected a PNG or JPEG file, got a {img.format} image; give the "
+                    "decoded array to encode it"
                 )
             mode, target = img.mode, _MODES[self.channels]
             if mode != target and mode not in _WIDENS_TO[target]:
@@ -167,8 +173,9 @@ class Image(Feature):
                     raise self._error(f"cannot decode the {img.format} image: {error}") from None
                 return array.reshape(height, width, self.channels).tobytes()
             # PNG/JPEG files are kept byte for byte, even in another mode that widens to this
-            # one (a grayscale or CMYK JPEG for an RGB feature): `decode` converts the pixels,
-            # so the original file is never re-encoded (lossily, for JPEG).
+            # one (a grayscale or CMYK JPEG for an RGB feature) or in the other format (a PNG
+            # for a jpeg feature): `decode` opens either and converts the pixels, so the
+            # original file is never re-encoded (lossily, for JPEG).
             try:
                 img.verify()  # checks the file's structure without decoding the pixels
             except Exception as error:  # Pillow raises many types here: SyntaxError, OSError...

@@ -1,12 +1,15 @@
 """Image files given to an Image feature as they are, or re-encoded when it refuses them.
 
 Readers hand image files to the ``image`` feature untouched, so their original bytes are
-stored. Some datasets hold files the feature cannot store as they are: a PNG named ``.jpg``,
-an RGBA PNG for an RGB feature, a JPEG whose structure Pillow finds damaged although its
-pixels decode. With a reader's ``reencode_invalid`` option such a file is decoded with Pillow
-(converted to the feature's channels, dropping alpha as the reference catalog's decoding
-does) and the pixels are given instead, for the feature to encode; valid files keep their
-bytes.
+stored: a PNG or a JPEG file, whichever the feature's encoding names (a folder of photos
+mixing both keeps every file as it is; see `catalog.features.Image`). Some datasets hold
+files the feature cannot store as they are: an RGBA PNG for an RGB feature, a JPEG whose
+structure Pillow finds damaged although its pixels decode, a GIF, BMP or WebP file. With a
+reader's ``reencode_invalid`` option such a file is decoded with Pillow (converted to the
+feature's channels, dropping alpha as the reference catalog's decoding does) and stored
+anew, losslessly: a png or raw feature encodes the pixels itself, a jpeg feature is given
+them as a PNG file (which it stores as it is), so the prepared example decodes to exactly
+the pixels Pillow decoded from the file. Valid files keep their bytes.
 """
 
 from __future__ import annotations
@@ -42,11 +45,18 @@ def decode_pixels(data: bytes, where: str, channels: int | None = None) -> np.nd
 
 
 def stored_or_pixels(feature: Feature, value: bytes | Path, where: str) -> Any:
-    """`value` (a file's bytes or path) if `feature` stores it as it is, else its pixels."""
+    """`value` (a file's bytes or path) if `feature` stores it as it is, else its pixels
+    (for a jpeg feature: its pixels as a PNG file, so that nothing is lost)."""
     try:
         feature.encode(value)
     except FeatureError:
         data = value.read_bytes() if isinstance(value, Path) else value
         channels = feature.channels if isinstance(feature, Image) else None
-        return decode_pixels(data, where, channels)
+        pixels = decode_pixels(data, where, channels)
+        if isinstance(feature, Image) and feature.encoding == "jpeg":
+            try:
+                return Image(feature.shape, encoding="png").encode(pixels)
+            except FeatureError:  # the wrong size: the feature says so, naming the example
+                pass
+        return pixels
     return value

@@ -3,9 +3,11 @@
 The root is a directory (usually inside an extracted archive: ``{download: photos, member:
 flower_photos}``), or a zip or tar archive read as a stream without extracting it (the
 download itself, or an archive inside another one); see `catalog.formats.members`. Each file
-is given to the ``image`` feature as it is, so a JPEG or PNG is stored byte for byte when the
-feature's encoding matches; its ``label`` must be one of the label feature's class names
-(their order in the spec gives the index, not the alphabet). Files are read one at a time.
+is given to the ``image`` feature as it is, so a JPEG or PNG is stored byte for byte,
+whichever of the two the feature's encoding names: a folder of photos may mix them, and each
+file decodes by its own signature to its own pixels. Its ``label`` must be one of the label
+feature's class names (their order in the spec gives the index, not the alphabet). Files are
+read one at a time.
 The key is the file's path under the root; directories and zips are read in sorted path
 order, tar archives in archive order.
 
@@ -25,8 +27,9 @@ Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other fil
 - ``decode``: decode each file with Pillow and give the pixels to the image feature (for
   formats it does not store, such as TIFF; the feature encodes them, PNG by default).
 - ``reencode_invalid``: a file the image feature refuses as it is (an RGBA PNG for an RGB
-  feature, a damaged JPEG whose pixels still decode) is decoded and re-encoded instead of
-  failing (`catalog.formats.image_files`); valid files keep their bytes.
+  feature, a damaged JPEG whose pixels still decode, a GIF, BMP or WebP file) is decoded and
+  re-encoded losslessly instead of failing (`catalog.formats.image_files`); valid files keep
+  their bytes.
 - ``sample_per_class`` N, ``sample_seed`` S, ``sample_part`` (``chosen`` or ``rest``): split
   each class at random, as Caltech 101's reference builder does: with
   ``numpy.random.RandomState(S)``, for each class in sorted order, ``choice(files, N,

@@ -16,8 +16,8 @@ archive). Options:
 - ``texts``: ``{feature: template}`` of Text features (``{name}.jpg``).
 - ``xml_boxes``: ``{feature: template}`` of BBox features filled from the first ``<object>``
   of a VOC-style XML annotation, ``(0, 0, 0, 0)`` when the file does not exist.
-- ``reencode_invalid``: a file the image feature refuses as it is (a PNG named ``.jpg``) is
-  decoded and re-encoded instead of failing (`catalog.formats.image_files`); valid files keep
+- ``reencode_invalid``: a file the image feature refuses as it is (CMYK, damaged, a GIF) is
+  decoded and stored losslessly instead of failing (`catalog.formats.image_files`); valid files keep
   their bytes.
 
 Named groups that are features fill them: a ClassLabel gets the class, a Text the string. The

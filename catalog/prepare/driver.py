@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
+from catalog._util.units import count, format_size
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
 from catalog.download.checksums import write_checksums
 from catalog.download.extract import archive_format
@@ -37,14 +38,14 @@ from catalog.features.class_label import abbreviate
 from catalog.formats import FORMATS, Source, SourceFile
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.prepare import beam
-from catalog.prepare.options import PrepareOptions
+from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
 from catalog.prepare.progress import PrepareProgress
 from catalog.prepare.reuse import declared_info, reusable
 from catalog.prepare.runners import run_in_processes, run_serially
 from catalog.prepare.shard_plan import Plan, make_plan, plan_key
 from catalog.prepare.work_unit import BOOKKEEPING, Outcome, Task, finished, verify_unit
 from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
-from catalog.storage.diskspace import require_free
+from catalog.storage.diskspace import disk_usage, require_free
 from catalog.storage.locking import INCOMPLETE, dataset_lock, work_dirs
 from catalog.storage.paths import DATA_DIR_ENV, DOWNLOAD_DIR_ENV, usable_dir
 from catalog.storage.publish import publish
@@ -52,6 +53,7 @@ from catalog.storage.shards import WRITER_OPTIONS
 
 __all__ = [
     "Prepared",
+    "needed_downloads",
     "prepare_dataset",
     "register_checksums",
     "resources",
@@ -77,11 +79,17 @@ def work_dir(target: Path, key: str) -> Path:
     return target.with_name(f"{target.name}{INCOMPLETE}{key}")
 
 
-def resources(spec: BuilderSpec, *, register: bool = False) -> dict[str, Resource]:
+def resources(
+    spec: BuilderSpec, *, register: bool = False, needed_only: bool = False
+) -> dict[str, Resource]:
     """The spec's downloads as verified-download requests; each needs a registered checksum
-    unless `register` (then the download registers it)."""
+    unless `register` (then the download registers it). `needed_only`: only those the splits
+    read (`needed_downloads`)."""
     out = {}
+    needed = needed_downloads(spec) if needed_only else set(spec.downloads)
     for d in spec.downloads.values():
+        if d.name not in needed:
+            continue
         if (d.size is None or d.sha256 is None) and not register:
             where = spec.path / CHECKSUMS_FILE if spec.path else CHECKSUMS_FILE
             raise SpecError(
@@ -91,6 +99,18 @@ def resources(spec: BuilderSpec, *, register: bool = False) -> dict[str, Resourc
             )
         out[d.name] = Resource(d.urls, d.size, d.sha256, d.filename, d.max_extracted_size)
     return out
+
+
+def needed_downloads(spec: BuilderSpec) -> set[str]:
+    """The downloads the spec's splits read: those their `files` and file-valued `options`
+    (a file reference, or a map of them) name."""
+    needed: set[str] = set()
+    for split in spec.splits.values():
+        needed.update(ref.download for ref in split.files.values())
+        for value in split.options.values():
+            refs = value.values() if isinstance(value, dict) else (value,)
+            needed.update(ref.download for ref in refs if isinstance(ref, FileRef))
+    return needed
 
 
 def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> BuilderSpec:
@@ -107,7 +127,8 @@ def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> Build
     if spec.path is not None and changed:
         write_checksums(spec.path / CHECKSUMS_FILE, changed)
         print(
-            f"registered {len(changed)} checksums in {spec.path / CHECKSUMS_FILE}", file=sys.stderr
+            f"registered {count(len(changed), 'checksum')} in {spec.path / CHECKSUMS_FILE}",
+            file=sys.stderr,
         )
     return spec.replace(downloads=downloads)
 
@@ -151,11 +172,15 @@ def prepare_dataset(
             fetched = _download(spec, manager)
             spec = register_checksums(spec, fetched)
         prepared = None if overwrite else reusable(spec, target, limit)
-        key = plan_key(spec, limit, options.shard_bytes, WRITER_OPTIONS)
+        shard_bytes = options.shard_bytes or _resumable_size(spec, target, limit)
+        key = plan_key(spec, limit, shard_bytes, WRITER_OPTIONS)
         work = work_dir(target, key)
         for stale in work_dirs(target):  # left by runs that were killed
             if stale != work or overwrite or prepared is not None:
+                if not overwrite and prepared is None:
+                    _say_discarded(spec, stale, shard_bytes)
                 shutil.rmtree(stale, ignore_errors=True)
+        options = dataclasses.replace(options, shard_bytes=shard_bytes)
         if prepared is not None:
             return Prepared(prepared, "reused", waited)
         files = fetched or _download(spec, manager)
@@ -188,6 +213,50 @@ def prepare_dataset(
         return Prepared(info, "prepared", waited, progress.written, progress.kept)
 
 
+def _old_plan(work: Path) -> Plan | None:
+    """The plan a work dir was written by, if it can be read."""
+    try:
+        return Plan.from_json(json.loads((work / BOOKKEEPING / "plan.json").read_text("utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _resumable_size(spec: BuilderSpec, target: Path, limit: int | None) -> int:
+    """The shard size of an interrupted prepare of the same spec and limit, whose finished
+    shards a prepare that names no size can keep; else the default size."""
+    for work in work_dirs(target):
+        plan = _old_plan(work)
+        if plan is None or plan.shard_bytes is None:
+            continue
+        key = plan_key(spec, limit, plan.shard_bytes, WRITER_OPTIONS)
+        if plan.key == key and work == work_dir(target, key):
+            return plan.shard_bytes
+    return DEFAULT_SHARD_BYTES
+
+
+def _say_discarded(spec: BuilderSpec, work: Path, shard_bytes: int) -> None:
+    """One line on stderr when the finished shards of an interrupted prepare are dropped
+    because this prepare asks for something else: what is lost, why, how to keep it."""
+    finished = [p for p in work.glob("*.array_record-*") if p.is_file()]
+    if not finished:
+        return
+    size = format_size(disk_usage(work))
+    old = _old_plan(work)
+    if old is not None and old.shard_bytes is not None and old.shard_bytes != shard_bytes:
+        why = (
+            f"it cut shards at {format_size(old.shard_bytes)}, this prepare at "
+            f"{format_size(shard_bytes)}; to keep them, prepare with --shard-size "
+            f"{old.shard_bytes} (shard_size={old.shard_bytes})"
+        )
+    else:
+        why = "it was asked for other settings (examples per split) or another builder version"
+    print(
+        f"{spec.full_name}: discarding {count(len(finished), 'finished shard')} ({size}) of an "
+        f"interrupted prepare in {work}: {why}",
+        file=sys.stderr,
+    )
+
+
 def _plan(
     spec: BuilderSpec,
     sources: dict[str, Source],
@@ -197,12 +266,10 @@ def _plan(
 ) -> Plan:
     """The work dir's plan (a resumed prepare keeps it), or a new one, saved there."""
     path = work / BOOKKEEPING / "plan.json"
-    try:
-        plan = Plan.from_json(json.loads(path.read_text("utf-8")))
-        if plan.key == key:
-            return plan
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    plan = _old_plan(work)
+    if plan is not None and plan.key == key:
+        return plan
+    assert options.shard_bytes is not None  # resolved by prepare_dataset
     plan = make_plan(
         spec,
         sources,
@@ -271,8 +338,10 @@ def _run(
 
 
 def _download(spec: BuilderSpec, manager: DownloadManager) -> dict[str, CachedFile]:
+    """The files to prepare from: only what the splits read, except when registering
+    checksums, which records every declared download."""
     register = manager.config.register_checksums
-    return manager.download_all(resources(spec, register=register))
+    return manager.download_all(resources(spec, register=register, needed_only=not register))
 
 
 def _natural_order(path: Path) -> list[str | int]:

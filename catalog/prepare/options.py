@@ -33,7 +33,9 @@ class PrepareOptions:
     - `num_proc`: write the shards in that many spawned processes.
     - `beam_pipeline_options`: run the units as Apache Beam work items, e.g.
       ``"runner=DirectRunner,direct_num_workers=2"`` (then `num_proc` is not used).
-    - `shard_bytes`: cut shards at about this many bytes.
+    - `shard_bytes`: cut shards at about this many bytes. None (the default): at the size an
+      interrupted prepare of the same dataset was cutting them, so its finished shards are
+      kept, else at `DEFAULT_SHARD_BYTES` (1 GiB).
 
     The bytes written are the same whichever runner writes them.
     """
@@ -42,7 +44,7 @@ class PrepareOptions:
     max_examples_per_split: int | None = None
     num_proc: int = 1
     beam_pipeline_options: str | None = None
-    shard_bytes: int = DEFAULT_SHARD_BYTES
+    shard_bytes: int | None = None
 
     def __post_init__(self) -> None:
         limit = self.max_examples_per_split
@@ -50,7 +52,7 @@ class PrepareOptions:
             raise ValueError(f"max_examples_per_split must be >= 1, got {limit!r}")
         if not _whole(self.num_proc) or self.num_proc < 1:
             raise ValueError(f"num_proc must be >= 1, got {self.num_proc!r}")
-        if not _whole(self.shard_bytes) or self.shard_bytes < 1:
+        if self.shard_bytes is not None and (not _whole(self.shard_bytes) or self.shard_bytes < 1):
             raise ValueError(f"shard_bytes must be >= 1, got {self.shard_bytes!r}")
         beam = self.beam_pipeline_options
         if beam is not None and not isinstance(beam, str):

@@ -19,7 +19,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from catalog._util.units import format_size
+from catalog._util.units import count, format_size
 from catalog.download.config import ProgressMode
 from catalog.prepare.shard_plan import Plan, Unit
 from catalog.prepare.work_unit import Outcome
@@ -44,8 +44,8 @@ class PrepareProgress:
         if self.mode == "lines":
             splits = len({u.split for u in plan.units})
             print(
-                f"{self.name}: plan: {len(plan.units)} shards in {splits} split"
-                f"{'s' if splits != 1 else ''}, about {format_size(plan.estimated_bytes)}",
+                f"{self.name}: plan: {count(len(plan.units), 'shard')} in "
+                f"{count(splits, 'split')}, about {format_size(plan.estimated_bytes)}",
                 file=sys.stderr,
                 flush=True,
             )

@@ -74,6 +74,8 @@ class Plan:
 
     key: str
     units: tuple[Unit, ...]
+    #: The size the units were cut at (None: a plan written before it was recorded).
+    shard_bytes: int | None = None
 
     def split_units(self, split: str) -> list[Unit]:
         return [u for u in self.units if u.split == split]
@@ -83,11 +85,15 @@ class Plan:
         return sum(u.estimated_bytes for u in self.units)
 
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "units": [asdict(u) for u in self.units]}
+        units = [asdict(u) for u in self.units]
+        return {"key": self.key, "units": units, "shard_bytes": self.shard_bytes}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Plan:
-        return cls(data["key"], tuple(Unit(**u) for u in data["units"]))
+        shard_bytes = data.get("shard_bytes")
+        if shard_bytes is not None and (type(shard_bytes) is not int or shard_bytes < 1):
+            raise ValueError(f"shard_bytes must be a whole number >= 1, got {shard_bytes!r}")
+        return cls(data["key"], tuple(Unit(**u) for u in data["units"]), shard_bytes)
 
 
 def plan_key(spec: BuilderSpec, limit: int | None, shard_bytes: int, writer_options: str) -> str:
@@ -201,4 +207,4 @@ def make_plan(
             file = shard_name(spec.name, split.name, index, count)
             estimate = math.ceil((stop - start) * per_example)
             units.append(Unit(split.name, index, count, start, stop, file, estimate))
-    return Plan(key, tuple(units))
+    return Plan(key, tuple(units), shard_bytes)

@@ -28,14 +28,15 @@ the builder folder. ``builder.yaml``::
 A file reference is a download's name (the downloaded file itself), or ``{download: NAME,
 member: PATH}``: a path inside the download's archive, extracted once (zip, tar, tar.gz, ...;
 a lone .gz/.bz2/.xz file holds one member, its name without the suffix); ``member: "."`` is
-the folder the whole archive is extracted into. ``member`` may be a
-glob (``cifar-10-batches-bin/data_batch_*.bin``); its matches are read in natural order
-(``_2`` before ``_10``), and must be exactly one unless the format's role takes many.
+the folder the whole archive is extracted into. ``member`` may be a glob
+(``cifar-10-batches-bin/data_batch_*.bin``); its matches are read in natural order (``_2``
+before ``_10``), and must be exactly one unless the format's role takes many.
 
-A spec stays contained: names (dataset, config, split, feature) match ``[a-z][a-z0-9_]*``;
-URLs are http(s) with no path segment decoding to ``.``/``..``; a ``names_file`` is a small
-regular file inside the builder folder; builder.yaml holds at most 1 MiB and expands to at
-most 100,000 YAML nodes.
+A spec stays contained: dataset and split names match ``[a-z][a-z0-9_]*``, config names
+``[a-z0-9][a-z0-9_]*([.-][a-z0-9_]+)*``, feature names `FEATURE_NAME_RULE` (TFDS's, such as
+``home.dest`` and ``pH``); URLs are http(s) with no path segment decoding to ``.``/``..``; a
+``names_file`` is a small regular file inside the builder folder; builder.yaml holds at most
+1 MiB and expands to at most 100,000 YAML nodes.
 
 Configs are variants of a dataset, each prepared on its own (``cmaterdb/telugu``)::
 
@@ -79,19 +80,17 @@ from catalog.spec.yaml_file import read_yaml
 if TYPE_CHECKING:  # the readers are imported when a spec is loaded, not by `import catalog`
     from catalog.formats import Option, SourceFormat
 
-__all__ = ["load_spec", "url_problem"]
+__all__ = ["FEATURE_NAME_RULE", "load_spec", "url_problem"]
 
-#: Dataset, config, split and feature names: lower-case letters, digits and _, from a letter.
-_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-#: Config names: words of [a-z0-9_] joined by '.' or '-', as TFDS's ``squad/v1.1`` and
-#: imagenette's ``320px`` and ``full-size``.
-_CONFIG_NAME = re.compile(r"^[a-z0-9][a-z0-9_]*([.-][a-z0-9_]+)*$")
+#: Dataset and split names: lower-case letters, digits and _, from a letter (``\Z``: no "\n").
+_NAME = re.compile(r"^[a-z][a-z0-9_]*\Z")
+#: Config names: words of [a-z0-9_] joined by '.' or '-' (``v1.1``, ``320px``, ``full-size``).
+_CONFIG_NAME = re.compile(r"^[a-z0-9][a-z0-9_]*([.-][a-z0-9_]+)*\Z")
 #: Feature names keep TFDS's: words of letters (either case), digits and _, from a letter,
 #: joined by one '.', ' ' or '-' (titanic's ``home.dest``, wine_quality's ``fixed acidity``,
 #: ``pH``); '/' separates the parts of a feature path, so it is never in a name.
-_FEATURE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*([. -][A-Za-z0-9_]+)*$")
-#: The most a spec file may hold, and the most nodes its YAML may expand to (each use of an
-#: alias counts its whole value again), so no spec makes loading it hang or exhaust memory.
+FEATURE_NAME_RULE = r"[A-Za-z][A-Za-z0-9_]*([. -][A-Za-z0-9_]+)*"
+_FEATURE_NAME = re.compile(f"^{FEATURE_NAME_RULE}\\Z")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 #: A tag names a modality or task: lower case words joined by hyphens (``image-classification``).
 _TAG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -180,17 +179,13 @@ def _names_file(name: str, folder: Path) -> str:
 
 
 def _feature_names_problem(features: Any, prefix: str = "") -> str | None:
-    """The first feature name (nested ones too) not matching `_FEATURE_NAME`, as a problem;
-    None when all match. `features` is the YAML of a dict of features."""
+    """The first feature name (nested ones too) not matching the rule, as a problem, or None;
+    `features` is the YAML of a dict of features."""
     if not isinstance(features, Mapping):
         return None
     for name, value in features.items():
         if not isinstance(name, str) or not _FEATURE_NAME.match(name):
-            shown = repr(prefix + name) if isinstance(name, str) else f"{prefix}{name!r}"
-            return (
-                f"feature name {shown} must be words of letters, digits and _, starting "
-                "with a letter, joined by one '.', ' ' or '-' (no '/')"
-            )
+            return _feature_name_problem(name, prefix)
         if not isinstance(value, Mapping):
             continue
         kind = value.get("type")
@@ -208,6 +203,19 @@ def _feature_names_problem(features: Any, prefix: str = "") -> str | None:
         if problem:
             return problem
     return None
+
+
+def _feature_name_problem(name: object, prefix: str) -> str:
+    """Why `name` (at `prefix`) is no feature name, and a valid one: its words joined by _."""
+    words = "_".join(re.findall(r"[A-Za-z0-9_]+", str(name))).strip("_")
+    valid = words if words[:1].isalpha() else f"feature_{words}".rstrip("_")
+    shown = repr(prefix + name) if isinstance(name, str) else f"{prefix}{name!r}"
+    quote = "" if isinstance(name, str) else f"YAML reads it as {type(name).__name__}: quote it; "
+    return (
+        f"feature name {shown} must be words of letters, digits and _, starting with a letter, "
+        f"joined by one '.', ' ' or '-' ({FEATURE_NAME_RULE}; '/' separates nested features); "
+        f"{quote}rename it, e.g. to {valid!r}"
+    )
 
 
 def _member_problem(member: str) -> str | None:

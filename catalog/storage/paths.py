@@ -8,6 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from catalog.errors import StorageError
+from catalog.storage.environment import (
+    DATA_DIR_ENV,
+    DOWNLOAD_DIR_ENV,
+    MIN_RATE_ENV,
+    MIRRORS_ENV,
+    OFFLINE_ENV,
+)
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -23,11 +30,6 @@ __all__ = [
     "usable_dir",
 ]
 
-DATA_DIR_ENV = "CATALOG_DATA_DIR"
-DOWNLOAD_DIR_ENV = "CATALOG_DOWNLOAD_DIR"
-MIRRORS_ENV = "CATALOG_MIRRORS"
-OFFLINE_ENV = "CATALOG_OFFLINE"
-MIN_RATE_ENV = "CATALOG_MIN_DOWNLOAD_RATE"  # read by catalog.download.deadline
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
 

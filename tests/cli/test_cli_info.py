@@ -259,7 +259,9 @@ def test_list_filters_by_tag_and_search_word(tmp_path: Path) -> None:
     assert [line.split()[0] for line in audio.splitlines()] == ["speech_commands", "spoken_digit"]
     detection = ok(run("list", "--tag", "object-detection", data_dir=tmp_path))
     assert [line.split()[0] for line in detection.splitlines()] == ["voc/2007"]
-    assert ok(run("list", "--tag", "image", "--tag", "no-such-tag", data_dir=tmp_path)) == ""
+    unknown = run("list", "--tag", "image", "--tag", "no-such-tag", data_dir=tmp_path)
+    assert unknown.returncode == 2 and unknown.stdout == ""  # a typo, said so (not an empty list)
+    assert "no dataset has the tag 'no-such-tag'; the tags are " in unknown.stderr
 
 
 def test_info_of_a_dataset_with_configs(tmp_path: Path) -> None:

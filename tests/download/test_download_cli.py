@@ -119,7 +119,8 @@ def test_cli_offline_needs_a_local_source(tmp_path: Path, server: LoopbackServer
     result = run("prepare", str(folder), "--data-dir", data, env={"CATALOG_OFFLINE": "1"})
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "catalog: error: tiny: " in result.stderr
-    assert "i.gz is needed but catalog is offline" in result.stderr
+    assert "2 of 2 files are needed but catalog is offline" in result.stderr
+    assert "no local source has them (i.gz, l.gz)" in result.stderr
     assert "--manual-dir" in result.stderr and "--mirror" in result.stderr
     assert server.requests == []
     mirror = mirror_dir(tmp_path / "mirror", server, files)

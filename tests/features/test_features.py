@@ -168,8 +168,9 @@ ERRORS = [
      f"{IMAGE_28}: expected a NumPy array, image file bytes or a path, got list"),
     (Image((None, None, 3)), np.zeros((4, 4, 1), np.uint8),
      "expected shape (None, None, 3), got (4, 4, 1)"),
-    (Image((None, None, 3), encoding="jpeg"), image_file(RGB, "PNG"),
-     f"{IMAGE_JPEG}: expected JPEG bytes, got a PNG image; give the decoded array to re-encode it"),
+    (Image((None, None, 3), encoding="jpeg"), image_file(RGB, "GIF"),
+     f"{IMAGE_JPEG}: expected a PNG or JPEG file, got a GIF image; give the decoded array to "
+     "encode it"),
     (Image((None, None, 1), encoding="png"), image_file(RGB, "PNG"),
      "expected 1 channel(s) (mode L), got a PNG image in mode RGB; convert it, or give the "
      "decoded array"),

@@ -17,7 +17,8 @@ def test_defaults_are_a_plain_prepare() -> None:
         None,
         1,
     )
-    assert (options.beam_pipeline_options, options.shard_bytes) == (None, DEFAULT_SHARD_BYTES)
+    assert (options.beam_pipeline_options, options.shard_bytes) == (None, None)
+    assert DEFAULT_SHARD_BYTES == 1 << 30  # what None comes to without an interrupted prepare
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.num_proc = 2  # type: ignore[misc]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from catalog.errors import CatalogError
 from catalog.present.site.entries import Entry, entries
 from catalog.present.site.html import GENERATOR
-from catalog.present.site.pages import Picture, dataset_page, index_page
+from catalog.present.site.pages import Picture, dataset_page, index_page, shell_name
 
 __all__ = [
     "GRID_COLUMNS",
@@ -59,11 +59,11 @@ class SiteReport:
 
 
 def _not_prepared_note(entry: Entry) -> str:
-    name = entry.full_name
+    name, arg = entry.full_name, shell_name(entry)
     return (
         f"No examples to show: {name} is not prepared in the data dir this site was built "
-        f"from. Run 'catalog prepare {name}', then 'catalog show {name}' draws examples, and "
-        "'catalog site' run again shows them here."
+        f'from. Run "catalog prepare {arg}", then "catalog show {arg}" draws examples, and '
+        '"catalog site" run again shows them here.'
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from catalog.api.builder import DatasetBuilder, builder
 from catalog.errors import CatalogError
@@ -16,6 +17,7 @@ from catalog.features import ClassLabel, Feature, Sequence
 from catalog.info.dataset_info import DatasetInfo
 from catalog.prepare.reuse import declared_info
 from catalog.spec.load import load_spec
+from catalog.spec.model import SPEC_FILE
 from catalog.spec.registry import list_datasets, resolve
 from catalog.storage.diskspace import disk_usage
 
@@ -44,10 +46,19 @@ class Entry:
     complete: bool
     #: Why the prepared copy's info could not be read ("" when it could).
     problem: str = ""
+    #: What names this dataset on a command line when its name does not: the builder
+    #: folder's absolute path (and ``/config``), for a dataset asked for by its folder.
+    folder_request: str = ""
 
     @property
     def full_name(self) -> str:
         return self.builder.full_name
+
+    @property
+    def request(self) -> str:
+        """What ``catalog prepare`` and ``catalog.data_source`` take to reach this dataset
+        (config) from any directory: its name, or its folder's path."""
+        return self.folder_request or self.full_name
 
     @property
     def slug(self) -> str:
@@ -64,16 +75,35 @@ class Entry:
         return {name: s.num_examples for name, s in self.builder.spec.splits.items()}
 
 
-def _entry(b: DatasetBuilder) -> Entry:
+def _entry(b: DatasetBuilder, folder_request: str) -> Entry:
     if not b.is_prepared:
-        return Entry(b, declared_info(b.spec), False, 0, True)
+        return Entry(b, declared_info(b.spec), False, 0, True, "", folder_request)
     try:
         info = b.info
     except CatalogError as exc:  # an unreadable dataset_info.json: show what the spec says
-        return Entry(b, declared_info(b.spec), False, 0, True, str(exc))
+        return Entry(b, declared_info(b.spec), False, 0, True, str(exc), folder_request)
     counts = {name: s.num_examples for name, s in info.splits.items()}
     expected = {name: s.num_examples for name, s in b.spec.splits.items()}
-    return Entry(b, info, True, disk_usage(b.data_path), counts == expected)
+    usage = disk_usage(b.data_path)
+    return Entry(b, info, True, usage, counts == expected, "", folder_request)
+
+
+def _by_folder(name: str) -> bool:
+    """Whether `name` asks for a builder folder by its path (with or without ``/config``
+    and ``:version``), not for a registered dataset: `resolve` tries the folder first."""
+    base = name.rpartition(":")[0] if ":" in name else name
+    return any(
+        part and (Path(part).expanduser() / SPEC_FILE).is_file()
+        for part in (name, base, base.rpartition("/")[0])
+    )
+
+
+def _folder_request(b: DatasetBuilder) -> str:
+    """The builder folder's absolute path (symlinks kept as given), with ``/config`` for a
+    config."""
+    assert b.spec.path is not None
+    folder = Path(b.spec.path).expanduser().absolute().as_posix()
+    return f"{folder}/{b.spec.config}" if b.spec.config is not None else folder
 
 
 def entries(
@@ -93,12 +123,14 @@ def entries(
             configs = [spec.config]
         else:
             configs = list(spec.configs)
+        by_folder = _by_folder(str(name))
         for config in configs:
             one = first
             if config != spec.config:
                 assert spec.path is not None
                 one = DatasetBuilder(load_spec(spec.path, config), data_dir=first.data_dir)
-            found.setdefault(one.full_name, _entry(one))
+            if one.full_name not in found:
+                found[one.full_name] = _entry(one, _folder_request(one) if by_folder else "")
     return [found[key] for key in sorted(found)]
 
 

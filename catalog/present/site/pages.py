@@ -7,6 +7,8 @@ added later shows up here without a change.
 
 from __future__ import annotations
 
+import json
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -16,7 +18,7 @@ from catalog.info.text import feature_rows
 from catalog.present.site.entries import Entry, class_labels, slug
 from catalog.present.site.html import esc, page, table, tag_links
 
-__all__ = ["MANY_CLASSES", "Picture", "dataset_page", "index_page"]
+__all__ = ["MANY_CLASSES", "Picture", "dataset_page", "index_page", "shell_name"]
 
 #: Class name lists longer than this start collapsed.
 MANY_CLASSES = 20
@@ -159,14 +161,22 @@ def _facts(entry: Entry) -> str:
     return f'<dl class="facts">\n{items}\n</dl>'
 
 
+def shell_name(entry: Entry) -> str:
+    """The dataset as a command-line argument: its name, or its builder folder's path,
+    quoted for a POSIX shell when it needs to be."""
+    return shlex.quote(entry.request)
+
+
 def _usage(entry: Entry) -> str:
-    name = entry.full_name
+    name = shell_name(entry)
     first = next(iter(entry.info.splits), "train")
+    # Inside "...": JSON's escapes are Python's too.
+    literal = json.dumps(entry.request, ensure_ascii=False)[1:-1]
     return f"""\
 <pre class="usage"><code>catalog prepare {esc(name)}
 catalog info {esc(name)}</code></pre>
 <pre class="usage"><code>import catalog
-ds = catalog.data_source("{esc(name)}", split="{esc(first)}")
+ds = catalog.data_source("{esc(literal)}", split="{esc(first)}")
 ds[0]   # {{{esc(", ".join(f"{k!r}: ..." for k in entry.info.features))}}}</code></pre>"""
 
 
@@ -252,7 +262,7 @@ def _picture(entry: Entry, picture: Picture) -> str:
         alt = f"{picture.count} examples of {entry.full_name} {picture.split}"
         caption = (
             f"The first {picture.count} examples of the {esc(picture.split)} split, as "
-            f"<code>catalog show {esc(entry.full_name)} --split {esc(picture.split)} "
+            f"<code>catalog show {esc(shell_name(entry))} --split {esc(picture.split)} "
             f"-n {picture.count}</code> draws them."
         )
         return (
