@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,3 +121,29 @@ def first50_builder(tmp_path: Path, server: LoopbackServer) -> Path:
     )
     (folder / "builder.yaml").write_text(spec)
     return folder
+
+
+#: A prepare that is killed (SIGKILL: nothing cleans up) once it has written N shards.
+_KILL_AFTER = """\
+import os, signal, sys
+import catalog
+from catalog.prepare.options import PrepareOptions
+from catalog.prepare.progress import PrepareProgress
+
+class KillAfter(PrepareProgress):
+    def unit_done(self, outcome, *, ticked=0):
+        super().unit_done(outcome, ticked=ticked)
+        if self.written == int(sys.argv[3]):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+b = catalog.builder(sys.argv[1], data_dir=sys.argv[2])
+b.prepare(PrepareOptions(shard_bytes=int(sys.argv[4])), progress=KillAfter(b.full_name, "none"))
+"""
+
+
+def kill_prepare_after(folder: Path, data_dir: Path, units: int, shard_bytes: int) -> None:
+    """Prepare `folder` into `data_dir` in a real process that SIGKILLs itself once `units`
+    shards are written, as an OOM killer or a lost machine would."""
+    args = [str(folder), str(data_dir), str(units), str(shard_bytes)]
+    killed = subprocess.run([sys.executable, "-c", _KILL_AFTER, *args], timeout=300)
+    assert killed.returncode == -9, killed

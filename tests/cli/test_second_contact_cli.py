@@ -15,26 +15,9 @@ import catalog
 from catalog.errors import NotPreparedError
 from catalog.testing.http_server import LoopbackServer
 
-from conftest import idx_builder
+from conftest import idx_builder, kill_prepare_after
 
 SHARD = 60_000  # bytes: 300 28x28 examples make 5 shards
-
-#: A prepare that is killed (SIGKILL, nothing cleans up) once it has written N shards.
-KILL_AFTER = """\
-import os, signal, sys
-import catalog
-from catalog.prepare.options import PrepareOptions
-from catalog.prepare.progress import PrepareProgress
-
-class KillAfter(PrepareProgress):
-    def unit_done(self, outcome, *, ticked=0):
-        super().unit_done(outcome, ticked=ticked)
-        if self.written == int(sys.argv[3]):
-            os.kill(os.getpid(), signal.SIGKILL)
-
-b = catalog.builder(sys.argv[1], data_dir=sys.argv[2])
-b.prepare(PrepareOptions(shard_bytes=int(sys.argv[4])), progress=KillAfter(b.full_name, "none"))
-"""
 
 
 def cli(*args: str, data_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -92,10 +75,7 @@ def interrupted(tmp_path: Path, server: LoopbackServer) -> tuple[Path, Path]:
     """A builder folder whose first prepare was killed after 2 of its 5 shards."""
     folder = idx_builder(tmp_path, server, 300)
     data = tmp_path / "data"
-    killed = subprocess.run(
-        [sys.executable, "-c", KILL_AFTER, str(folder), str(data), "2", str(SHARD)], timeout=300
-    )
-    assert killed.returncode == -9
+    kill_prepare_after(folder, data, 2, SHARD)
     assert len(list(data.glob("tiny/1.0.0.incomplete-*/*.array_record-*"))) == 2
     return folder, data
 

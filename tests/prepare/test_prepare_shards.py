@@ -27,7 +27,7 @@ from catalog.storage.locking import dataset_lock
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
-from conftest import idx_builder, write_builder
+from conftest import idx_builder, kill_prepare_after, write_builder
 
 SHARD = 60_000  # bytes: 300 28x28 examples (about 1000 bytes each, framed) make 5 shards
 
@@ -116,31 +116,12 @@ def test_a_malformed_beam_option_is_a_usage_error(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-_KILL_AFTER = """\
-import os, signal, sys
-import catalog
-from catalog.prepare.options import PrepareOptions
-from catalog.prepare.progress import PrepareProgress
-
-class KillAfter(PrepareProgress):
-    def unit_done(self, outcome, *, ticked=0):
-        super().unit_done(outcome, ticked=ticked)
-        if self.written == int(sys.argv[3]):
-            os.kill(os.getpid(), signal.SIGKILL)  # as hard as a kill gets: nothing cleans up
-
-b = catalog.builder(sys.argv[1], data_dir=sys.argv[2])
-b.prepare(PrepareOptions(shard_bytes=int(sys.argv[4])), progress=KillAfter(b.full_name, "none"))
-"""
-
-
 def test_a_killed_prepare_resumes_and_redoes_only_the_rest(
     tmp_path: Path, server: LoopbackServer
 ) -> None:
     folder = idx_builder(tmp_path, server, 300)
     data = tmp_path / "data"
-    args = [str(folder), str(data), "2", str(SHARD)]
-    killed = subprocess.run([sys.executable, "-c", _KILL_AFTER, *args], timeout=300)
-    assert killed.returncode == -9
+    kill_prepare_after(folder, data, 2, SHARD)
     b = catalog.builder(folder, data_dir=data)
     assert not b.is_prepared
     (work,) = data.glob("tiny/1.0.0.incomplete-*")
@@ -164,10 +145,7 @@ def test_a_killed_prepare_resumes_and_redoes_only_the_rest(
 def test_overwrite_does_not_resume(tmp_path: Path, server: LoopbackServer) -> None:
     folder = idx_builder(tmp_path, server, 300)
     data = tmp_path / "data"
-    killed = subprocess.run(
-        [sys.executable, "-c", _KILL_AFTER, str(folder), str(data), "3", str(SHARD)], timeout=300
-    )
-    assert killed.returncode == -9
+    kill_prepare_after(folder, data, 3, SHARD)
     b = catalog.builder(folder, data_dir=data)
     config = resolve_config(None, data_dir=data)
     done = prepare_dataset(
@@ -181,10 +159,7 @@ def test_a_different_plan_never_resumes_and_stale_work_dirs_go(
 ) -> None:
     folder = idx_builder(tmp_path, server, 300)
     data = tmp_path / "data"
-    killed = subprocess.run(
-        [sys.executable, "-c", _KILL_AFTER, str(folder), str(data), "2", str(SHARD)], timeout=300
-    )
-    assert killed.returncode == -9
+    kill_prepare_after(folder, data, 2, SHARD)
     (stale,) = data.glob("tiny/1.0.0.incomplete-*")
     b = catalog.builder(folder, data_dir=data)
     config = resolve_config(None, data_dir=data)

@@ -13,32 +13,13 @@ import catalog
 from catalog.prepare.options import PrepareOptions
 from catalog.testing.http_server import LoopbackServer
 
-from conftest import idx_builder
+from conftest import idx_builder, kill_prepare_after
 
 SHARD = 60_000  # bytes: 300 28x28 examples make 5 shards
 
-KILL_AFTER = """\
-import os, signal, sys
-import catalog
-from catalog.prepare.options import PrepareOptions
-from catalog.prepare.progress import PrepareProgress
-
-class KillAfter(PrepareProgress):
-    def unit_done(self, outcome, *, ticked=0):
-        super().unit_done(outcome, ticked=ticked)
-        if self.written == int(sys.argv[3]):
-            os.kill(os.getpid(), signal.SIGKILL)
-
-b = catalog.builder(sys.argv[1], data_dir=sys.argv[2])
-b.prepare(PrepareOptions(shard_bytes=int(sys.argv[4])), progress=KillAfter(b.full_name, "none"))
-"""
-
 
 def kill_after_two(folder: Path, data: Path) -> Path:
-    killed = subprocess.run(
-        [sys.executable, "-c", KILL_AFTER, str(folder), str(data), "2", str(SHARD)], timeout=300
-    )
-    assert killed.returncode == -9
+    kill_prepare_after(folder, data, 2, SHARD)
     (work,) = data.glob("tiny/1.0.0.incomplete-*")
     assert len(list(work.glob("*.array_record-*"))) == 2
     return work
