@@ -148,7 +148,7 @@ def bench_prepare(
     first = seconds(lambda: builder.download_and_prepare(download_dir=downloads))
     again = []
     for _ in range(repeat):
-        shutil.rmtree(builder.data_path)
+        shutil.rmtree(builder.data_path.parent)  # the pointer and its generations
         again.append(seconds(lambda: builder.download_and_prepare(download_dir=downloads)))
     reuse = [
         seconds(lambda: builder.download_and_prepare(download_dir=downloads))

@@ -271,13 +271,17 @@ class Chromium:
             self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": char})
 
     def key(self, key: str) -> None:
-        """Press and release a named key without text (``Backspace``, ``Enter``, ``Tab``)."""
+        """Press and release a named key (``Backspace``, ``Enter``, ``Tab``). Enter types its
+        "\\r" as a keyboard's does, so it submits a form as a user's Enter would."""
         codes = {"Backspace": 8, "Tab": 9, "Enter": 13, "Escape": 27, "Delete": 46}
         code = codes.get(key, 0)
-        for kind in ("rawKeyDown", "keyUp"):
+        down: dict[str, Any] = {"type": "rawKeyDown"}
+        if key == "Enter":
+            down = {"type": "keyDown", "text": "\r", "unmodifiedText": "\r"}
+        for event in (down, {"type": "keyUp"}):
             self.send(
                 "Input.dispatchKeyEvent",
-                {"type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code},
+                {**event, "key": key, "code": key, "windowsVirtualKeyCode": code},
             )
 
     def wait_until(self, condition: str) -> Any:

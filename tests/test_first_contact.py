@@ -160,7 +160,8 @@ def test_a_deleted_or_damaged_shard_is_found(tmp_path: Path, server: LoopbackSer
     # `prepare` does not call it reused: it prepares it again.
     result = cli("prepare", str(folder), "--data-dir", str(data))
     assert result.returncode == 0 and "prepared in" in result.stdout, result.stdout
-    # A shard truncated to garbage of the same size.
+    # A shard truncated to garbage of the same size (in the generation prepared now).
+    shard = Path(catalog.data_source(folder, split="train", data_dir=data)._records.paths[0])
     shard.write_bytes(b"\0" * shard.stat().st_size)
     fresh = catalog.data_source(folder, split="train", data_dir=data, download=False)
     with pytest.raises(catalog.ShardError, match="not a readable ArrayRecord file"):
@@ -342,7 +343,7 @@ def test_too_little_free_space_for_the_shards_is_refused_before_writing(
     message = str(info.value)
     assert "not enough free space" in message and "the shards of tiny (1 to write)" in message
     assert "1.0 MiB free" in message
-    assert sorted(p.name for p in (tmp_path / "data" / "tiny").iterdir()) == [
-        ".1.0.0.lock",
-        "1.0.0",
-    ]  # the earlier copy stays; no work dir is left
+    gen = b.data_path.resolve().name  # the pointer 1.0.0 and the generation it names
+    assert sorted(p.name for p in (tmp_path / "data" / "tiny").iterdir()) == sorted(
+        [".1.0.0.lock", "1.0.0", gen, f".{gen}.readers"]
+    )  # the earlier copy stays; no work dir is left

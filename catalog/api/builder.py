@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
 from catalog._util.units import count, format_size
-from catalog.api.local import local_info, open_local
+from catalog.api.local import local_dataset
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.info.splits import SplitArg, SplitsArg, check_split_names, each_split
@@ -20,6 +20,7 @@ from catalog.spec.model import BuilderSpec
 from catalog.spec.registry import resolve, version_matches
 from catalog.storage import paths
 from catalog.storage.diskspace import disk_usage
+from catalog.storage.generations import Pin, pin
 from catalog.storage.locking import work_dirs
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
@@ -37,7 +38,8 @@ class DatasetBuilder:
     data sources.
 
     Prepared data lives in ``<data_dir>/<name>/<version>/``, or
-    ``<data_dir>/<name>/<config>/<version>/`` for a dataset with configs.
+    ``<data_dir>/<name>/<config>/<version>/`` for a dataset with configs: a pointer to the
+    generation prepared last (`catalog.storage.generations`), which data sources pin.
     """
 
     def __init__(self, spec: BuilderSpec, *, data_dir: PathLike | None = None) -> None:
@@ -83,10 +85,17 @@ class DatasetBuilder:
         return self._prepared_info() or declared_info(self.spec)
 
     def _prepared_info(self) -> DatasetInfo | None:
-        if not (self.data_path / INFO_FILE).is_file():
+        opened = self._open_prepared()
+        return None if opened is None else opened[1]
+
+    def _open_prepared(self) -> tuple[Pin, DatasetInfo] | None:
+        """The generation `data_path` names, pinned, with its info (read from it: never
+        another generation's); None when none is prepared from this builder."""
+        generation = pin(self.data_path)
+        if not (generation.path / INFO_FILE).is_file():
             return None
-        info = DatasetInfo.read(self.data_path)
-        return None if foreign_to(info, self.spec, self.data_path) else info
+        info = DatasetInfo.read(generation.path)
+        return None if foreign_to(info, self.spec, self.data_path) else (generation, info)
 
     def not_prepared_error(
         self, asked: str | None = None, data_dir: str | None = None
@@ -223,11 +232,12 @@ class DatasetBuilder:
         ``as_supervised=True`` returns ``(input, target)`` tuples of the supervised keys.
         """
         self._check_split(split)
-        info = self._prepared_info()
-        if info is None:
+        opened = self._open_prepared()
+        if opened is None:
             raise self.not_prepared_error(data_dir=str(self.data_dir))
+        generation, info = opened  # the sources read this generation only, and hold it
         return open_sources(
-            self.data_path, info, split, decoders=decoders, as_supervised=as_supervised
+            generation.path, info, split, decoders=decoders, as_supervised=as_supervised
         )
 
     def __repr__(self) -> str:
@@ -327,9 +337,12 @@ def data_source(
     >>> ds["train"][0]["image"].shape       # doctest: +SKIP
     (28, 28, 1)
     """
-    info = local_info(name)  # a dataset directory (TFDS's or catalog's): read where it is
-    if info is not None:
-        return open_local(name, info, split=split, decoders=decoders, as_supervised=as_supervised)
+    local = local_dataset(name)  # a dataset directory (TFDS's or catalog's): read where it is
+    if local is not None:
+        generation, info = local
+        return open_sources(
+            generation.path, info, split, decoders=decoders, as_supervised=as_supervised
+        )
     b = builder(name, data_dir=data_dir)
     b._check_split(split)
     if download and not _complete(b):

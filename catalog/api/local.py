@@ -1,6 +1,8 @@
 """Datasets opened by the path of their directory, without a builder: one TensorFlow
 Datasets prepared (``~/tensorflow_datasets/mnist/3.0.1``, see `catalog.interop.tfds`), or one
 catalog prepared or imported (``<data dir>/mnist/3.0.1``, holding catalog's dataset_info.json).
+A path that is a generation's pointer (`catalog.storage.generations`) is resolved once: the info
+and the shards are read from the one generation it names.
 
 `catalog.data_source(path)`, `catalog info PATH`, `catalog show PATH` and `catalog export
 PATH` use `local_info` and `open_local`.
@@ -17,8 +19,9 @@ from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.info.splits import SplitsArg
 from catalog.interop.tfds.directory import is_tfds_dir, read_tfds_info
 from catalog.read.data_source import DataSource, Decoder, open_sources
+from catalog.storage.generations import Pin, pin
 
-__all__ = ["is_prepared_dir", "local_info", "open_local"]
+__all__ = ["is_prepared_dir", "local_dataset", "local_info", "open_local"]
 
 
 def is_prepared_dir(path: str | os.PathLike[str]) -> bool:
@@ -36,11 +39,19 @@ def is_prepared_dir(path: str | os.PathLike[str]) -> bool:
 
 def local_info(path: str | os.PathLike[str]) -> DatasetInfo | None:
     """The info of the dataset directory at `path`, or None when it is not one."""
-    folder = Path(path).expanduser()
+    local = local_dataset(path)
+    return None if local is None else local[1]
+
+
+def local_dataset(path: str | os.PathLike[str]) -> tuple[Pin, DatasetInfo] | None:
+    """The dataset directory at `path` (the generation it names, pinned) and its info, or
+    None when it is not one."""
+    generation = pin(Path(path).expanduser())
+    folder = generation.path
     if is_tfds_dir(folder):
-        return read_tfds_info(folder)
+        return generation, read_tfds_info(folder)
     if is_prepared_dir(folder):
-        return DatasetInfo.read(folder)
+        return generation, DatasetInfo.read(folder)
     return None
 
 
@@ -52,6 +63,7 @@ def open_local(
     decoders: Mapping[str, Decoder] | None = None,
     as_supervised: bool = False,
 ) -> DataSource | list[DataSource] | dict[str, DataSource]:
-    """Data sources over the dataset directory `path` whose info is `info`."""
+    """Data sources over the dataset directory `path` whose info is `info` (when `path` is a
+    pointer that names another generation by now, `DataSource` says so)."""
     folder = Path(path).expanduser()
     return open_sources(folder, info, split, decoders=decoders, as_supervised=as_supervised)

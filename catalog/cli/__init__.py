@@ -3,8 +3,13 @@
 `--version` load nothing but argparse.
 
 Exit codes: 0 everything asked for was done; 1 at least one dataset failed (the others still
-ran) or `verify` found a problem; 2 usage error (bad arguments, unknown dataset or split, a
-dataset that must be prepared first). Errors print one line on stderr, never a traceback.
+ran) or `verify` found a problem; 2 usage error (bad arguments, an unknown dataset or split, a
+dataset that must be prepared first, a malformed builder.yaml, an unusable data dir, a
+missing optional library); 3 data error (a source file, download, shard or record that is
+missing, corrupt or does not match its description: SourceFormatError, FeatureError,
+ShardError, ChecksumError, DownloadError). Which catalog error gives 2 and which 3 is decided
+in one place, `catalog.cli.common.EXIT_CODES`, by the error's class; `catalog --help` lists
+the codes. Errors print one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -17,7 +22,15 @@ from collections.abc import Sequence
 
 from catalog._version import __version__
 from catalog.cli.commands import COMMANDS, find
-from catalog.cli.common import ENVIRONMENT, EXIT_OK, EXIT_USAGE, HelpFormatter, Parser, error
+from catalog.cli.common import (
+    ENVIRONMENT,
+    EXIT_HELP,
+    EXIT_OK,
+    HelpFormatter,
+    Parser,
+    error,
+    exit_code,
+)
 from catalog.errors import CatalogError
 
 __all__ = ["main"]
@@ -41,7 +54,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     parser = Parser(
         prog="catalog",
         description="Download, verify and prepare datasets; read them as NumPy, no TensorFlow.",
-        epilog=f"{EXAMPLES}\n{ENVIRONMENT}",
+        epilog=f"{EXAMPLES}\n{EXIT_HELP}\n{ENVIRONMENT}",
         formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"catalog {__version__}")
@@ -64,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.run(args)
     except CatalogError as exc:
         error(str(exc))
-        return EXIT_USAGE
+        return exit_code(exc)
     except KeyboardInterrupt:
         error("interrupted")
         return 130

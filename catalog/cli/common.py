@@ -7,6 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from catalog import errors
 from catalog.cli.commands import find
 from catalog.storage import environment as env
 
@@ -15,6 +16,8 @@ if TYPE_CHECKING:  # the API (and NumPy behind it) is imported by the commands t
 
 __all__ = [
     "ENVIRONMENT",
+    "EXIT_CODES",
+    "EXIT_DATA",
     "EXIT_FAILED",
     "EXIT_OK",
     "EXIT_USAGE",
@@ -23,10 +26,42 @@ __all__ = [
     "dataset_label",
     "dataset_name",
     "error",
+    "exit_code",
     "positive_int",
 ]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DATA = 0, 1, 2, 3
+
+#: The exit code of a command that stopped on one of catalog's errors, by the error's class
+#: (`catalog.errors`; the nearest class in its MRO decides): what the user asked for cannot be
+#: done as asked (2), or the data is bad (3). The one place this is decided; `catalog --help`
+#: shows `EXIT_HELP`, which says the same.
+EXIT_CODES: dict[type[errors.CatalogError], int] = {
+    # usage: fix the command, its arguments or the environment
+    errors.DatasetNotFoundError: EXIT_USAGE,  # no dataset of that name, no such directory
+    errors.SplitError: EXIT_USAGE,  # no such split, a malformed split spec
+    errors.SpecError: EXIT_USAGE,  # the user's builder.yaml / registry, a target that exists
+    errors.NotPreparedError: EXIT_USAGE,  # prepare it first
+    errors.StorageError: EXIT_USAGE,  # an unusable data or download dir
+    errors.MissingDependencyError: EXIT_USAGE,  # pip install the extra
+    # data: the files, downloads, shards or records are not what they must be
+    errors.SourceFormatError: EXIT_DATA,
+    errors.FeatureError: EXIT_DATA,
+    errors.ShardError: EXIT_DATA,
+    errors.ChecksumError: EXIT_DATA,
+    errors.DownloadError: EXIT_DATA,
+    errors.PipelineError: EXIT_DATA,
+}
+
+#: The exit codes, as `catalog --help` ends with them (the README says the same).
+EXIT_HELP = """exit codes:
+  0  everything asked for was done
+  1  some datasets failed (the others were done), or verify found a problem
+  2  usage: bad arguments, an unknown dataset or split, a dataset to prepare first,
+     a malformed builder.yaml, an unusable data dir, a missing optional library
+  3  data: a source file, download, shard or record is missing, corrupt or does not
+     match its description (checksums, features)
+"""
 
 #: Every environment variable catalog reads, shown in `catalog --help` and each command's help
 #: (the README's "Environment variables" says the same).
@@ -113,6 +148,16 @@ def dataset_name(b: DatasetBuilder) -> str:
 def dataset_label(b: DatasetBuilder) -> str:
     """``name[/config] version``: how output lines name a dataset."""
     return f"{dataset_name(b)} {b.version}"
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit code for a command stopped by `exc` (see `EXIT_CODES`); EXIT_DATA for a
+    catalog error no entry names."""
+    for cls in type(exc).__mro__:
+        code = EXIT_CODES.get(cls)
+        if code is not None:
+            return code
+    return EXIT_DATA
 
 
 def error(message: str) -> None:

@@ -15,6 +15,7 @@ from catalog.api.local import local_info
 from catalog.cli.common import EXIT_OK, add_command, add_dataset_args
 from catalog.info.dataset_info import DatasetInfo
 from catalog.info.text import Location, format_info
+from catalog.present.strings import no_surrogates
 from catalog.spec.model import BuilderSpec
 from catalog.storage.diskspace import disk_usage
 
@@ -68,18 +69,24 @@ def run(args: argparse.Namespace) -> int:
                 "data_path": str(path),
                 "prepared_size": location.num_bytes,
             }
-            print(json.dumps(document, indent=2, ensure_ascii=False))
+            print(no_surrogates(json.dumps(document, indent=2, ensure_ascii=False)))
         else:
-            sys.stdout.write(format_info(local, location))
+            sys.stdout.write(no_surrogates(format_info(local, location)))
         return EXIT_OK
     b = builder(args.name, data_dir=args.data_dir)
     prepared = b.is_prepared
     info = b.info
     location = Location(b.data_path, prepared, disk_usage(b.data_path) if prepared else 0)
     if args.json:
-        print(json.dumps(info_json(info, location, b.spec), indent=2, ensure_ascii=False))
+        print(
+            no_surrogates(
+                json.dumps(info_json(info, location, b.spec), indent=2, ensure_ascii=False)
+            )
+        )
     else:
         configs = b.spec.configs
         default = b.spec.default_config
-        sys.stdout.write(format_info(info, location, configs=configs, default_config=default))
+        sys.stdout.write(
+            no_surrogates(format_info(info, location, configs=configs, default_config=default))
+        )
     return EXIT_OK

@@ -1,6 +1,7 @@
 """`catalog rm NAME...` (or `clean`): remove prepared datasets and, with --downloads, their files.
 
-What goes: ``<data_dir>/<name>[/<config>]/<version>/`` (and leftovers of killed runs beside
+What goes: ``<data_dir>/<name>[/<config>]/<version>/`` (the pointer and every generation of
+it no running process reads, `catalog.storage.generations`; and leftovers of killed runs beside
 it), removed under the lock `catalog prepare` holds, so a prepare running meanwhile is waited
 for, never cut in half. With ``--downloads``, also the download cache entries of the files the
 dataset's spec lists (by their cache path ``<sha256[:16]>-<filename>``, with their records,
@@ -11,6 +12,7 @@ touched. Removing what is not there is not an error: the command says so and exi
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from catalog.cli.common import (
 )
 from catalog.storage import paths
 from catalog.storage.diskspace import disk_usage
+from catalog.storage.generations import collect, generations, remove_pointer
 from catalog.storage.locking import dataset_lock, work_dirs
 
 __all__ = ["register"]
@@ -65,25 +68,40 @@ def _remove(path: Path) -> None:
 
 
 def _remove_prepared(b: DatasetBuilder, dry_run: bool) -> str:
-    """Remove the prepared version under the prepare lock; a line saying what happened."""
+    """Remove the prepared version under the prepare lock: its pointer, every generation no
+    reader holds (`catalog.storage.generations`) and the work dirs; a line saying what
+    happened."""
     target, label = b.data_path, dataset_label(b)
     if not target.parent.is_dir():
         return f"{label}: not prepared in {b.data_dir}; nothing to remove"
     with dataset_lock(target):
         leftovers = work_dirs(target)
-        doomed = ([target] if target.exists() else []) + leftovers
-        if not doomed:
+        prepared = os.path.lexists(target)
+        plain = [target] if target.is_dir() and not target.is_symlink() else []
+        kept = generations(target)
+        if not (prepared or kept or leftovers):
             return f"{label}: not prepared in {b.data_dir}; nothing to remove"
-        size = format_size(sum(disk_usage(path) for path in doomed))
-        what = str(target) if target.exists() else ""
+        sizes = {path: disk_usage(path) for path in [*plain, *kept, *leftovers]}
+        size = format_size(sum(sizes.values()))
+        what = str(target) if prepared or kept else ""
         if leftovers:  # name them: a work dir is not the prepared copy
             work = f"{count(len(leftovers), 'work dir')} of an interrupted prepare"
             what = f"{what} and {work}" if what else f"{work} ({', '.join(map(str, leftovers))})"
         if dry_run:
             return f"{label}: would remove {what} ({size})"
-        for path in doomed:
+        remove_pointer(target)
+        held = collect(target)
+        for path in leftovers:
             _remove(path)
-        return f"{label}: removed {what} ({size})"
+        freed = sum(sizes.values()) - sum(sizes.get(path, 0) for path in held)
+        line = f"{label}: removed {what} ({format_size(freed)})"
+        if held:  # an open data source still reads it: the next rm or prepare removes it
+            line += (
+                f"; {count(len(held), 'generation')} still read by a running process "
+                f"{'is' if len(held) == 1 else 'are'} left until it closes them "
+                f"({', '.join(map(str, held))}): run 'catalog rm' again then"
+            )
+        return line
 
 
 def _remove_downloads(b: DatasetBuilder, download_dir: Path, dry_run: bool) -> str:

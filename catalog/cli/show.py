@@ -5,6 +5,7 @@ example's text or a table of rows, printed (or written to -o)."""
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from catalog.api.builder import builder
@@ -21,6 +22,7 @@ from catalog.cli.common import (
 )
 from catalog.errors import NotPreparedError
 from catalog.present.show import MAX_EXAMPLES, MAX_SIDE, show_examples, show_kind
+from catalog.present.strings import no_surrogates
 from catalog.read.data_source import DataSource
 
 __all__ = ["register"]
@@ -80,6 +82,20 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 #: The picture formats `-o` can write, by file suffix.
 IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG"}
+#: What a default output file name keeps of a dataset's name; anything else becomes "_".
+_UNSAFE = re.compile(r"[^\w.-]|[\ud800-\udfff]")
+
+
+def file_stem(name: str) -> str:
+    """The default output file's stem for a dataset named `name`: the name itself for every
+    registered one; for a dataset directory, whose info names it freely, one file in the
+    current dir (no "/" or "..", no surrogate, at most 100 characters).
+
+    >>> file_stem("cmaterdb-telugu"), file_stem("../../etc/x"), file_stem("a\\ud800")
+    ('cmaterdb-telugu', '_.._etc_x', 'a_')
+    """
+    stem = _UNSAFE.sub("_", name[:100]).lstrip(".")
+    return stem or "examples"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         label, features, tags = dataset_name(b), b.spec.features, b.spec.tags
         if split is None:
             split = "train" if "train" in b.spec.splits else next(iter(b.spec.splits))
-    output = args.output or Path(f"{name}.png")
+    output = args.output or Path(f"{file_stem(name)}.png")
     as_text = show_kind(features, tags, args.image_key) in ("text", "table")
     image_format = IMAGE_FORMATS.get(output.suffix.lower())
     if image_format is None and not as_text:
@@ -139,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     count = min(args.num_examples, len(ds))
     size = f"{grid.width}x{grid.height} px"
-    print(f"wrote {output}: {count} examples of {label} {split} ({size})")
+    print(no_surrogates(f"wrote {output}: {count} examples of {label} {split} ({size})"))
     return EXIT_OK
 
 
@@ -162,5 +178,6 @@ def _print_text(args: argparse.Namespace, ds: DataSource) -> int:
     except OSError as exc:
         error(f"cannot write {args.output}: {exc.strerror or exc}")
         return EXIT_FAILED
-    print(f"wrote {args.output}: {min(args.num_examples, len(ds))} examples of {args.name}")
+    count = min(args.num_examples, len(ds))
+    print(no_surrogates(f"wrote {args.output}: {count} examples of {args.name}"))
     return EXIT_OK

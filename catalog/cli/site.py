@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from catalog.cli.common import EXIT_FAILED, EXIT_OK, add_command, error
+from catalog.errors import CatalogError
 from catalog.storage import paths
 
 __all__ = ["register"]
@@ -44,14 +45,24 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def run(args: argparse.Namespace) -> int:
     from catalog.present.site import build_site  # the page renderers: only this command needs them
+    from catalog.present.strings import no_surrogates
 
-    report = build_site(args.output, args.names, data_dir=args.data_dir)
+    try:
+        report = build_site(args.output, args.names, data_dir=args.data_dir)
+    except CatalogError:  # an unknown dataset, an output folder of something else
+        raise
+    except OSError as exc:  # the output's parent cannot be written, the disk is full
+        error(f"cannot write {args.output}: {exc.strerror or exc}")
+        return EXIT_FAILED
     for name, problem in sorted(report.problems.items()):
         error(f"{name}: {problem}")
     count = len(report.entries)
+    # A path given in bytes that are not UTF-8 holds surrogates: printable only replaced.
     print(
-        f"wrote {args.output}: {count} dataset page{'s' * (count != 1)}, "
-        f"{report.grids} example grid{'s' * (report.grids != 1)}; "
-        f"open {args.output / 'index.html'}"
+        no_surrogates(
+            f"wrote {args.output}: {count} dataset page{'s' * (count != 1)}, "
+            f"{report.grids} example grid{'s' * (report.grids != 1)}; "
+            f"open {args.output / 'index.html'}"
+        )
     )
     return EXIT_FAILED if report.problems else EXIT_OK

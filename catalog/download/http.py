@@ -76,6 +76,10 @@ def fetch(
         raise _request_failure(exc) from exc
     with response:
         start = _check_status(response, start, resource, part)
+        if resource.size == 0:  # nothing is read for it: a body it announces is not empty
+            length = response.headers.get("Content-Length", "")
+            if length.isdigit() and int(length):
+                raise _oversized(resource, response, int(length), start)
         digest = Digest.of_file(part) if start else Digest()
         with open(part, "ab" if start else "wb") as out:
             try:

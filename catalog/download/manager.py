@@ -306,8 +306,11 @@ class DownloadManager:
         """One attempt at ``url``: resume the part file, verify, move into the cache."""
         part = self.cache.part_path(resource)
         part.parent.mkdir(parents=True, exist_ok=True)
-        start = part.stat().st_size if part.is_file() and resource.registered else 0
-        if resource.size is not None and start >= resource.size:  # complete, never moved
+        held = part.is_file() and resource.registered
+        start = part.stat().st_size if held else 0
+        # A part file as long as the file (never moved into the cache) is complete. Only one
+        # that exists: a registered empty file (size 0) has no part file until it is fetched.
+        if held and resource.size is not None and start >= resource.size:
             digest = Digest.of_file(part)
             try:
                 verify(resource, digest)

@@ -12,13 +12,16 @@ import numpy as np
 from catalog.errors import FeatureError
 from catalog.features.base import Feature
 
-__all__ = ["JPEG_QUALITY", "RAW_MAX_BYTES", "Image"]
+__all__ = ["JPEG_QUALITY", "MAX_PIXELS", "RAW_MAX_BYTES", "Image"]
 
 #: Images with a fully known shape up to this many bytes are stored raw by default: decoding
 #: a 28x28 PNG costs about six times the record read itself, raw costs nothing.
 RAW_MAX_BYTES = 64 * 64 * 4
 #: The quality arrays are encoded with when the encoding is "jpeg" (Pillow's scale, 1-95).
 JPEG_QUALITY = 95
+#: The most pixels an image file from foreign data (`Image.decode_file`) may have: Pillow's
+#: own limit (``PIL.Image.MAX_IMAGE_PIXELS``, past which it only warns), as an error.
+MAX_PIXELS = 89_478_485
 _ENCODINGS = ("raw", "png", "jpeg")
 #: The file formats a png or jpeg feature stores as they are, whichever its encoding: the
 #: file's own signature says which it is and decoding (Pillow) reads it from there, so a
@@ -138,34 +141,11 @@ class Image(Feature):
 
     def _encode_file(self, data: bytes) -> bytes:
         """Check an image file's header; keep its bytes when they already fit the feature."""
-        from PIL import Image as PILImage
-        from PIL import UnidentifiedImageError
-
-        try:
-            img = PILImage.open(io.BytesIO(data))
-        except (UnidentifiedImageError, OSError, ValueError):
-            raise self._error(
-                f"the {len(data)} bytes given are not an image file Pillow can read"
-            ) from None
+        img = self._open_file(data)
         with img:
+            self._check_header(img)
             width, height = img.size
-            want_h, want_w = self.shape[:2]
-            if (want_h not in (None, height)) or (want_w not in (None, width)):
-                raise self._error(
-                    f"expected shape {self.shape}, got a {img.format} image of "
-                    f"{height}x{width} pixels"
-                )
-            if self.encoding != "raw" and img.format not in _STORED_FORMATS:
-                raise self._error(
-                    f"expected a PNG or JPEG file, got a {img.format} image; give the "
-                    "decoded array to encode it"
-                )
             mode, target = img.mode, _MODES[self.channels]
-            if mode != target and mode not in _WIDENS_TO[target]:
-                raise self._error(
-                    f"expected {self.channels} channel(s) (mode {target}), got a {img.format} "
-                    f"image in mode {mode}; convert it, or give the decoded array"
-                )
             if self.encoding == "raw":  # the pixels themselves are stored
                 try:
                     array = np.array(img.convert(target) if mode != target else img)
@@ -181,6 +161,81 @@ class Image(Feature):
             except Exception as error:  # Pillow raises many types here: SyntaxError, OSError...
                 raise self._error(f"a damaged {img.format} file: {error}") from None
         return data
+
+    def _open_file(self, data: bytes) -> Any:
+        """Pillow's image of the file `data` (its header read, no pixel decoded yet)."""
+        from PIL import Image as PILImage
+
+        try:
+            return PILImage.open(io.BytesIO(data))
+        except PILImage.DecompressionBombError as error:
+            raise self._error(f"refused by Pillow: {error}") from None
+        except Exception:  # Pillow raises many types here: UnidentifiedImageError, OSError...
+            raise self._error(
+                f"the {len(data)} bytes given are not an image file Pillow can read"
+            ) from None
+
+    def _check_header(self, img: Any) -> None:
+        """An opened image file must have this feature's height, width and channels (or a
+        mode that widens to them) and, for png/jpeg, be a PNG or JPEG file."""
+        width, height = img.size
+        want_h, want_w = self.shape[:2]
+        if (want_h not in (None, height)) or (want_w not in (None, width)):
+            raise self._error(
+                f"expected shape {self.shape}, got a {img.format} image of {height}x{width} pixels"
+            )
+        if self.encoding != "raw" and img.format not in _STORED_FORMATS:
+            raise self._error(
+                f"expected a PNG or JPEG file, got a {img.format} image; give the "
+                "decoded array to encode it"
+            )
+        mode, target = img.mode, _MODES[self.channels]
+        if mode != target and mode not in _WIDENS_TO[target]:
+            raise self._error(
+                f"expected {self.channels} channel(s) (mode {target}), got a {img.format} "
+                f"image in mode {mode}; convert it, or give the decoded array"
+            )
+
+    def check_file(self, data: bytes) -> None:
+        """Check the header of an image file from data catalog did not write (a TFDS
+        directory, TFRecord files) without decoding its pixels: a PNG or JPEG of this
+        feature's height, width and channels, of at most `MAX_PIXELS` pixels. FeatureError
+        otherwise."""
+        self._check_size(data)
+        with self._open_file(data) as img:
+            self._check_header(img)
+
+    def decode_file(self, data: bytes) -> np.ndarray[Any, Any]:
+        """Decode an image file from data catalog did not write, checked: its header as
+        `check_file` does before any pixel is decoded, then the pixels (a damaged file is a
+        FeatureError, not Pillow's own exception). The checked counterpart of `decode`, which
+        reads catalog's own records (checked when they were written)."""
+        self._check_size(data)
+        with self._open_file(data) as img:
+            self._check_header(img)
+            target = _MODES[self.channels]
+            try:
+                array = np.array(img if img.mode == target else img.convert(target))
+            except Exception as error:  # truncated or corrupt data: OSError, SyntaxError, ...
+                raise self._error(f"a damaged {img.format} file: {error}") from None
+            width, height = img.size
+        if array.dtype != np.uint8 or array.size != height * width * self.channels:
+            raise self._error(
+                f"a {img.format} file of {height}x{width} pixels decoded to {array.dtype} "
+                f"{array.shape}, not {self.channels} uint8 channel(s)"
+            )
+        return array.reshape(height, width, self.channels)
+
+    def _check_size(self, data: bytes) -> None:
+        """Refuse a PNG or JPEG file whose header claims more than `MAX_PIXELS` pixels, read
+        from the header itself before Pillow opens it (Pillow would warn, or raise its own
+        error)."""
+        size = _header_size(data)
+        if size is not None and size[0] * size[1] > MAX_PIXELS:
+            raise self._error(
+                f"a file of {len(data)} bytes claims {size[0]}x{size[1]} pixels, more than the "
+                f"{MAX_PIXELS} an image may have (a decompression bomb?)"
+            )
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, buf: bytearray, offset: int, length: int) -> np.ndarray[Any, Any]:
@@ -219,6 +274,29 @@ class Image(Feature):
 
     def __repr__(self) -> str:
         return f"Image(shape={self.shape}, dtype={self.dtype.name!r}, encoding={self.encoding!r})"
+
+
+def _header_size(data: bytes) -> tuple[int, int] | None:
+    """(height, width) from a PNG's IHDR or a JPEG's first SOF marker; None for other data
+    or a header this does not find."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and len(data) >= 24:
+        return int.from_bytes(data[20:24], "big"), int.from_bytes(data[16:20], "big")
+    if data[:2] != b"\xff\xd8":
+        return None
+    pos = 2
+    while pos + 9 <= len(data) and data[pos] == 0xFF:
+        marker = data[pos + 1]
+        if marker == 0xFF:  # fill byte
+            pos += 1
+            continue
+        if 0xD0 <= marker <= 0xD9 or marker == 0x01:  # markers without a length
+            pos += 2
+            continue
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # start of frame
+            height = int.from_bytes(data[pos + 5 : pos + 7], "big")
+            return height, int.from_bytes(data[pos + 7 : pos + 9], "big")
+        pos += 2 + int.from_bytes(data[pos + 2 : pos + 4], "big")
+    return None
 
 
 def _save(img: Any, encoding: str) -> bytes:

@@ -11,10 +11,14 @@ bytes, class names, floats. A split says which Example key fills which feature::
       shapes: {image: "height,width,depth"}     # raw pixel bytes: the keys holding the shape
     num_examples: 60000
 
-How a key's list becomes a value: Image from PNG/JPEG bytes (stored as they are) or raw uint8
-pixels (shaped by `shapes`, else by the feature's shape); ClassLabel from an int or a class
-name; Scalar and Text from the first value; Tensor from the list reshaped to its shape (raw
-bytes are read as its dtype); Sequence from the whole list. Files may be GZIP-compressed
+How a key's list becomes a value: Image from PNG/JPEG bytes (stored as they are, their header
+checked) or raw uint8 pixels (shaped by `shapes`, else by the feature's shape); ClassLabel
+from an int (an Int64List) or a class name (a BytesList); Scalar and Text from the one value;
+Tensor from the list reshaped to its shape (raw bytes are read as its dtype); Sequence from
+the whole list. A list of the wrong kind or length (a FloatList for a class index, an
+Int64List for text or an image) is a SourceFormatError naming the file, the record, the key
+and the feature, found before anything is made from its values
+(`catalog.interop.tfrecord.checked`). Files may be GZIP-compressed
 (detected). The key of an example is ``<file>:<record index>``.
 """
 
@@ -37,18 +41,14 @@ from catalog.features import (
     Text,
 )
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.interop.tfrecord import checked
 from catalog.interop.tfrecord.example import Value, parse_example
 from catalog.interop.tfrecord.io import read_records
 
 __all__ = ["FORMAT", "converter", "examples", "value_of"]
 
+_INT64 = np.dtype(np.int64)
 _MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff")
-
-
-def _first(value: Value) -> Any:
-    if len(value) != 1:
-        raise ValueError(f"expected one value, got {len(value)}")
-    return value[0]
 
 
 Convert = Callable[[Value, "tuple[int, ...] | None"], Any]
@@ -56,52 +56,80 @@ Convert = Callable[[Value, "tuple[int, ...] | None"], Any]
 
 def _image(feature: Image) -> Convert:
     def convert(value: Value, shape: tuple[int, ...] | None) -> Any:
-        data = bytes(_first(value))
+        data = checked.one_bytes(value)
         if data.startswith(_MAGIC):
+            feature.check_file(data)  # the header, before the file is kept as it is
             return data
         dims = shape or feature.shape
         if None in dims:
             raise ValueError("raw pixel bytes need a shape: give options.shapes for this feature")
+        if any(d < 1 for d in dims):  # type: ignore[operator]
+            raise ValueError(f"raw pixel bytes of shape {dims}: dimensions must be >= 1")
         return np.frombuffer(data, np.uint8).reshape(dims)
 
     return convert
 
 
 def _tensor(feature: Tensor) -> Convert:
-    default = tuple(-1 if d is None else d for d in feature.shape)
-
     def convert(value: Value, shape: tuple[int, ...] | None) -> Any:
-        if isinstance(value, list):  # raw bytes, as tf.io.decode_raw reads them
-            array = np.frombuffer(bytes(_first(value)), feature.dtype)
-        else:
-            array = value
-        return array.reshape(shape or default)
+        if isinstance(value, list) and value:  # raw bytes, as tf.io.decode_raw reads them
+            array = np.frombuffer(checked.one_bytes(value), feature.dtype)
+            return array.reshape(shape or checked.element_count(feature.shape, len(array), ""))
+        array = checked.number_list(value, feature.dtype, ints_as_floats=True)
+        return array.reshape(shape or checked.element_count(feature.shape, len(array), ""))
 
     return convert
 
 
-def _class_label(value: Value, shape: object) -> Any:
-    first = _first(value)
-    return first.decode() if isinstance(first, bytes) else int(first)
+def _class_label(feature: ClassLabel) -> Convert:
+    def convert(value: Value, shape: object) -> Any:
+        if isinstance(value, list):  # a class name
+            return checked.text(checked.one_bytes(value))
+        return checked.one_label(value, feature)
+
+    return convert
+
+
+def _scalar(feature: Scalar) -> Convert:
+    def convert(value: Value, shape: object) -> Any:
+        return checked.number_list(value, feature.dtype, 1, ints_as_floats=True)[0].item()
+
+    return convert
+
+
+def _sequence(feature: Sequence) -> Convert:
+    inner = feature.feature
+    if isinstance(inner, Text):
+        return lambda value, shape: [checked.text(bytes(v)) for v in checked.byte_items(value)]
+    if isinstance(inner, ClassLabel):
+        return lambda value, shape: (
+            [checked.text(bytes(v)) for v in value]
+            if isinstance(value, list) and value
+            else checked.class_labels(value, inner)
+        )
+    dtype = inner.dtype
+    if isinstance(inner, Scalar) and dtype is not None:
+        return lambda value, shape: checked.number_list(value, dtype, ints_as_floats=True)
+    return lambda value, shape: value
 
 
 def converter(feature: Feature) -> Convert:
     """The function turning one Example list (and the shape of raw bytes, if any) into the
-    value for `feature`."""
+    value for `feature`. Each checks the list's kind and length first (see
+    `catalog.interop.tfrecord.checked`): a FloatList is no class index, an Int64List no text
+    or image."""
     if isinstance(feature, Image):
         return _image(feature)
     if isinstance(feature, ClassLabel):
-        return _class_label
+        return _class_label(feature)
     if isinstance(feature, Text):
-        return lambda value, shape: bytes(_first(value)).decode()
+        return lambda value, shape: checked.text(checked.one_bytes(value))
     if isinstance(feature, Scalar):
-        return lambda value, shape: _first(value).item()
+        return _scalar(feature)
     if isinstance(feature, Tensor):
         return _tensor(feature)
     if isinstance(feature, Sequence):
-        if isinstance(feature.feature, Text):
-            return lambda value, shape: [bytes(v).decode() for v in value]
-        return lambda value, shape: value
+        return _sequence(feature)
     raise ValueError(f"{feature!r} cannot be read from a tf.train.Example list")
 
 
@@ -136,7 +164,9 @@ def examples(source: Source) -> Examples:
                 try:
                     shape = None
                     if shape_keys is not None:
-                        shape = tuple([int(parsed[k][0]) for k in shape_keys])
+                        shape = tuple(
+                            int(checked.number_list(parsed[k], _INT64, 1)[0]) for k in shape_keys
+                        )
                     example[name] = convert(value, shape)
                 except (ValueError, KeyError, TypeError, IndexError) as error:
                     raise SourceFormatError(

@@ -5,12 +5,15 @@ Under the dataset's file lock: the downloads are checked, a shard plan
 run (`catalog.prepare.runners`: in this process, in ``num_proc`` spawned processes, or as Apache
 Beam work items, `catalog.prepare.beam`), each writing one shard into the work dir
 ``<version>.incomplete-<plan key>`` beside the target. The driver then verifies every shard (size,
-sha256) against its unit's record, writes ``dataset_info.json`` and renames the work dir into
-place: a crash or a second process never exposes half a dataset. A killed prepare leaves its
+sha256) against its unit's record, writes ``dataset_info.json`` and publishes the work dir as a
+new generation (`catalog.storage.generations`: the ``<version>`` pointer moves to it last, and
+readers keep the generation they opened): a crash or a second process never exposes half a
+dataset. A killed prepare leaves its
 finished units behind; the next prepare asking for the same plan resumes them (``overwrite=True``
 starts afresh), and work dirs of other plans are removed whenever the lock is taken. A unit that
 fails fails the whole prepare (the unit and the example named) and nothing is kept; an interrupt
-(Ctrl-C) keeps the finished units for the next run.
+(Ctrl-C) or a worker process that dies mid-unit (`WorkerLostError`) keeps the finished units for
+the next run.
 A copy that is already prepared is reused without taking the lock, so a read-only data dir
 serves prepared datasets; directories are created with the permissions the umask gives.
 """
@@ -43,12 +46,19 @@ from catalog.prepare.progress import PrepareProgress
 from catalog.prepare.reuse import declared_info, reusable
 from catalog.prepare.runners import run_in_processes, run_serially
 from catalog.prepare.shard_plan import Plan, make_plan, plan_key
-from catalog.prepare.work_unit import BOOKKEEPING, Outcome, Task, finished, verify_unit
+from catalog.prepare.work_unit import (
+    BOOKKEEPING,
+    Outcome,
+    Task,
+    WorkerLostError,
+    finished,
+    verify_unit,
+)
 from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
 from catalog.storage.diskspace import disk_usage, require_free
 from catalog.storage.locking import INCOMPLETE, dataset_lock, work_dirs
 from catalog.storage.paths import DATA_DIR_ENV, DOWNLOAD_DIR_ENV, usable_dir
-from catalog.storage.publish import publish
+from catalog.storage.publish import collect, publish
 from catalog.storage.shards import WRITER_OPTIONS
 
 __all__ = [
@@ -167,6 +177,7 @@ def prepare_dataset(
         )
     progress = progress or PrepareProgress(spec.full_name, downloads.progress)
     with dataset_lock(target) as waited, DownloadManager(downloads) as manager:
+        collect(target)  # generations an earlier publish left to readers that are gone now
         fetched = None
         if downloads.register_checksums:
             fetched = _download(spec, manager)
@@ -202,7 +213,7 @@ def prepare_dataset(
             shutil.rmtree(work / BOOKKEEPING)
             info.write(work)
             publish(work, target)
-        except (KeyboardInterrupt, SystemExit):
+        except (KeyboardInterrupt, SystemExit, WorkerLostError):
             shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)
             raise  # the finished units stay for the next run to resume
         except BaseException:

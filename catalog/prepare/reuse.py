@@ -7,6 +7,7 @@ from pathlib import Path
 
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, SplitInfo
 from catalog.spec.model import BuilderSpec
+from catalog.storage.generations import pin
 from catalog.storage.shards import WRITER_OPTIONS
 
 __all__ = ["declared_info", "foreign_to", "reusable"]
@@ -57,20 +58,23 @@ def reusable(
 
     It must have been prepared from `spec` (`BuilderSpec.fingerprint`), in shards of today's
     format (`catalog.storage.shards.WRITER_OPTIONS`; older copies are prepared again), with every
-    shard present at its recorded size. Its split counts tell the rest: a full copy (every
+    shard present at its recorded size (all read from the one generation `target` names,
+    `catalog.storage.generations`). Its split counts tell the rest: a full copy (every
     split as the spec expects) serves any request; a copy prepared with
     ``max_examples_per_split=N`` (min(N, expected) per split) serves only the same limit, so
     preparing without one replaces it.
     """
-    if not (target / INFO_FILE).is_file():
+    generation = pin(target)  # resolved once, held while it is checked
+    folder = generation.path
+    if not (folder / INFO_FILE).is_file():
         return None
-    info = DatasetInfo.read(target)
+    info = DatasetInfo.read(folder)
     if info.shard_options != WRITER_OPTIONS or foreign_to(info, spec, target):
         return None
     for split in info.splits.values():
         for shard in split.shards:
             try:
-                if (target / shard.file).stat().st_size != shard.num_bytes:
+                if (folder / shard.file).stat().st_size != shard.num_bytes:
                     return None
             except OSError:
                 return None

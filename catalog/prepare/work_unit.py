@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import shutil
+import signal
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -34,7 +35,9 @@ __all__ = [
     "BOOKKEEPING",
     "Outcome",
     "Task",
+    "WorkerLostError",
     "finished",
+    "lost_worker",
     "run_unit",
     "verify_unit",
 ]
@@ -42,6 +45,33 @@ __all__ = [
 #: The work dir's folder of plan, unit records, partial shards and staged sources; removed
 #: before the work dir becomes the prepared dataset.
 BOOKKEEPING = ".work"
+
+
+class WorkerLostError(CatalogError, RuntimeError):
+    """A worker process died while it ran a unit (killed by a signal: the OS's out-of-memory
+    killer, say). Nothing was wrong with the unit: the units finished so far are kept, and
+    the same prepare run again resumes them."""
+
+
+def lost_worker(unit: Unit | None, who: str, exitcode: int | None) -> WorkerLostError:
+    """The error for `who` (a worker process, named) dying with `exitcode` (a negative
+    number for a signal, as `multiprocessing` gives it) while it ran `unit`."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            how = f"was killed by signal {signal.Signals(-exitcode).name} ({-exitcode})"
+        except ValueError:
+            how = f"was killed by signal {-exitcode}"
+        if -exitcode == signal.SIGKILL:
+            how += " (as the OS's out-of-memory killer does)"
+    elif exitcode is None:
+        how = "died (its exit status is unknown)"
+    else:
+        how = f"exited with code {exitcode}"
+    doing = f"while it was writing {unit.describe()}" if unit is not None else "between units"
+    return WorkerLostError(
+        f"{who} {how} {doing}; the units finished so far are kept: run the same prepare "
+        "again to resume (with fewer workers if memory ran out)"
+    )
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,10 @@ a square box of one side for the whole grid, with the caption below it. An image
 28x28 digit stays crisp at 84x84); a larger one is scaled down to fit (aspect kept). The box
 side is the largest scaled image's, so images of varying size are centred on a neutral gray
 (letterboxed). Grayscale, RGB and RGBA (composited over the gray) images work; an all-grayscale
-grid is a grayscale picture.
+grid is a grayscale picture. A caption wider than its cell is cut with "..." (on one line: a
+line break in a class name is a space); a class name of any length is measured a few dozen
+characters at a time (``catalog.present.strings.fit_width``), and one Pillow cannot draw at all
+is a ValueError naming it.
 
 What fits a dataset (:func:`show_kind`): its images when it has an Image feature, else
 waveform thumbnails of its Audio feature (:func:`waveform`: the per-column min..max envelope
@@ -47,6 +50,7 @@ import numpy as np
 
 from catalog.features import Audio, BBox, ClassLabel, FeaturesDict, Image, Text
 from catalog.features import Sequence as SequenceFeature
+from catalog.present.strings import describe, fit_width, one_line
 
 if TYPE_CHECKING:
     from PIL import Image as PILImage
@@ -191,12 +195,14 @@ def _to_pil(pixels: np.ndarray[Any, Any]) -> PILImage.Image:
 
 
 def _fit_caption(text: str, font: Any, width: int) -> str:
-    """`text`, cut with "..." until it is at most `width` pixels wide."""
-    if font.getlength(text) <= width:
-        return text
-    while text and font.getlength(text + "...") > width:
-        text = text[:-1]
-    return text + "..."
+    """`text` on one line, cut with "..." to at most `width` pixels (``strings.fit_width``:
+    O(log n) measurements of short prefixes, so a class name of any length is quick)."""
+    return fit_width(one_line(text), font.getlength, width)
+
+
+def _cannot_draw(what: str, text: str, exc: Exception) -> ValueError:
+    """The error for a caption or box label Pillow refused, naming it in a few characters."""
+    return ValueError(f"cannot draw the {what} {describe(text)}: {exc}")
 
 
 def render_grid(
@@ -245,12 +251,14 @@ def render_grid(
         scaled = picture.convert(mode).resize((width, height), method)
         canvas.paste(scaled, layout.image_origin(i, height, width))
         if boxes is not None:
-            _draw_boxes(
-                draw, font, layout.image_origin(i, height, width), (height, width), boxes[i]
-            )
-        text = _fit_caption(caption, font, cell_width - 2)
-        text_x = x - PAD + (cell_width - font.getlength(text)) / 2
-        draw.text((text_x, y + layout.box + 2), text, fill=gray(TEXT), font=font)
+            origin = layout.image_origin(i, height, width)
+            _draw_boxes(draw, font, origin, (height, width), boxes[i], canvas.width)
+        try:
+            text = _fit_caption(caption, font, cell_width - 2)
+            text_x = x - PAD + (cell_width - font.getlength(text)) / 2
+            draw.text((text_x, y + layout.box + 2), text, fill=gray(TEXT), font=font)
+        except (ValueError, OSError) as exc:  # Pillow's limits (e.g. too many characters)
+            raise _cannot_draw("caption", caption, exc) from None
     return canvas
 
 
@@ -319,10 +327,16 @@ def waveform(
 
 
 def _draw_boxes(
-    draw: Any, font: Any, origin: tuple[int, int], size: tuple[int, int], boxes: Boxes
+    draw: Any,
+    font: Any,
+    origin: tuple[int, int],
+    size: tuple[int, int],
+    boxes: Boxes,
+    right: int,
 ) -> None:
     """Outline each box on the image drawn at `origin` with `size` (height, width), in its
-    class's colour, its class name at its top-left corner on that colour."""
+    class's colour, its class name at its top-left corner on that colour (cut with "..." at
+    `right`, the picture's right edge)."""
     left, top = origin
     height, width = size
     for (ymin, xmin, ymax, xmax), index, name in boxes:
@@ -330,9 +344,13 @@ def _draw_boxes(
         x0, y0 = left + round(xmin * (width - 1)), top + round(ymin * (height - 1))
         x1, y1 = left + round(xmax * (width - 1)), top + round(ymax * (height - 1))
         draw.rectangle((x0, y0, x1, y1), outline=colour, width=2)
-        text_box = draw.textbbox((x0 + 2, y0 + 1), name, font=font)
-        draw.rectangle(text_box, fill=colour)
-        draw.text((x0 + 2, y0 + 1), name, fill=(255, 255, 255), font=font)
+        try:
+            label = _fit_caption(name, font, right - (x0 + 2))
+            text_box = draw.textbbox((x0 + 2, y0 + 1), label, font=font)
+            draw.rectangle(text_box, fill=colour)
+            draw.text((x0 + 2, y0 + 1), label, fill=(255, 255, 255), font=font)
+        except (ValueError, OSError) as exc:
+            raise _cannot_draw("class name", name, exc) from None
 
 
 def pick_boxes(features: FeaturesDict) -> tuple[str, str, str] | None:

@@ -19,6 +19,7 @@ import numpy as np
 
 from catalog.features import ClassLabel, Feature, FeaturesDict, Text
 from catalog.present.show import label_key, sample
+from catalog.present.strings import no_surrogates, one_line
 
 if TYPE_CHECKING:
     from catalog.read.data_source import DataSource
@@ -31,11 +32,12 @@ def _cut(text: str, width: int) -> str:
 
 
 def format_value(feature: Feature, value: Any, width: int = 24) -> str:
-    """One value as a table cell or a ``name=value`` pair shows it."""
+    """One value as a table cell or a ``name=value`` pair shows it: on one line, at most
+    `width` characters."""
     if isinstance(feature, ClassLabel):
-        return feature.int2str(int(value))
+        return one_line(_cut(feature.int2str(int(value)), width))
     if isinstance(value, str):
-        return _cut(value.replace("\n", "\\n"), width)
+        return one_line(_cut(value.replace("\n", "\\n"), width))
     if isinstance(value, np.generic) and value.dtype.kind == "f":
         return f"{float(value):.6g}"
     if isinstance(value, np.ndarray):
@@ -72,7 +74,7 @@ def text_excerpts(
     for row, example in zip(rows, ds[rows], strict=True):
         head = f"[{row}]"
         if label is not None:
-            head += f" {format_value(features[label], example[label])}"
+            head += f" {format_value(features[label], example[label], width)}"
         out = [head]
         others = []
         for name, feature in features.items():
@@ -90,7 +92,7 @@ def text_excerpts(
         if others:
             out.append("  " + "  ".join(others))
         blocks.append("\n".join(out))
-    return "\n\n".join(blocks) + "\n"
+    return no_surrogates("\n\n".join(blocks) + "\n")  # printable, and writable as UTF-8
 
 
 def table(
@@ -107,4 +109,4 @@ def table(
     widths = [max(len(line[i]) for line in [header, *cells]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
              for line in [header, *cells]]  # fmt: skip
-    return "\n".join(lines) + "\n"
+    return no_surrogates("\n".join(lines) + "\n")  # printable, and writable as UTF-8

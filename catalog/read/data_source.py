@@ -18,6 +18,10 @@ Contract (what PyTorch's DataLoader, Grain and plain loops rely on):
   its place decodes those bytes itself, and ``as_supervised=True`` returns
   ``(input, target)`` tuples of the dataset's supervised keys;
 - never loads a split into memory: every access reads only the records it needs;
+- one generation: a source pins the generation of the dataset it was made for
+  (`catalog.storage.generations`) and reads only it, as long as it lives, also while another
+  process prepares the dataset again (``--overwrite``); a pointer given as `folder` is
+  resolved once;
 - honest: a missing, truncated or corrupt shard raises ShardError naming the shard (checked
   when the source is made, and on every failed read), and one bad record does not stop the
   healthy ones from being read; a record that does not decode is a SourceFormatError naming
@@ -44,9 +48,9 @@ from typing import Any, overload
 
 import numpy as np
 
-from catalog.errors import SourceFormatError
+from catalog.errors import NotPreparedError, SourceFormatError
 from catalog.features import FeaturesDict
-from catalog.info.dataset_info import DatasetInfo
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.info.splits import SplitArg, SplitsArg, split_text
 from catalog.read import catalog_format  # noqa: F401  (registers catalog's own record format)
 from catalog.read.array_record import READER_OPTIONS
@@ -54,6 +58,7 @@ from catalog.read.decoding import Decoder, Decoding, Example
 from catalog.read.record_format import format_of
 from catalog.read.records import Records, check_shards, stamp
 from catalog.read.rows import Rows, split_pieces
+from catalog.storage.generations import Pin, pin
 
 __all__ = ["READER_OPTIONS", "DataSource", "Decoder", "Example", "open_sources"]
 
@@ -70,13 +75,18 @@ class DataSource(Sequence[Example]):
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
         _pieces: list[range] | None = None,
+        _pin: Pin | None = None,
     ) -> None:
         self.info = info
         #: the split spec as given, as text (a view's: its source's, with the slice taken)
         self.split = split if isinstance(split, str) else split_text(split)
         self._decoders = dict(decoders or {})
         self._as_supervised = as_supervised
-        self._folder = Path(folder)
+        #: the generation read (held while this source and its views live)
+        self._pin = _pin or pin(Path(folder))
+        self._folder = self._pin.path
+        if _pin is None and self._folder != Path(folder) and self._pin.held:
+            _check_generation(Path(folder), self._folder, info)
         record_format = format_of(info, self._folder)
         made = stamp(self._folder) if _pieces is None else None
         if _pieces is None:
@@ -101,7 +111,8 @@ class DataSource(Sequence[Example]):
 
     @property
     def path(self) -> Path:
-        """The folder of the prepared dataset this source reads."""
+        """The folder of the prepared dataset this source reads: the generation its
+        ``<version>`` pointed to when the source was made (`catalog.storage.generations`)."""
         return self._folder
 
     def warm(self, batched: bool = True) -> None:
@@ -155,6 +166,7 @@ class DataSource(Sequence[Example]):
                 decoders=self._decoders,
                 as_supervised=self._as_supervised,
                 _pieces=self._rows.select(key),
+                _pin=self._pin,
             )
             view._records.stamp = self._records.stamp  # the same prepared copy as this one's
             return view
@@ -223,6 +235,17 @@ class DataSource(Sequence[Example]):
         return (
             f"DataSource(name={self.info.name!r}, version={self.info.version!r}, "
             f"split={self.split!r}, num_examples={len(self)}, features={self.features!r})"
+        )
+
+
+def _check_generation(pointer: Path, generation: Path, info: DatasetInfo) -> None:
+    """`info`, read through `pointer` before it was resolved, must be the info of the
+    `generation` it names now (else the dataset was prepared again in between)."""
+    if DatasetInfo.read(generation).splits != info.splits:
+        raise NotPreparedError(
+            f"{pointer} was prepared again while this data source of {info.full_name} was "
+            f"being made (its {INFO_FILE} is not the one given); make a new data source "
+            "(catalog.data_source(...))"
         )
 
 

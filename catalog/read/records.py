@@ -40,6 +40,7 @@ __all__ = ["Records", "check_shards", "stamp"]
 
 CHUNK = 1024  # records per range read while iterating
 _READ_ERRORS = (RuntimeError, IndexError, ValueError)  # what readers raise for a bad record
+_SIZE_PROBES = 8  # records tried, in order, for the size check when the first ones are corrupt
 
 
 def stamp(folder: Path) -> tuple[int, int, int] | None:
@@ -157,12 +158,7 @@ class Records:
         reader = self.readers[shard]
         if reader is None:
             self._check_unchanged()
-            reader = self._format.open(self.paths[shard], self.info)
-            try:
-                self._check_records(shard, reader)
-            except BaseException:
-                reader.close()
-                raise
+            reader = self._checked(shard, self._format.open(self.paths[shard], self.info))
             self.readers[shard] = reader
         return reader
 
@@ -176,23 +172,41 @@ class Records:
                 "changed); make a new data source (catalog.data_source(...))"
             )
 
-    def _check_records(self, shard: int, reader: ShardReader) -> None:
-        """A shard must hold the records dataset_info.json says, of the size its features
-        give (when they are all fixed-size): checked once per shard per process, when its
-        reader opens, before any example is returned."""
+    def _checked(self, shard: int, reader: ShardReader) -> ShardReader:
+        """`reader` once its shard is checked: it must hold the records dataset_info.json
+        says, of the size its features give (when they are all fixed-size); checked once per
+        shard per process, when its reader opens, before any example is returned.
+
+        The size is that of the first record that reads. A read that fails leaves
+        array_record's reader failed for good (riegeli's failure is sticky: every later call
+        repeats it, ``num_records()`` turns 0), so after a corrupt record the check goes on
+        with, and returns, a fresh reader: one corrupt record must not make the whole shard
+        unreadable (it raises when it is read itself)."""
         path, expected = self.paths[shard], self._starts[shard + 1] - self._starts[shard]
-        held = int(reader.num_records())
-        if held != expected:
-            raise shard_error(path, f"it holds {held} records, dataset_info.json says {expected}")
-        if self._record_size is not None and held:
-            reader.seek(0)
-            size = len(reader.read())
-            if size != self._record_size:
-                raise shard_error(
-                    path,
-                    f"its records have {size} bytes, but the features in dataset_info.json "
-                    f"encode to {self._record_size}: the data and its description differ",
-                )
+        try:
+            held = int(reader.num_records())
+            if held != expected:
+                message = f"it holds {held} records, dataset_info.json says {expected}"
+                raise shard_error(path, message)
+            for record in range(min(held, _SIZE_PROBES) if self._record_size else 0):
+                try:
+                    reader.seek(record)
+                    size = len(reader.read())
+                except _READ_ERRORS:  # a corrupt record: try the next on a fresh reader
+                    _close(reader)
+                    reader = self._format.open(path, self.info)
+                    continue
+                if size != self._record_size:
+                    raise shard_error(
+                        path,
+                        f"its records have {size} bytes, but the features in dataset_info.json "
+                        f"encode to {self._record_size}: the data and its description differ",
+                    )
+                break
+        except BaseException:
+            _close(reader)
+            raise
+        return reader
 
     def _mapped(self, shard: int) -> MappedShard | None:
         """Shard `shard` mapped for batched reads, or None when it must be read through its
@@ -256,10 +270,11 @@ class Records:
             lock.release()
         return record
 
-    def read(self, positions: Sequence[int]) -> list[bytes]:
-        """The records at flat `positions` (already range-checked), in order."""
+    def read(self, positions: Sequence[int], out: list[bytes] | None = None) -> list[bytes]:
+        """The records at flat `positions` (already range-checked), in order, appended to
+        `out` (where a caller finds those read before a record that fails)."""
         self._check_process()
-        starts, out = self._starts, []
+        starts, out = self._starts, [] if out is None else out
         shard, pos = 0, 0
         with self._lock:
             try:
@@ -301,8 +316,10 @@ class Records:
             out[rows] = part
         return out
 
-    def read_run(self, first: int, stop: int) -> list[bytes]:
-        """Records at flat positions first..stop-1, all in one shard: one range read."""
+    def read_run(self, first: int, stop: int, out: list[bytes] | None = None) -> list[bytes]:
+        """Records at flat positions first..stop-1, all in one shard: one range read. When it
+        fails, the records are read one by one on a fresh reader, into `out` (see `read`),
+        so that the error names the corrupt record."""
         self._check_process()
         shard = bisect.bisect_right(self._starts, first) - 1
         base = self._starts[shard]
@@ -311,36 +328,60 @@ class Records:
         with self._lock:
             try:
                 records: list[bytes] = self._reader(shard).read(first - base, stop - base)
-            except _READ_ERRORS as exc:
-                raise self._read_error(shard, first - base, exc) from None
-        return records
+                return records
+            except _READ_ERRORS:  # names no record, and leaves the reader failed for good
+                reader, self.readers[shard] = self.readers[shard], None
+                if reader is not None:
+                    _close(reader)
+        return self.read(range(first, stop), out)
 
     def chunks(self, pieces: Sequence[range]) -> Iterator[tuple[Sequence[int], list[bytes]]]:
         """Every record of `pieces` in order with its flat position, a chunk at a time (range
-        reads where positions are contiguous)."""
+        reads where positions are contiguous). A record that fails raises ShardError after
+        the records before it were yielded."""
         for piece in pieces:
-            if piece.step != 1:
-                for start in range(0, len(piece), CHUNK):
-                    positions = piece[start : start + CHUNK]
-                    yield positions, self.read(positions)
-                continue
-            position = piece.start
-            while position < piece.stop:
-                shard_end = self._starts[bisect.bisect_right(self._starts, position)]
-                stop = min(position + CHUNK, piece.stop, shard_end)
-                yield range(position, stop), self.read_run(position, stop)
-                position = stop
+            for positions, contiguous in self._spans(piece):
+                done: list[bytes] = []  # what was read of the chunk before a failed record
+                try:
+                    if contiguous:
+                        records = self.read_run(positions.start, positions.stop, done)
+                    else:
+                        records = self.read(positions, done)
+                except ShardError:
+                    if done:
+                        yield positions[: len(done)], done
+                    raise
+                yield positions, records
+
+    def _spans(self, piece: range) -> Iterator[tuple[range, bool]]:
+        """`piece` in chunks of at most CHUNK positions, and whether a chunk is contiguous
+        positions in one shard (one range read)."""
+        if piece.step != 1:
+            for start in range(0, len(piece), CHUNK):
+                yield piece[start : start + CHUNK], False
+            return
+        position = piece.start
+        while position < piece.stop:
+            shard_end = self._starts[bisect.bisect_right(self._starts, position)]
+            stop = min(position + CHUNK, piece.stop, shard_end)
+            yield range(position, stop), True
+            position = stop
 
     def _read_error(self, shard: int, record: int, exc: BaseException) -> Exception:
         """Drop the failed reader (the next read reopens it, so healthy records stay readable)
         and name the shard and the record (call with the lock held)."""
         reader, self.readers[shard] = self.readers[shard], None
         if reader is not None:
-            with contextlib.suppress(RuntimeError):  # a failed reader reports it again
-                reader.close()
+            _close(reader)
         self._check_unchanged()
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return shard_error(self.paths[shard], f"record {record} cannot be read ({reason})")
+
+
+def _close(reader: ShardReader) -> None:
+    """Close `reader`, which may have failed (a failed reader reports its failure again)."""
+    with contextlib.suppress(RuntimeError):
+        reader.close()
 
 
 class _Process:

@@ -33,6 +33,7 @@ from catalog.errors import CatalogError, SpecError
 from catalog.features.codec import RecordCodec
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
 from catalog.read.array_record import open_reader
+from catalog.storage.generations import pin
 from catalog.storage.shards import is_compressed
 
 __all__ = ["Problem", "ProblemKind", "verify", "verify_shard"]
@@ -56,17 +57,21 @@ def verify(data_path: str | os.PathLike[str]) -> list[Problem]:
     """Every problem of the dataset prepared in `data_path` (empty when it is intact).
 
     Reads every shard once (sha256) and opens each with array_record's reader (record count).
+    A ``<version>`` pointer is resolved once: the generation it names is checked, and held
+    while it is (`catalog.storage.generations`).
     """
-    folder = Path(data_path)
+    shown = Path(data_path)  # what problems name; the files read are the generation's
+    generation = pin(shown)
+    folder = generation.path
     try:
         info = DatasetInfo.read(folder)
     except OSError as exc:
-        return [Problem("info", INFO_FILE, f"cannot read {folder / INFO_FILE}: {exc.strerror}")]
+        return [Problem("info", INFO_FILE, f"cannot read {shown / INFO_FILE}: {exc.strerror}")]
     except SpecError as exc:
         return [Problem("info", INFO_FILE, str(exc))]
     except Exception as exc:  # malformed in a way DatasetInfo.read does not name: report it
         reason = f"{type(exc).__name__}: {exc}"
-        return [Problem("info", INFO_FILE, f"{folder / INFO_FILE} is unreadable ({reason})")]
+        return [Problem("info", INFO_FILE, f"{shown / INFO_FILE} is unreadable ({reason})")]
     problems = []
     compressed = is_compressed(info.shard_options)
     record_size = RecordCodec(info.features).record_size
@@ -84,23 +89,31 @@ def verify(data_path: str | os.PathLike[str]) -> list[Problem]:
                 )
             )
         for shard in split.shards:
-            problem = verify_shard(folder, shard, compressed=compressed, record_size=record_size)
+            problem = verify_shard(
+                folder, shard, compressed=compressed, record_size=record_size, shown=shown
+            )
             if problem is not None:
                 problems.append(problem)
     return problems
 
 
 def verify_shard(
-    folder: Path, shard: ShardInfo, *, compressed: bool = False, record_size: int | None = None
+    folder: Path,
+    shard: ShardInfo,
+    *,
+    compressed: bool = False,
+    record_size: int | None = None,
+    shown: Path | None = None,
 ) -> Problem | None:
     """The first problem of one shard in `folder` (see the module docstring), or None.
 
     `compressed`: whether the shard was written with compressed chunks (older copies);
     `record_size`: the size of every record when the features are all fixed-size (each record
-    is read and checked: a description that does not fit the data is found)."""
+    is read and checked: a description that does not fit the data is found); `shown`: the
+    folder to name in the problem (default `folder`)."""
     path = folder / shard.file
     if not path.is_file():
-        return Problem("missing", shard.file, f"missing from {folder}")
+        return Problem("missing", shard.file, f"missing from {shown or folder}")
     size = path.stat().st_size
     if size != shard.num_bytes:
         return Problem("size", shard.file, f"is {size} bytes, {INFO_FILE} says {shard.num_bytes}")

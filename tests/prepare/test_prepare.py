@@ -47,7 +47,10 @@ def test_prepared_layout_and_dataset_info(tmp_path: Path, server: LoopbackServer
     downloads = (tmp_path / "data" / "downloads").iterdir()
     assert len([p for p in downloads if not p.name.startswith(".")]) == 2
     # Nothing temporary is left beside the prepared version.
-    assert sorted(p.name for p in b.data_path.parent.iterdir()) == [".1.0.0.lock", "1.0.0"]
+    gen = b.data_path.resolve().name  # the pointer 1.0.0 names one generation, held by none
+    assert sorted(p.name for p in b.data_path.parent.iterdir()) == sorted(
+        [".1.0.0.lock", "1.0.0", gen, f".{gen}.readers"]
+    )
 
 
 def test_prepared_dataset_is_reused_without_work(tmp_path: Path) -> None:
@@ -132,7 +135,10 @@ def test_overwrite_replaces_a_prepared_dataset(tmp_path: Path, server: LoopbackS
     shard.write_bytes(b"damaged")
     b.download_and_prepare(overwrite=True)
     assert len(b.as_data_source("train")) == 6
-    assert sorted(p.name for p in b.data_path.parent.iterdir()) == [".1.0.0.lock", "1.0.0"]
+    gen = b.data_path.resolve().name  # the pointer 1.0.0 names one generation, held by none
+    assert sorted(p.name for p in b.data_path.parent.iterdir()) == sorted(
+        [".1.0.0.lock", "1.0.0", gen, f".{gen}.readers"]
+    )
 
 
 def _prepare_in_child(folder: str, data_dir: str, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]

@@ -167,7 +167,10 @@ def test_a_different_plan_never_resumes_and_stale_work_dirs_go(
     done = prepare_dataset(b.spec, b.data_path, config, PrepareOptions(shard_bytes=SHARD * 2))
     assert (done.units_kept, done.units_written) == (0, 3)
     assert not stale.exists()
-    assert sorted(p.name for p in (data / "tiny").iterdir()) == [".1.0.0.lock", "1.0.0"]
+    gen = b.data_path.resolve().name  # the pointer 1.0.0 names one generation, held by none
+    assert sorted(p.name for p in (data / "tiny").iterdir()) == sorted(
+        [".1.0.0.lock", "1.0.0", gen, f".{gen}.readers"]
+    )
 
 
 def test_a_bad_record_fails_the_whole_prepare_naming_unit_and_example(
@@ -232,7 +235,7 @@ def test_a_process_that_waited_reports_reused(tmp_path: Path, server: LoopbackSe
         line = waiting.stderr.readline()  # blocks until the other process waits for the lock
         assert line.startswith("waiting for another process preparing"), line
         # "Another process" prepares it meanwhile (a copy of a prepared one, under the lock).
-        os.rename(elsewhere.data_path, b.data_path)
+        os.rename(elsewhere.data_path.resolve(), b.data_path)  # its generation
     out, err = waiting.communicate(timeout=300)
     assert waiting.returncode == 0, err
     assert "reused (prepared by another process)" in out, out

@@ -2,12 +2,15 @@
 
 Typing goes through real key events (the DevTools protocol's Input domain), the DOM is read
 back, console errors and failed loads are collected, and a screenshot is checked pixel by
-pixel against the example grid. Skipped, saying why, when Chromium is not installed
+pixel against the example grid. Every page runs under its Content-Security-Policy: a
+violation is a console error, so the checks that no page logs one show that the search box,
+the copy button and the images work under it. Skipped, saying why, when Chromium is not installed
 (.ci/run installs it when apt can).
 """
 
 from __future__ import annotations
 
+import html
 import io
 import os
 import subprocess
@@ -21,6 +24,7 @@ from PIL import Image as PILImage
 
 import catalog
 from catalog.cli.listing import matches
+from catalog.present.site.html import POLICY
 from catalog.spec.registry import list_datasets
 
 from chromium import Chromium, find_chromium
@@ -28,6 +32,11 @@ from chromium import Chromium, find_chromium
 pytestmark = pytest.mark.skipif(
     find_chromium() is None,
     reason="chromium is not installed: apt-get install chromium (.ci/run does when apt works)",
+)
+
+#: The policy the page in the browser is under, as its <meta http-equiv> gives it.
+PAGE_POLICY = (
+    "document.querySelector('meta[http-equiv=\"Content-Security-Policy\"]')?.content ?? null"
 )
 
 VISIBLE_ROWS = (
@@ -88,6 +97,7 @@ def expected(words: str, tag: str | None = None) -> list[str]:
 def test_typing_in_the_search_box_filters_the_index(site: Path, browser: Chromium) -> None:
     browser.errors.clear()
     browser.navigate((site / "index.html").as_uri())
+    assert browser.evaluate(PAGE_POLICY) == POLICY
     everything = browser.evaluate(VISIBLE_ROWS)
     assert len(everything) == len(expected("")) + 1  # and first50
     assert browser.evaluate("document.getElementById('count').textContent") == (
@@ -105,6 +115,11 @@ def test_typing_in_the_search_box_filters_the_index(site: Path, browser: Chromiu
     browser.type_text("mnist")
     shown = browser.evaluate(VISIBLE_ROWS)
     assert shown == expected("mnist") and len(shown) >= 4
+    # Enter sends the form nowhere (site.js stops it: no inline onsubmit under the policy,
+    # and the policy's form-action 'none' would log a violation).
+    browser.key("Enter")
+    assert browser.evaluate("location.href") == (site / "index.html").as_uri()
+    assert browser.evaluate(VISIBLE_ROWS) == shown and browser.errors == []
     # A tag link in a row filters by its tag (index.html#tag=...), on top of the words.
     browser.click('#datasets tr:not([hidden]) a.tag[href="index.html#tag=image-classification"]')
     # The link changes the fragment; the filter follows on the hashchange event it queues.
@@ -140,7 +155,8 @@ def test_every_page_loads_without_errors(site: Path, browser: Chromium) -> None:
     for page in pages:
         browser.errors.clear()
         browser.navigate(page.as_uri())
-        # The stylesheet applied, and every image decoded.
+        assert browser.evaluate(PAGE_POLICY) == POLICY, page
+        # The stylesheet applied, and every image decoded: the policy lets our files in.
         style = browser.evaluate(
             "getComputedStyle(document.querySelector('header.top')).borderBottomStyle"
         )
@@ -155,6 +171,7 @@ def test_every_page_loads_without_errors(site: Path, browser: Chromium) -> None:
 def test_the_citation_copy_button(site: Path, browser: Chromium) -> None:
     browser.errors.clear()
     browser.navigate((site / "datasets" / "mnist.html").as_uri())
+    assert browser.evaluate(PAGE_POLICY) == POLICY
     assert browser.evaluate("document.querySelector('button.copy').textContent") == "Copy"
     browser.click("button.copy")
     label = browser.wait_until("document.querySelector('button.copy').textContent !== 'Copy'")
@@ -191,3 +208,41 @@ def test_a_screenshot_of_a_prepared_dataset_shows_the_example_grid(
     # Outside the grid, the same place on a page without one is plain background.
     assert np.abs(shot[y + 10 : y + 60, x + grid.shape[1] + 20 :] - 255).max() == 0
     assert browser.errors == []
+
+
+def test_the_policy_refuses_what_an_escaping_bug_could_inject(
+    site: Path, browser: Chromium
+) -> None:
+    """A page as an escaping bug would leave it: an inline script, an event handler and a
+    style attribute. None of them runs; each is a console error; the site's own script and
+    stylesheet still work."""
+    page = (site / "datasets" / "mnist.html").read_text("utf-8")  # with a copy button
+    title = html.unescape(page.split("<title>")[1].split("</title>")[0])
+    injected = (
+        '<script>document.title = "inline script ran"</script>'
+        '<img id="injected" src="../images/first50.png" '
+        "onload=\"document.title = 'event handler ran'\">"
+        '<p id="styled" style="color: rgb(255, 0, 0)">styled</p>'
+    )
+    assert page.count("<h2>Examples</h2>") == 1
+    copy = site / "datasets" / "injected.html"
+    copy.write_text(page.replace("<h2>Examples</h2>", injected + "<h2>Examples</h2>"), "utf-8")
+    try:
+        browser.errors.clear()
+        browser.navigate(copy.as_uri())
+        browser.wait_until("document.getElementById('injected').complete")
+        assert browser.evaluate("document.title") == title
+        colour = browser.evaluate("getComputedStyle(document.getElementById('styled')).color")
+        assert colour != "rgb(255, 0, 0)"
+        assert browser.evaluate("document.getElementById('injected').naturalWidth") > 0
+        refused = [e for e in browser.errors if "Content Security Policy" in e]
+        assert len(refused) == 3 and refused == browser.errors, browser.errors
+        kinds = ("inline script", "inline event handler", "inline style")
+        assert all(any(k in e for e in refused) for k in kinds), refused
+        # The site's own script still runs on the page: the copy button answers a click.
+        browser.errors.clear()
+        browser.click("button.copy")
+        assert browser.wait_until("document.querySelector('button.copy').textContent !== 'Copy'")
+        assert browser.errors == []
+    finally:
+        copy.unlink()

@@ -15,6 +15,7 @@ TFDS directory catalog writes loads in ``tfds.builder_from_directory``.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Sequence as SequenceABC
 from typing import Any
@@ -34,6 +35,7 @@ from catalog.features import (
 )
 from catalog.features.base import join_path
 from catalog.interop.tfds import RECORD_FORMAT_NAME
+from catalog.interop.tfrecord import checked
 from catalog.interop.tfrecord.example import Value, encode_example, parse_example
 
 __all__ = ["RECORD_FORMAT_NAME", "ExampleCodec", "example_key", "image_paths"]
@@ -81,15 +83,54 @@ def _leaf(feature: Sequence) -> tuple[list[int | None], Feature]:
     return dims, inner
 
 
-def _image_decoder(feature: Image) -> Callable[[bytes], Any]:
-    def decode(data: bytes) -> Any:
-        return feature.decode(bytearray(data), 0, len(data))
+_NO_VALUES = np.empty(0, np.int64)  # what a Sequence with no elements may omit its key for
 
-    return decode
+
+def _named(path: str, get: Getter) -> Getter:
+    """`get`, its errors (a list that does not fit the feature, the feature's own check)
+    naming the feature. A missing key (KeyError) is named by `ExampleCodec.decode`."""
+
+    def named(p: Parsed) -> Any:
+        try:
+            return get(p)
+        except SourceFormatError:
+            raise  # named already, by a feature inside this one
+        except (ValueError, IndexError, TypeError) as error:  # Mismatch, FeatureError, ...
+            raise SourceFormatError(f"feature {path!r}: {checked.reason(error)}") from None
+
+    return named
+
+
+def _check_bytes(feature: Feature) -> Callable[[bytes], None]:
+    """What stored bytes handed over undecoded (``decoders``) must pass: an image file's
+    header (size, channels, format, pixels) without decoding it; text is handed over as is."""
+    if isinstance(feature, Image):
+        return feature.check_file
+    return lambda data: None
+
+
+def _numbers(leaf: Feature, value: Value, dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """The flat values of numeric elements: class indices in range, other numbers of the
+    right list kind that fit `dtype`."""
+    if isinstance(leaf, ClassLabel):
+        return checked.class_labels(value, leaf)
+    return checked.number_list(value, dtype)
+
+
+def _check_elements(leaf: Feature, values: np.ndarray[Any, Any]) -> None:
+    """Elements of a Tensor type with checks of its own (BBox: range and order) pass them."""
+    if isinstance(leaf, Tensor) and type(leaf).validate is not Tensor.validate:
+        for element in values.reshape(-1, *leaf.shape):
+            leaf.validate(element)
 
 
 class _Plan:
-    """Builds the getters (decoding) of a FeaturesDict, with overrides by feature path."""
+    """Builds the getters (decoding) of a FeaturesDict, with overrides by feature path.
+
+    Every getter checks the record's list against its feature before making anything from
+    it (`catalog.interop.tfrecord.checked`): its kind, its length, the range of its values,
+    an image file's header; what does not match is a SourceFormatError naming the feature.
+    """
 
     def __init__(self, overrides: Mapping[str, Callable[[bytes], Any]]) -> None:
         self.overrides = dict(overrides)
@@ -100,24 +141,32 @@ class _Plan:
             children = [(n, self.getter(f, join_path(path, n))) for n, f in feature.items()]
             return lambda p: {name: get(p) for name, get in children}
         if isinstance(feature, Sequence):
-            return self.sequence(feature, path)
+            return _named(path, self.sequence(feature, path))
+        return _named(path, self.leaf(feature, path))
+
+    def leaf(self, feature: Feature, path: str) -> Getter:
         key = example_key(path)
         override = self.override(path, feature)
         if override is not None:
-            return lambda p: override(bytes(p[key][0]))
+            check = _check_bytes(feature)
+
+            def handed_over(p: Parsed) -> Any:
+                data = checked.one_bytes(p[key])
+                check(data)
+                return override(data)
+
+            return handed_over
         if isinstance(feature, Image):
-            decode = _image_decoder(feature)
-            return lambda p: decode(p[key][0])
+            return lambda p: feature.decode_file(checked.one_bytes(p[key]))
         if isinstance(feature, ClassLabel):
-            return lambda p: int(p[key][0])
+            return lambda p: checked.one_label(p[key], feature)
         if isinstance(feature, Text):
-            return lambda p: bytes(p[key][0]).decode()
+            return lambda p: checked.text(checked.one_bytes(p[key]))
         if isinstance(feature, Scalar):
             dtype = feature.dtype
-            return lambda p: np.asarray(p[key]).astype(dtype)[0]
+            return lambda p: checked.number_list(p[key], dtype, 1)[0]
         if isinstance(feature, Tensor):
-            dtype, shape = feature.dtype, tuple(-1 if d is None else d for d in feature.shape)
-            return lambda p: np.asarray(p[key]).astype(dtype).reshape(shape)
+            return lambda p: checked.tensor(p[key], feature)
         raise FeatureError(f"feature {path!r}: {feature!r} cannot be read from a TFDS record")
 
     def override(self, path: str, feature: Feature) -> Callable[[bytes], Any] | None:
@@ -133,54 +182,113 @@ class _Plan:
 
     def sequence(self, feature: Sequence, path: str) -> Getter:
         if feature.columns is not None:
-            return self.getter(feature.columns, path)
+            columns = self.getter(feature.columns, path)
+
+            def same_length(p: Parsed) -> Any:
+                values = columns(p)
+                lengths = {name: len(v) for name, v in values.items()}
+                if len(set(lengths.values())) > 1:
+                    held = ", ".join(f"{name} {n}" for name, n in lengths.items())
+                    raise checked.Mismatch(
+                        f"its features hold different numbers of elements: {held}"
+                    )
+                return values
+
+            return same_length
         dims, leaf = _leaf(feature)
         key = example_key(path)
         if isinstance(leaf, FeaturesDict):
             raise FeatureError(f"feature {path!r}: a Sequence of a Sequence of a dict")
         if isinstance(leaf, (Image, Text)):
-            if len(dims) != 1:
-                raise FeatureError(f"feature {path!r}: nested Sequences of {leaf!r}")
-            override = self.override(path, leaf)
-            if override is not None:
-                return lambda p: [override(bytes(b)) for b in p.get(key, [])]
-            if isinstance(leaf, Text):
-                return lambda p: [bytes(b).decode() for b in p.get(key, [])]
-            decode = _image_decoder(leaf)
-            if None in leaf.shape:
-                return lambda p: [decode(b) for b in p.get(key, [])]
-            empty = (0, *leaf.shape)
-
-            def images(p: Parsed) -> Any:
-                values = [decode(b) for b in p.get(key, [])]
-                return np.stack(values) if values else np.empty(empty, np.uint8)
-
-            return images
+            return self._files(leaf, dims, key, path)
         dtype = leaf.dtype
         assert dtype is not None and leaf.shape is not None
         shape = (*dims, *leaf.shape)
         if None not in shape[1:]:
-            fixed = tuple(-1 if d is None else d for d in shape)
-            return lambda p: (
-                np.asarray(p.get(key, ()), dtype=_storage_dtype(dtype)).astype(dtype).reshape(fixed)
-            )
-        trailing: list[int] = []
-        for d in reversed(shape):
-            if d is None:
-                break
-            trailing.insert(0, d)
-        ragged_dims = sum(d is None for d in shape[1:])
-        flat_key, rows_keys = f"{key}/{_FLAT}", [f"{key}/{_ROWS}{k}" for k in range(ragged_dims)]
 
-        def ragged(p: Parsed) -> Any:
-            flat = np.asarray(p[flat_key]).astype(dtype).reshape((-1, *trailing))
-            values: Any = flat
-            for rows_key in reversed(rows_keys):
-                bounds = np.concatenate(([0], np.cumsum(p[rows_key])))
-                values = [values[a:b] for a, b in itertools.pairwise(bounds)]
-            return values
+            def fixed(p: Parsed) -> Any:
+                value = p.get(key, _NO_VALUES)
+                flat = _numbers(leaf, value, dtype)
+                values = flat.reshape(
+                    checked.element_count(shape, len(flat), checked.describe(value))
+                )
+                _check_elements(leaf, values)
+                return values
 
-        return ragged
+            return fixed
+        return _ragged(leaf, shape, key)
+
+    def _files(self, leaf: Image | Text, dims: list[int | None], key: str, path: str) -> Getter:
+        """A Sequence of Image or Text: a BytesList of its elements' stored bytes."""
+        if len(dims) != 1:
+            raise FeatureError(f"feature {path!r}: nested Sequences of {leaf!r}")
+        count = dims[0]
+        override = self.override(path, leaf)
+        if override is not None:
+            check = _check_bytes(leaf)
+
+            def handed_over(p: Parsed) -> Any:
+                items = [bytes(b) for b in checked.byte_items(p.get(key, []), count)]
+                for data in items:
+                    check(data)
+                return [override(data) for data in items]
+
+            return handed_over
+        if isinstance(leaf, Text):
+            return lambda p: [
+                checked.text(bytes(b)) for b in checked.byte_items(p.get(key, []), count)
+            ]
+        decode = leaf.decode_file
+        if None in leaf.shape:
+            return lambda p: [decode(bytes(b)) for b in checked.byte_items(p.get(key, []), count)]
+        empty = (0, *leaf.shape)
+
+        def images(p: Parsed) -> Any:
+            values = [decode(bytes(b)) for b in checked.byte_items(p.get(key, []), count)]
+            return np.stack(values) if values else np.empty(empty, np.uint8)
+
+        return images
+
+
+def _ragged(leaf: Feature, shape: tuple[int | None, ...], key: str) -> Getter:
+    """A Sequence with ragged dimensions: its flat values and the row lengths of each ragged
+    dimension, which must add up level by level (checked before any row is made)."""
+    dtype = leaf.dtype
+    assert dtype is not None
+    trailing: list[int] = []
+    for d in reversed(shape):
+        if d is None:
+            break
+        trailing.insert(0, d)
+    inner = math.prod(trailing)
+    ragged_dims = sum(d is None for d in shape[1:])
+    flat_key, rows_keys = f"{key}/{_FLAT}", [f"{key}/{_ROWS}{k}" for k in range(ragged_dims)]
+
+    def ragged(p: Parsed) -> Any:
+        flat = _numbers(leaf, p[flat_key], dtype)
+        if len(flat) % inner:
+            raise checked.Mismatch(f"{len(flat)} flat values cannot be rows of {tuple(trailing)}")
+        rows = [checked.number_list(p[k], np.dtype(np.int64)) for k in rows_keys]
+        held = len(flat) // inner
+        for rows_key, lengths in zip(reversed(rows_keys), reversed(rows), strict=True):
+            if len(lengths) and lengths.min() < 0:
+                raise checked.Mismatch(f"{rows_key} holds a negative row length")
+            total = int(lengths.sum())
+            if total != held:
+                raise checked.Mismatch(
+                    f"the row lengths in {rows_key} add up to {total}, but {held} rows are stored"
+                )
+            held = len(lengths)
+        if shape[0] is not None and held != shape[0]:
+            raise checked.Mismatch(f"expected {shape[0]} elements, got {held}")
+        values: Any = flat.reshape((-1, *trailing))
+        _check_elements(leaf, values)
+        for lengths in reversed(rows):
+            bounds = np.concatenate(([0], np.cumsum(lengths)))
+            values = [values[a:b] for a, b in itertools.pairwise(bounds)]
+        return values
+
+    return ragged
 
 
 class _Writer:
@@ -298,7 +406,9 @@ class ExampleCodec:
                 f"a record has no key {error.args[0]!r} that its features.json declares; it "
                 f"holds {held}"
             ) from None
-        except (IndexError, ValueError) as error:
+        except SourceFormatError:
+            raise  # names the feature
+        except (IndexError, ValueError, TypeError) as error:
             raise SourceFormatError(f"a record does not match its features.json: {error}") from None
         return result
 

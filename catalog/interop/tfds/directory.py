@@ -10,6 +10,12 @@ the order they are stored. The DataSources are catalog's own (the same readers, 
 contract); ArrayRecord shards go through the same ArrayRecord reader as catalog's datasets,
 TFRecord shards through an index of record offsets built once into the index dir (never
 into the TFDS directory, which is never written to).
+
+The directory was written by other code, so nothing in it is trusted: a dataset_info.json or
+features.json that is not JSON, a split without a name, a shard length that is not a count
+(``"-5"``, ``"abc"``, ``"1e30"``) or more records than a TFRecord shard has room for is a
+SourceFormatError naming the file and the field, and every record is checked against its
+features as it is decoded (`catalog.interop.tfds.codec`).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, overload
 
-from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError
+from catalog.errors import DatasetNotFoundError, NotPreparedError, SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.info.splits import SplitArg, SplitsArg
@@ -36,24 +42,70 @@ _FILE_FORMATS = ("tfrecord", "array_record")
 _TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
 
 
+#: The largest file of JSON metadata read (TFDS's are a few KiB; features.json of a large
+#: dataset some hundreds).
+_MAX_JSON = 64 << 20
+#: The most shards and the most examples a shard may declare (int64, as TFDS's protobuf).
+_MAX_COUNT = (1 << 63) - 1
+_TFRECORD_FRAME = 16  # bytes around each TFRecord record: a shard holds at most size/16
+
+
 def _load_json(path: Path) -> Any:
+    """The JSON object in `path`; SourceFormatError (naming the file) for anything else."""
     try:
-        return json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as error:
-        raise SpecError(f"{path}: unreadable ({error})") from None
+        with open(path, "rb") as f:
+            raw = f.read(_MAX_JSON + 1)
+    except OSError as error:
+        raise SourceFormatError(f"{path}: cannot read it ({error.strerror})") from None
+    if len(raw) > _MAX_JSON:
+        raise SourceFormatError(f"{path}: larger than {_MAX_JSON >> 20} MiB; not TFDS metadata")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as error:
+        raise SourceFormatError(
+            f"{path}: not valid JSON ({error}); copy the file again from the directory TFDS "
+            "wrote, or prepare the dataset again with TFDS"
+        ) from None
+    if not isinstance(data, dict):
+        raise SourceFormatError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
 
 
 def is_tfds_dir(path: str | os.PathLike[str]) -> bool:
-    """Whether `path` is a directory TFDS prepared: TFDS's dataset_info.json + features.json."""
+    """Whether `path` is a directory TFDS prepared: TFDS's dataset_info.json + features.json.
+
+    A dataset_info.json that is not readable JSON still makes one (catalog's own dataset
+    directories have no features.json): reading it then says what is wrong with it."""
     folder = Path(path).expanduser()
     info = folder / "dataset_info.json"
     if not (info.is_file() and (folder / "features.json").is_file()):
         return False
     try:
         data = json.loads(info.read_text("utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and "record_format" not in data  # catalog's own has one
+    except (OSError, ValueError, RecursionError):
+        return True
+    return not (isinstance(data, dict) and "record_format" in data)  # catalog's own has one
+
+
+def _field(info_path: Path, where: str, value: Any, kind: type, what: str) -> Any:
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise SourceFormatError(f"{info_path}: {where} is {value!r}; expected {what}")
+    return value
+
+
+def _count(info_path: Path, where: str, value: Any) -> int:
+    """A count in dataset_info.json: a whole number >= 0 (protobuf JSON writes int64 as a
+    string of digits), at most int64's largest."""
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if not (isinstance(text, str) and text.isascii() and text.isdigit() and len(text) <= 19):
+        raise SourceFormatError(
+            f"{info_path}: {where} is {value!r}; expected a count (a whole number >= 0): the "
+            "file is damaged, copy it again or prepare the dataset again with TFDS"
+        )
+    count = int(text)
+    if count > _MAX_COUNT:
+        raise SourceFormatError(f"{info_path}: {where} is {value!r}; more than int64 holds")
+    return count
 
 
 def _shard_name(template: str, dataset: str, split: str, fmt: str, i: int, n: int) -> str:
@@ -104,21 +156,42 @@ def read_tfds_info(path: str | os.PathLike[str]) -> DatasetInfo:
     data = _load_json(info_path)
     features = from_tfds_json(_load_json(folder / "features.json"), folder)
     if not isinstance(features, FeaturesDict):
-        raise SpecError(f"{folder / 'features.json'}: the top feature must be a FeaturesDict")
+        raise SourceFormatError(
+            f"{folder / 'features.json'}: the top feature must be a FeaturesDict"
+        )
     fmt = data.get("fileFormat") or "tfrecord"
     if fmt not in _FILE_FORMATS:
-        raise SpecError(
+        raise SourceFormatError(
             f"{info_path}: fileFormat {fmt!r} is not supported; catalog reads "
             f"{', '.join(_FILE_FORMATS)} shards"
         )
     name = str(data.get("name") or folder.parent.name)
     splits = {}
-    for split in data.get("splits", []):
-        split_name = str(split["name"])
-        lengths: list[int | None] = [int(n) for n in split.get("shardLengths", [])]
+    split_list = _field(info_path, "splits", data.get("splits", []), list, "a list of splits")
+    for n, split in enumerate(split_list):
+        where = f"splits[{n}]"
+        _field(info_path, where, split, dict, "a split (an object with a name)")
+        split_name = _field(info_path, f"{where}.name", split.get("name"), str, "a split name")
+        if not split_name or split_name in splits:
+            raise SourceFormatError(
+                f"{info_path}: {where}.name {split_name!r} is empty or repeated"
+            )
+        where = f"split {split_name!r}"
+        declared = _field(info_path, f"{where}: shardLengths", split.get("shardLengths", []),
+                          list, "a list of counts")  # fmt: skip
+        lengths: list[int | None] = [
+            _count(info_path, f"{where}: shardLengths[{i}]", v) for i, v in enumerate(declared)
+        ]
         if not lengths:  # older TFDS versions give the number of shards only: count records
-            lengths = [None] * int(split.get("numShards", 1))
+            num_shards = _count(info_path, f"{where}: numShards", split.get("numShards", 1))
+            if num_shards > sum(1 for _ in folder.iterdir()):
+                raise SourceFormatError(
+                    f"{info_path}: {where}: numShards is {num_shards}, more than the files "
+                    f"in {folder}"
+                )
+            lengths = [None] * num_shards
         template = split.get("filepathTemplate") or _TEMPLATE
+        _field(info_path, f"{where}: filepathTemplate", template, str, "a file name template")
         shards = []
         for i, count in enumerate(lengths):
             file = _shard_name(template, name, split_name, fmt, i, len(lengths))
@@ -128,15 +201,27 @@ def read_tfds_info(path: str | os.PathLike[str]) -> DatasetInfo:
                     f"{shard_path}: shard {i} of split {split_name!r} that {info_path} lists is "
                     "missing; prepare the dataset again with TFDS, or copy the whole directory"
                 )
+            size = shard_path.stat().st_size
             if count is None:
                 count = _count_records(shard_path, fmt)
-            shards.append(ShardInfo(file, count, shard_path.stat().st_size, ""))
+            elif fmt == "tfrecord" and count * _TFRECORD_FRAME > size:
+                raise SourceFormatError(
+                    f"{info_path}: {where}: shardLengths[{i}] is {count}, but {shard_path.name} "
+                    f"has {size} bytes, room for at most {size // _TFRECORD_FRAME} records"
+                )
+            shards.append(ShardInfo(file, count, size, ""))
         splits[split_name] = SplitInfo(
             split_name, sum(s.num_examples for s in shards), tuple(shards)
         )
     if not splits:
-        raise SpecError(f"{info_path}: no splits")
-    urls = data.get("location", {}).get("urls") or [""]
+        raise SourceFormatError(f"{info_path}: no splits")
+    try:
+        urls = data.get("location", {}).get("urls") or [""]
+        supervised_keys = _supervised_keys(data)
+    except (AttributeError, TypeError, IndexError) as error:
+        raise SourceFormatError(
+            f"{info_path}: its location or supervisedKeys are not what TFDS writes ({error})"
+        ) from None
     return DatasetInfo(
         name=name,
         version=str(data.get("version") or folder.name),
@@ -145,7 +230,7 @@ def read_tfds_info(path: str | os.PathLike[str]) -> DatasetInfo:
         description=str(data.get("description", "")),
         homepage=str(urls[0]),
         citation=str(data.get("citation", "")),
-        supervised_keys=_supervised_keys(data),
+        supervised_keys=supervised_keys,
         record_format={"name": TFDS_RECORDS.name, "file_format": fmt},
         config=data.get("configName") or None,
         config_description=str(data.get("configDescription", "")),

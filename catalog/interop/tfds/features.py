@@ -19,7 +19,9 @@ Sequence                   Sequence(feature, length)
 FeaturesDict               FeaturesDict
 =========================  ===========================================================
 
-Anything else is refused by name, listing these. `to_tfds_json` is the reverse, for export.
+Anything else is refused by name, listing these (SpecError: catalog does not read it); a
+features.json whose content does not describe a feature is a SourceFormatError naming the
+file and the feature. `to_tfds_json` is the reverse, for export.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from catalog.errors import FeatureError, SpecError
+from catalog.errors import FeatureError, SourceFormatError, SpecError
 from catalog.features import (
     BBox,
     ClassLabel,
@@ -74,6 +76,8 @@ def _shape(data: Mapping[str, Any]) -> tuple[int | None, ...]:
 def from_tfds_json(data: Mapping[str, Any], folder: Path, path: str = "") -> Feature:
     """The catalog feature of one TFDS feature (recursively); `folder` holds labels files."""
     where = f"{folder / 'features.json'}: feature {path or '(top)'!r}"
+    if not isinstance(data, Mapping):
+        raise SourceFormatError(f"{where}: expected a JSON object, got {type(data).__name__}")
     name = str(data.get("pythonClassName", ""))
     short = _CLASSES.get(name.removeprefix(_PREFIX))
     if short is None:
@@ -83,8 +87,12 @@ def from_tfds_json(data: Mapping[str, Any], folder: Path, path: str = "") -> Fea
         )
     try:
         return _BUILDERS[short](data, folder, path)
-    except (FeatureError, KeyError, ValueError, TypeError) as error:
-        raise SpecError(f"{where}: cannot map {short} to a catalog feature: {error}") from None
+    except (SourceFormatError, SpecError):
+        raise  # a feature inside this one, named already
+    except (FeatureError, KeyError, ValueError, TypeError, AttributeError) as error:
+        raise SourceFormatError(
+            f"{where}: cannot map {short} to a catalog feature: {error}"
+        ) from None
 
 
 def _image(data: Mapping[str, Any], folder: Path, path: str) -> Feature:

@@ -17,7 +17,7 @@ from pathlib import Path
 from array_record.python.array_record_module import ArrayRecordWriter
 
 from catalog._util.hashing import sha256_file
-from catalog.errors import SpecError
+from catalog.errors import FeatureError, SourceFormatError, SpecError
 from catalog.features.codec import RECORD_FORMAT, RecordCodec
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
 from catalog.interop.tfds.codec import image_paths
@@ -29,6 +29,15 @@ from catalog.storage.publish import publish
 from catalog.storage.shards import WRITER_OPTIONS, shard_name
 
 __all__ = ["image_paths", "import_tfds"]
+
+
+def _where(folder: Path, split: SplitInfo, index: int) -> str:
+    """``<shard path>: record <i>``: where example `index` of `split` is stored."""
+    for shard in split.shards:
+        if index < shard.num_examples:
+            return f"{folder / shard.file}: record {index}"
+        index -= shard.num_examples
+    return f"{folder}: example {index}"  # pragma: no cover (past the split: never read)
 
 
 def import_tfds(
@@ -69,8 +78,15 @@ def import_tfds(
                 path = work / shard_name(name, split)
                 writer = ArrayRecordWriter(str(path), WRITER_OPTIONS)
                 try:
-                    for example in ds:
-                        writer.write(encode(example))
+                    for index, example in enumerate(ds):
+                        try:
+                            record = encode(example)
+                        except FeatureError as error:
+                            raise SourceFormatError(
+                                f"{_where(folder, tfds_info.splits[split], index)} (split "
+                                f"{split!r}) cannot be imported: {error}"
+                            ) from None
+                        writer.write(record)
                 finally:
                     writer.close()
                 shard = ShardInfo(path.name, len(ds), path.stat().st_size, sha256_file(path))

@@ -103,9 +103,10 @@ class IndexedReader:
     def __init__(
         self, path: str | os.PathLike[str], index_dir: str | os.PathLike[str] | None = None
     ) -> None:
+        self._fd: int | None = None  # set first: `close` (and `__del__`) work after any failure
         self.path = Path(path)
         self._offsets = record_offsets(self.path, index_dir)
-        self._fd: int | None = os.open(self.path, os.O_RDONLY)
+        self._fd = os.open(self.path, os.O_RDONLY)
         self._position = 0
 
     def __len__(self) -> int:
@@ -147,9 +148,9 @@ class IndexedReader:
         return [self._one(i, chunk, base) for i in range(start, stop)]
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        fd, self._fd = getattr(self, "_fd", None), None
+        if fd is not None:
+            os.close(fd)
 
     def __del__(self) -> None:
         self.close()

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from catalog.errors import CatalogError
+from catalog.errors import StorageError
 from catalog.present.site.entries import Entry, entries
 from catalog.present.site.html import GENERATOR
 from catalog.present.site.pages import Picture, dataset_page, index_page, shell_name
+from catalog.present.strings import no_surrogates
 
 __all__ = [
     "GRID_COLUMNS",
@@ -40,8 +41,9 @@ GRID_COLUMNS = 8
 STATIC_FILES = ("site.js", "style.css")
 
 
-class SiteOutputError(CatalogError, ValueError):
-    """The output folder cannot take the site (a file, or a folder of something else)."""
+class SiteOutputError(StorageError, ValueError):
+    """The output folder cannot take the site (a file, or a folder of something else): an
+    unusable folder, like a data dir that is a file (a usage error on the command line)."""
 
 
 @dataclass
@@ -128,9 +130,11 @@ def _check_output(output: Path) -> None:
 
 
 def _write(path: Path, text: str) -> None:
+    """Write a page as UTF-8. Values reach pages through `html.esc`, which replaces lone
+    surrogates; any other text still cannot make the page unwritable."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
+        f.write(no_surrogates(text))
 
 
 def build_site(

@@ -2,24 +2,43 @@
 
 Plain strings and `string.Template`: the pages are small and regular, and every value that
 comes from a spec passes through `esc` on its way in.
+
+Every page carries a Content-Security-Policy (`POLICY`, in a ``<meta http-equiv>`` so it holds
+for pages opened from disk and on any host): scripts, styles and images from the site's own
+files only, no inline script, event handler or style, nothing else loaded, no form sent. The
+pages need none of that (``static/site.js`` sets up every behaviour), so a value that one day
+slips past `esc` still cannot run.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable
 from string import Template
 
-__all__ = ["GENERATOR", "esc", "page", "table", "tag_links"]
+from catalog.present.strings import no_surrogates
+
+__all__ = ["GENERATOR", "POLICY", "esc", "page", "table", "tag_links"]
 
 #: The generator meta tag's content: how `catalog site` recognises a folder it wrote.
 GENERATOR = "catalog site"
+#: Every page's Content-Security-Policy. No frame-ancestors, report-uri or sandbox: a <meta>
+#: policy cannot carry them (browsers ignore them there, with an error in the console).
+POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "base-uri 'none'; form-action 'none'"
+)
+#: C0 and C1 control characters other than tab, line feed and carriage return: not text, and
+#: parse errors in HTML.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 _PAGE = Template("""\
 <!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="$policy">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="$generator">
 <title>$title</title>
@@ -38,8 +57,9 @@ $body
 
 
 def esc(text: object) -> str:
-    """`text` as HTML text or an attribute value (quotes escaped too)."""
-    return html.escape(str(text), quote=True)
+    """`text` as HTML text or an attribute value (quotes escaped too); a lone surrogate
+    (valid in JSON, not encodable) or a control character becomes U+FFFD."""
+    return html.escape(_CONTROLS.sub("\ufffd", no_surrogates(str(text))), quote=True)
 
 
 def page(title: str, body: str, *, root: str, crumb: str = "") -> str:
@@ -47,6 +67,7 @@ def page(title: str, body: str, *, root: str, crumb: str = "") -> str:
     "../"); `crumb` the current page's name in the top bar (text)."""
     return _PAGE.substitute(
         generator=GENERATOR,
+        policy=POLICY,  # no quote, ampersand or angle bracket in it
         title=esc(title),
         root=root,
         crumb=f" / <span>{esc(crumb)}</span>" if crumb else "",

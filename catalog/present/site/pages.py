@@ -113,7 +113,7 @@ def index_page(entries: Sequence[Entry]) -> str:
 <h1>Datasets</h1>
 <p>Every dataset and config of the catalog. Prepare one with <code>catalog prepare NAME</code>;
 read it with <code>catalog.data_source("NAME")</code>.</p>
-<form class="filter" role="search" onsubmit="return false">
+<form class="filter" role="search">
 <label>Search <input type="search" id="search" placeholder="name, word or tag"
  autocomplete="off"></label>
 <label>Tag <select id="tag"><option value="">all tags</option>{options}</select></label>

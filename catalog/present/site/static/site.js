@@ -1,5 +1,7 @@
 // catalog site: the index's search box and tag filter, and the citation's copy button.
 // No network, no libraries; without JavaScript every dataset is simply listed.
+// Every behaviour of the pages is set up here: their Content-Security-Policy allows no inline
+// script or event handler.
 "use strict";
 
 (function () {
@@ -15,6 +17,12 @@
     var rows = Array.prototype.slice.call(table.tBodies[0].rows);
     var count = document.getElementById("count");
     var empty = document.getElementById("empty");
+    // The filter applies as one types: Enter in the search box sends no form anywhere.
+    // (Here, not in an onsubmit attribute: the pages' Content-Security-Policy runs no
+    // inline script.)
+    if (box.form) {
+      box.form.addEventListener("submit", function (event) { event.preventDefault(); });
+    }
 
     // A row is shown when it has the chosen tag and its text holds every word typed.
     function apply() {
