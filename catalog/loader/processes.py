@@ -20,17 +20,34 @@ itself (`close`), which
 `close` also runs when the iterator is garbage-collected and at interpreter exit. An
 exception in a worker reaches the consumer as `PipelineError` with the example index and
 the worker's original traceback; a worker that dies without a word (killed) is detected too.
+
+A consumer can also end without a word (SIGKILL, or SIGTERM, from a scheduler or the OOM
+killer). Each worker watches it with multiprocessing's parent sentinel: the read end of a
+pipe whose only write end the consumer holds, with spawn and with forkserver alike (a
+forkserver worker's parent is the server, which would wait for the workers). When it
+breaks, the worker removes every segment with the pool's prefix and exits at once, even in
+the middle of an order; then the forkserver and the resource tracker, which lived on for the
+workers, end too. Segments do not wait for that: the consumer removes a segment's name as
+soon as it has mapped it (`shm.Reader`), so the memory goes with the last process that maps it.
+
+spawn and forkserver run the main script again in each worker (as ``__mp_main__``). A script
+that starts process workers without ``if __name__ == "__main__":`` would start them again
+there: the worker exits at once with `_NO_MAIN_GUARD` instead, and the consumer raises one
+`PipelineError` saying to add the guard.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import multiprocessing.connection as mp_connection
+import multiprocessing.reduction as mp_reduction
 import os
 import pickle
 import queue
 import secrets
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -48,26 +65,94 @@ _POLL = 0.1  # seconds between liveness checks while waiting on a queue
 _JOIN_TIMEOUT = 5.0
 _PLAN_INLINE = 64 * 1024  # a bigger pickled plan goes to the workers through shared memory
 _Result = tuple[bool, Any]
+_NAME = "catalog-pipeline-"  # the workers' process names: catalog-pipeline-0, ...
+_NO_MAIN_GUARD = 87  # a worker's exit code: it re-ran a script that starts process workers
+_GONE = 88  # a worker's exit code: its consumer ended without closing it
 
 
-def _load_plan(plan: bytes | tuple[str, int]) -> Plan:
-    """The plan as `ProcessWorkers` passed it: pickled bytes, or (segment, size) of them."""
-    data = plan if isinstance(plan, bytes) else shm.get_bytes(*plan)
+def _refuse_while_bootstrapping() -> None:
+    """Called before starting workers: in a process that multiprocessing is still
+    bootstrapping (spawn and forkserver run the main script again in every new process),
+    starting them would start them again in each of those, for ever. One of ours exits at once
+    and its consumer explains (`_check_alive`); any other such process gets the explanation."""
+    me = mp.current_process()
+    if not getattr(me, "_inheriting", False):
+        return
+    if me.name.startswith(_NAME):
+        os._exit(_NO_MAIN_GUARD)  # silently: the consumer raises the one error
+    raise PipelineError(_no_main_guard_message())
+
+
+def _no_main_guard_message() -> str:
+    main = getattr(sys.modules.get("__main__"), "__file__", None) or "the main script"
+    return (
+        f"process workers run {main} again as they start (spawn and forkserver import the main "
+        "module in every worker), and it starts process workers at its top level, so each "
+        "worker would start its own. Put the code that runs the pipeline under `if __name__ == "
+        '"__main__":` (keep the functions given to map and filter at module level), or use '
+        "prefetch(kind='thread')"
+    )
+
+
+def _watch_consumer(pool_prefix: str) -> None:
+    """In a worker: when the consumer is gone (killed: it could not close the workers), remove
+    the pool's segments and exit, whatever the worker is doing (see the module docstring)."""
+    parent = mp.parent_process()
+    sentinel = getattr(parent, "sentinel", None)
+    if sentinel is None:  # not started by multiprocessing: the poll loop checks getppid
+        return
+
+    def watch() -> None:
+        mp_connection.wait([sentinel])
+        shm.sweep(pool_prefix)
+        os._exit(_GONE)
+
+    threading.Thread(target=watch, name="catalog-consumer-watch", daemon=True).start()
+
+
+class _SharedPlan:
+    """A pickled plan in a segment without a name (`shm.put_bytes`): it reaches each worker as
+    a file descriptor that multiprocessing passes on with the process."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd, self.size = fd, size
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled only with a starting worker's arguments, where DupFd hands the fd over
+        return _received_plan, (mp_reduction.DupFd(self.fd), self.size)
+
+
+def _received_plan(fd: Any, size: int) -> _SharedPlan:
+    return _SharedPlan(fd.detach(), size)
+
+
+def _load_plan(plan: bytes | _SharedPlan) -> Plan:
+    """The plan as `ProcessWorkers` passed it: pickled bytes, or a segment holding them."""
+    if isinstance(plan, _SharedPlan):
+        try:
+            data = shm.get_bytes(plan.fd, plan.size)
+        finally:
+            os.close(plan.fd)
+    else:
+        data = plan
     loaded: Plan = pickle.loads(data)
     return loaded
 
 
 def _worker(
-    plan_bytes: bytes | tuple[str, int],
+    plan_bytes: bytes | _SharedPlan,
     inbox: Any,
     outbox: Any,
     ready: Any,
     stop_event: Any,
-    prefix: str,
+    pool_prefix: str,
+    worker: int,
     slots: int,
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the consumer decides when to stop
+    _watch_consumer(pool_prefix)
     parent = os.getppid()
+    prefix = f"{pool_prefix}{worker}-"
     writer = shm.Writer(prefix)
     try:
         plan: Plan | BaseException
@@ -172,6 +257,7 @@ class ProcessWorkers:
                 f"start_method must be one of {START_METHODS} (fork is unsafe once "
                 f"array_record was used), got {start_method!r}"
             )
+        _refuse_while_bootstrapping()
         # Map and verify the shards here first (the caller needs them for the units it
         # computes anyway): the workers get what was verified with the plan and skip it.
         with contextlib.suppress(Exception):  # what fails here fails again where it is read
@@ -201,21 +287,21 @@ class ProcessWorkers:
         self._ready = 0
         self._checked = time.monotonic()
         self._closed = False
+        self._start_error: BaseException | None = None
         self._lock = threading.Lock()
-        plan_arg: bytes | tuple[str, int] = plan_bytes
-        self._plan_segment: str | None = None
+        plan_arg: bytes | _SharedPlan = plan_bytes
+        self._plan_fd: int | None = None
         if shm.AVAILABLE and len(plan_bytes) > _PLAN_INLINE:
             # A plan with the shard indexes is ~12 bytes a record: through a socket that is
             # many GIL hand-offs for the thread starting workers while the caller computes.
-            self._plan_segment = f"{self._prefix}plan"
-            shm.put_bytes(self._plan_segment, plan_bytes)
-            plan_arg = (self._plan_segment, len(plan_bytes))
+            self._plan_fd = shm.put_bytes(f"{self._prefix}plan", plan_bytes)
+            plan_arg = _SharedPlan(self._plan_fd, len(plan_bytes))
         self._starter = threading.Thread(
             target=self._start, args=(ctx, plan_arg), name="catalog-pipeline-start", daemon=True
         )
         self._starter.start()
 
-    def _start(self, ctx: BaseContext, plan_bytes: bytes | tuple[str, int]) -> None:
+    def _start(self, ctx: BaseContext, plan_bytes: bytes | _SharedPlan) -> None:
         for w in range(self.size):
             with self._lock:
                 if self._closed:
@@ -228,13 +314,18 @@ class ProcessWorkers:
                         self._outboxes[w],
                         self._ready_events[w],
                         self._stop,
-                        f"{self._prefix}{w}-",
+                        self._prefix,
+                        w,
                         self.depth,  # slots: an order's slot is free once `depth` later ones
                     ),
-                    name=f"catalog-pipeline-{w}",
+                    name=f"{_NAME}{w}",
                     daemon=True,
                 )
-                proc.start()
+                try:
+                    proc.start()
+                except BaseException as error:  # e.g. out of processes or file descriptors
+                    self._start_error = error  # raised by ready(): never a silent hang
+                    return
                 self._procs[w] = proc
 
     @property
@@ -249,22 +340,45 @@ class ProcessWorkers:
             self._check_alive()
         while self._ready < self.size and self._ready_events[self._ready].is_set():
             self._ready += 1
-            if self._ready == self.size and self._plan_segment is not None:
-                shm.discard(self._plan_segment)  # every worker has read it
-                self._plan_segment = None
+            if self._ready == self.size:
+                self._close_plan()  # every worker has read it
         while wait and not self._ready:
             self._ready_events[0].wait(_POLL)
             self._check_alive()
             self.ready()
         return self._ready
 
+    def _close_plan(self) -> None:
+        if self._plan_fd is not None:
+            os.close(self._plan_fd)
+            self._plan_fd = None
+
     def _check_alive(self) -> None:
+        if self._start_error is not None:
+            raise PipelineError(
+                f"could not start process worker {sum(p is not None for p in self._procs)}: "
+                f"{self._start_error!r}. Use fewer workers, or prefetch(kind='thread')"
+            ) from self._start_error
         for w, proc in enumerate(self._procs):
-            if proc is not None and proc.exitcode is not None:
-                raise PipelineError(
-                    f"process worker {w} (pid {proc.pid}) died with exit code "
-                    f"{proc.exitcode} without reporting an error (killed, or out of memory)"
-                )
+            if proc is None or (code := self._exitcode(proc)) is None:
+                continue
+            if code == _NO_MAIN_GUARD and not self._ready_events[w].is_set():
+                raise PipelineError(_no_main_guard_message())
+            raise PipelineError(
+                f"process worker {w} (pid {proc.pid}) died with exit code "
+                f"{code} without reporting an error (killed, or out of memory)"
+            )
+
+    def _exitcode(self, proc: BaseProcess | None) -> int | None:
+        """`proc.exitcode`, asked only while no worker is starting (else None: asked again at
+        the next poll). `Process.start` polls the other children too, and two threads polling
+        one forkserver child race for its exit code: the loser records 255."""
+        if proc is None or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            return proc.exitcode
+        finally:
+            self._lock.release()
 
     def send(self, worker: int, first: int, count: int) -> None:
         if self._pending[worker] >= self.depth:  # its slot would be overwritten unread
@@ -279,8 +393,7 @@ class ProcessWorkers:
                 data = q.get(timeout=_POLL)
                 break
             except queue.Empty:
-                proc = self._procs[worker]
-                if proc is not None and not proc.is_alive() and q.empty():
+                if self._exitcode(self._procs[worker]) is not None and q.empty():
                     self._check_alive()
         self._pending[worker] -= 1
         try:
@@ -342,4 +455,5 @@ class ProcessWorkers:
                 proc.close()
         for reader in self._readers:
             reader.close()
+        self._close_plan()
         shm.sweep(self._prefix)

@@ -11,8 +11,14 @@ however long they are kept, and the slot can be written again. A slot is rewritt
 after the consumer has read it: a worker has at most as many orders outstanding as it has
 slots (see `catalog.loader.processes`).
 
-Segment names carry a per-pool prefix (``catalog-<pid>-<token>-``), so whatever a stopped or
-killed worker leaves is found and removed by `sweep` when the workers shut down.
+A segment's name is removed as soon as both sides have it mapped: the consumer unlinks it
+right after mapping it (`Reader.read`), and the worker, which made it, keeps its own mapping
+and reuses it by that mapping alone. From then on ``/dev/shm`` lists nothing, and the memory
+goes back when the last of the two processes unmaps it or dies, however it dies. Only a name
+made and not yet read can be left (a slot's first order; a plan for the workers has no name
+at all, see `put_bytes`). Names carry a per-pool prefix (``catalog-<pid>-<token>-``), so
+`sweep` finds those: when the workers shut down, or in a worker whose consumer was killed
+(`catalog.loader.processes`).
 
 This module talks to ``_posixshmem`` and ``mmap`` directly instead of through
 ``SharedMemory`` objects: those register every segment with a resource-tracker process
@@ -40,7 +46,7 @@ try:
 except ImportError:  # Windows: no POSIX shared memory; blocks are pickled instead
     _posixshmem = None
 
-__all__ = ["AVAILABLE", "Reader", "Writer", "discard", "get_bytes", "put_bytes", "sweep"]
+__all__ = ["AVAILABLE", "Reader", "Writer", "get_bytes", "put_bytes", "sweep"]
 
 AVAILABLE = _posixshmem is not None
 _ALIGN = 64
@@ -125,22 +131,30 @@ def _reserve(fd: int, size: int) -> None:
         ) from None
 
 
-def put_bytes(name: str, data: bytes) -> None:
-    """A new segment `name` holding `data` (e.g. a pickled plan too big to pass cheaply to a
-    starting process); remove it with `discard` or `sweep`."""
-    with _map(name, max(len(data), 1), create=True) as mapping:
-        mapping[: len(data)] = data
-
-
-def get_bytes(name: str, size: int) -> bytes:
-    """The first `size` bytes of segment `name` (written by `put_bytes`)."""
-    with _map(name, max(size, 1), create=False) as mapping:
-        return mapping[:size]
-
-
-def discard(name: str) -> None:
-    """Remove segment `name` (if it is still there)."""
+def put_bytes(name: str, data: bytes) -> int:
+    """A new segment holding `data` (e.g. a pickled plan too big to pass cheaply to a starting
+    process), as an open file descriptor. Its name (new, used only to make it) is removed at
+    once: the memory goes when the last descriptor or mapping of it is closed, whoever dies.
+    Pass the descriptor on with multiprocessing (`multiprocessing.reduction.DupFd`)."""
+    assert _posixshmem is not None
+    fd: int = _posixshmem.shm_open("/" + name, os.O_RDWR | os.O_CREAT | os.O_EXCL, mode=0o600)
     _unlink(name)
+    try:
+        size = max(len(data), 1)
+        os.ftruncate(fd, size)
+        _reserve(fd, size)
+        with mmap.mmap(fd, size) as mapping:
+            mapping[: len(data)] = data
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def get_bytes(fd: int, size: int) -> bytes:
+    """The first `size` bytes of the segment open as `fd` (from `put_bytes`)."""
+    with mmap.mmap(fd, max(size, 1), access=mmap.ACCESS_READ) as mapping:
+        return mapping[:size]
 
 
 class Writer:
@@ -182,8 +196,9 @@ class Writer:
 
 
 class Reader:
-    """The consumer's side for one worker: maps each of its slots once and copies out what
-    a description names."""
+    """The consumer's side for one worker: maps each of its slots once, removing its name
+    (the worker has it mapped already: see the module docstring), and copies out what a
+    description names."""
 
     def __init__(self) -> None:
         self._maps: dict[int, tuple[str, mmap.mmap]] = {}
@@ -196,6 +211,7 @@ class Reader:
             if mapping is not None:
                 mapping.close()
             mapping = _map(name, size, create=False)
+            _unlink(name)
             self._maps[slot] = name, mapping
         return _copies(described, mapping)
 

@@ -4,6 +4,11 @@
 ``prefetch(N, "thread")``: each takes orders (ranges of units) from its own inbox and puts
 the blocks in its outbox, in order; `catalog.loader.scheduler.Scheduler` decides who
 computes what.
+
+A thread cannot be stopped from outside, so `ThreadWorkers.close` waits for its threads
+only a bounded time (`JOIN_SECONDS` in all): one stuck in a map that never returns is left
+behind, a daemon that does not keep the program alive. Ctrl-C during such a map therefore
+ends the program at once, as it does with process workers.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from catalog.loader.plan import Block, Plan
 __all__ = ["Executor", "Inline", "ThreadWorkers"]
 
 _Result = tuple[bool, Any]
+JOIN_SECONDS = 2.0  # how long close waits for threads still in an order, all together
+WAKE_SECONDS = 0.1  # the longest the consumer waits for a worker without waking
 
 
 class Executor(Protocol):
@@ -95,7 +102,12 @@ class ThreadWorkers:
         self._inboxes[worker].put((first, count))
 
     def receive(self, worker: int) -> tuple[list[_Result], float]:
-        return self._outboxes[worker].get()
+        outbox = self._outboxes[worker]
+        while True:
+            try:
+                return outbox.get(timeout=WAKE_SECONDS)
+            except queue.Empty:  # a Ctrl-C that the kernel gave to a worker thread is run
+                continue  # by the main thread only when it wakes: never block for good
 
     def close(self) -> None:
         if self._closed:
@@ -103,5 +115,7 @@ class ThreadWorkers:
         self._closed = True
         for inbox in self._inboxes:
             inbox.put(None)  # after the orders already sent, which finish first
+        deadline = time.monotonic() + JOIN_SECONDS
         for thread in self._threads:
-            thread.join()
+            # one still in a user's function after that (hung) stays behind as a daemon
+            thread.join(max(0.0, deadline - time.monotonic()))

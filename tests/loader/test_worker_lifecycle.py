@@ -1,0 +1,319 @@
+"""Pipeline workers and the processes around them, tested as real processes.
+
+Each test runs a real consumer script in a process group of its own and acts on it as the
+outside world does: a scheduler or an OOM killer ends the consumer's pid alone (SIGTERM,
+SIGKILL), a terminal sends Ctrl-C to the foreground group (SIGINT). Every wait polls with a
+deadline; a ``finally`` kills the group and removes the segments, whatever happened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from catalog.loader import shm
+
+from conftest import ROOT
+
+SHM = Path("/dev/shm")
+PROC = Path("/proc")
+pytestmark = pytest.mark.skipif(
+    not (SHM.is_dir() and PROC.is_dir()), reason="needs /dev/shm and /proc (Linux)"
+)
+DEADLINE = 30.0  # seconds for anything the tests wait for; the fixes take a few
+
+
+def alive(pid: int) -> bool:
+    """A live (not zombie) process with this id."""
+    try:
+        status = (PROC / str(pid) / "status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live processes of process group `pgid`."""
+    found = []
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()  # after "(comm)": state, ppid, pgrp, ...
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def segments(pid: int) -> list[str]:
+    return sorted(p.name for p in SHM.iterdir() if p.name.startswith(f"catalog-{pid}-"))
+
+
+def wait_until(condition: Callable[[], bool], seconds: float = DEADLINE) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@contextlib.contextmanager
+def consumer(tmp_path: Path, script: str) -> Iterator[subprocess.Popen[bytes]]:
+    """`script` running in a process group of its own (as a terminal's foreground job), its
+    output in files (a pipe would keep the test waiting on whoever inherited it). Afterwards
+    the whole group is killed and its segments removed, however the test went."""
+    path = tmp_path / "run.py"
+    path.write_text(textwrap.dedent(script))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with (tmp_path / "out").open("wb") as out, (tmp_path / "err").open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, str(path)],
+            stdout=out,
+            stderr=err,
+            cwd=tmp_path,
+            env=env,
+            start_new_session=True,
+        )
+    members = {proc.pid}  # whose segments to remove (a worker may have made a pool too)
+    try:
+        yield proc
+    finally:
+        for _ in range(3):  # the members may be forking while they are killed
+            members.update(group_members(proc.pid))
+            for pid in group_members(proc.pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            if not group_members(proc.pid):
+                break
+            time.sleep(0.1)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(10)
+        for pid in members:
+            shm.sweep(f"catalog-{pid}-")
+
+
+def read(tmp_path: Path, name: str) -> str:
+    return (tmp_path / name).read_text(errors="replace")
+
+
+def wait_for_line(tmp_path: Path, proc: subprocess.Popen[bytes], marker: str) -> str:
+    """The first line of the consumer's stdout starting with `marker`."""
+
+    def line() -> str | None:
+        for text in read(tmp_path, "out").splitlines():
+            if text.startswith(marker):
+                return text
+        return None
+
+    assert wait_until(lambda: line() is not None or proc.poll() is not None), "no output"
+    found = line()
+    assert found is not None, read(tmp_path, "err")
+    return found
+
+
+# -- ending the consumer ---------------------------------------------------------------------
+KILLED_CONSUMER = """
+    import numpy as np
+    import catalog
+
+    def big(i):
+        return {"x": np.full(20000, i, np.int64)}  # big enough to need shared memory
+
+    if __name__ == "__main__":
+        p = catalog.pipeline(np.arange(1000)).repeat().map(big).batch(64)
+        it = p.prefetch(2, "process", start_method=START, autotune=False).iterator()
+        while len(it.worker_pids) < 2:  # they start in the background
+            next(it)
+        for _ in range(8):  # each worker has written its slots
+            next(it)
+        print("workers", *it.worker_pids, flush=True)
+        for batch in it:  # forever, until the consumer is ended
+            pass
+"""
+
+
+@pytest.mark.parametrize("start", ["forkserver", "spawn"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_ending_the_consumer_alone_ends_its_workers_and_frees_shared_memory(
+    tmp_path: Path, start: str, sig: signal.Signals
+) -> None:
+    """The signal goes to the consumer's pid alone: the workers, the forkserver and the
+    resource tracker must notice it is gone and exit, and no segment may stay behind."""
+    with consumer(tmp_path, KILLED_CONSUMER.replace("START", repr(start))) as proc:
+        workers = [int(p) for p in wait_for_line(tmp_path, proc, "workers").split()[1:]]
+        assert len(workers) == 2
+        helpers = [pid for pid in group_members(proc.pid) if pid != proc.pid]
+        assert set(workers) <= set(helpers)  # + the resource tracker (+ the forkserver)
+        os.kill(proc.pid, sig)
+        proc.wait(DEADLINE)
+        gone = wait_until(lambda: not any(alive(pid) for pid in helpers))
+        assert gone, f"still alive: {[pid for pid in helpers if alive(pid)]}"
+        assert wait_until(lambda: not segments(proc.pid), 5), segments(proc.pid)
+
+
+BUSY_WORKERS = """
+    import time
+    import numpy as np
+    import catalog
+
+    def slow(i):
+        print("busy", i, flush=True)
+        time.sleep(3600)  # an order that takes far longer than anyone waits
+        return i
+
+    if __name__ == "__main__":
+        p = catalog.pipeline(np.arange(100)).map(slow).batch(4)
+        for batch in p.prefetch(2, "process", start_method=START, autotune=False):
+            pass
+"""
+
+
+@pytest.mark.parametrize("start", ["forkserver", "spawn"])
+def test_workers_in_the_middle_of_an_order_exit_when_the_consumer_is_killed(
+    tmp_path: Path, start: str
+) -> None:
+    with consumer(tmp_path, BUSY_WORKERS.replace("START", repr(start))) as proc:
+        wait_for_line(tmp_path, proc, "busy")  # a worker is in the middle of an order
+        # both workers, the resource tracker (and the forkserver) are up
+        started = 4 if start == "forkserver" else 3
+        assert wait_until(lambda: len(group_members(proc.pid)) > started)
+        helpers = [pid for pid in group_members(proc.pid) if pid != proc.pid]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(DEADLINE)
+        gone = wait_until(lambda: not any(alive(pid) for pid in helpers))
+        assert gone, f"still alive: {[pid for pid in helpers if alive(pid)]}"
+        assert not segments(proc.pid)
+
+
+def test_segment_names_go_once_both_sides_map_them_so_killing_everyone_leaves_none(
+    tmp_path: Path,
+) -> None:
+    """An OOM killer may end the consumer and its workers at once: nobody is left to clean
+    up, so a segment must not need a name once it is in use."""
+    with consumer(tmp_path, KILLED_CONSUMER.replace("START", repr("forkserver"))) as proc:
+        wait_for_line(tmp_path, proc, "workers")
+        assert wait_until(lambda: not segments(proc.pid), 10), segments(proc.pid)
+        os.killpg(proc.pid, signal.SIGKILL)  # the whole group at once
+        assert wait_until(lambda: not group_members(proc.pid))
+        assert not segments(proc.pid)
+
+
+# -- Ctrl-C with thread workers --------------------------------------------------------------
+HUNG_THREADS = """
+    import threading
+    import numpy as np
+    import catalog
+
+    def hang(i):
+        print("hung", i, flush=True)
+        threading.Event().wait()  # a map that never returns
+        return i
+
+    p = catalog.pipeline(np.arange(1000)).map(hang).batch(4)
+    for batch in p.prefetch(2, "thread", autotune=AUTOTUNE):
+        pass
+"""
+
+
+@pytest.mark.parametrize("autotune", [True, False])
+def test_one_ctrl_c_ends_a_program_whose_thread_workers_hang(
+    tmp_path: Path, autotune: bool
+) -> None:
+    with consumer(tmp_path, HUNG_THREADS.replace("AUTOTUNE", repr(autotune))) as proc:
+        wait_for_line(tmp_path, proc, "hung")
+        # every thread that got an order is in the map (the consumer too, autotuned)
+        assert wait_until(lambda: read(tmp_path, "out").count("hung") >= 2)
+        os.killpg(proc.pid, signal.SIGINT)  # one Ctrl-C, to the foreground group
+        ended = wait_until(lambda: proc.poll() is not None, 30)
+        assert ended, "one Ctrl-C did not end the program"
+        assert proc.returncode != 0
+        assert "KeyboardInterrupt" in read(tmp_path, "err")
+
+
+# -- a script without a main guard -----------------------------------------------------------
+NO_MAIN_GUARD = """
+    import numpy as np
+    import catalog
+
+    def double(i):
+        return i * 2
+
+    print("top level", flush=True)
+    p = catalog.pipeline(np.arange(100_000)).repeat().map(double).batch(64)
+    for batch in p.prefetch(2, "process", start_method=START, autotune=AUTOTUNE):
+        pass
+"""
+
+
+@pytest.mark.parametrize("start", ["forkserver", "spawn"])
+@pytest.mark.parametrize("autotune", [True, False])
+def test_process_workers_without_a_main_guard_are_one_clear_error(
+    tmp_path: Path, start: str, autotune: bool
+) -> None:
+    """spawn and forkserver re-run the script in every worker; without the guard each one
+    would start a pipeline of its own. One PipelineError in the caller names the fix."""
+    script = NO_MAIN_GUARD.replace("START", repr(start)).replace("AUTOTUNE", repr(autotune))
+    with consumer(tmp_path, script) as proc:
+        ended = wait_until(lambda: proc.poll() is not None)
+        err = read(tmp_path, "err")
+        assert ended, f"still running: {err}"
+        assert proc.returncode == 1
+        assert err.count("catalog.errors.PipelineError") == 1, err
+        assert "Traceback" in err and err.count("Traceback") == 1, err
+        assert 'if __name__ == "__main__":' in err and "run.py" in err
+        assert "bootstrapping phase" not in err  # multiprocessing's own message
+        assert not group_members(proc.pid) or wait_until(lambda: not group_members(proc.pid))
+        assert not segments(proc.pid)
+
+
+# -- a worker that cannot start ------------------------------------------------------------
+def test_a_worker_that_cannot_start_is_an_error_not_a_hang(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Workers start in a background thread: what fails there must reach the consumer."""
+    import errno
+    import threading
+    from multiprocessing.context import SpawnProcess
+
+    import numpy as np
+
+    import catalog
+
+    def refuse(self: object) -> None:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(SpawnProcess, "start", refuse)
+    p = catalog.pipeline(np.arange(100)).batch(10)
+    p = p.prefetch(2, "process", start_method="spawn", autotune=False)
+    outcome: list[BaseException] = []
+
+    def consume() -> None:
+        try:
+            list(p)
+        except BaseException as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    thread.join(DEADLINE)
+    assert not thread.is_alive(), "the consumer waits for a worker that never started"
+    assert len(outcome) == 1 and isinstance(outcome[0], catalog.PipelineError), outcome
+    assert "could not start process worker 0" in str(outcome[0])
+    assert "Too many open files" in str(outcome[0])
+    p.close()
+    assert not segments(os.getpid())
