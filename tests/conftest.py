@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from catalog.testing.http_server import LoopbackServer
@@ -147,3 +150,34 @@ def kill_prepare_after(folder: Path, data_dir: Path, units: int, shard_bytes: in
     args = [str(folder), str(data_dir), str(units), str(shard_bytes)]
     killed = subprocess.run([sys.executable, "-c", _KILL_AFTER, *args], timeout=300)
     assert killed.returncode == -9, killed
+
+
+def tabular_builder(
+    root: Path,
+    server: LoopbackServer,
+    name: str,
+    values: Any,
+    labels: list[int],
+    classes: list[str],
+) -> Path:
+    """A builder without images, served from `server`: an `npz` of a float32 Tensor feature
+    (`values`, one row per example) and a ClassLabel of `classes` (`labels`)."""
+    buffer = io.BytesIO()
+    array = np.asarray(values, np.float32)
+    np.savez(buffer, values=array, labels=np.asarray(labels))
+    data = buffer.getvalue()
+    url = server.add(f"/{name}.npz", data)
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "builder.yaml").write_text(
+        f"name: {name}\nversion: 1.0.0\ndescription: {name.title()}.\ntags: [tabular]\n"
+        f"features:\n  values: {{type: Tensor, shape: [{array.shape[1]}], dtype: float32}}\n"
+        f"  label: {{type: ClassLabel, names: [{', '.join(classes)}]}}\n"
+        f"downloads:\n  arrays: {{url: {url}}}\n"
+        "splits:\n  train:\n    format: npz\n    files: {arrays: arrays}\n"
+        "    options: {arrays: {values: values, label: labels}}\n"
+        f"    num_examples: {len(labels)}\n"
+    )
+    digest = hashlib.sha256(data).hexdigest()
+    (folder / "checksums.tsv").write_text(f"{url}\t{len(data)}\t{digest}\t{name}.npz\n")
+    return folder

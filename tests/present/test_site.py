@@ -5,8 +5,6 @@ The browser's view of the same pages is in tests/present/test_site_browser.py.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import os
 import re
 import shutil
@@ -32,7 +30,7 @@ from catalog.spec.load import load_spec
 from catalog.spec.registry import list_datasets
 from catalog.testing.http_server import LoopbackServer
 
-from conftest import ROOT
+from conftest import ROOT, tabular_builder
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -242,34 +240,17 @@ def test_a_partial_copy_says_so(first50_builder: Path, tmp_path: Path) -> None:
     assert "<td>test 50</td>" in index  # the index shows the dataset's splits, not the copy's
 
 
-def npz_builder(root: Path, server: LoopbackServer) -> Path:
-    """A prepared-able builder without images: a Tensor and a ClassLabel of 30 names."""
-    buffer = io.BytesIO()
-    np.savez(
-        buffer, values=np.arange(12, dtype=np.float32).reshape(3, 4), labels=np.array([0, 29, 5])
-    )
-    data = buffer.getvalue()
-    url = server.add("/vectors.npz", data)
-    folder = root / "vectors"
-    folder.mkdir(parents=True)
-    names = ", ".join(f"c{i}" for i in range(30))
-    (folder / "builder.yaml").write_text(
-        "name: vectors\nversion: 1.0.0\ndescription: Vectors.\ntags: [tabular]\n"
-        "features:\n  values: {type: Tensor, shape: [4], dtype: float32}\n"
-        f"  label: {{type: ClassLabel, names: [{names}]}}\n"
-        f"downloads:\n  arrays: {{url: {url}}}\n"
-        "splits:\n  train:\n    format: npz\n    files: {arrays: arrays}\n"
-        "    options: {arrays: {values: values, label: labels}}\n    num_examples: 3\n"
-    )
-    digest = hashlib.sha256(data).hexdigest()
-    (folder / "checksums.tsv").write_text(f"{url}\t{len(data)}\t{digest}\tvectors.npz\n")
-    return folder
-
-
 def test_a_dataset_without_images_has_a_note_instead_of_a_grid(
     tmp_path: Path, server: LoopbackServer
 ) -> None:
-    folder = npz_builder(tmp_path, server)
+    folder = tabular_builder(
+        tmp_path,
+        server,
+        "vectors",
+        np.arange(12).reshape(3, 4),
+        [0, 29, 5],
+        [f"c{i}" for i in range(30)],
+    )
     data = str(tmp_path / "data")
     assert run("prepare", str(folder), "--data-dir", data, "-q").returncode == 0
     result = run("site", "-o", str(tmp_path / "site"), str(folder), "--data-dir", data)

@@ -10,8 +10,6 @@ past the escaping inert: no inline script, style or event handler runs.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import os
 import re
@@ -34,7 +32,7 @@ from catalog.present.strings import ELLIPSIS, describe, fit_width
 from catalog.spec.registry import list_datasets
 from catalog.testing.http_server import LoopbackServer
 
-from conftest import idx_builder
+from conftest import idx_builder, tabular_builder
 
 #: Generous: the cut was quadratic (28 s for 4,000 characters, past 120 s for a million).
 SECONDS = 20.0
@@ -224,31 +222,12 @@ def test_lone_surrogates_in_the_info_are_replaced_on_every_page(
         assert "A dataset \ufffd described." in result.stdout
 
 
-def npz_builder(root: Path, server: LoopbackServer) -> Path:
-    """A tabular builder: a Tensor and a ClassLabel, 3 rows labelled 0, 1 and 2."""
-    buffer = io.BytesIO()
-    np.savez(buffer, values=np.arange(6, dtype=np.float32).reshape(3, 2), labels=np.arange(3))
-    data = buffer.getvalue()
-    url = server.add("/rows.npz", data)
-    folder = root / "rows"
-    folder.mkdir(parents=True)
-    (folder / "builder.yaml").write_text(
-        "name: rows\nversion: 1.0.0\ndescription: Rows.\ntags: [tabular]\n"
-        "features:\n  values: {type: Tensor, shape: [2], dtype: float32}\n"
-        "  label: {type: ClassLabel, names: [a, b, c]}\n"
-        f"downloads:\n  arrays: {{url: {url}}}\n"
-        "splits:\n  train:\n    format: npz\n    files: {arrays: arrays}\n"
-        "    options: {arrays: {values: values, label: labels}}\n    num_examples: 3\n"
-    )
-    digest = hashlib.sha256(data).hexdigest()
-    (folder / "checksums.tsv").write_text(f"{url}\t{len(data)}\t{digest}\trows.npz\n")
-    return folder
-
-
 def test_a_table_of_hostile_class_names_prints_one_row_per_example(
     tmp_path: Path, server: LoopbackServer
 ) -> None:
-    folder = npz_builder(tmp_path, server)
+    folder = tabular_builder(
+        tmp_path, server, "rows", np.arange(6).reshape(3, 2), [0, 1, 2], ["a", "b", "c"]
+    )
     data = tmp_path / "data"
     assert run("prepare", str(folder), "--data-dir", str(data), "-q").returncode == 0
     names = ["lone\ud800", "two\nlines", "z" * 1_000_000]
