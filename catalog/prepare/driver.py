@@ -56,9 +56,9 @@ from catalog.prepare.work_unit import (
 )
 from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
 from catalog.storage.diskspace import disk_usage, require_free
+from catalog.storage.generations import collect, publish
 from catalog.storage.locking import INCOMPLETE, dataset_lock, work_dirs
 from catalog.storage.paths import DATA_DIR_ENV, DOWNLOAD_DIR_ENV, usable_dir
-from catalog.storage.publish import collect, publish
 from catalog.storage.shards import WRITER_OPTIONS
 
 __all__ = [

@@ -24,8 +24,8 @@ from catalog.interop.tfds.codec import image_paths
 from catalog.interop.tfds.directory import read_tfds_info
 from catalog.read.data_source import DataSource
 from catalog.storage import paths
+from catalog.storage.generations import publish
 from catalog.storage.locking import INCOMPLETE, dataset_lock, work_dirs
-from catalog.storage.publish import publish
 from catalog.storage.shards import WRITER_OPTIONS, shard_name
 
 __all__ = ["image_paths", "import_tfds"]
