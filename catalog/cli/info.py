@@ -12,7 +12,7 @@ from typing import Any
 
 from catalog.api.builder import builder
 from catalog.api.local import local_info
-from catalog.cli.common import EXIT_OK, add_command, add_dataset_args, positive_int
+from catalog.cli.common import EXIT_OK, add_command, add_dataset_args, add_image_max_side
 from catalog.info.dataset_info import DatasetInfo
 from catalog.info.text import Location, format_info
 from catalog.present.strings import no_surrogates
@@ -32,12 +32,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         example="catalog info cmaterdb/telugu --json",
     )
     add_dataset_args(parser, many=False)
-    parser.add_argument(
-        "--image-max-side",
-        type=positive_int,
-        metavar="N",
-        help="the copy prepared with --image-max-side N (images at most N px on a side)",
-    )
+    add_image_max_side(parser, "show")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.set_defaults(run=run)
 

@@ -158,6 +158,12 @@ def test_the_setting_is_recorded_and_info_shows_it(tmp_path: Path, server: Loopb
     # the copy opened by path shows it too
     by_path = cli("info", str(data / "photos" / "1.0.0-max64"))
     assert "downscaled to at most 64 px" in by_path.stdout, by_path.stderr
+    # rm removes the copy of the size named, and only that one
+    catalog.builder(folder, data_dir=data).download_and_prepare()
+    removed = cli("rm", str(folder), "--data-dir", str(data), "--image-max-side", "64")
+    assert removed.returncode == 0, removed.stderr
+    assert not (data / "photos" / "1.0.0-max64").exists()
+    assert catalog.builder(folder, data_dir=data).is_prepared
 
 
 def test_another_setting_is_never_taken_for_this_one(
