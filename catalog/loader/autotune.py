@@ -19,6 +19,12 @@ this is ours. A pipeline on which `Pipeline.prefetch` was never called computes 
   the consumer computes a unit itself when no worker has it. A GIL-bound map (pure Python
   per example) is thus left at 0 workers, where threads would only slow it.
 
+- **only for a source known to be safe in threads** (`reads_safely_in_threads`): a
+  `catalog.DataSource` (its contract), a NumPy array, a list, tuple or range, or any source
+  with a true ``thread_safe`` attribute. Another source (a class of one's own reading a file
+  with seek and read, say) may give wrong records when two threads read it at once, so it is
+  read by the caller alone unless ``prefetch`` asks for workers.
+
 ``prefetch(0)`` computes in the caller only, as before; ``prefetch(N, kind)`` is the hand-
 tuned setting, kept as given. The output never depends on any of this.
 """
@@ -26,8 +32,12 @@ tuned setting, kept as given. The output never depends on any of this.
 from __future__ import annotations
 
 import os
+import sys
+from typing import Any
 
-__all__ = ["MAX_AUTO_WORKERS", "auto_workers", "usable_cores"]
+import numpy as np
+
+__all__ = ["MAX_AUTO_WORKERS", "auto_workers", "reads_safely_in_threads", "usable_cores"]
 
 #: The most worker threads the default starts (`prefetch(N)` asks for more).
 MAX_AUTO_WORKERS = 8
@@ -49,3 +59,22 @@ def auto_workers(cores: int | None = None) -> int:
     (2, 1, 8)
     """
     return max(1, min(usable_cores() if cores is None else cores, MAX_AUTO_WORKERS))
+
+
+def reads_safely_in_threads(source: Any) -> bool:
+    """Whether `source` may be indexed from several threads at once: its ``thread_safe``
+    attribute when it has one, else True for a `catalog.DataSource`, a NumPy array, a list,
+    a tuple or a range.
+
+    >>> reads_safely_in_threads([1, 2]), reads_safely_in_threads(open)
+    (True, False)
+    """
+    said = getattr(source, "thread_safe", None)
+    if said is not None:
+        return bool(said)
+    if isinstance(source, (np.ndarray, list, tuple, range)):
+        return True
+    # A DataSource exists only once its module is loaded: looked up, not imported (reading
+    # it would cost every pipeline over a list the import of the record readers).
+    module = sys.modules.get("catalog.read.data_source")
+    return module is not None and isinstance(source, module.DataSource)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from catalog.loader.autotune import auto_workers
+from catalog.loader.autotune import auto_workers, reads_safely_in_threads
 from catalog.loader.iterator import PipelineIterator, State, check_state
 from catalog.loader.plan import Filter, Map, MapBatch, Plan
 from catalog.loader.sampler import Sampler
@@ -169,8 +169,9 @@ class Pipeline:
         `workers` busy and the caller only waits for them. The output is the same either way.
 
         Without a call to `prefetch` a pipeline runs as ``prefetch(auto_workers(),
-        "thread")``: one thread per usable core, tuned (`catalog.loader.autotune` says why);
-        ``prefetch(0)`` computes in the caller only."""
+        "thread")``: one thread per usable core, tuned, for a source that is safe to read in
+        threads (`catalog.loader.autotune` says which, and why); ``prefetch(0)`` computes in
+        the caller only."""
         _check_int("workers", workers, 0)
         _check_int("depth", depth, 1)
         if kind not in ("thread", "process"):
@@ -209,8 +210,9 @@ class Pipeline:
         state = check_state(state) if state is not None else {"unit": 0, "skip": 0, "batch": 0}
         plan = self.plan()
         spec = self.prefetch_spec
-        # no prefetch(): the automatic default
-        workers = auto_workers() if spec.workers is None else spec.workers
+        workers = spec.workers
+        if workers is None:  # no prefetch(): the automatic default
+            workers = auto_workers() if reads_safely_in_threads(self.source) else 0
         stop = plan.sampler.num_units
 
         if workers and not self._tuner:

@@ -3,9 +3,11 @@ tuned threads, one per usable core; the choice is checked here without timing an
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,8 +15,16 @@ import pytest
 
 import catalog
 from catalog.loader import autotune, pipeline
-from catalog.loader.autotune import MAX_AUTO_WORKERS, auto_workers, usable_cores
+from catalog.loader.autotune import (
+    MAX_AUTO_WORKERS,
+    auto_workers,
+    reads_safely_in_threads,
+    usable_cores,
+)
 from catalog.loader.scheduler import Tuner
+from catalog.testing.http_server import LoopbackServer
+
+from conftest import idx_builder
 
 
 def test_one_thread_per_usable_core_capped() -> None:
@@ -72,6 +82,55 @@ def test_the_default_is_real_threads_by_default_and_the_output_never_changes() -
     rest = [b.tolist() for b in make().prefetch(0).iterator(it.state_dict())]
     assert head + rest == want
     auto.close()
+
+
+class FileRecords:
+    """A source of one's own that reads a file with seek and read: not safe in threads."""
+
+    def __init__(self, data: bytes) -> None:
+        self.file = io.BytesIO(data)
+
+    def __len__(self) -> int:
+        return len(self.file.getvalue())
+
+    def __getitem__(self, i: int) -> int:
+        self.file.seek(i)
+        return self.file.read(1)[0]
+
+
+class SafeRecords(FileRecords):
+    thread_safe = True
+
+    def __getitem__(self, i: int) -> int:
+        return self.file.getvalue()[i]
+
+
+def test_threads_only_for_a_source_known_to_be_safe_in_them(tmp_path: Path) -> None:
+    with LoopbackServer() as server:
+        folder = idx_builder(tmp_path, server, 20)
+        ds = catalog.data_source(folder, split="train", data_dir=tmp_path / "data")
+    cases = [
+        (ds, True),
+        (ds[2:9], True),  # a view is a DataSource too
+        (np.arange(5), True),
+        ([1, 2], True),
+        ((1, 2), True),
+        (range(3), True),
+        (FileRecords(b"abc"), False),
+        (SafeRecords(b"abc"), True),  # it says so
+    ]
+    for source, safe in cases:
+        assert reads_safely_in_threads(source) is safe, source
+        p = pipeline(source).batch(2)
+        list(p)
+        assert bool(p._tuner) is safe  # workers (tuned) for the safe ones, the caller alone else
+        p.close()
+    unsafe = pipeline(FileRecords(bytes(range(50)))).batch(5)
+    assert [b.tolist() for b in unsafe] == [list(range(k, k + 5)) for k in range(0, 50, 5)]
+    asked = pipeline(FileRecords(b"ab")).prefetch(1)  # asked for: as given
+    list(asked)
+    assert asked._tuner[0].workers == 1
+    asked.close()
 
 
 @pytest.mark.parametrize(
