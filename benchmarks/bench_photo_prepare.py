@@ -136,10 +136,14 @@ def drain(p: Any) -> None:
 
 
 def take_turns(contenders: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
-    """The median seconds of each contender; they take turns, so drift hits all alike."""
+    """The median seconds of each contender; they take turns, so drift hits all alike, and
+    each turn starts one further down the list, so no contender always runs first."""
     times: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(repeat):
-        for name, fn in contenders.items():
+    names = list(contenders)
+    for turn in range(repeat):
+        shift = turn % len(names)
+        for name in names[shift:] + names[:shift]:
+            fn = contenders[name]
             start = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - start)
@@ -181,13 +185,15 @@ def bench(full: DatasetBuilder, small: DatasetBuilder, repeat: int) -> tuple[lis
     rows: list[Row] = []
     for key in hand:
         mark = " (best hand-tuned)" if key == best else ""
-        rows.append((f"full size, {label[key]}{mark}", f"{rate[key]:,.0f} img/s", ""))
+        rows.append(
+            (f"full size, {label[key]}{mark}", f"{rate[key]:,.0f} img/s", level(pipelines[key]))
+        )
     ratio = rate["auto"] / rate[best]
     rows.append(
         (
             f"full size, no prefetch: auto ({auto_workers()} tuned threads)",
             f"{rate['auto']:,.0f} img/s",
-            f"{ratio:.2f}x best hand-tuned (target >= 0.85)",
+            f"{ratio:.2f}x best hand-tuned (target >= 0.85); {level(pipelines['auto'])}",
         )
     )
     db = psnr(full, small)
@@ -205,6 +211,12 @@ def bench(full: DatasetBuilder, small: DatasetBuilder, repeat: int) -> tuple[lis
             )
         )
     return rows, ratio
+
+
+def level(p: catalog.Pipeline) -> str:
+    """The number of workers the pipeline's tuner settled on last (0: the caller alone)."""
+    tuner = p._tuner[0] if p._tuner else None
+    return "" if tuner is None else f"tuner at {tuner.level} of {tuner.workers} workers"
 
 
 def table(rows: Sequence[Row]) -> None:

@@ -113,6 +113,8 @@ class Image(Feature):
         self.source_shape: tuple[int | None, int | None, int] = shape  # type: ignore[assignment]
         if max_side is not None and shape[0] is not None and shape[1] is not None:
             shape = (*fit_side(shape[0], shape[1], max_side), shape[2])
+        elif max_side is not None:  # one side varies: the other shrinks with it when it is long
+            shape = (None, None, shape[2])
         if source_shape is not None and tuple(given) != shape:
             raise FeatureError(
                 f"Image shape {tuple(given)} is not source_shape {self.source_shape} fitted to "
@@ -317,16 +319,9 @@ class Image(Feature):
     def describe(self) -> str:
         if self.max_side is None:
             return self.encoding
-        return (
-            f"{self.encoding}, downscaled to at most {self.max_side} px "
-            f"(JPEG quality {self.quality})"
-        )
-
-    def downscaled(self, max_side: int | None) -> Image:
-        """This feature with images stored at most `max_side` px on their longer side (None:
-        at full size)."""
-        quality = self.quality if max_side is not None and self.max_side is not None else None
-        return Image(self.source_shape, encoding=self.encoding, max_side=max_side, quality=quality)
+        jpeg = self.encoding != "raw" and self.channels != 4  # how downscaled images are kept
+        quality = f" (JPEG quality {self.quality})" if jpeg else ""
+        return f"{self.encoding}, downscaled to at most {self.max_side} px{quality}"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {

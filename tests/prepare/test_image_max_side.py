@@ -19,7 +19,7 @@ import pytest
 from PIL import Image as PILImage
 
 import catalog
-from catalog.errors import NotPreparedError, SpecError
+from catalog.errors import FeatureError, NotPreparedError, SpecError
 from catalog.features import Image
 from catalog.features.image import DOWNSCALE_QUALITY, fit_side
 from catalog.info.dataset_info import DatasetInfo
@@ -287,7 +287,7 @@ def test_the_image_feature_downscales_arrays_and_keeps_raw_shapes() -> None:
     assert raw.fixed_size == 40 * 20 * 3
     again = Image.from_json(raw.to_json())
     assert again == raw and again.source_shape == (100, 50, 3)
-    with pytest.raises(Exception, match=r"expected shape \(100, 50, 3\), got \(40, 20, 3\)"):
+    with pytest.raises(FeatureError, match=r"expected shape \(100, 50, 3\), got \(40, 20, 3\)"):
         raw.encode(want)
     # RGBA keeps its alpha: PNG, lossless at the new size
     rgba = Image((None, None, 4), max_side=30)
@@ -295,7 +295,13 @@ def test_the_image_feature_downscales_arrays_and_keeps_raw_shapes() -> None:
     assert stored_rgba.startswith(b"\x89PNG")
     with PILImage.open(io.BytesIO(stored_rgba)) as img:
         assert img.size == (22, 30) and img.mode == "RGBA"
-    # full size: the JSON (and so every fingerprint and dataset_info.json) is as before
+    # one side varying: the other shrinks with it, so neither is known once stored
+    assert Image((None, 500, 3), max_side=256).shape == (None, None, 3)
+    assert Image((None, 500, 3), max_side=256).source_shape == (None, 500, 3)
+    for bad in ({"max_side": 0}, {"max_side": 8, "quality": 0}, {"quality": 80}):
+        with pytest.raises(FeatureError):
+            Image((None, None, 3), **bad)  # type: ignore[arg-type]
+        # full size: the JSON (and so every fingerprint and dataset_info.json) is as before
     assert "max_side" not in Image((None, None, 3)).to_json()
     assert Image((None, None, 3), max_side=8).describe() == (
         f"png, downscaled to at most 8 px (JPEG quality {DOWNSCALE_QUALITY})"
