@@ -161,6 +161,18 @@ def psnr(full: DatasetBuilder, small: DatasetBuilder, n: int = 50) -> float:
     return float(10 * np.log10(255**2 / np.mean(errors)))
 
 
+def cpu_per_image(b: DatasetBuilder, n: int = 200) -> float:
+    """CPU milliseconds (this thread's, so other load on the machine hardly counts) the map
+    takes per image: read, decode, resize, flip."""
+    ds = b.as_data_source("train", decoders={"image": False})
+    rng = np.random.default_rng(0)
+    count = min(n, len(ds))
+    start = time.thread_time()
+    for i in range(count):
+        augment(ds[i], rng)
+    return (time.thread_time() - start) / count * 1e3
+
+
 def bench(full: DatasetBuilder, small: DatasetBuilder, repeat: int) -> tuple[list[Row], float]:
     n = len(full.as_data_source("train"))
     cores = usable_cores()
@@ -197,6 +209,17 @@ def bench(full: DatasetBuilder, small: DatasetBuilder, repeat: int) -> tuple[lis
         )
     )
     db = psnr(full, small)
+    cpu_full, cpu_small = cpu_per_image(full), cpu_per_image(small)
+    rows.append(
+        ("CPU per image, full size (read + decode + resize + flip)", f"{cpu_full:.2f} ms", "")
+    )
+    rows.append(
+        (
+            f"CPU per image, --image-max-side {MAX_SIDE}",
+            f"{cpu_small:.2f} ms",
+            f"{cpu_full / cpu_small:.2f}x less",
+        )
+    )
     for key, what in (
         ("small_thread0", "0 workers"),
         ("small_thread2", "prefetch(2, 'thread')"),
