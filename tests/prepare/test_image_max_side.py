@@ -19,10 +19,12 @@ import pytest
 from PIL import Image as PILImage
 
 import catalog
+from catalog.download import resolve_config
 from catalog.errors import FeatureError, NotPreparedError, SpecError
 from catalog.features import Image
 from catalog.features.image import DOWNSCALE_QUALITY, fit_side
 from catalog.info.dataset_info import DatasetInfo
+from catalog.prepare.driver import prepare_dataset
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import foreign_to
 from catalog.spec.load import load_spec
@@ -195,6 +197,10 @@ def test_another_setting_is_never_taken_for_this_one(
         f"{b.data_path} holds photos 1.0.0 with images at most 64 px on a side, not at full "
         "size as asked"
     )
+    # the driver refuses a size its target folder was not named for
+    config = resolve_config(None, data_dir=data)
+    with pytest.raises(ValueError, match="image_max_side=32 into the folder of"):
+        prepare_dataset(b.spec, b.data_path, config, PrepareOptions(image_max_side=32))
     info_full = DatasetInfo.read(b.data_path.resolve())
     assert "at full size, not at most 64 px" in str(
         foreign_to(info_full, b.with_image_max_side(MAX).spec, b.data_path)
