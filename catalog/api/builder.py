@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
@@ -39,7 +40,9 @@ class DatasetBuilder:
 
     Prepared data lives in ``<data_dir>/<name>/<version>/``, or
     ``<data_dir>/<name>/<config>/<version>/`` for a dataset with configs: a pointer to the
-    generation prepared last (`catalog.storage.generations`), which data sources pin.
+    generation prepared last (`catalog.storage.generations`), which data sources pin. A copy
+    with images stored smaller (`with_image_max_side`) lives beside it in
+    ``<version>-max<N>/``: each builder reads and prepares only its own.
     """
 
     def __init__(self, spec: BuilderSpec, *, data_dir: PathLike | None = None) -> None:
@@ -67,7 +70,35 @@ class DatasetBuilder:
     @property
     def data_path(self) -> Path:
         """Where the prepared files are (or will be)."""
-        return self.data_dir / self.full_name / self.version
+        return self.data_dir / self.full_name / self.spec.version_dir
+
+    @property
+    def image_max_side(self) -> int | None:
+        """The longest side its images are stored at, or None at full size."""
+        return self.spec.image_max_side
+
+    def with_image_max_side(self, max_side: int | None) -> DatasetBuilder:
+        """The builder of this dataset with its images stored at most `max_side` pixels on
+        their longer side (None: at full size), prepared and read in a folder of its own."""
+        if max_side == self.spec.image_max_side:
+            return self
+        return DatasetBuilder(self.spec.with_image_max_side(max_side), data_dir=self.data_dir)
+
+    def _other_sizes(self) -> list[str]:
+        """Beside `data_path`, the folders holding this version with images of another size
+        (``3.0.1``, ``3.0.1-max256``), prepared."""
+        pattern = re.compile(rf"{re.escape(self.version)}(-max\d+)?")
+        try:
+            names = sorted(p.name for p in self.data_path.parent.iterdir())
+        except OSError:
+            return []
+        return [
+            n
+            for n in names
+            if pattern.fullmatch(n)
+            and n != self.data_path.name
+            and (self.data_path.parent / n / INFO_FILE).is_file()
+        ]
 
     @property
     def is_prepared(self) -> bool:
@@ -113,6 +144,16 @@ class DatasetBuilder:
                     "or use another data dir"
                 )
         python = "" if asked else " (or call download_and_prepare())"
+        others = self._other_sizes()
+        if others:  # never served for this one: say which exists and how to ask for it
+            sizes = ", ".join(
+                "full size" if n == self.version else f"at most {n.rsplit('max', 1)[1]} px"
+                for n in others
+            )
+            python += (
+                f"; {self.data_path.parent} holds it with images of another size ({sizes}): "
+                "read that with image_max_side=N (--image-max-side N)"
+            )
         leftovers = work_dirs(self.data_path)
         if leftovers:  # an interrupted prepare: say what it left and how to go on
             shards = sum(1 for w in leftovers for f in w.glob("*.array_record-*") if f.is_file())
@@ -140,6 +181,7 @@ class DatasetBuilder:
         num_proc: int = 1,
         beam_pipeline_options: str | None = None,
         shard_size: int | None = None,
+        image_max_side: int | None = None,
     ) -> DatasetInfo:
         """Download, verify and prepare every split; reuse a prepared copy unless `overwrite`.
 
@@ -153,6 +195,8 @@ class DatasetBuilder:
         ``beam_pipeline_options="runner=DirectRunner,direct_num_workers=2"`` as Apache Beam
         work items (``pip install 'catalog[beam]'``): the bytes are the same either way. A
         prepare that was killed is resumed: its finished shards are kept.
+        ``image_max_side=N`` prepares the copy with images at most N pixels on their longer
+        side instead (`with_image_max_side`; read it with ``builder(name, image_max_side=N)``).
         """
         options = PrepareOptions(
             overwrite=overwrite,
@@ -160,6 +204,7 @@ class DatasetBuilder:
             num_proc=num_proc,
             beam_pipeline_options=beam_pipeline_options,
             shard_bytes=shard_size,
+            image_max_side=image_max_side,
         )
         return self.prepare(
             options, download_config=download_config, download_dir=download_dir
@@ -176,7 +221,14 @@ class DatasetBuilder:
         """`download_and_prepare` with its settings as one `PrepareOptions`, saying what it
         did: ``Prepared.status`` is ``"prepared"`` or ``"reused"``, with the units written and
         kept from a killed run. `progress` reports the units (default: by the download
-        config's progress mode)."""
+        config's progress mode). With ``options.image_max_side`` set, the copy with images
+        of that size is prepared (in its own folder, `with_image_max_side`)."""
+        side = None if options is None else options.image_max_side
+        if side not in (None, self.image_max_side):
+            return self.with_image_max_side(side).prepare(
+                options, download_config=download_config, download_dir=download_dir,
+                progress=progress,
+            )  # fmt: skip
         # Deferred: preparing needs requests and the writer; reading and `import catalog` don't.
         from catalog.download import resolve_config
         from catalog.prepare.driver import prepare_dataset
@@ -247,8 +299,17 @@ class DatasetBuilder:
         )
 
 
-def builder(name_or_path: PathLike, *, data_dir: PathLike | None = None) -> DatasetBuilder:
+def builder(
+    name_or_path: PathLike,
+    *,
+    data_dir: PathLike | None = None,
+    image_max_side: int | None = None,
+) -> DatasetBuilder:
     """The builder of ``name[/config][:version]`` or of a builder folder path.
+
+    ``image_max_side=N``: the copy with images at most N pixels on their longer side
+    (`DatasetBuilder.with_image_max_side`; None: as the builder declares, full size unless
+    its builder.yaml gives its image features a ``max_side``).
 
     ``builder("cmaterdb")`` is the default config, ``builder("cmaterdb/telugu")`` another;
     ``builder("mnist:3.0.1")`` or ``builder("mnist:3.*")`` also checks the version (a builder
@@ -261,7 +322,8 @@ def builder(name_or_path: PathLike, *, data_dir: PathLike | None = None) -> Data
             f"{spec.full_name} has no version {request.version}: the version catalog has is "
             f"{spec.version} (ask for {spec.full_name}:{spec.version}, or give no version)"
         )
-    return DatasetBuilder(spec, data_dir=data_dir)
+    b = DatasetBuilder(spec, data_dir=data_dir)
+    return b if image_max_side is None else b.with_image_max_side(image_max_side)
 
 
 @overload
@@ -277,6 +339,7 @@ def data_source(
     as_supervised: bool = False,
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
+    image_max_side: int | None = None,
 ) -> dict[str, DataSource]: ...
 @overload
 def data_source(
@@ -291,6 +354,7 @@ def data_source(
     as_supervised: bool = False,
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
+    image_max_side: int | None = None,
 ) -> DataSource: ...
 @overload
 def data_source(
@@ -305,6 +369,7 @@ def data_source(
     as_supervised: bool = False,
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
+    image_max_side: int | None = None,
 ) -> list[DataSource]: ...
 def data_source(
     name: PathLike,
@@ -318,6 +383,7 @@ def data_source(
     as_supervised: bool = False,
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
+    image_max_side: int | None = None,
 ) -> DataSource | list[DataSource] | dict[str, DataSource]:
     """Random-access data sources of a dataset, downloading and preparing it when needed.
 
@@ -332,6 +398,10 @@ def data_source(
     ``DownloadConfig(offline=True, mirrors=["/srv/mirror"], manual_dir="~/manual")``.
     `decoders` and `as_supervised` are as for `DatasetBuilder.as_data_source`; `num_proc` and
     `beam_pipeline_options` as for `DatasetBuilder.download_and_prepare`.
+    ``image_max_side=N`` reads (and prepares) the copy with images at most N pixels on their
+    longer side; without it the full-size copy is read, never a downscaled one: when only that
+    one is prepared, the full-size one is prepared (or, with ``download=False``,
+    NotPreparedError says which sizes are there).
 
     >>> ds = data_source("fashion_mnist")  # doctest: +SKIP
     >>> ds["train"][0]["image"].shape       # doctest: +SKIP
@@ -343,7 +413,7 @@ def data_source(
         return open_sources(
             generation.path, info, split, decoders=decoders, as_supervised=as_supervised
         )
-    b = builder(name, data_dir=data_dir)
+    b = builder(name, data_dir=data_dir, image_max_side=image_max_side)
     b._check_split(split)
     if download and not _complete(b):
         b.download_and_prepare(

@@ -173,3 +173,15 @@ def add_dataset_args(parser: argparse.ArgumentParser, *, many: bool) -> None:
     else:
         parser.add_argument("name", metavar="NAME", help=what)
     parser.add_argument("--data-dir", help=f"where prepared data is (${env.DATA_DIR_ENV})")
+
+
+def add_image_max_side(parser: argparse.ArgumentParser, what: str) -> None:
+    """--image-max-side N: the copy of a dataset with images at most N px on a side (the one
+    ``catalog prepare --image-max-side N`` writes, in ``<version>-maxN``); `what` the command
+    does with it."""
+    parser.add_argument(
+        "--image-max-side",
+        type=positive_int,
+        metavar="N",
+        help=f"{what} the copy prepared with --image-max-side N (images at most N px on a side)",
+    )

@@ -12,7 +12,7 @@ from typing import Any
 
 from catalog.api.builder import builder
 from catalog.api.local import local_info
-from catalog.cli.common import EXIT_OK, add_command, add_dataset_args
+from catalog.cli.common import EXIT_OK, add_command, add_dataset_args, add_image_max_side
 from catalog.info.dataset_info import DatasetInfo
 from catalog.info.text import Location, format_info
 from catalog.present.strings import no_surrogates
@@ -32,6 +32,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         example="catalog info cmaterdb/telugu --json",
     )
     add_dataset_args(parser, many=False)
+    add_image_max_side(parser, "show")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.set_defaults(run=run)
 
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(no_surrogates(format_info(local, location)))
         return EXIT_OK
-    b = builder(args.name, data_dir=args.data_dir)
+    b = builder(args.name, data_dir=args.data_dir, image_max_side=args.image_max_side)
     prepared = b.is_prepared
     info = b.info
     location = Location(b.data_path, prepared, disk_usage(b.data_path) if prepared else 0)

@@ -31,6 +31,7 @@ from catalog.cli.common import (
 )
 from catalog.download.report import summary
 from catalog.errors import CatalogError
+from catalog.features.image import DOWNSCALE_QUALITY
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import reusable
 from catalog.storage import paths
@@ -43,7 +44,8 @@ __all__ = ["register"]
 _JSON_HELP = """\
 --json prints one document: {"ok": bool, "datasets": [{"name", "config" (null without
 configs), "version", "status": "prepared" | "reused" | "failed", "path",
-"max_examples_per_split" (as given, or null), "units_written", "units_kept" (shards
+"max_examples_per_split" (as given, or null), "image_max_side" (null at full size),
+"units_written", "units_kept" (shards
 written now, and kept from a killed run), "splits": {SPLIT: {"num_examples",
 "num_bytes", "shards": [{"file", "num_examples", "num_bytes", "sha256"}]}} (empty when
 failed), "num_bytes", "seconds", "error" (null, or the message)}, ...]}; "ok" is true when
@@ -110,6 +112,14 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "interrupted prepare of the dataset was cutting them at, to keep its finished shards)",
     )
     parser.add_argument(
+        "--image-max-side",
+        type=positive_int,
+        metavar="N",
+        help=f"store every image at most N pixels on its longer side (aspect kept; smaller "
+        f"images untouched), as JPEG quality {DOWNSCALE_QUALITY}: a copy of its own, in "
+        "<version>-maxN beside the full-size one; read it with --image-max-side N",
+    )
+    parser.add_argument(
         "--register-checksums",
         action="store_true",
         help="for builder authors: record new or changed downloads in the builder's checksums.tsv",
@@ -158,6 +168,7 @@ def _prepare_one(
         "status": "failed",
         "path": str(b.data_path),
         "max_examples_per_split": limit,
+        "image_max_side": b.image_max_side,
         "units_written": 0,
         "units_kept": 0,
         "splits": {},
@@ -235,7 +246,10 @@ def _check_dirs(
 def run(args: argparse.Namespace) -> int:
     # Resolve every name first: a typo (DatasetNotFoundError) or a malformed spec (SpecError)
     # is a usage error, reported by main() before any work.
-    builders = [builder(name, data_dir=args.data_dir) for name in args.names]
+    builders = [
+        builder(name, data_dir=args.data_dir, image_max_side=args.image_max_side)
+        for name in args.names
+    ]
     # Deferred like DatasetBuilder.download_and_prepare's: `catalog list` and `catalog info`
     # must not pay for importing requests.
     from catalog.download import DownloadConfig, resolve_config

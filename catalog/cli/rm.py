@@ -23,6 +23,7 @@ from catalog.cli.common import (
     EXIT_OK,
     add_command,
     add_dataset_args,
+    add_image_max_side,
     dataset_label,
     error,
 )
@@ -48,6 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         example="catalog rm fashion_mnist --downloads",
     )
     add_dataset_args(parser, many=True)
+    add_image_max_side(parser, "remove")
     parser.add_argument("--download-dir", help=f"download cache (${paths.DOWNLOAD_DIR_ENV})")
     parser.add_argument(
         "--downloads",
@@ -137,7 +139,9 @@ def _remove_downloads(b: DatasetBuilder, download_dir: Path, dry_run: bool) -> s
 
 
 def run(args: argparse.Namespace) -> int:
-    builders = [builder(name, data_dir=args.data_dir) for name in args.names]
+    builders = [
+        builder(n, data_dir=args.data_dir, image_max_side=args.image_max_side) for n in args.names
+    ]
     failed = False
     for b in builders:
         try:

@@ -16,6 +16,7 @@ from catalog.cli.common import (
     EXIT_USAGE,
     add_command,
     add_dataset_args,
+    add_image_max_side,
     dataset_name,
     error,
     positive_int,
@@ -43,6 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         example="catalog show fashion_mnist --split 'test[:1000]' -n 16 --seed 0 -o grid.png",
     )
     add_dataset_args(parser, many=False)
+    add_image_max_side(parser, "show examples of")
     parser.add_argument(
         "--split",
         help="split or split spec, e.g. 'test' or 'train[:10%%]' (default: train, else the "
@@ -109,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         name, label, features, tags = local.name, local.full_name, local.features, local.tags
         split = split or ("train" if "train" in local.splits else next(iter(local.splits)))
     else:
-        b = builder(args.name, data_dir=args.data_dir)
+        b = builder(args.name, data_dir=args.data_dir, image_max_side=args.image_max_side)
         name = f"{b.name}-{b.config}" if b.config else b.name
         label, features, tags = dataset_name(b), b.spec.features, b.spec.tags
         if split is None:

@@ -15,6 +15,7 @@ from catalog.cli.common import (
     EXIT_USAGE,
     add_command,
     add_dataset_args,
+    add_image_max_side,
     dataset_label,
     error,
 )
@@ -43,6 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         example="catalog verify fashion_mnist mnist",
     )
     add_dataset_args(parser, many=True)
+    add_image_max_side(parser, "verify")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.set_defaults(run=run)
 
@@ -100,7 +102,9 @@ def _verify_one(b: DatasetBuilder, args: argparse.Namespace, name: str) -> dict[
 
 
 def run(args: argparse.Namespace) -> int:
-    builders = [builder(name, data_dir=args.data_dir) for name in args.names]
+    builders = [
+        builder(n, data_dir=args.data_dir, image_max_side=args.image_max_side) for n in args.names
+    ]
     for name, b in zip(args.names, builders, strict=True):
         if not b.is_prepared:
             error(str(b.not_prepared_error(name, args.data_dir)))

@@ -12,13 +12,16 @@ import numpy as np
 from catalog.errors import FeatureError
 from catalog.features.base import Feature
 
-__all__ = ["JPEG_QUALITY", "MAX_PIXELS", "RAW_MAX_BYTES", "Image"]
+__all__ = ["DOWNSCALE_QUALITY", "JPEG_QUALITY", "MAX_PIXELS", "RAW_MAX_BYTES", "Image", "fit_side"]
 
 #: Images with a fully known shape up to this many bytes are stored raw by default: decoding
 #: a 28x28 PNG costs about six times the record read itself, raw costs nothing.
 RAW_MAX_BYTES = 64 * 64 * 4
 #: The quality arrays are encoded with when the encoding is "jpeg" (Pillow's scale, 1-95).
 JPEG_QUALITY = 95
+#: The JPEG quality an image downscaled when it is stored (`Image` ``max_side``) is re-encoded
+#: at: FFCV's default, visually lossless at these sizes, about a third of the bytes of 95.
+DOWNSCALE_QUALITY = 90
 #: The most pixels an image file from foreign data (`Image.decode_file`) may have: Pillow's
 #: own limit (``PIL.Image.MAX_IMAGE_PIXELS``, past which it only warns), as an error.
 MAX_PIXELS = 89_478_485
@@ -50,6 +53,13 @@ class Image(Feature):
     - "jpeg": an array is encoded with Pillow at quality `JPEG_QUALITY` (95); no alpha.
 
     By default small fixed-shape images (up to 64x64x4) are raw and everything else is PNG.
+    With ``max_side=N`` (``catalog prepare --image-max-side N``) every image is stored with
+    its longer side at most N: a larger one is resized (aspect kept, Pillow's antialiased
+    LANCZOS from the full-size pixels) and stored as JPEG at `DOWNSCALE_QUALITY` (PNG for
+    RGBA; raw for a raw feature, whose shape becomes the downscaled one); a file already small
+    enough keeps its bytes. `quality` (1-100) replaces that JPEG quality. `shape` is the
+    shape stored; `source_shape` the one given to `encode` (only JSON names it, for a fixed
+    shape larger than max_side).
     Values are NumPy arrays (a grayscale image may be ``(height, width)``), or the bytes of a
     PNG/JPEG file or a path to one. A PNG or JPEG file is stored as it is (the original
     bytes, never re-encoded) once its header shows a fitting size and channels, whichever of
@@ -71,8 +81,12 @@ class Image(Feature):
         *,
         dtype: str = "uint8",
         encoding: str | None = None,
+        max_side: int | None = None,
+        quality: int | None = None,
+        source_shape: Sequence[int | None] | None = None,
     ) -> None:
-        shape = tuple(shape)
+        given = shape
+        shape = tuple(shape if source_shape is None else source_shape)
         if len(shape) != 3 or shape[2] not in (1, 3, 4):
             raise FeatureError(
                 f"Image shape must be (height, width, channels) with 1, 3 or 4 channels, "
@@ -86,6 +100,26 @@ class Image(Feature):
             is_uint8 = False
         if not is_uint8:
             raise FeatureError(f"Image dtype must be uint8, got {dtype!r}")
+        if max_side is not None and (
+            isinstance(max_side, bool) or not isinstance(max_side, int) or max_side < 1
+        ):
+            raise FeatureError(f"Image max_side must be a positive int or None, got {max_side!r}")
+        if quality is not None and (max_side is None or quality not in range(1, 101)):
+            raise FeatureError(
+                f"Image quality (of downscaled images) must be 1-100 and needs max_side, got "
+                f"quality={quality!r}, max_side={max_side!r}"
+            )
+        self.max_side, self.quality = max_side, quality or DOWNSCALE_QUALITY
+        self.source_shape: tuple[int | None, int | None, int] = shape  # type: ignore[assignment]
+        if max_side is not None and shape[0] is not None and shape[1] is not None:
+            shape = (*fit_side(shape[0], shape[1], max_side), shape[2])
+        elif max_side is not None:  # one side varies: the other shrinks with it when it is long
+            shape = (None, None, shape[2])
+        if source_shape is not None and tuple(given) != shape:
+            raise FeatureError(
+                f"Image shape {tuple(given)} is not source_shape {self.source_shape} fitted to "
+                f"max_side {max_side}: {shape}"
+            )
         self.shape: tuple[int | None, int | None, int] = shape  # type: ignore[assignment]
         self.dtype = np.dtype(np.uint8)
         self.channels: int = self.shape[2]
@@ -113,6 +147,11 @@ class Image(Feature):
         if isinstance(value, (bytes, bytearray, memoryview)):
             return self._encode_file(bytes(value))
         array = self._validate(value)
+        if self.max_side is not None and max(array.shape[:2]) > self.max_side:
+            from PIL import Image as PILImage
+
+            pixels = array[:, :, 0] if self.channels == 1 else array  # Pillow infers the mode
+            return self._downscale(PILImage.fromarray(np.ascontiguousarray(pixels)))
         if self.encoding == "raw":
             return array.tobytes()
         return self._compress(array)
@@ -126,11 +165,12 @@ class Image(Feature):
             raise self._error(f"expected dtype uint8, got {value.dtype}")
         if value.ndim == 2 and self.channels == 1:
             value = value[:, :, None]
+        want_shape = self.source_shape
         ok = value.ndim == 3 and all(
-            want is None or want == got for want, got in zip(self.shape, value.shape, strict=True)
+            want is None or want == got for want, got in zip(want_shape, value.shape, strict=True)
         )
         if not ok:
-            raise self._error(f"expected shape {self.shape}, got {value.shape}")
+            raise self._error(f"expected shape {want_shape}, got {value.shape}")
         return value  # type: ignore[no-any-return]
 
     def _compress(self, array: np.ndarray[Any, Any]) -> bytes:
@@ -146,6 +186,11 @@ class Image(Feature):
             self._check_header(img)
             width, height = img.size
             mode, target = img.mode, _MODES[self.channels]
+            if self.max_side is not None and max(width, height) > self.max_side:
+                try:
+                    return self._downscale(img.convert(target) if mode != target else img)
+                except Exception as error:  # truncated or corrupt: OSError, SyntaxError, ...
+                    raise self._error(f"cannot decode the {img.format} image: {error}") from None
             if self.encoding == "raw":  # the pixels themselves are stored
                 try:
                     array = np.array(img.convert(target) if mode != target else img)
@@ -161,6 +206,23 @@ class Image(Feature):
             except Exception as error:  # Pillow raises many types here: SyntaxError, OSError...
                 raise self._error(f"a damaged {img.format} file: {error}") from None
         return data
+
+    def _downscale(self, img: Any) -> bytes:
+        """The stored bytes of `img` (a Pillow image in this feature's mode, its longer side
+        over `max_side`): resized to fit, then raw pixels, JPEG or (RGBA) PNG."""
+        from PIL import Image as PILImage
+
+        assert self.max_side is not None
+        height, width = fit_side(img.height, img.width, self.max_side)
+        small = img.resize((width, height), PILImage.Resampling.LANCZOS)
+        if self.encoding == "raw":
+            return np.asarray(small).tobytes()
+        out = io.BytesIO()
+        if self.channels == 4:
+            small.save(out, format="PNG")
+        else:
+            small.save(out, format="JPEG", quality=self.quality)
+        return out.getvalue()
 
     def _open_file(self, data: bytes) -> Any:
         """Pillow's image of the file `data` (its header read, no pixel decoded yet)."""
@@ -179,10 +241,11 @@ class Image(Feature):
         """An opened image file must have this feature's height, width and channels (or a
         mode that widens to them) and, for png/jpeg, be a PNG or JPEG file."""
         width, height = img.size
-        want_h, want_w = self.shape[:2]
+        want_h, want_w = self.source_shape[:2]
         if (want_h not in (None, height)) or (want_w not in (None, width)):
             raise self._error(
-                f"expected shape {self.shape}, got a {img.format} image of {height}x{width} pixels"
+                f"expected shape {self.source_shape}, got a {img.format} image of {height}x{width} "
+                "pixels"
             )
         if self.encoding != "raw" and img.format not in _STORED_FORMATS:
             raise self._error(
@@ -254,15 +317,24 @@ class Image(Feature):
         return list(block.reshape((len(block), *self.shape)))  # type: ignore[arg-type]
 
     def describe(self) -> str:
-        return self.encoding
+        if self.max_side is None:
+            return self.encoding
+        jpeg = self.encoding != "raw" and self.channels != 4  # how downscaled images are kept
+        quality = f" (JPEG quality {self.quality})" if jpeg else ""
+        return f"{self.encoding}, downscaled to at most {self.max_side} px{quality}"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "type": self.type_name,
             "shape": list(self.shape),
             "dtype": self.dtype.name,
             "encoding": self.encoding,
         }
+        if self.max_side is not None:  # absent at full size: older files and fingerprints hold
+            data.update(max_side=self.max_side, quality=self.quality)
+            if self.source_shape != self.shape:
+                data["source_shape"] = list(self.source_shape)
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Image:
@@ -270,10 +342,30 @@ class Image(Feature):
             shape=data.get("shape", (None, None, 3)),
             dtype=data.get("dtype", "uint8"),
             encoding=data.get("encoding"),
+            max_side=data.get("max_side"),
+            quality=data.get("quality"),
+            source_shape=data.get("source_shape"),
         )
 
     def __repr__(self) -> str:
-        return f"Image(shape={self.shape}, dtype={self.dtype.name!r}, encoding={self.encoding!r})"
+        more = "" if self.max_side is None else f", max_side={self.max_side}"
+        return (
+            f"Image(shape={self.shape}, dtype={self.dtype.name!r}, "
+            f"encoding={self.encoding!r}{more})"
+        )
+
+
+def fit_side(height: int, width: int, max_side: int) -> tuple[int, int]:
+    """(height, width) of an image scaled, aspect kept, to a longer side of at most
+    `max_side` (the same when it fits already).
+
+    >>> fit_side(375, 500, 256), fit_side(100, 80, 256)
+    ((192, 256), (100, 80))
+    """
+    longer = max(height, width)
+    if longer <= max_side:
+        return height, width
+    return max(1, round(height * max_side / longer)), max(1, round(width * max_side / longer))
 
 
 def _header_size(data: bytes) -> tuple[int, int] | None:

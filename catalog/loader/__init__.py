@@ -12,9 +12,11 @@ processes::
 
 One module per concept: `permutation` (the keyed bijection), `sampler`, `plan` (map, filter,
 cache, batch of one unit of work), `stacking` (batches of columns, ragged values), `threads`
-and `processes` (executors), `shm` (shared-memory transport), `iterator` (order and
-resume), `pipeline` (the immutable chain) and `mix`. Image functions for `map` are in
-`catalog.transforms`; `catalog.torch` / `catalog.jax` turn batches into tensors / arrays.
+and `processes` (executors), `scheduler` (who computes, tuned), `autotune` (the default
+without `prefetch`: tuned threads, one per core), `shm` (shared-memory transport),
+`iterator` (order and resume), `pipeline` (the immutable chain) and `mix`. Image functions
+for `map` are in `catalog.transforms`; `catalog.torch` / `catalog.jax` turn batches into
+tensors / arrays.
 """
 
 from catalog.loader.iterator import PipelineIterator

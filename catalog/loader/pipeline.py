@@ -8,7 +8,8 @@
 Each method returns a new Pipeline. The *sampler* methods (`shuffle`, `repeat`, `shard`) say
 which source index each position reads and hold for the whole chain, wherever they are
 called (but before `batch`); the *transformations* (`map`, `filter`, `cache`, `batch`,
-`map_batch`) run in the order called; `prefetch` says who computes (see `iterator`).
+`map_batch`) run in the order called; `prefetch` says who computes (see `iterator`); without
+it, `catalog.loader.autotune` does: tuned worker threads, one per core.
 The output is a pure function of the pipeline and (epoch, position): the same for 0 or N
 workers, threads or processes, and for a run resumed from `state_dict()`.
 """
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from catalog.loader.autotune import auto_workers, reads_safely_in_threads
 from catalog.loader.iterator import PipelineIterator, State, check_state
 from catalog.loader.plan import Filter, Map, MapBatch, Plan
 from catalog.loader.sampler import Sampler
@@ -43,7 +45,7 @@ def _check_int(name: str, value: Any, low: int) -> int:
 
 @dataclass(frozen=True)
 class _Prefetch:
-    workers: int = 0
+    workers: int | None = None  # None: automatic (`catalog.loader.autotune`)
     kind: Kind = "thread"
     depth: int = 2
     start_method: str = DEFAULT_START_METHOD
@@ -164,7 +166,12 @@ class Pipeline:
         it, and the number of workers given work is tuned between 0 and `workers` to what
         delivers batches fastest (`catalog.loader.scheduler`): workers never make a
         pipeline slower than computing it in the caller. ``autotune=False`` keeps all
-        `workers` busy and the caller only waits for them. The output is the same either way."""
+        `workers` busy and the caller only waits for them. The output is the same either way.
+
+        Without a call to `prefetch` a pipeline runs as ``prefetch(auto_workers(),
+        "thread")``: one thread per usable core, tuned, for a source that is safe to read in
+        threads (`catalog.loader.autotune` says which, and why); ``prefetch(0)`` computes in
+        the caller only."""
         _check_int("workers", workers, 0)
         _check_int("depth", depth, 1)
         if kind not in ("thread", "process"):
@@ -203,31 +210,32 @@ class Pipeline:
         state = check_state(state) if state is not None else {"unit": 0, "skip": 0, "batch": 0}
         plan = self.plan()
         spec = self.prefetch_spec
+        workers = spec.workers
+        if workers is None:  # no prefetch(): the automatic default
+            workers = auto_workers() if reads_safely_in_threads(self.source) else 0
         stop = plan.sampler.num_units
 
-        if spec.workers and not self._tuner:
-            self._tuner.append(Tuner(spec.workers, fixed=not spec.autotune))
+        if workers and not self._tuner:
+            self._tuner.append(Tuner(workers, fixed=not spec.autotune))
             self._pool.append(Pool())
             weakref.finalize(self, self._pool[0].close)
         # the iterator holds the tuner and the pool, not this pipeline: a pipeline that is
         # dropped stops the workers of its pool (an iterator's close stops them too, then)
-        tuner, pool = (self._tuner[0], self._pool[0]) if spec.workers else (None, None)
+        tuner, pool = (self._tuner[0], self._pool[0]) if workers else (None, None)
 
         def make_workers() -> Workers:
             if spec.kind == "thread":
-                return ThreadWorkers(plan, spec.workers)
+                return ThreadWorkers(plan, workers)
             # multiprocessing only when processes are asked for: `import catalog` stays light
             from catalog.loader.processes import ProcessWorkers
 
-            return ProcessWorkers(
-                plan, spec.workers, depth=spec.depth, start_method=spec.start_method
-            )
+            return ProcessWorkers(plan, workers, depth=spec.depth, start_method=spec.start_method)
 
         def executor(start: int) -> Executor:
             if tuner is None or pool is None:
                 return Inline(plan, start)
-            workers = pool.take(make_workers)
-            return Scheduler(plan, start, stop, workers, tuner, spec.depth, pool.give)
+            running = pool.take(make_workers)
+            return Scheduler(plan, start, stop, running, tuner, spec.depth, pool.give)
 
         return PipelineIterator(plan, state, executor)
 

@@ -159,6 +159,11 @@ def prepare_dataset(
     """
     options = options or PrepareOptions()
     overwrite, limit = options.overwrite, options.max_examples_per_split
+    if options.image_max_side not in (None, spec.image_max_side):  # the caller picks the dir
+        raise ValueError(
+            f"prepare {spec.full_name} with image_max_side={options.image_max_side} into the "
+            "folder of spec.with_image_max_side(...).version_dir (DatasetBuilder.prepare does)"
+        )
     if options.beam_pipeline_options is not None:
         beam.check()
         beam.parse_options(options.beam_pipeline_options)  # malformed: fails before any work

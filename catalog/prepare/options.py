@@ -37,6 +37,10 @@ class PrepareOptions:
       interrupted prepare of the same dataset was cutting them, so its finished shards are
       kept, else at `DEFAULT_SHARD_BYTES` (1 GiB).
 
+    - `image_max_side`: store every image at most this many pixels on its longer side
+      (`catalog.features.Image` ``max_side``), a copy of its own beside the full-size one
+      (``<version>-max<N>``, `BuilderSpec.version_dir`); None: as the builder declares.
+
     The bytes written are the same whichever runner writes them.
     """
 
@@ -45,6 +49,7 @@ class PrepareOptions:
     num_proc: int = 1
     beam_pipeline_options: str | None = None
     shard_bytes: int | None = None
+    image_max_side: int | None = None
 
     def __post_init__(self) -> None:
         limit = self.max_examples_per_split
@@ -54,6 +59,9 @@ class PrepareOptions:
             raise ValueError(f"num_proc must be >= 1, got {self.num_proc!r}")
         if self.shard_bytes is not None and (not _whole(self.shard_bytes) or self.shard_bytes < 1):
             raise ValueError(f"shard_bytes must be >= 1, got {self.shard_bytes!r}")
+        side = self.image_max_side
+        if side is not None and (not _whole(side) or side < 1):
+            raise ValueError(f"image_max_side must be >= 1 (pixels), got {side!r}")
         beam = self.beam_pipeline_options
         if beam is not None and not isinstance(beam, str):
             raise TypeError(

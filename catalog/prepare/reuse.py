@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, SplitInfo
-from catalog.spec.model import BuilderSpec
+from catalog.spec.model import BuilderSpec, images_max_side
 from catalog.storage.generations import pin
 from catalog.storage.shards import WRITER_OPTIONS
 
@@ -40,6 +40,12 @@ def declared_info(spec: BuilderSpec) -> DatasetInfo:
 def foreign_to(info: DatasetInfo, spec: BuilderSpec, folder: Path) -> str | None:
     """Why the copy this info describes (in `folder`) was not prepared from `spec`, or None
     when it was (or an older catalog did not record it)."""
+    theirs, ours = images_max_side(info.features), spec.image_max_side
+    if theirs != ours:  # checked first: a copy's image size is never taken for another's
+        return (
+            f"{folder} holds {info.full_name} {info.version} with images {_sized(theirs)}, "
+            f"not {_sized(ours)} as asked"
+        )
     if info.fingerprint is None or info.fingerprint == spec.fingerprint:
         return None
     here = str(spec.path or "")
@@ -49,6 +55,10 @@ def foreign_to(info: DatasetInfo, spec: BuilderSpec, folder: Path) -> str | None
         else f"another builder ({info.builder_path or 'not recorded'}), not {here}"
     )
     return f"{folder} holds {info.full_name} {info.version} prepared from {origin}"
+
+
+def _sized(max_side: int | None) -> str:
+    return "at full size" if max_side is None else f"at most {max_side} px on a side"
 
 
 def reusable(

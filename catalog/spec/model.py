@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catalog.features import FeaturesDict
+from catalog.errors import SpecError
+from catalog.features import FeaturesDict, from_json
 
 __all__ = [
     "CHECKSUMS_FILE",
@@ -23,6 +24,7 @@ __all__ = [
     "DownloadSpec",
     "FileRef",
     "SplitSpec",
+    "images_max_side",
 ]
 
 SPEC_FILE = "builder.yaml"
@@ -97,6 +99,50 @@ class BuilderSpec:
         """``name`` or ``name/config``: how the catalog addresses this spec."""
         return f"{self.name}/{self.config}" if self.config else self.name
 
+    @property
+    def image_max_side(self) -> int | None:
+        """The longest side images are stored at (``--image-max-side``), or None at full size.
+
+        Set on the image features themselves (`with_image_max_side`, or in builder.yaml as
+        ``image: {type: Image, max_side: 256}``), so it is in the fingerprint and in
+        dataset_info.json."""
+        return images_max_side(self.features)
+
+    @property
+    def version_dir(self) -> str:
+        """The folder the prepared copy lives in under ``<data_dir>/<name>[/<config>]``: the
+        version, ``3.0.1``, or for images stored smaller ``3.0.1-max256``. A downscaled copy
+        is a variant of the version beside the full-size one: neither is ever read, reused or
+        replaced for the other."""
+        side = self.image_max_side
+        return self.version if side is None else f"{self.version}-max{side}"
+
+    def with_image_max_side(self, max_side: int | None) -> BuilderSpec:
+        """This spec with every image feature stored at most `max_side` pixels on its longer
+        side (None: at full size). SpecError when it has no image feature or the value is
+        not a positive int."""
+        if max_side is not None and (
+            isinstance(max_side, bool) or not isinstance(max_side, int) or max_side < 1
+        ):
+            raise SpecError(f"image_max_side must be a positive int (pixels), got {max_side!r}")
+        data = self.features.to_json()
+        nodes = _images(data)
+        if not nodes:
+            raise SpecError(
+                f"{self.full_name} has no image feature: image_max_side ({max_side}) applies to "
+                "image features only"
+            )
+        for node in nodes:
+            node["shape"] = node.pop("source_shape", node["shape"])
+            node.pop("max_side", None)
+            if max_side is None:
+                node.pop("quality", None)  # a quality the builder gives for its images stays
+            else:
+                node["max_side"] = max_side
+        features = from_json(data)
+        assert isinstance(features, FeaturesDict)
+        return self.replace(features=features)
+
     def replace(self, **changes: Any) -> BuilderSpec:
         """A copy with some fields changed (e.g. by the builder test harness)."""
         return dataclasses.replace(self, **changes)
@@ -120,6 +166,23 @@ class BuilderSpec:
         }
         text = json.dumps(content, sort_keys=True, default=_plain)
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+def images_max_side(features: FeaturesDict) -> int | None:
+    """The longest side the image features store (the largest `Image.max_side` among
+    them), or None when every image is stored at full size."""
+    sides = [n["max_side"] for n in _images(features.to_json()) if n.get("max_side")]
+    return max(sides) if sides else None
+
+
+def _images(data: Any) -> list[dict[str, Any]]:
+    """The Image features' JSON in a features JSON, wherever they are nested."""
+    if isinstance(data, dict):
+        found = [data] if data.get("type") == "Image" else []
+        return found + [n for value in data.values() for n in _images(value)]
+    if isinstance(data, list):
+        return [n for value in data for n in _images(value)]
+    return []
 
 
 def _plain(value: Any) -> Any:
