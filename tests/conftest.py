@@ -181,3 +181,15 @@ def tabular_builder(
     digest = hashlib.sha256(data).hexdigest()
     (folder / "checksums.tsv").write_text(f"{url}\t{len(data)}\t{digest}\t{name}.npz\n")
     return folder
+
+
+@pytest.fixture
+def no_pillow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pillow's image opener made to fail: whatever still decodes did not fall back to it
+    (the photo path's tests, issue 29)."""
+    from PIL import Image as PILImage
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the fast path fell back to Pillow")
+
+    monkeypatch.setattr(PILImage, "open", refuse)
