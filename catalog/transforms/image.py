@@ -4,9 +4,10 @@
 opened with ``decoders={"image": False}``): `resize` then asks the decoder
 (`catalog.features.image_decode`) for the image at no less than the target size, so a JPEG is
 decoded by libjpeg-turbo at the smallest M/8 scale that still covers it, and OpenCV's SIMD
-`cv2.resize` does the rest. Shrinking by more than 2x (whatever the decode did not) is
-antialiased by default (OpenCV's area averaging); ``antialias=False`` keeps the plain
-interpolation, as ``tf.image.resize`` does by default. Results are writable C-contiguous
+`cv2.resize` does the rest. Shrinking a side by more than 2x (whatever the decode did not)
+is antialiased by default: the side is halved, averaging pixel pairs, until at most 2x is
+left (mip-map style); ``antialias=False`` keeps the plain interpolation, as
+``tf.image.resize`` does by default. Results are writable C-contiguous
 arrays that never share memory with the input, so a cached example is never changed.
 
 >>> image = np.zeros((4, 6, 3), np.uint8)
@@ -87,8 +88,9 @@ def resample(
     pixels: Array, size: Sequence[int], method: str = "bilinear", antialias: bool = True
 ) -> Array:
     """`pixels` ``(h, w, c)`` resized to exactly ``size = (height, width)`` by cv2.resize;
-    with `antialias`, a shrink by more than 2x uses area averaging whatever the method
-    (except "nearest"). A new array."""
+    with `antialias`, a side shrunk by more than 2x is first halved (pixel pairs averaged)
+    until the rest is a shrink by at most 2x (mip-map style), whatever the method except
+    "nearest". A new array."""
     height, width = _size(size)
     if method not in _METHODS:
         raise ValueError(f"method must be one of {sorted(_METHODS)}, got {method!r}")
@@ -96,10 +98,20 @@ def resample(
     if pixels.shape[:2] == (height, width):
         return np.array(pixels)
     interpolation = _METHODS[method]
-    shrink = max(pixels.shape[0] / height, pixels.shape[1] / width)
-    if antialias and shrink > ANTIALIAS_ABOVE and method != "nearest":
-        interpolation = cv2.INTER_AREA
-    out = cv2.resize(np.ascontiguousarray(pixels), (width, height), interpolation=interpolation)
+    pixels = np.ascontiguousarray(pixels)
+    if antialias and method != "nearest":
+        # halve each side shrunk by more than 2x until it is not: a bilinear resize to
+        # exactly half averages pixel pairs (a box filter, cheap in cv2), so the last resize
+        # never skips pixels; cv2's own INTER_AREA costs ten times this at odd factors
+        while True:
+            have_h, have_w = pixels.shape[:2]
+            half_h = have_h > height * ANTIALIAS_ABOVE
+            half_w = have_w > width * ANTIALIAS_ABOVE
+            if not (half_h or half_w):
+                break
+            size = (have_w // 2 if half_w else have_w, have_h // 2 if half_h else have_h)
+            pixels = cv2.resize(pixels, size, interpolation=cv2.INTER_LINEAR)
+    out = cv2.resize(pixels, (width, height), interpolation=interpolation)
     return out.reshape(height, width, channels)
 
 
