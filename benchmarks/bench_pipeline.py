@@ -176,12 +176,35 @@ def run(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-def take_turns(contenders: dict[str, Callable[[], Any]], repeat: int) -> dict[str, list[float]]:
-    """Seconds per run of each contender; they take turns, so drift hits all alike."""
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process and its live descendants (process workers;
+    psutil, when installed, finds them)."""
+    total = time.process_time()
+    try:
+        import psutil
+    except ImportError:
+        return total
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            times = child.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def take_turns(
+    contenders: dict[str, Callable[[], Any]],
+    repeat: int,
+    cpu: dict[str, list[float]] | None = None,
+) -> dict[str, list[float]]:
+    """Seconds per run of each contender; they take turns, so drift hits all alike. With
+    `cpu`, the CPU seconds of each run (all processes) go there too."""
     times: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(repeat):
         for name, fn in contenders.items():
+            used = cpu_seconds() if cpu is not None else 0.0
             times[name].append(run(fn))
+            if cpu is not None:
+                cpu.setdefault(name, []).append(cpu_seconds() - used)
     return times
 
 
@@ -347,15 +370,20 @@ def bench_flowers(
     # catalog and tf.data alternate: each round runs every catalog contender, then tf.data
     # (its own process, `repeat` epochs of each of its pipelines), so load drifts hit both
     times: dict[str, list[float]] = {name: [] for name in contenders}
+    cpu: dict[str, list[float]] = {}
     tf_note = ""
     for _ in range(repeat):
-        for name, t in take_turns(contenders, 1).items():
+        for name, t in take_turns(contenders, 1, cpu).items():
             times[name] += t
         tf_times, tf_note = bench_tf(files, 1, tf_python)
         for name, t in tf_times.items():
-            times.setdefault(name, []).extend(t)
+            if name.endswith("_cpu"):  # the CPU seconds of the tf process's epochs
+                cpu.setdefault(name.removesuffix("_cpu"), []).extend(t)
+            else:
+                times.setdefault(name, []).extend(t)
     med = {name: statistics.median(t) for name, t in times.items() if t}
     m.update({f"j_{k}": n / v for k, v in med.items()})
+    m.update({f"cpu_{k}": statistics.median(v) / n * 1000 for k, v in cpu.items() if v})
     labels = {
         "before0": "(j0) (j) with the Pillow resize before issue 29 (draft + antialiased)",
         "ours0": "(j) pipeline: map(resize(bytes, 192) + flip).batch(32).map_batch(rescale)",
@@ -380,6 +408,8 @@ def bench_flowers(
         ref = "ours0" if not key.endswith("rrc") and not key.startswith("rrc") else "rrc_ours0"
         ref_label = "(j)" if ref == "ours0" else "(r)"
         note = f"{(n / med[key]) / (n / med[ref]):.2f}x {ref_label}; {len(t)} runs of {n}"
+        if f"cpu_{key}" in m:
+            note += f"; CPU {m[f'cpu_{key}']:.2f} ms/img"
         rows.append((label, f"{n / med[key]:,.0f} img/s", f"{statistics.fmean(rate):,.0f}", note))
     return rows
 
@@ -423,12 +453,13 @@ TF_SCRIPT = textwrap.dedent("""
     out = {"version": tf.__version__}
     for name, fn in (("tf", load), ("tf_rrc", load_crop)):
         epoch(fn)  # warm-up: graph tracing
-        times = []
+        times, cpu = [], []
         for _ in range(repeat):
-            start = time.perf_counter()
+            start, used = time.perf_counter(), time.process_time()
             epoch(fn)
             times.append(time.perf_counter() - start)
-        out[name] = times
+            cpu.append(time.process_time() - used)  # every thread of the process
+        out[name], out[name + "_cpu"] = times, cpu
     print(json.dumps(out))
 """)
 
@@ -449,7 +480,7 @@ def bench_tf(files: Path, repeat: int, tf_python: str | None) -> tuple[dict[str,
     if done.returncode:
         return {}, f"tensorflow run failed: {done.stderr.strip().splitlines()[-1:]}"
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    return {"tf": result["tf"], "tf_rrc": result["tf_rrc"]}, ""
+    return {k: result[k] for k in ("tf", "tf_rrc", "tf_cpu", "tf_rrc_cpu")}, ""
 
 
 # -- resume -------------------------------------------------------------------------------
@@ -570,6 +601,26 @@ def targets(m: Metrics) -> list[Row]:
             ratio("j_ours0", "j_before0"),
             ">=",
             2.0,
+            "{:.2f}x",
+        )
+    )
+    # CPU time per image: the work each contender does, whatever share of a loaded machine
+    # the scheduler gives it (tf.data runs more threads than cores, and gets more of it)
+    checks.append(
+        (
+            "CPU/img (o) / (j): tf.data / 0 workers",
+            ratio("cpu_tf", "cpu_ours0"),
+            ">=",
+            1.2,
+            "{:.2f}x",
+        )
+    )
+    checks.append(
+        (
+            "CPU/img (u) / (r): tf.data / 0 workers",
+            ratio("cpu_tf_rrc", "cpu_rrc_ours0"),
+            ">=",
+            1.0,
             "{:.2f}x",
         )
     )
