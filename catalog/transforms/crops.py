@@ -23,7 +23,7 @@ repeats them exactly (and resumes exactly).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -90,7 +90,10 @@ def crop_window(shape: Sequence[int], size: Sequence[int], crop_fraction: float 
 
 
 def _window_pixels(
-    image: ImageLike, window_of: Any, size: tuple[int, int], channels: int | None
+    image: ImageLike,
+    window_of: Callable[[Sequence[int]], Window],
+    size: tuple[int, int],
+    channels: int | None,
 ) -> Array:
     """The pixels of the window `window_of(shape)` chooses, from an array or file bytes (at
     no less than `size`, the cheapest decode that gives them)."""
