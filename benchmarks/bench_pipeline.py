@@ -43,12 +43,13 @@ from catalog.spec.load import load_spec
 from catalog.testing.harness import dummy_spec
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import write_idx
-from catalog.transforms import random_flip, rescale, resize
+from catalog.transforms import random_flip, random_resized_crop, rescale, resize
 
 REPO = Path(__file__).resolve().parent.parent
 BATCH = 128
 FLOWER_BATCH = 32
 SIZE = (192, 192)
+CROP = 224  # the ImageNet-style row: random_resized_crop to 224x224 + flip
 WARM_EPOCHS = 40  # epochs of a prefetching pipeline before it is timed (see bench_fashion)
 FLOWER_WARM_EPOCHS = 10
 Row = tuple[str, str, str, str]
@@ -115,7 +116,34 @@ def flowers(tmp: Path, n: int) -> tuple[catalog.DataSource, Path]:
 
 # -- what runs in workers (module level: picklable for spawn) ----------------------------------
 def flower_augment(example: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
-    return {"image": random_flip(resize(example["image"], SIZE), rng), "label": example["label"]}
+    """resize(JPEG bytes): libjpeg-turbo decodes at the smallest covering scale, cv2 resizes
+    bilinearly. Without antialiasing, as tf.image.resize by default: the same quality as (o)
+    (the library's default halves a side still shrunk by more than 2x first)."""
+    image = resize(example["image"], SIZE, antialias=False)
+    return {"image": random_flip(image, rng), "label": example["label"]}
+
+
+def pillow_resize(data: bytes, size: tuple[int, int]) -> np.ndarray[Any, Any]:
+    """catalog.transforms.resize(bytes) before issue 29: Pillow decodes (in draft mode,
+    1/2, 1/4, 1/8, when shrinking) and resizes (antialiased bilinear)."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as img:
+        if img.width > size[1] and img.height > size[0]:
+            img.draft("RGB", size[::-1])
+        img = img.convert("RGB")
+        return np.array(img.resize(size[::-1], Image.Resampling.BILINEAR))
+
+
+def before_augment(example: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    image = random_flip(pillow_resize(example["image"], SIZE), rng)
+    return {"image": image, "label": example["label"]}
+
+
+def crop_augment(example: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    """ImageNet-style training crop of the JPEG bytes, then a flip."""
+    image = random_resized_crop(example["image"], CROP, rng)
+    return {"image": random_flip(image, rng), "label": example["label"]}
 
 
 def flower_rescale(batch: dict[str, Any]) -> dict[str, Any]:
@@ -150,12 +178,35 @@ def run(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-def take_turns(contenders: dict[str, Callable[[], Any]], repeat: int) -> dict[str, list[float]]:
-    """Seconds per run of each contender; they take turns, so drift hits all alike."""
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process and its live descendants (process workers;
+    psutil, when installed, finds them)."""
+    total = time.process_time()
+    try:
+        import psutil
+    except ImportError:
+        return total
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            times = child.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def take_turns(
+    contenders: dict[str, Callable[[], Any]],
+    repeat: int,
+    cpu: dict[str, list[float]] | None = None,
+) -> dict[str, list[float]]:
+    """Seconds per run of each contender; they take turns, so drift hits all alike. With
+    `cpu`, the CPU seconds of each run (all processes) go there too."""
     times: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(repeat):
         for name, fn in contenders.items():
+            used = cpu_seconds() if cpu is not None else 0.0
             times[name].append(run(fn))
+            if cpu is not None:
+                cpu.setdefault(name, []).append(cpu_seconds() - used)
     return times
 
 
@@ -291,50 +342,76 @@ def bench_grain(ds: catalog.DataSource, repeat: int) -> tuple[dict[str, list[flo
 def bench_flowers(
     ds: catalog.DataSource, files: Path, repeat: int, tf_python: str | None, m: Metrics
 ) -> list[Row]:
+    """Rows (j)-(o): decode + resize to 192 + flip; rows (r)-(u): random_resized_crop to 224
+    + flip, against tf.data's decode_and_crop_jpeg."""
     n = len(ds)
-    base = (
-        catalog.pipeline(ds)
-        .shuffle(0)
-        .map(flower_augment, with_rng=True)
-        .batch(FLOWER_BATCH)
-        .map_batch(flower_rescale)
-    )
-    threads, processes = base.prefetch(2, "thread"), base.prefetch(2, "process")
-    for _ in range(FLOWER_WARM_EPOCHS):  # as for Fashion-MNIST: workers start, the tuner learns
-        drain(threads)
-        drain(processes)
-    contenders: dict[str, Callable[[], Any]] = {
-        "ours0": lambda: drain(base),
-        "ours_t2": lambda: drain(threads),
-        "ours_p2": lambda: drain(processes),
-    }
+    contenders: dict[str, Callable[[], Any]] = {}
+    for prefix, augment in (("", flower_augment), ("rrc_", crop_augment)):
+        base = (
+            catalog.pipeline(ds)
+            .shuffle(0)
+            .map(augment, with_rng=True)
+            .batch(FLOWER_BATCH)
+            .map_batch(flower_rescale)
+        )
+        threads, processes = base.prefetch(2, "thread"), base.prefetch(2, "process")
+        for _ in range(FLOWER_WARM_EPOCHS):  # as for Fashion-MNIST: workers start, tuner learns
+            drain(threads)
+            drain(processes)
+        contenders[f"{prefix}ours0"] = lambda base=base: drain(base)
+        contenders[f"{prefix}ours_t2"] = lambda threads=threads: drain(threads)
+        contenders[f"{prefix}ours_p2"] = lambda processes=processes: drain(processes)
+    before = catalog.pipeline(ds).shuffle(0).map(before_augment, with_rng=True)
+    before = before.batch(FLOWER_BATCH).map_batch(flower_rescale)
+    contenders["before0"] = lambda: drain(before)
     torch, why = try_import("torch")
     if torch is not None:
         for workers in (0, 2):
             loader = torch_loader(torch, TorchFlowers(ds), FLOWER_BATCH, workers)
             contenders[f"torch{workers}"] = lambda loader=loader: drain(loader)
-    times = take_turns(contenders, repeat)
-    tf_times, tf_note = bench_tf(files, repeat, tf_python)
-    times.update(tf_times)
-    med = {name: statistics.median(t) for name, t in times.items()}
+    # catalog and tf.data alternate: each round runs every catalog contender, then tf.data
+    # (its own process, `repeat` epochs of each of its pipelines), so load drifts hit both
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    cpu: dict[str, list[float]] = {}
+    tf_note = ""
+    for _ in range(repeat):
+        for name, t in take_turns(contenders, 1, cpu).items():
+            times[name] += t
+        tf_times, tf_note = bench_tf(files, 1, tf_python)
+        for name, t in tf_times.items():
+            if name.endswith("_cpu"):  # the CPU seconds of the tf process's epochs
+                cpu.setdefault(name.removesuffix("_cpu"), []).extend(t)
+            else:
+                times.setdefault(name, []).extend(t)
+    med = {name: statistics.median(t) for name, t in times.items() if t}
     m.update({f"j_{k}": n / v for k, v in med.items()})
+    m.update({f"cpu_{k}": statistics.median(v) / n * 1000 for k, v in cpu.items() if v})
     labels = {
-        "ours0": "(j) pipeline: map(resize(bytes) + flip).batch(32).map_batch(rescale)",
+        "before0": "(j0) (j) with the Pillow resize before issue 29 (draft + antialiased)",
+        "ours0": "(j) pipeline: map(resize(bytes, 192, antialias=False) + flip).batch(32)...",
         "ours_t2": "(k) ... .prefetch(2, 'thread')",
         "ours_p2": "(l) ... .prefetch(2, 'process')",
         "torch0": "(m) torch DataLoader, PIL open/resize/flip, num_workers=0",
         "torch2": "(n) torch DataLoader, PIL, num_workers=2 (spawn, persistent)",
         "tf": "(o) tf.data: read_file + decode_jpeg + resize + flip, AUTOTUNE",
+        "rrc_ours0": "(r) pipeline: map(random_resized_crop(bytes, 224) + flip), 0 workers",
+        "rrc_ours_t2": "(s) ... .prefetch(2, 'thread')",
+        "rrc_ours_p2": "(t) ... .prefetch(2, 'process')",
+        "tf_rrc": "(u) tf.data: sample_distorted_bbox + decode_and_crop_jpeg + resize + flip",
     }
     rows: list[Row] = []
     for key, label in labels.items():
-        if key not in times:
+        if key not in med:
             reason = why if key.startswith("torch") else tf_note
             rows.append((label, "-", "-", f"skipped: {reason}"))
             continue
         t = times[key]
         rate = [n / s for s in t]
-        note = f"{statistics.median(rate) / (n / med['ours0']):.2f}x (j); {len(t)} runs of {n}"
+        ref = "ours0" if not key.endswith("rrc") and not key.startswith("rrc") else "rrc_ours0"
+        ref_label = "(j)" if ref == "ours0" else "(r)"
+        note = f"{(n / med[key]) / (n / med[ref]):.2f}x {ref_label}; {len(t)} runs of {n}"
+        if f"cpu_{key}" in m:
+            note += f"; CPU {m[f'cpu_{key}']:.2f} ms/img"
         rows.append((label, f"{n / med[key]:,.0f} img/s", f"{statistics.fmean(rate):,.0f}", note))
     return rows
 
@@ -350,19 +427,42 @@ TF_SCRIPT = textwrap.dedent("""
         image = tf.image.resize(image, (192, 192))
         return tf.image.random_flip_left_right(image) / 255.0
 
-    def epoch():
+    def load_crop(path):
+        # the ImageNet training crop of TensorFlow's own models (inception/resnet
+        # preprocessing): sample a window from the header's shape, decode only that window
+        data = tf.io.read_file(path)
+        shape = tf.io.extract_jpeg_shape(data)
+        begin, size, _ = tf.image.sample_distorted_bounding_box(
+            shape,
+            bounding_boxes=tf.zeros([1, 0, 4]),
+            area_range=(0.08, 1.0),
+            aspect_ratio_range=(3 / 4, 4 / 3),
+            max_attempts=10,
+            use_image_if_no_bounding_boxes=True,
+        )
+        y, x, _ = tf.unstack(begin)
+        h, w, _ = tf.unstack(size)
+        image = tf.io.decode_and_crop_jpeg(data, tf.stack([y, x, h, w]), channels=3)
+        image = tf.image.resize(image, (224, 224))
+        return tf.image.random_flip_left_right(image) / 255.0
+
+    def epoch(fn):
         ds = tf.data.Dataset.from_tensor_slices(files).shuffle(len(files), seed=0)
-        ds = ds.map(load, num_parallel_calls=tf.data.AUTOTUNE).batch(32)
+        ds = ds.map(fn, num_parallel_calls=tf.data.AUTOTUNE).batch(32)
         for _ in ds.prefetch(tf.data.AUTOTUNE):
             pass
 
-    epoch()  # warm-up: graph tracing
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        epoch()
-        times.append(time.perf_counter() - start)
-    print(json.dumps({"times": times, "version": tf.__version__}))
+    out = {"version": tf.__version__}
+    for name, fn in (("tf", load), ("tf_rrc", load_crop)):
+        epoch(fn)  # warm-up: graph tracing
+        times, cpu = [], []
+        for _ in range(repeat):
+            start, used = time.perf_counter(), time.process_time()
+            epoch(fn)
+            times.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - used)  # every thread of the process
+        out[name], out[name + "_cpu"] = times, cpu
+    print(json.dumps(out))
 """)
 
 
@@ -382,7 +482,7 @@ def bench_tf(files: Path, repeat: int, tf_python: str | None) -> tuple[dict[str,
     if done.returncode:
         return {}, f"tensorflow run failed: {done.stderr.strip().splitlines()[-1:]}"
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    return {"tf": result["times"]}, ""
+    return {k: result[k] for k in ("tf", "tf_rrc", "tf_cpu", "tf_rrc_cpu")}, ""
 
 
 # -- resume -------------------------------------------------------------------------------
@@ -468,16 +568,77 @@ def targets(m: Metrics) -> list[Row]:
             "{:.2f}x",
         )
     )
+    best2 = max((m[k] for k in ("j_ours_t2", "j_ours_p2") if k in m), default=None)
+    checks.append(
+        (
+            "max((k), (l)) / (o): flowers, 2 workers / tf.data",
+            best2 / m["j_tf"] if best2 and "j_tf" in m else None,
+            ">=",
+            1.2,
+            "{:.2f}x",
+        )
+    )
+    best2 = max((m[k] for k in ("j_rrc_ours_t2", "j_rrc_ours_p2") if k in m), default=None)
+    checks.append(
+        (
+            "max((s), (t)) / (u): crop 224, 2 workers / tf.data",
+            best2 / m["j_tf_rrc"] if best2 and "j_tf_rrc" in m else None,
+            ">=",
+            1.0,
+            "{:.2f}x",
+        )
+    )
+    checks.append(
+        (
+            "(j): flowers img/s, 0 workers (2x issue 29's 687)",
+            m.get("j_ours0"),
+            ">=",
+            1374,
+            "{:,.0f}",
+        )
+    )
+    checks.append(
+        (
+            "(j) / (j0): 0 workers, this resize / Pillow's",
+            ratio("j_ours0", "j_before0"),
+            ">=",
+            2.0,
+            "{:.2f}x",
+        )
+    )
+    # CPU time per image: the work each contender does, whatever share of a loaded machine
+    # the scheduler gives it (tf.data runs more threads than cores, and gets more of it)
+    checks.append(
+        (
+            "CPU/img (o) / (j): tf.data / 0 workers",
+            ratio("cpu_tf", "cpu_ours0"),
+            ">=",
+            1.2,
+            "{:.2f}x",
+        )
+    )
+    checks.append(
+        (
+            "CPU/img (u) / (r): tf.data / 0 workers",
+            ratio("cpu_tf_rrc", "cpu_rrc_ours0"),
+            ">=",
+            1.0,
+            "{:.2f}x",
+        )
+    )
     checks.append(("state_dict() cost", m.get("state_us"), "<=", 1000, "{:.2f} us"))
     lines: list[Row] = []
     for name, value, op, goal, fmt in checks:
         if value is None:
-            lines.append((name, "-", f"{op} {fmt.format(goal)}", "SKIP (peer missing)"))
+            lines.append((name, "-", f"{op} {fmt.format(goal)}", "SKIP (peer missing / not run)"))
             continue
         ok = value <= goal if op == "<=" else value >= goal
         lines.append(
             (name, fmt.format(value), f"{op} {fmt.format(goal)}", "PASS" if ok else "FAIL")
         )
+    if "resume_exact" not in m:
+        lines.append(("resume exact (q)", "-", "exact", "SKIP (not run)"))
+        return lines
     exact = m.get("resume_exact") == 1.0
     lines.append(
         ("resume exact (q)", "exact" if exact else "differs", "exact", "PASS" if exact else "FAIL")
@@ -513,18 +674,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=os.environ.get("BENCH_TF_PYTHON"),
         help="a python with tensorflow installed (its own venv), for tf.data",
     )
+    parser.add_argument("--photos-only", action="store_true", help="only the flowers rows (j)-(u)")
     args = parser.parse_args(argv)
     metrics: Metrics = {}
     with tempfile.TemporaryDirectory(prefix="bench_pipeline-") as name:
         tmp = Path(name)
-        ds = fashion(tmp, args.examples)
-        rows = bench_fashion(ds, args.repeat, metrics)
-        rows += bench_resume(ds, metrics)
+        rows = []
+        if not args.photos_only:
+            ds = fashion(tmp, args.examples)
+            rows += bench_fashion(ds, args.repeat, metrics)
+            rows += bench_resume(ds, metrics)
         flower_ds, files = flowers(tmp, args.flowers)
         rows += bench_flowers(flower_ds, files, args.repeat, args.tf_python, metrics)
     print(
         f"bench_pipeline: {args.examples} Fashion-MNIST-sized examples (batch {BATCH}); "
-        f"{args.flowers} tf_flowers-like JPEGs (batch {FLOWER_BATCH}, resize to {SIZE})"
+        f"{args.flowers} tf_flowers-like JPEGs (batch {FLOWER_BATCH}, resize to {SIZE}, "
+        f"random_resized_crop to {CROP})"
     )
     print(machine())
     print()

@@ -198,3 +198,15 @@ def small_disk(path: Path, size: str) -> Iterator[Path]:
         yield path
     finally:
         subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def no_pillow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pillow's image opener made to fail: whatever still decodes did not fall back to it
+    (the photo path's tests, issue 29)."""
+    from PIL import Image as PILImage
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the fast path fell back to Pillow")
+
+    monkeypatch.setattr(PILImage, "open", refuse)

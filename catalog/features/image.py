@@ -304,12 +304,11 @@ class Image(Feature):
     def decode(self, buf: bytearray, offset: int, length: int) -> np.ndarray[Any, Any]:
         if self.encoding == "raw":  # a view of the record's buffer; the fastest constructor
             return np.ndarray(self.shape, self.dtype, buf, offset)  # type: ignore[arg-type]
-        from PIL import Image as PILImage
+        # the photo path's decoder: libjpeg-turbo (simplejpeg) for JPEG, exact for PNG; a
+        # damaged file is a SourceFormatError, which the data source names the record in
+        from catalog.features import image_decode
 
-        mode = _MODES[self.channels]
-        with PILImage.open(io.BytesIO(buf[offset : offset + length])) as img:
-            array = np.array(img if img.mode == mode else img.convert(mode))  # a writable copy
-        return array.reshape(array.shape[0], array.shape[1], self.channels)
+        return image_decode.decode(memoryview(buf)[offset : offset + length], self.channels)
 
     def decode_block(self, block: np.ndarray[Any, Any]) -> list[Any] | None:
         if self.encoding != "raw":
