@@ -21,7 +21,7 @@ from catalog.interop.tfds.directory import is_tfds_dir, read_tfds_info
 from catalog.read.data_source import DataSource, Decoder, open_sources
 from catalog.storage.generations import Pin, pin
 
-__all__ = ["is_prepared_dir", "local_dataset", "local_info", "open_local"]
+__all__ = ["is_prepared_dir", "local_dataset", "local_info", "open_local", "prepared_by_name"]
 
 
 def is_prepared_dir(path: str | os.PathLike[str]) -> bool:
@@ -67,3 +67,20 @@ def open_local(
     pointer that names another generation by now, `DataSource` says so)."""
     folder = Path(path).expanduser()
     return open_sources(folder, info, split, decoders=decoders, as_supervised=as_supervised)
+
+
+def prepared_by_name(name: str, data_dir: Path) -> Path | None:
+    """The directory of a dataset prepared in `data_dir` under `name` that no builder
+    describes (one `catalog.prepare_files` / ``catalog prepare PATH --name NAME`` prepared):
+    ``<data_dir>/<name>/<version>``, the highest version there; None when there is none."""
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        return None
+    folder = data_dir / name
+    if not folder.is_dir():
+        return None
+    versions = []
+    for child in folder.iterdir():
+        parts = child.name.split(".")
+        if len(parts) == 3 and all(p.isdigit() for p in parts) and local_dataset(child):
+            versions.append((tuple(int(p) for p in parts), child))
+    return max(versions)[1] if versions else None

@@ -107,7 +107,14 @@ def resources(
                 "add a line 'url<TAB>size<TAB>sha256<TAB>filename' for it, or let "
                 f"'catalog prepare {spec.path or spec.name} --register-checksums' add it"
             )
-        out[d.name] = Resource(d.urls, d.size, d.sha256, d.filename, d.max_extracted_size)
+        out[d.name] = Resource(
+            d.urls,
+            d.size,
+            d.sha256,
+            d.filename,
+            d.max_extracted_size,
+            in_place=d.url.startswith("file:"),
+        )
     return out
 
 
@@ -363,7 +370,7 @@ def _natural_order(path: Path) -> list[str | int]:
 def _zip_member(file: CachedFile, member: str, where: str) -> zipfile.Path | None:
     """`member` of a zip download, to read in place; None if the download is not a zip or
     `member` is a glob."""
-    if glob.has_magic(member) or archive_format(file.path) != "zip":
+    if glob.has_magic(member) or file.path.is_dir() or archive_format(file.path) != "zip":
         return None
     found = zipfile.Path(file.path, member)
     if found.is_file():

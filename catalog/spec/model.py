@@ -31,7 +31,11 @@ CHECKSUMS_FILE = "checksums.tsv"
 
 @dataclass(frozen=True)
 class DownloadSpec:
-    """One file a dataset needs. `size`/`sha256` are None until registered in checksums.tsv."""
+    """One file a dataset needs. `size`/`sha256` are None until registered in checksums.tsv.
+
+    A local file or folder (a builder's ``path:``, or what `catalog.spec.infer` makes of
+    ``catalog prepare PATH``) has its ``file://`` URL as `url` (a folder is checked by its
+    manifest's digest, `catalog.download.local_tree`)."""
 
     name: str
     url: str
