@@ -42,7 +42,7 @@ from catalog.download.progress import Progress
 from catalog.download.report import Tried, combined_error, download_error, offline_error
 from catalog.download.resource import Failure, Resource, verify
 from catalog.download.retry import Backoff
-from catalog.errors import CatalogError, DownloadError, SpecError
+from catalog.errors import CatalogError, ChecksumError, DownloadError, SpecError
 from catalog.storage.diskspace import require_free
 
 __all__ = ["DownloadManager"]
@@ -167,6 +167,10 @@ class DownloadManager:
             candidates = sources(resource.urls, self.mirrors)
             if resource.in_place:  # the user's own file or folder: read where it is
                 found = self._in_place(candidates, resource, tried)
+                if found is None:
+                    where, why = tried[-1] if tried else (resource.filename, Failure("not found"))
+                    kind = ChecksumError if why.checksum else DownloadError
+                    raise kind(f"{where}: {why.reason}")
             else:
                 found = (
                     self.cache.lookup(resource, on_corrupt=self.progress.note)
