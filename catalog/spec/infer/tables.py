@@ -64,9 +64,9 @@ def infer_table(text: str, options: InferOptions) -> BuilderSpec:
     columns, types = _sample_types(kind, first, options.sample)
     names = feature_names(columns, str(first))
     by_column = {column: name for name, column in names.items()}
-    for given in [*([options.label] if options.label else []), *options.fill]:
-        if given not in by_column:
-            raise SpecError(f"{first}: no column {given!r}; the columns are {', '.join(columns)}")
+    for column in [*([options.label] if options.label else []), *options.fill]:
+        if column not in by_column:
+            raise SpecError(f"{first}: no column {column!r}; the columns are {', '.join(columns)}")
     features: dict[str, Feature] = {name: types[column] for name, column in names.items()}
     if options.label:
         if not isinstance(features[by_column[options.label]], Text):

@@ -101,6 +101,6 @@ def write_spec(spec: BuilderSpec, folder: str | Path) -> Path:
     header = f"# Inferred by catalog prepare from {spec.description.rpartition(', from ')[2]}\n"
     temp = target.with_name(f".{SPEC_FILE}.tmp")
     temp.write_text(header + text, "utf-8")
-    write_checksums(folder / CHECKSUMS_FILE, checksums)  # type: ignore[arg-type]
+    write_checksums(folder / CHECKSUMS_FILE, checksums)
     temp.replace(target)
     return target
