@@ -5,6 +5,7 @@ prepares the same dataset."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from PIL import Image as PILImage
 
 import catalog
 from catalog.api.files import files_builder
-from catalog.errors import ChecksumError, SpecError
+from catalog.errors import ChecksumError, SourceFormatError, SpecError
 from catalog.spec.load import load_spec
 
 RNG = np.random.default_rng(7)
@@ -222,3 +223,46 @@ def test_the_cli_refuses_file_flags_for_a_dataset_name(tmp_path: Path) -> None:
     assert done.stderr.strip() == (
         "catalog: error: --label is for one PATH of local files (catalog prepare PATH --label ...)"
     )
+
+
+def test_a_metadata_file_adds_its_columns_as_features(tmp_path: Path) -> None:
+    photo_folder(tmp_path / "photos")
+    expected = {}
+    for split in ("train", "test"):
+        folder = tmp_path / "photos" / split
+        files = sorted(folder.rglob("*.*"), key=lambda p: p.parts)
+        lines = ["file_name,caption,score"]
+        for i, file in enumerate(files):
+            name = file.relative_to(folder).as_posix()
+            caption, score = f'a "{split}" photo, {i}', i / 4
+            lines.append(f'{name},"{caption.replace(chr(34), 2 * chr(34))}",{score}')
+            expected[file] = (caption, score)
+        (folder / "metadata.csv").write_text("\n".join(lines) + "\n")
+    b = catalog.prepare_files(tmp_path / "photos", "photos", data_dir=tmp_path / "d")
+    assert list(b.info.features) == ["image", "label", "caption", "score"]
+    for split in ("train", "test"):
+        ds = b.as_data_source(split)
+        files = sorted((tmp_path / "photos" / split).rglob("*.*g"), key=lambda p: p.parts)
+        for i, file in enumerate(files):
+            assert (ds[i]["caption"], float(ds[i]["score"])) == expected[file]
+            np.testing.assert_array_equal(ds[i]["image"], pixels(file))
+    # A file the metadata does not describe is one error naming it.
+    lines = (tmp_path / "photos" / "test" / "metadata.csv").read_text().splitlines()
+    (tmp_path / "photos" / "test" / "metadata.csv").write_text("\n".join(lines[:-1]) + "\n")
+    again = files_builder(tmp_path / "photos", "photos", data_dir=tmp_path / "e")
+    with pytest.raises(
+        SourceFormatError, match=r"test/zebra/img2\.\w+: no row for this file in metadata.csv"
+    ):
+        again.download_and_prepare()
+
+
+def test_an_audio_folder_with_metadata_jsonl(tmp_path: Path) -> None:
+    rows = []
+    for i, label in enumerate(["up", "down"]):
+        _wav(tmp_path / "a" / label / f"{i}.wav", np.arange(50, dtype=np.int16) * (i + 1))
+        rows.append({"file_name": f"{label}/{i}.wav", "speaker": f"s{i}", "take": i + 1})
+    (tmp_path / "a" / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    b = catalog.prepare_files(tmp_path / "a", "a", data_dir=tmp_path / "d")
+    ds = b.as_data_source("train")
+    got = [(ds[i]["speaker"], int(ds[i]["take"])) for i in range(2)]
+    assert got == [("s1", 2), ("s0", 1)]  # down/1.wav sorts before up/0.wav

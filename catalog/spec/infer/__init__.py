@@ -99,10 +99,11 @@ def _infer_shards(text: str, options: InferOptions) -> BuilderSpec:
 
 
 #: The kinds of local data, tried in order (the first whose `matches` says yes).
+#: A media folder comes first: its metadata.csv / metadata.jsonl must not make it a table.
 KINDS: list[Kind] = [
+    Kind("folder", _is_folder, _infer_folder),
     Kind("table", _is_table, _infer_table),
     Kind("webdataset", _is_webdataset, _infer_shards),
-    Kind("folder", _is_folder, _infer_folder),
 ]
 
 

@@ -8,8 +8,12 @@ the class folders' names over every split, sorted (``label`` 0 is the first); ot
 byte; the channels (1, 3 or 4) are the widest the first `InferOptions.sample` files hold
 (grayscale files in a colour folder decode as RGB, exactly as Pillow converts them). Audio
 is WAV: the sample rate, channels and sample type come from the first file, and every other
-file must match (the Audio feature checks each one's header). The whole folder is one
-download, recorded file by file (`catalog.download.local_tree`).
+file must match (the Audio feature checks each one's header). A ``metadata.csv`` or
+``metadata.jsonl`` in a split folder (Hugging Face's convention: a ``file_name`` column, the
+file's path under that folder, e.g. ``cat/1.png``) adds its other columns as features, typed
+as `catalog.spec.infer.tables` types a table's columns; every split then needs one, with the
+same columns. The whole folder is one download, recorded file by file
+(`catalog.download.local_tree`).
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ from pathlib import Path
 from catalog.errors import FeatureError, SpecError
 from catalog.features import Audio, ClassLabel, Feature, Image
 from catalog.features.wav import read_header
-from catalog.spec.infer.common import InferOptions, complete_options, make_spec
+from catalog.spec.infer.common import InferOptions, complete_options, feature_names, make_spec
 from catalog.spec.infer.layout import SPLIT_NAMES
 from catalog.spec.local_files import measured_download
 from catalog.spec.model import BuilderSpec, FileRef, SplitSpec
+
+_METADATA = ("metadata.csv", "metadata.jsonl")  # catalog.formats.folder_metadata's names
 
 __all__ = ["AUDIO_SUFFIXES", "IMAGE_SUFFIXES", "infer_folder", "media_kind"]
 
@@ -133,6 +139,7 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
         if not classes:
             raise SpecError(f"{roots[split]}: no {kind} files in class folders (<class>/<file>)")
     names = sorted({name for classes in per_split.values() for name in classes})
+    metadata, extra = _metadata(root, roots, options)
     everything = [f for classes in per_split.values() for files in classes.values() for f in files]
     features: dict[str, Feature]
     if kind == "image":
@@ -140,6 +147,12 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
         features = {"image": Image(shape, encoding="png"), "label": ClassLabel(names=names)}
     else:
         features = {"audio": _audio(everything[0]), "label": ClassLabel(names=names)}
+    for name, feature in extra.items():
+        if name in features:
+            raise SpecError(
+                f"{root}: the metadata column {name!r} is also the folder's own feature; rename it"
+            )
+        features[name] = feature
     download = measured_download("folder", root)
     splits = {}
     for split, folder in roots.items():
@@ -152,6 +165,8 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
         else:
             given = {"pattern": "*/*.wav"}
             fmt, role = "wav_folder", "root"
+        if metadata:
+            given = {**given, "metadata": metadata, "metadata_columns": {n: n for n in extra}}
         splits[split] = SplitSpec(
             split, fmt, {role: FileRef("folder", member)}, count, complete_options(fmt, given)
         )
@@ -171,3 +186,43 @@ def _audio(file: Path) -> Audio:
     dtype = "float32" if header.is_float else ("int16" if header.bits <= 16 else "int32")
     shape: tuple[int | None, ...] = (None,) if header.channels == 1 else (None, header.channels)
     return Audio(header.sample_rate, dtype, shape)
+
+
+def _metadata(
+    root: Path, roots: dict[str, Path], options: InferOptions
+) -> tuple[str | None, dict[str, Feature]]:
+    """The metadata file's name (the same in every split folder) and the features its
+    columns add, or (None, {}) when there is none."""
+    from catalog.spec.infer.tables import sample_types
+
+    found = {s: [f / n for n in _METADATA if (f / n).is_file()] for s, f in roots.items()}
+    if not any(found.values()):
+        if any((root / n).is_file() for n in _METADATA):
+            raise SpecError(
+                f"{root}: a metadata file at the top of a folder with split folders; put one "
+                "into each split folder, its file_name relative to that folder"
+            )
+        return None, {}
+    chosen: dict[str, Feature] | None = None
+    name = None
+    for split, files in found.items():
+        if len(files) != 1:
+            problem = "no metadata file" if not files else "both metadata.csv and metadata.jsonl"
+            raise SpecError(f"{roots[split]}: {problem}; every split folder needs one")
+        path = files[0]
+        if name is not None and path.name != name:
+            raise SpecError(f"{path}: the other split folders hold {name}; use one kind")
+        name = path.name
+        kind = "jsonl" if path.suffix == ".jsonl" else "csv"
+        columns, types = sample_types(kind, path, options.sample)
+        if "file_name" not in columns:
+            raise SpecError(f"{path}: no file_name column (each row's file, e.g. cat/1.png)")
+        names = feature_names([c for c in columns if c != "file_name"], str(path))
+        for n, c in names.items():
+            if n != c:
+                raise SpecError(f"{path}: column {c!r} is no feature name; rename it, e.g. {n!r}")
+        these = {n: types[n] for n in names}
+        if chosen is not None and these != chosen:
+            raise SpecError(f"{path}: its columns differ from another split folder's metadata")
+        chosen = these
+    return name, chosen or {}

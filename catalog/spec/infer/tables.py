@@ -31,7 +31,7 @@ from catalog.spec.infer.common import InferOptions, complete_options, feature_na
 from catalog.spec.infer.layout import expand, split_files, split_refs
 from catalog.spec.model import BuilderSpec, SplitSpec
 
-__all__ = ["SUFFIXES", "infer_table"]
+__all__ = ["SUFFIXES", "infer_table", "sample_types"]
 
 #: File suffixes of each kind of table.
 SUFFIXES = {
@@ -61,7 +61,7 @@ def infer_table(text: str, options: InferOptions) -> BuilderSpec:
     assert kind is not None
     groups = split_files(files, base, pattern)
     first = files[0]
-    columns, types = _sample_types(kind, first, options.sample)
+    columns, types = sample_types(kind, first, options.sample)
     names = feature_names(columns, str(first))
     by_column = {column: name for name, column in names.items()}
     for column in [*([options.label] if options.label else []), *options.fill]:
@@ -126,7 +126,7 @@ def _csv_rows(path: Path, kind: str) -> Iterator[list[str]]:
             raise SpecError(f"{path}: not UTF-8 text") from None
 
 
-def _sample_types(kind: str, path: Path, sample: int) -> tuple[list[str], dict[str, Feature]]:
+def sample_types(kind: str, path: Path, sample: int) -> tuple[list[str], dict[str, Feature]]:
     """The columns of the first file and each one's feature, from its first `sample` rows."""
     if kind == "parquet":
         return _parquet_types(path)
