@@ -54,6 +54,7 @@ from catalog.prepare.work_unit import (
     finished,
     verify_unit,
 )
+from catalog.spec.local_files import checksum_key
 from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
 from catalog.storage.diskspace import disk_usage, require_free
 from catalog.storage.generations import collect, publish
@@ -138,7 +139,7 @@ def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> Build
         got = files[name]
         downloads[name] = dataclasses.replace(d, size=got.size, sha256=got.sha256)
         if (d.size, d.sha256) != (got.size, got.sha256):
-            changed[d.url] = (got.size, got.sha256, d.filename)
+            changed[checksum_key(d, spec.path)] = (got.size, got.sha256, d.filename)
             status = "new" if d.sha256 is None else f"changed, was {d.size} bytes {d.sha256}"
             print(f"{d.url}: {got.size} bytes, sha256 {got.sha256} ({status})", file=sys.stderr)
     if spec.path is not None and changed:

@@ -17,6 +17,8 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 from catalog._util.hashing import Digest
 from catalog._util.units import format_size
@@ -25,7 +27,13 @@ from catalog.errors import FeatureError
 from catalog.features.class_label import MAX_NAMES_FILE_SIZE
 from catalog.spec.model import DownloadSpec
 
-__all__ = ["inside", "local_download", "measured_download", "resolve_names_files"]
+__all__ = [
+    "checksum_key",
+    "inside",
+    "local_download",
+    "measured_download",
+    "resolve_names_files",
+]
 
 
 def inside(text: str, folder: Path) -> Path:
@@ -55,6 +63,18 @@ def local_download(
         raise ValueError(f"{folder / text} is neither a file nor a folder")
     size, sha256, _ = checksums.get(text, (None, None, ""))
     return DownloadSpec(name, real.as_uri(), (), size, sha256, _filename(real))
+
+
+def checksum_key(download: DownloadSpec, folder: Path | None) -> str:
+    """The first column of a download's checksums.tsv line: its URL, or for a local file
+    inside the builder folder `folder`, its path there as builder.yaml gives it."""
+    parts = urlsplit(download.url)
+    if parts.scheme != "file" or folder is None:
+        return download.url
+    path, root = Path(url2pathname(parts.path)), folder.resolve()
+    if not path.is_relative_to(root):
+        return download.url
+    return path.relative_to(root).as_posix() or "."
 
 
 def measured_download(name: str, path: Path) -> DownloadSpec:
