@@ -151,6 +151,13 @@ def test_the_cli_prepares_a_csv_with_a_label_and_writes_its_spec(tmp_path: Path)
     assert checksums.startswith("test.csv\t") and "\ntrain.csv\t" in checksums
     ds = catalog.data_source("pets", data_dir=tmp_path / "d", split="test")
     assert ds[1]["text"] == ROWS[1]["text"]
+    # info and show find it by name too.
+    info = subprocess.run(
+        [sys.executable, "-m", "catalog", "info", "pets", "--data-dir", str(tmp_path / "d")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert info.returncode == 0, info.stderr
+    assert "kind   ClassLabel" in info.stdout and "3 classes: bird, cat, dog" in info.stdout
 
 
 def test_nested_json_and_unknown_parquet_types_are_named(tmp_path: Path) -> None:
