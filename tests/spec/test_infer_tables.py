@@ -18,7 +18,7 @@ import pytest
 
 import catalog
 from catalog.api.files import files_builder
-from catalog.errors import SourceFormatError, SpecError
+from catalog.errors import ChecksumError, SourceFormatError, SpecError
 from catalog.features import ClassLabel, Scalar, Text
 from catalog.spec.load import load_spec
 
@@ -177,3 +177,24 @@ def test_columns_that_are_no_feature_names_are_renamed(tmp_path: Path) -> None:
         "Sepal_Length_cm": 1.5,
         "column_2nd": 3,
     }
+
+
+def test_a_file_changed_after_its_spec_was_made_is_noticed(tmp_path: Path) -> None:
+    write_csv(tmp_path / "data.csv", ROWS)
+    b = files_builder(tmp_path / "data.csv", "data", data_dir=tmp_path / "d")
+    write_csv(tmp_path / "data.csv", ROWS[::-1])  # same size, other bytes
+    with pytest.raises(
+        ChecksumError, match=r"data.csv: the file changed since its size and sha256"
+    ):
+        b.download_and_prepare()
+    # Prepared again from its path, the new contents are recorded and prepared.
+    again = catalog.prepare_files(tmp_path / "data.csv", "data", data_dir=tmp_path / "d")
+    assert again.as_data_source("train")[0]["text"] == ROWS[-1]["text"]
+
+
+def test_a_hidden_file_a_glob_would_read_is_refused(tmp_path: Path) -> None:
+    write_csv(tmp_path / "a.csv", ROWS)
+    write_csv(tmp_path / "b.csv", ROWS)
+    write_csv(tmp_path / ".c.csv", ROWS)
+    with pytest.raises(SpecError, match=r"\*.csv also matches .c.csv, which is not read"):
+        files_builder(tmp_path, "t")

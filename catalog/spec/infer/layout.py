@@ -64,9 +64,13 @@ def expand(text: str, suffixes: Sequence[str]) -> tuple[list[Path], Path, str]:
     elif path.is_dir():
         base = path
         files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in suffixes)
-        pattern = "*" + suffixes[0] if len({p.suffix for p in files}) <= 1 else "*"
-        if files and files[0].suffix:
-            pattern = "*" + files[0].suffix
+        kinds = sorted({p.suffix for p in files})
+        if len(kinds) > 1:
+            raise SpecError(
+                f"{text}: holds {', '.join(kinds)} files; name the ones to read (a file or a "
+                "quoted glob such as 'data/*.csv')"
+            )
+        pattern = f"*{kinds[0]}" if kinds else "*"
     else:
         return [path], path.parent, path.name
     files = [f for f in files if not f.name.startswith(".")]
@@ -115,6 +119,13 @@ def split_refs(splits: dict[str, SplitFiles]) -> tuple[dict[str, DownloadSpec], 
             downloads[name] = measured_download(name, group.files[0])
             refs[split] = FileRef(name)
         else:
+            matched = sorted(p for p in group.base.glob(group.pattern) if p.is_file())
+            if matched != sorted(group.files):
+                other = sorted(set(matched) - set(group.files))
+                raise SpecError(
+                    f"{group.base}: {group.pattern} also matches {other[0].name}, which is "
+                    "not read (a hidden file?); move it away or name the files to read"
+                )
             if "folder" not in downloads:
                 downloads["folder"] = measured_download("folder", group.base)
             refs[split] = FileRef("folder", group.pattern)
