@@ -22,8 +22,10 @@ stored as it is (the Audio feature checks its header), keyed by its path. The op
 ``filename`` feature gets the file's name. Option ``metadata`` names a ``metadata.csv`` or
 ``metadata.jsonl`` file in the root, a row per file (``file_name``: its path under the root),
 and ``metadata_columns`` (``{feature: column}``) the columns each example gets from its row
-(`catalog.formats.folder_metadata`; a file without a row is an error). Files are read one at
-a time, in path order.
+(`catalog.formats.folder_metadata`; a file without a row is an error). With option
+``soundfile``, files are decoded with soundfile (FLAC and other formats it reads; see
+`catalog.formats.sound_files`) and their samples stored as WAV. Files are read one at a time,
+in path order.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from catalog.features import Audio, ClassLabel, FeaturesDict
 from catalog.features.wav import read_header, read_samples
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 from catalog.formats.folder_metadata import load_metadata, unused_rows
+from catalog.formats.sound_files import decode_sound
 
 __all__ = ["FORMAT", "examples", "window_starts"]
 
@@ -115,7 +118,12 @@ def examples(source: Source) -> Examples:
             for start, clip in _windows(files[relative], options["window"], options["hop"]):
                 yield f"{relative}@{start}", {"audio": clip, "label": label, **extra}
         else:
-            yield relative, {"audio": files[relative], "label": label, **extra}
+            audio: Any = files[relative]
+            if options["soundfile"]:
+                feature = source.features["audio"]
+                assert isinstance(feature, Audio)  # checked when the spec was loaded
+                audio = decode_sound(audio, feature)
+            yield relative, {"audio": audio, "label": label, **extra}
     if rows is not None:
         unused_rows(root / options["metadata"], rows, chosen)
 
@@ -194,6 +202,7 @@ FORMAT = SourceFormat(
         "window": Option("int", 0, "window length, in samples"),
         "hop": Option("int", 0, "samples from one window's start to the next"),
         "metadata": Option("str", "", "metadata.csv/.jsonl in the root: a row per file"),
+        "soundfile": Option("bool", False, "decode files with soundfile (FLAC...), store WAV"),
         "metadata_columns": Option("str_map", {}, "feature -> a column of the metadata file"),
     },
     features=lambda options: (

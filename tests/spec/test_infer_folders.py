@@ -182,10 +182,10 @@ def test_an_audio_folder_is_prepared_exactly(tmp_path: Path) -> None:
             assert b.info.features["label"].names[ds[i]["label"]] == file.parent.name
 
 
-def test_flac_is_refused_by_name(tmp_path: Path) -> None:
+def test_lossy_audio_is_refused_by_name(tmp_path: Path) -> None:
     (tmp_path / "a" / "x").mkdir(parents=True)
-    (tmp_path / "a" / "x" / "1.flac").write_bytes(b"fLaC")
-    with pytest.raises(SpecError, match="FLAC audio is not supported yet"):
+    (tmp_path / "a" / "x" / "1.mp3").write_bytes(b"ID3")
+    with pytest.raises(SpecError, match="MP3 audio is not supported yet"):
         files_builder(tmp_path / "a", "a")
 
 
@@ -266,3 +266,24 @@ def test_an_audio_folder_with_metadata_jsonl(tmp_path: Path) -> None:
     ds = b.as_data_source("train")
     got = [(ds[i]["speaker"], int(ds[i]["take"])) for i in range(2)]
     assert got == [("s1", 2), ("s0", 1)]  # down/1.wav sorts before up/0.wav
+
+
+def test_a_flac_folder_is_decoded_exactly_and_stored_as_wav(tmp_path: Path) -> None:
+    import soundfile
+
+    sounds = {}
+    for label in ("hi", "lo"):
+        for i in range(2):
+            samples = RNG.integers(-32768, 32767, (80 + 11 * i, 2), dtype=np.int16)
+            path = tmp_path / "f" / label / f"{i}.flac"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            soundfile.write(path, samples, 22050, subtype="PCM_16")
+            sounds[path] = samples
+    b = catalog.prepare_files(tmp_path / "f", "f", data_dir=tmp_path / "d")
+    feature = b.info.features["audio"]
+    assert (feature.sample_rate, feature.dtype.name, feature.shape) == (22050, "int16", (None, 2))
+    ds = b.as_data_source("train")
+    for i, file in enumerate(sorted(sounds)):
+        np.testing.assert_array_equal(ds[i]["audio"], sounds[file])
+    stored = b.as_data_source("train", decoders={"audio": False})[0]["audio"]
+    assert stored[:4] == b"RIFF"  # stored as WAV

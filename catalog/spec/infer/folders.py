@@ -34,9 +34,9 @@ _METADATA = ("metadata.csv", "metadata.jsonl")  # catalog.formats.folder_metadat
 __all__ = ["AUDIO_SUFFIXES", "IMAGE_SUFFIXES", "infer_folder", "media_kind"]
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
-AUDIO_SUFFIXES = (".wav",)
-#: Audio files catalog does not store yet, named in the error.
-_OTHER_AUDIO = (".flac", ".mp3", ".ogg", ".m4a")
+AUDIO_SUFFIXES = (".wav", ".flac")
+#: Audio files catalog does not store yet (lossy: no exact samples to keep), named in the error.
+_OTHER_AUDIO = (".mp3", ".ogg", ".m4a")
 _LIMIT_SCAN = 10_000  # files looked at to tell images from audio
 
 
@@ -58,7 +58,7 @@ def media_kind(root: Path) -> str | None:
         if suffix in _OTHER_AUDIO:
             raise SpecError(
                 f"{file}: {suffix[1:].upper()} audio is not supported yet: the Audio feature "
-                "stores WAV files (convert them, e.g. with ffmpeg or soundfile)"
+                "stores WAV and FLAC files (convert them, e.g. with ffmpeg)"
             )
     return None
 
@@ -146,6 +146,9 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
         shape = (None, None, _channels(everything, options.sample))
         features = {"image": Image(shape, encoding="png"), "label": ClassLabel(names=names)}
     else:
+        kinds = sorted({f.suffix for f in everything})
+        if len(kinds) > 1:
+            raise SpecError(f"{root}: holds both {' and '.join(kinds)} files; use one kind")
         features = {"audio": _audio(everything[0]), "label": ClassLabel(names=names)}
     for name, feature in extra.items():
         if name in features:
@@ -163,7 +166,8 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
             given: dict[str, object] = {"match": pattern}
             fmt, role = "image_folder", "root"
         else:
-            given = {"pattern": "*/*.wav"}
+            flac = everything[0].suffix == ".flac"
+            given = {"pattern": "*/*.flac", "soundfile": True} if flac else {"pattern": "*/*.wav"}
             fmt, role = "wav_folder", "root"
         if metadata:
             given = {**given, "metadata": metadata, "metadata_columns": {n: n for n in extra}}
@@ -179,6 +183,14 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
 
 
 def _audio(file: Path) -> Audio:
+    if file.suffix == ".flac":
+        from catalog.formats.sound_files import read_info
+
+        rate, channels, subtype = read_info(file)
+        dtypes = {"PCM_S8": "int16", "PCM_U8": "int16", "PCM_16": "int16", "PCM_24": "int32"}
+        if subtype not in dtypes:
+            raise SpecError(f"{file}: FLAC samples of type {subtype} are not supported yet")
+        return Audio(rate, dtypes[subtype], (None,) if channels == 1 else (None, channels))
     try:
         header = read_header(file.read_bytes(), str(file))
     except FeatureError as error:
