@@ -8,7 +8,7 @@ into ``<data_dir>/<name>/1.0.0/``, where ``catalog.data_source(name)`` finds it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,17 +34,19 @@ def files_builder(
     label: str | None = None,
     fill: Mapping[str, str] | None = None,
     sample: int = 1000,
+    note: Callable[[str], None] | None = None,
 ) -> DatasetBuilder:
     """The builder of the local files `path` names (a file, a folder or a glob), its spec
     inferred (see `catalog.spec.infer`); not prepared yet. `name` defaults to one made from
-    the path (``My Photos`` -> ``my_photos``) and may not be a registered dataset's."""
+    the path (``My Photos`` -> ``my_photos``) and may not be a registered dataset's. `note`
+    gets hints (a text column that looks like a label)."""
     text = os.fspath(path)
     name = name or name_from_path(text)
     if name in list_datasets():
         raise SpecError(
             f"{name!r} is a registered dataset; give the prepared files another name (--name)"
         )
-    options = InferOptions(name, label=label, fill=dict(fill or {}), sample=sample)
+    options = InferOptions(name, label=label, fill=dict(fill or {}), sample=sample, note=note)
     return DatasetBuilder(infer_spec(text, options), data_dir=data_dir)
 
 

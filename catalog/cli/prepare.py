@@ -298,12 +298,19 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder]:
         if not sep or not column:
             raise UsageError(f"--fill {item!r}: expected COLUMN=VALUE")
         fill[column] = value
+
+    def note(text: str) -> None:
+        if not args.quiet:
+            print(f"note: {text}", file=sys.stderr)
+
     builders = []
     for name, files in zip(args.names, is_files, strict=True):
         if not files:
             builders.append(builder(name, data_dir=args.data_dir))
             continue
-        b = files_builder(name, args.name, data_dir=args.data_dir, label=args.label, fill=fill)
+        b = files_builder(
+            name, args.name, data_dir=args.data_dir, label=args.label, fill=fill, note=note
+        )
         if args.write_spec:
             print(f"wrote {write_spec(b.spec, Path(args.write_spec))}", file=sys.stderr)
         builders.append(b)

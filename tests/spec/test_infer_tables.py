@@ -198,3 +198,18 @@ def test_a_hidden_file_a_glob_would_read_is_refused(tmp_path: Path) -> None:
     write_csv(tmp_path / ".c.csv", ROWS)
     with pytest.raises(SpecError, match=r"\*.csv also matches .c.csv, which is not read"):
         files_builder(tmp_path, "t")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_a_text_column_with_few_values_is_offered_as_a_label(tmp_path: Path, suffix: str) -> None:
+    rows = [{**ROWS[i % 4], "text": f"unique {i}"} for i in range(12)]
+    WRITERS[suffix](tmp_path / f"p{suffix}", rows)
+    notes: list[str] = []
+    files_builder(tmp_path / f"p{suffix}", "p", note=notes.append)
+    assert notes == [
+        f"{tmp_path / f'p{suffix}'}: column 'kind' holds 3 distinct values in its first rows; "
+        "--label kind (label='kind') makes it a ClassLabel"
+    ]
+    notes.clear()
+    files_builder(tmp_path / f"p{suffix}", "p", note=notes.append, label="kind")
+    assert notes == []

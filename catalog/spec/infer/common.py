@@ -4,7 +4,7 @@ the spec the inference ends with."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +34,8 @@ class InferOptions:
     label: str | None = None
     fill: Mapping[str, str] = field(default_factory=dict)
     sample: int = 1000
+    #: Where notes go (a text column that looks like a label, ...); None: nowhere.
+    note: Callable[[str], None] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):

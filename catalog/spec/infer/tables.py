@@ -104,6 +104,13 @@ def infer_table(text: str, options: InferOptions) -> BuilderSpec:
     empty = [s for s in splits.values() if s.num_examples == 0]
     if empty:
         raise SpecError(f"{text}: split {empty[0].name!r} has no rows")
+    if options.note is not None and not options.label:
+        text_columns = [names[n] for n, f in features.items() if isinstance(f, Text)]
+        for column, distinct in _few_values(kind, first, options.sample, text_columns):
+            options.note(
+                f"{first}: column {column!r} holds {distinct} distinct values in its first "
+                f"rows; --label {column} (label={column!r}) makes it a ClassLabel"
+            )
     label = by_column[options.label] if options.label else None
     supervised = None
     if label and len(features) == 2:
@@ -153,6 +160,40 @@ def sample_types(kind: str, path: Path, sample: int) -> tuple[list[str], dict[st
             if cell != "":
                 columns[i].append(cell)
     return header, {name: _text_type(cells) for name, cells in zip(header, columns, strict=True)}
+
+
+#: A text column is offered as a label when its sample holds at most this many distinct
+#: values, each at least twice on average.
+_FEW = 20
+
+
+def _few_values(kind: str, path: Path, sample: int, columns: list[str]) -> list[tuple[str, int]]:
+    """The text columns whose first `sample` rows hold few distinct values (label-like)."""
+    seen: dict[str, list[Any]] = {c: [] for c in columns}
+    if kind == "parquet":
+        from catalog.formats.parquet import parquet_file
+
+        for batch in parquet_file(path).iter_batches(batch_size=sample, columns=columns):
+            for column in columns:
+                seen[column] = batch.column(column).to_pylist()
+            break
+    elif kind == "jsonl":
+        for _, obj in itertools.islice(objects(path), sample):
+            for column in columns:
+                seen[column].append(obj.get(column))
+    else:
+        rows = _csv_rows(path, kind)
+        header = next(rows, [])
+        for row in itertools.islice(rows, sample):
+            for column in columns:
+                at = header.index(column)
+                seen[column].append(row[at] if at < len(row) else None)
+    out = []
+    for column, values in seen.items():
+        distinct = len({v for v in values if v not in (None, "")})
+        if 2 <= distinct <= _FEW and len(values) >= 2 * distinct:
+            out.append((column, distinct))
+    return out
 
 
 def _text_type(cells: list[str]) -> Feature:
