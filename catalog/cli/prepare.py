@@ -263,6 +263,10 @@ def _check_dirs(
         )
 
 
+#: Suffixes that make an argument a path even when nothing is there (to say so).
+_DATA_SUFFIXES = frozenset({".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".tar", ".json"})
+
+
 def _is_files(text: str) -> bool:
     """Whether `text` names local files rather than a dataset: a registered name or a builder
     folder wins (a note says so when a path of the same name exists)."""
@@ -271,8 +275,9 @@ def _is_files(text: str) -> bool:
 
     try:
         resolve(text)
-    except DatasetNotFoundError:
-        return is_path(text)
+    except DatasetNotFoundError:  # a path, or one that looks like one ("no such file" then)
+        suffix = Path(text).suffix.lower()
+        return is_path(text) or text.startswith((".", "/", "~")) or suffix in _DATA_SUFFIXES
     if is_path(text) and not (Path(text) / "builder.yaml").is_file():
         print(
             f"catalog: {text!r} is the registered dataset; to prepare the local {text}, write "

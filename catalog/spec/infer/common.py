@@ -3,6 +3,7 @@ the spec the inference ends with."""
 
 from __future__ import annotations
 
+import glob
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -48,12 +49,18 @@ class InferOptions:
 
 
 def name_from_path(text: str) -> str:
-    """A dataset name made from a path's last part: ``My Photos/`` -> ``my_photos``.
+    """A dataset name made from a path's last part (a glob's folder): ``My Photos/`` ->
+    ``my_photos``.
 
     >>> name_from_path("data/My Photos/"), name_from_path("2024-train.csv")
     ('my_photos', 'data_2024_train')
+    >>> name_from_path("shards/*.tar")
+    'shards'
     """
-    stem = Path(text.rstrip("/")).stem.split("*")[0] or "data"
+    path = Path(text.rstrip("/") or "/").expanduser()
+    if glob.has_magic(path.name):
+        path = path.parent
+    stem = (path if path.name not in ("", ".", "..") else path.resolve()).stem or "data"
     words = re.findall(r"[a-z0-9]+", stem.lower())
     name = "_".join(words) or "data"
     return name if name[0].isalpha() else f"data_{name}"
