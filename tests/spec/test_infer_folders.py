@@ -287,3 +287,17 @@ def test_a_flac_folder_is_decoded_exactly_and_stored_as_wav(tmp_path: Path) -> N
         np.testing.assert_array_equal(ds[i]["audio"], sounds[file])
     stored = b.as_data_source("train", decoders={"audio": False})[0]["audio"]
     assert stored[:4] == b"RIFF"  # stored as WAV
+
+
+def test_a_path_that_names_nothing_is_one_line(tmp_path: Path) -> None:
+    for arg in ("./nope", "nope.csv", "data/*.parquet"):
+        done = _cli("prepare", arg, cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.stderr.strip().splitlines() == [
+            f"catalog: error: {arg}: no such file or folder (and no glob match)"
+        ]
+    (tmp_path / "notes.txt").write_text("hello\n")
+    done = _cli("prepare", "./notes.txt", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("catalog: error: ./notes.txt: not a kind of data catalog can")
+    assert len(done.stderr.strip().splitlines()) == 1
