@@ -17,8 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from catalog._util.hashing import Digest
+from catalog.download.resource import Failure
 
-__all__ = ["BUILDER_FILES", "tree_digest", "tree_files"]
+__all__ = ["BUILDER_FILES", "file_digest", "tree_digest", "tree_files"]
+
+#: Digests of files hashed in this process, by path and stamp (see `file_digest`).
+_SEEN: dict[tuple[str, int, int, int, int], tuple[int, str]] = {}
+_MAX_SEEN = 200_000
 
 #: Files a builder folder holds beside its data (`catalog.spec.model`'s SPEC_FILE and
 #: CHECKSUMS_FILE; named here because the download stage sits below the spec stage).
@@ -38,13 +43,34 @@ def tree_files(root: Path) -> Iterator[tuple[str, Path]]:
     yield from sorted(found)
 
 
+def file_digest(path: Path) -> Digest:
+    """The size and sha256 of a file (``head`` empty). A file this process hashed before and
+    whose stamp (inode, size, mtime, ctime) is unchanged is not read again: `catalog prepare
+    PATH` measures its files when it makes the spec and checks them when it prepares, and
+    a file changed in between changes its ctime, which cannot be set back. A file that
+    changes while it is read is a `Failure`."""
+    before = path.stat()
+    key = (str(path), before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns)
+    if key in _SEEN:
+        return Digest.known(*_SEEN[key])
+    digest = Digest.of_file(path)
+    after = path.stat()
+    if (after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns) != key[1:]:
+        raise Failure("the file changed while it was read; try again once it is complete")
+    if len(_SEEN) >= _MAX_SEEN:
+        _SEEN.clear()
+    _SEEN[key] = (digest.size, digest.sha256)
+    digest.head = b""
+    return digest
+
+
 def tree_digest(root: Path) -> Digest:
     """The digest of the folder `root`: ``size`` is its files' total, ``sha256`` the
     manifest's (see the module docstring); ``head`` is empty (a folder is no HTML page)."""
     manifest = Digest()
     total = 0
     for relative, file in tree_files(root):
-        digest = Digest.of_file(file)
+        digest = file_digest(file)
         total += digest.size
         manifest.update(f"{relative}\t{digest.size}\t{digest.sha256}\n".encode())
     manifest.size = total

@@ -36,7 +36,7 @@ from catalog.download.config import DownloadConfig, resolve_config
 from catalog.download.deadline import DEFAULT_MIN_RATE, Deadline, DeadlineExceeded
 from catalog.download.extract import extract
 from catalog.download.http import fetch, new_session
-from catalog.download.local_tree import tree_digest
+from catalog.download.local_tree import file_digest, tree_digest
 from catalog.download.mirrors import Source, local_miss, sources
 from catalog.download.progress import Progress
 from catalog.download.report import Tried, combined_error, download_error, offline_error
@@ -243,7 +243,7 @@ class DownloadManager:
                 continue
             what = "folder" if source.path.is_dir() else "file"
             try:
-                digest = (tree_digest if what == "folder" else _stable_digest)(source.path)
+                digest = (tree_digest if what == "folder" else file_digest)(source.path)
                 verify(resource, digest, remote=False)
             except Failure as failure:
                 failure.reason = (

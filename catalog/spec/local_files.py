@@ -20,10 +20,10 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
-from catalog._util.hashing import Digest
 from catalog._util.units import format_size
-from catalog.download.local_tree import tree_digest
-from catalog.errors import FeatureError
+from catalog.download.local_tree import file_digest, tree_digest
+from catalog.download.resource import Failure
+from catalog.errors import FeatureError, SpecError
 from catalog.features.class_label import MAX_NAMES_FILE_SIZE
 from catalog.spec.model import DownloadSpec
 
@@ -81,7 +81,10 @@ def measured_download(name: str, path: Path) -> DownloadSpec:
     """A download of the local file or folder `path`, its size and sha256 measured now (what
     an inferred spec records, so that a changed source is noticed)."""
     real = path.resolve()
-    digest = tree_digest(real) if real.is_dir() else Digest.of_file(real)
+    try:
+        digest = tree_digest(real) if real.is_dir() else file_digest(real)
+    except Failure as failure:
+        raise SpecError(f"{real}: {failure.reason}") from None
     return DownloadSpec(
         name,
         real.as_uri(),
