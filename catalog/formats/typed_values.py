@@ -4,8 +4,10 @@ A JSON or Parquet value already has a type; `typed_value` takes it only when it 
 feature exactly, so a prepared example equals its source value: a Text feature takes a
 string, a bool Scalar a boolean, an integer Scalar an integer (never a boolean, and within
 the dtype's range), a float Scalar an integer or a float, a ClassLabel one of its class
-names. Anything else is a ValueError saying what was expected; readers add file, line or
-row and column. A missing value (None) is the reader's to handle (its ``fill`` option).
+names, an Image the bytes of a PNG or JPEG file (or Hugging Face's ``Image`` struct,
+``{"bytes": ..., "path": ...}``, holding them), stored as they are. Anything else is a
+ValueError saying what was expected; readers add file, line or row and column. A missing
+value (None) is the reader's to handle (its ``fill`` option).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from catalog.features import ClassLabel, Feature, Scalar, Text
+from catalog.features import ClassLabel, Feature, Image, Scalar, Text
 
 __all__ = ["typed_value"]
 
@@ -25,6 +27,11 @@ def typed_value(feature: Feature, value: Any) -> Any:
         if not isinstance(value, str):
             raise ValueError(f"expected text, got {_shown(value)}")
         return value
+    if isinstance(feature, Image):
+        data = value.get("bytes") if isinstance(value, dict) else value
+        if not isinstance(data, bytes):
+            raise ValueError(f"expected an image file's bytes, got {_shown(value)}")
+        return data
     if isinstance(feature, ClassLabel):
         if not isinstance(value, str) or value not in feature.names:
             names = ", ".join(feature.names[:6]) + (", ..." if len(feature.names) > 6 else "")

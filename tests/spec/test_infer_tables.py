@@ -213,3 +213,35 @@ def test_a_text_column_with_few_values_is_offered_as_a_label(tmp_path: Path, suf
     notes.clear()
     files_builder(tmp_path / f"p{suffix}", "p", note=notes.append, label="kind")
     assert notes == []
+
+
+def test_parquet_images_in_hugging_faces_struct_layout_are_stored_as_they_are(
+    tmp_path: Path,
+) -> None:
+    import io
+
+    from PIL import Image as PILImage
+
+    rng = np.random.default_rng(5)
+    images = []
+    for i in range(4):
+        out = io.BytesIO()
+        pixels = rng.integers(0, 256, (6 + i, 9, 3), dtype=np.uint8)
+        PILImage.fromarray(pixels).save(out, format="PNG" if i % 2 else "JPEG")
+        images.append(out.getvalue())
+    rows = [
+        {"image": {"bytes": data, "path": f"{i}.png"}, "label": "ab"[i % 2]}
+        for i, data in enumerate(images)
+    ]
+    write_parquet(tmp_path / "img.parquet", rows)
+    b = catalog.prepare_files(
+        tmp_path / "img.parquet", "img", data_dir=tmp_path / "d", label="label"
+    )
+    assert b.info.features["image"].shape == (None, None, 3)
+    raw = b.as_data_source("train", decoders={"image": False})
+    ds = b.as_data_source("train")
+    for i, data in enumerate(images):
+        assert raw[i]["image"] == data
+        with PILImage.open(io.BytesIO(data)) as img:
+            np.testing.assert_array_equal(ds[i]["image"], np.array(img.convert("RGB")))
+        assert ds[i]["label"] == i % 2

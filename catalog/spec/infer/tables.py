@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import SpecError
-from catalog.features import ClassLabel, Feature, Scalar, Text
+from catalog.features import ClassLabel, Feature, Image, Scalar, Text
 from catalog.formats.json_lines import objects
 from catalog.spec.infer.common import InferOptions, complete_options, feature_names, make_spec
 from catalog.spec.infer.layout import expand, split_files, split_refs
@@ -136,7 +136,7 @@ def _csv_rows(path: Path, kind: str) -> Iterator[list[str]]:
 def sample_types(kind: str, path: Path, sample: int) -> tuple[list[str], dict[str, Feature]]:
     """The columns of the first file and each one's feature, from its first `sample` rows."""
     if kind == "parquet":
-        return _parquet_types(path)
+        return _parquet_types(path, sample)
     values: dict[str, list[Any]] = {}
     if kind == "jsonl":
         for number, obj in itertools.islice(objects(path), sample):
@@ -225,7 +225,7 @@ def _json_type(values: list[Any]) -> Feature:
     return Text()
 
 
-def _parquet_types(path: Path) -> tuple[list[str], dict[str, Feature]]:
+def _parquet_types(path: Path, sample: int) -> tuple[list[str], dict[str, Feature]]:
     import pyarrow as pa
 
     from catalog.formats.parquet import parquet_file
@@ -242,12 +242,49 @@ def _parquet_types(path: Path) -> tuple[list[str], dict[str, Feature]]:
             types[item.name] = Scalar(kind.to_pandas_dtype().__name__)
         elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
             types[item.name] = Text()
+        elif pa.types.is_struct(kind) and _is_image_struct(kind):
+            types[item.name] = _image_column(path, item.name, sample)
         else:
             raise SpecError(
                 f"{path}: column {item.name!r} is of Parquet type {item.type}; not supported yet "
                 "(integers, floats, booleans and strings are)"
             )
     return list(schema.names), types
+
+
+def _is_image_struct(kind: Any) -> bool:
+    """Hugging Face's ``Image`` layout: a struct of ``bytes`` (binary) and ``path``."""
+    import pyarrow as pa
+
+    names = {kind.field(i).name: kind.field(i).type for i in range(kind.num_fields)}
+    binary = names.get("bytes")
+    return (
+        set(names) <= {"bytes", "path"}
+        and binary is not None
+        and (pa.types.is_binary(binary) or pa.types.is_large_binary(binary))
+    )
+
+
+def _image_column(path: Path, column: str, sample: int) -> Feature:
+    """An Image feature for a column of image structs: the widest channels its first rows'
+    images hold."""
+    from catalog.formats.image_files import decode_pixels
+    from catalog.formats.parquet import parquet_file
+
+    channels = 1
+    for batch in parquet_file(path).iter_batches(batch_size=min(sample, 64), columns=[column]):
+        for value in batch.column(0).to_pylist():
+            data = value.get("bytes") if isinstance(value, dict) else None
+            if data is None:
+                raise SpecError(
+                    f"{path}: column {column!r} holds an image without its bytes (only a path); "
+                    "not supported yet"
+                )
+            pixels = decode_pixels(data, f"{path}: column {column!r}")
+            depth = 1 if pixels.ndim == 2 else pixels.shape[2]
+            channels = max(channels, 3 if depth == 3 else depth)
+        break
+    return Image((None, None, channels), encoding="png")
 
 
 def _class_names(kind: str, files: tuple[Path, ...] | list[Path], column: str) -> list[str]:
