@@ -1,5 +1,10 @@
 """`catalog prepare NAME...`: download, verify and prepare datasets, for people and CI.
 
+A NAME may also be a PATH of local files (`catalog.spec.infer`: image or WAV/FLAC folders,
+CSV/TSV, JSON Lines, Parquet, WebDataset shards), prepared with no builder.yaml as ``--name``
+(default: from the path); a registered name or a builder folder wins over a path of the same
+name (``./mnist`` is the folder).
+
 One line per dataset on stdout (or, with ``--json``, one JSON document and nothing else);
 progress and notes go to stderr: byte bars only when stdout and stderr are terminals, one
 line per file otherwise, nothing with ``--quiet``. A dataset that fails is one error line on
@@ -65,7 +70,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "prepare",
         description="Download, verify and prepare datasets into ArrayRecord files, one line "
         "per dataset. A prepared dataset is reused at once. Exit status: 0 all prepared, 1 at "
-        "least one failed (the others still run), 2 usage error.\n\n" + _JSON_HELP,
+        "least one failed (the others still run), 2 usage error. A PATH of local files "
+        "(a folder of images or audio, CSV/TSV/JSON Lines/Parquet files, WebDataset shards) is "
+        "prepared with no builder.yaml: see the options for local files below.\n\n" + _JSON_HELP,
         example="catalog prepare fashion_mnist mnist --data-dir ~/datasets --json",
     )
     add_dataset_args(parser, many=True)
@@ -133,9 +140,11 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "failed (by default one line with the most telling reason)",
     )
     files = parser.add_argument_group(
-        "local files (a PATH instead of a NAME: a folder of images or WAV files, CSV/TSV, "
-        "JSON Lines or Parquet files, WebDataset .tar shards; a registered name wins, so "
-        "write ./mnist for a folder called mnist)"
+        "local files",
+        "A PATH instead of a NAME: a folder of images or WAV/FLAC files "
+        "(<root>[/<split>]/<class>/<file>), CSV/TSV, JSON Lines or Parquet files (a file, a "
+        "folder, a quoted glob), WebDataset .tar shards; no builder.yaml needed. A registered "
+        "name wins: write ./mnist for a folder called mnist.",
     )
     files.add_argument(
         "--name",
