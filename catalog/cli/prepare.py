@@ -141,10 +141,10 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     files = parser.add_argument_group(
         "local files",
-        "A PATH instead of a NAME: a folder of images or WAV/FLAC files "
-        "(<root>[/<split>]/<class>/<file>), CSV/TSV, JSON Lines or Parquet files (a file, a "
-        "folder, a quoted glob), WebDataset .tar shards; no builder.yaml needed. A registered "
-        "name wins: write ./mnist for a folder called mnist.",
+        "A PATH instead of a NAME is prepared with no builder.yaml: a folder of images or\n"
+        "WAV/FLAC files (<root>[/<split>]/<class>/<file>), CSV/TSV, JSON Lines or Parquet\n"
+        "files (a file, a folder, a quoted glob), WebDataset .tar shards. A registered name\n"
+        "wins: write ./mnist for a folder called mnist.",
     )
     files.add_argument(
         "--name",
