@@ -223,8 +223,12 @@ FORMAT = SourceFormat(
         "text_features": Option("str_map", {}, "Text feature -> path | name of the file"),
         "decode": Option("bool", False, "decode files with Pillow, store the pixels"),
         "reencode_invalid": Option("bool", False, "re-encode image files the feature refuses"),
-        "metadata": Option("str", None, "metadata.csv/.jsonl in the root: a row per file"),
-        "metadata_columns": Option("str_map", {}, "feature -> a column of the metadata file"),
+        "metadata": Option(
+            "str", None, "metadata.csv/.jsonl in the root: a row per file", counted_at_default=False
+        ),
+        "metadata_columns": Option(
+            "str_map", {}, "feature -> a column of the metadata file", counted_at_default=False
+        ),
         "sample_per_class": Option("int", None, "split each class at random: N files chosen"),
         "sample_seed": Option("int", 0, "the seed of numpy.random.RandomState for sampling"),
         "sample_part": Option("str", "chosen", "chosen: the sampled files; rest: the others"),

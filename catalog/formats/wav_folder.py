@@ -201,9 +201,19 @@ FORMAT = SourceFormat(
         "windows": Option("strs", [], "globs of files cut into windows"),
         "window": Option("int", 0, "window length, in samples"),
         "hop": Option("int", 0, "samples from one window's start to the next"),
-        "metadata": Option("str", "", "metadata.csv/.jsonl in the root: a row per file"),
-        "soundfile": Option("bool", False, "decode files with soundfile (FLAC...), store WAV"),
-        "metadata_columns": Option("str_map", {}, "feature -> a column of the metadata file"),
+        # Added later: left out of fingerprints at their defaults (see Option).
+        "metadata": Option(
+            "str", "", "metadata.csv/.jsonl in the root: a row per file", counted_at_default=False
+        ),
+        "soundfile": Option(
+            "bool",
+            False,
+            "decode files with soundfile (FLAC...), store WAV",
+            counted_at_default=False,
+        ),
+        "metadata_columns": Option(
+            "str_map", {}, "feature -> a column of the metadata file", counted_at_default=False
+        ),
     },
     features=lambda options: (
         frozenset({"audio", "label", *options["metadata_columns"]}),

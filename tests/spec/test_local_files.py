@@ -86,3 +86,19 @@ def test_a_symlink_leading_out_of_the_folder_is_refused(tmp_path: Path) -> None:
     (folder / "builder.yaml").write_text(SPEC.replace("data/rows.jsonl", "data/link.jsonl"))
     with pytest.raises(SpecError, match="leads outside the builder folder"):
         load_spec(folder)
+
+
+def test_options_added_later_leave_prepared_copies_alone(tmp_path: Path) -> None:
+    """metadata/metadata_columns (image_folder) are newer than prepared tf_flowers copies:
+    at their defaults they do not change the spec's fingerprint, set they do."""
+    import dataclasses
+
+    spec = catalog.builder("tf_flowers").spec
+    split = spec.splits["train"]
+    assert split.format == "image_folder" and split.options["metadata"] is None
+    older = {k: v for k, v in split.options.items() if not k.startswith("metadata")}
+    before = spec.replace(splits={"train": dataclasses.replace(split, options=older)})
+    assert before.fingerprint == spec.fingerprint
+    given = {**split.options, "metadata": "metadata.csv"}
+    changed = spec.replace(splits={"train": dataclasses.replace(split, options=given)})
+    assert changed.fingerprint != spec.fingerprint
