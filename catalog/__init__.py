@@ -32,6 +32,7 @@ from catalog.errors import (
 
 if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `__getattr__` below
     from catalog.api.builder import DatasetBuilder, builder, data_source
+    from catalog.api.files import prepare_files
     from catalog.features import (
         Audio,
         BBox,
@@ -55,6 +56,7 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `_
 _LAZY = {
     **dict.fromkeys(["DatasetBuilder", "builder", "data_source"], "catalog.api.builder"),
     "DataSource": "catalog.read.data_source",
+    "prepare_files": "catalog.api.files",
     **dict.fromkeys(
         [
             "Audio",
@@ -131,4 +133,5 @@ __all__ = [
     "mix",
     "open_tfds",
     "pipeline",
+    "prepare_files",
 ]

@@ -126,7 +126,7 @@ PUBLIC_NAMES = [
     "ShardError",
     "ShardInfo", "SourceFormatError", "SpecError", "SplitError", "SplitInfo", "StorageError",
     "Tensor", "Text", "__version__", "builder", "data_source", "even_splits", "list_datasets",
-    "mix", "open_tfds", "pipeline",
+    "mix", "open_tfds", "pipeline", "prepare_files",
 ]  # fmt: skip
 
 

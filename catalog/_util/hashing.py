@@ -26,6 +26,7 @@ class Digest:
 
     def __init__(self) -> None:
         self._hasher = hashlib.sha256()
+        self._known: str | None = None
         self.size = 0
         self.head = b""
 
@@ -38,7 +39,14 @@ class Digest:
     @property
     def sha256(self) -> str:
         """Lowercase hex sha256 of everything so far."""
-        return self._hasher.hexdigest()
+        return self._known if self._known is not None else self._hasher.hexdigest()
+
+    @classmethod
+    def known(cls, size: int, sha256: str) -> Digest:
+        """A finished digest of bytes hashed before, whose size and sha256 are known."""
+        digest = cls()
+        digest.size, digest._known = size, sha256
+        return digest
 
     @classmethod
     def of_file(cls, path: str | os.PathLike[str]) -> Digest:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
 from catalog._util.units import count, format_size
-from catalog.api.local import local_dataset
+from catalog.api.local import local_dataset, prepared_by_name
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.info.splits import SplitArg, SplitsArg, check_split_names, each_split
@@ -389,7 +389,8 @@ def data_source(
 
     `name` may also be the path of a dataset directory: one TensorFlow Datasets prepared
     (``~/tensorflow_datasets/mnist/3.0.1``, see `open_tfds`) or one catalog prepared or
-    imported; it is read where it is.
+    imported; it is read where it is. A name no builder has may be that of a dataset
+    `catalog.prepare_files` prepared in the data dir (a registered name wins).
 
     Returns ``{split: DataSource}``, one DataSource when `split` is given (a spec or a
     `catalog.ReadInstruction`), or a list of them for a list of specs. With
@@ -413,7 +414,16 @@ def data_source(
         return open_sources(
             generation.path, info, split, decoders=decoders, as_supervised=as_supervised
         )
-    b = builder(name, data_dir=data_dir, image_max_side=image_max_side)
+    try:
+        b = builder(name, data_dir=data_dir, image_max_side=image_max_side)
+    except DatasetNotFoundError:  # a dataset prepared from local files under this name
+        found = prepared_by_name(os.fspath(name), paths.data_dir(data_dir))
+        local = None if found is None else local_dataset(found)
+        if local is None:
+            raise
+        return open_sources(
+            local[0].path, local[1], split, decoders=decoders, as_supervised=as_supervised
+        )
     b._check_split(split)
     if download and not _complete(b):
         b.download_and_prepare(

@@ -7,16 +7,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from catalog.api.builder import builder
-from catalog.api.local import local_info
+from catalog.api.local import dataset_dir, local_info
 from catalog.cli.common import EXIT_OK, add_command, add_dataset_args, add_image_max_side
 from catalog.info.dataset_info import DatasetInfo
 from catalog.info.text import Location, format_info
 from catalog.present.strings import no_surrogates
 from catalog.spec.model import BuilderSpec
+from catalog.storage import paths
 from catalog.storage.diskspace import disk_usage
 
 __all__ = ["info_json", "register"]
@@ -56,9 +56,12 @@ def info_json(info: DatasetInfo, location: Location, spec: BuilderSpec) -> dict[
 
 
 def run(args: argparse.Namespace) -> int:
-    local = local_info(args.name)  # a dataset directory (TFDS's or catalog's) given by path
+    # A dataset directory (TFDS's or catalog's) given by path, or prepared from files by name.
+    found = dataset_dir(args.name, paths.data_dir(args.data_dir))
+    local = local_info(found) if found is not None else None
     if local is not None:
-        path = Path(args.name).expanduser()
+        assert found is not None
+        path = found
         location = Location(path, True, disk_usage(path))
         if args.json:
             document = {

@@ -1,5 +1,10 @@
 """`catalog prepare NAME...`: download, verify and prepare datasets, for people and CI.
 
+A NAME may also be a PATH of local files (`catalog.spec.infer`: image or WAV/FLAC folders,
+CSV/TSV, JSON Lines, Parquet, WebDataset shards), prepared with no builder.yaml as ``--name``
+(default: from the path); a registered name or a builder folder wins over a path of the same
+name (``./mnist`` is the folder).
+
 One line per dataset on stdout (or, with ``--json``, one JSON document and nothing else);
 progress and notes go to stderr: byte bars only when stdout and stderr are terminals, one
 line per file otherwise, nothing with ``--quiet``. A dataset that fails is one error line on
@@ -14,6 +19,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog._util.units import format_size, parse_size
@@ -30,7 +36,7 @@ from catalog.cli.common import (
     positive_int,
 )
 from catalog.download.report import summary
-from catalog.errors import CatalogError
+from catalog.errors import CatalogError, DatasetNotFoundError
 from catalog.features.image import DOWNSCALE_QUALITY
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import reusable
@@ -40,6 +46,11 @@ if TYPE_CHECKING:
     from catalog.download import DownloadConfig, ProgressMode
 
 __all__ = ["register"]
+
+
+class UsageError(Exception):
+    """A flag given where it does not apply."""
+
 
 _JSON_HELP = """\
 --json prints one document: {"ok": bool, "datasets": [{"name", "config" (null without
@@ -61,7 +72,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "prepare",
         description="Download, verify and prepare datasets into ArrayRecord files, one line "
         "per dataset. A prepared dataset is reused at once. Exit status: 0 all prepared, 1 at "
-        "least one failed (the others still run), 2 usage error.\n\n" + _JSON_HELP,
+        "least one failed (the others still run), 2 usage error. A PATH of local files "
+        "(a folder of images or audio, CSV/TSV/JSON Lines/Parquet files, WebDataset shards) is "
+        "prepared with no builder.yaml: see the options for local files below.\n\n" + _JSON_HELP,
         example="catalog prepare fashion_mnist mnist --data-dir ~/datasets --json",
     )
     add_dataset_args(parser, many=True)
@@ -135,6 +148,33 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         action="store_true",
         help="a failed download's full report on stderr: every source tried and why it "
         "failed (by default one line with the most telling reason)",
+    )
+    files = parser.add_argument_group(
+        "local files",
+        "A PATH instead of a NAME is prepared with no builder.yaml: a folder of images or\n"
+        "WAV/FLAC files (<root>[/<split>]/<class>/<file>), CSV/TSV, JSON Lines or Parquet\n"
+        "files (a file, a folder, a quoted glob), WebDataset .tar shards. A registered name\n"
+        "wins: write ./mnist for a folder called mnist.",
+    )
+    files.add_argument(
+        "--name",
+        help="the dataset's name (default: made from the path); data_source(NAME) reads it",
+    )
+    files.add_argument(
+        "--label", metavar="COLUMN", help="make a text column a ClassLabel of its sorted values"
+    )
+    files.add_argument(
+        "--fill",
+        action="append",
+        metavar="COLUMN=VALUE",
+        help="the value standing in for a column's missing values (else a missing value is an "
+        "error); repeat for more columns",
+    )
+    files.add_argument(
+        "--write-spec",
+        metavar="DIR",
+        help="also write the inferred builder.yaml + checksums.tsv into DIR (the data's folder "
+        "or one above it), to edit and keep as a builder folder",
     )
     parser.set_defaults(run=run)
 
@@ -243,13 +283,75 @@ def _check_dirs(
         )
 
 
+#: Suffixes that make an argument a path even when nothing is there (to say so).
+_DATA_SUFFIXES = frozenset({".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".tar", ".json"})
+
+
+def _is_files(text: str) -> bool:
+    """Whether `text` names local files rather than a dataset: a registered name or a builder
+    folder wins (a note says so when a path of the same name exists)."""
+    from catalog.spec.infer import is_path
+    from catalog.spec.registry import resolve
+
+    try:
+        resolve(text)
+    except DatasetNotFoundError:  # a path, or one that looks like one ("no such file" then)
+        suffix = Path(text).suffix.lower()
+        return is_path(text) or text.startswith((".", "/", "~")) or suffix in _DATA_SUFFIXES
+    if is_path(text) and not (Path(text) / "builder.yaml").is_file():
+        print(
+            f"catalog: {text!r} is the registered dataset; to prepare the local {text}, write "
+            f"it as ./{text}",
+            file=sys.stderr,
+        )
+    return False
+
+
+def _builders(args: argparse.Namespace) -> list[DatasetBuilder]:
+    """The builder of each NAME or PATH; the --write-spec folder written."""
+    from catalog.api.files import files_builder
+    from catalog.spec.infer.write import write_spec
+
+    is_files = [_is_files(name) for name in args.names]
+    given = [f for f in ("name", "label", "fill", "write_spec") if getattr(args, f)]
+    if given and (len(args.names) != 1 or not is_files[0]):
+        flag = "--" + given[0].replace("_", "-")
+        raise UsageError(f"{flag} is for one PATH of local files (catalog prepare PATH {flag} ...)")
+    fill = {}
+    for item in args.fill or ():
+        column, sep, value = item.partition("=")
+        if not sep or not column:
+            raise UsageError(f"--fill {item!r}: expected COLUMN=VALUE")
+        fill[column] = value
+
+    def note(text: str) -> None:
+        if not args.quiet:
+            print(f"note: {text}", file=sys.stderr)
+
+    builders = []
+    for name, files in zip(args.names, is_files, strict=True):
+        if not files:
+            builders.append(
+                builder(name, data_dir=args.data_dir, image_max_side=args.image_max_side)
+            )
+            continue
+        b = files_builder(
+            name, args.name, data_dir=args.data_dir, label=args.label, fill=fill, note=note
+        ).with_image_max_side(args.image_max_side)
+        if args.write_spec:
+            print(f"wrote {write_spec(b.spec, Path(args.write_spec))}", file=sys.stderr)
+        builders.append(b)
+    return builders
+
+
 def run(args: argparse.Namespace) -> int:
     # Resolve every name first: a typo (DatasetNotFoundError) or a malformed spec (SpecError)
     # is a usage error, reported by main() before any work.
-    builders = [
-        builder(name, data_dir=args.data_dir, image_max_side=args.image_max_side)
-        for name in args.names
-    ]
+    try:
+        builders = _builders(args)
+    except UsageError as exc:
+        error(str(exc))
+        return EXIT_USAGE
     # Deferred like DatasetBuilder.download_and_prepare's: `catalog list` and `catalog info`
     # must not pay for importing requests.
     from catalog.download import DownloadConfig, resolve_config

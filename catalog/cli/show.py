@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from catalog.api.builder import builder
-from catalog.api.local import local_info, open_local
+from catalog.api.local import dataset_dir, local_info, open_local
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -25,6 +25,7 @@ from catalog.errors import NotPreparedError
 from catalog.present.show import MAX_EXAMPLES, MAX_SIDE, show_examples, show_kind
 from catalog.present.strings import no_surrogates
 from catalog.read.data_source import DataSource
+from catalog.storage import paths
 
 __all__ = ["register"]
 
@@ -104,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
     if args.num_examples > MAX_EXAMPLES:
         error(f"-n {args.num_examples}: at most {MAX_EXAMPLES} examples fit in one picture")
         return EXIT_USAGE
-    local = local_info(args.name)  # a dataset directory (TFDS's or catalog's) given by path
+    # A dataset directory (TFDS's or catalog's) given by path, or prepared from files by name.
+    found = dataset_dir(args.name, paths.data_dir(args.data_dir))
+    local = local_info(found) if found is not None else None
     split = args.split
     b = None
     if local is not None:
@@ -125,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if b is None:
         assert local is not None
-        opened = open_local(args.name, local, split=split)
+        assert found is not None
+        opened = open_local(found, local, split=split)
         assert isinstance(opened, DataSource)
         ds = opened
     else:

@@ -37,12 +37,13 @@ from catalog.download.config import DownloadConfig, resolve_config
 from catalog.download.deadline import DEFAULT_MIN_RATE, Deadline, DeadlineExceeded
 from catalog.download.extract import extract
 from catalog.download.http import fetch, new_session
+from catalog.download.local_tree import file_digest, tree_digest
 from catalog.download.mirrors import Source, local_miss, sources
 from catalog.download.progress import Progress
 from catalog.download.report import Tried, combined_error, download_error, offline_error
 from catalog.download.resource import Failure, Resource, verify
 from catalog.download.retry import Backoff
-from catalog.errors import CatalogError, DownloadError, SpecError
+from catalog.errors import CatalogError, ChecksumError, DownloadError, SpecError
 from catalog.storage.diskspace import disk_full, require_free
 
 __all__ = ["DownloadManager"]
@@ -182,11 +183,18 @@ class DownloadManager:
         on_wait = self._waiting_note(resource)
         with self.cache.locked(resource, on_wait=on_wait, cancelled=self._cancelled):
             candidates = sources(resource.urls, self.mirrors)
-            found = (
-                self.cache.lookup(resource, on_corrupt=self.progress.note)
-                or self._from_manual_dir(resource, tried)
-                or self._from_local(candidates, resource, tried)
-            )
+            if resource.in_place:  # the user's own file or folder: read where it is
+                found = self._in_place(candidates, resource, tried)
+                if found is None:
+                    where, why = tried[-1] if tried else (resource.filename, Failure("not found"))
+                    kind = ChecksumError if why.checksum else DownloadError
+                    raise kind(f"{where}: {why.reason}")
+            else:
+                found = (
+                    self.cache.lookup(resource, on_corrupt=self.progress.note)
+                    or self._from_manual_dir(resource, tried)
+                    or self._from_local(candidates, resource, tried)
+                )
             if found is not None:
                 return found
             if self.offline:
@@ -197,7 +205,10 @@ class DownloadManager:
 
     def extract(self, file: CachedFile) -> Path:
         """Extract an archive once, into ``<download_dir>/extracted/<sha256[:16]>-<name>/``,
-        within the file's ``max_extracted_size`` (else catalog's default limit)."""
+        within the file's ``max_extracted_size`` (else catalog's default limit). A folder
+        download is its own extracted folder."""
+        if file.path.is_dir():
+            return file.path
         return extract(
             file.path,
             self.download_dir / "extracted",
@@ -235,6 +246,33 @@ class DownloadManager:
                 tried.append((source.where, Failure(local_miss(source))))
             elif (found := self._use_local(source.path, resource, tried)) is not None:
                 return found
+        return None
+
+    def _in_place(
+        self, candidates: list[Source], resource: Resource, tried: Tried
+    ) -> CachedFile | None:
+        """The user's own file or folder its ``file://`` URL names, verified (a folder by its
+        manifest's digest, `catalog.download.local_tree`), read where it is."""
+        for source in candidates:
+            if source.path is None:
+                continue
+            if not source.path.exists():
+                tried.append((source.where, Failure("not found")))
+                continue
+            what = "folder" if source.path.is_dir() else "file"
+            try:
+                digest = (tree_digest if what == "folder" else file_digest)(source.path)
+                verify(resource, digest, remote=False)
+            except Failure as failure:
+                failure.reason = (
+                    f"the {what} changed since its size and sha256 were recorded ({failure}); "
+                    "prepare it again from its path to record it anew"
+                )
+                tried.append((source.where, failure))
+                continue
+            return CachedFile(
+                source.path, resource.filename, digest.size, digest.sha256, str(source.path)
+            )
         return None
 
     def _use_local(self, path: Path, resource: Resource, tried: Tried) -> CachedFile | None:

@@ -33,6 +33,10 @@ class Resource:
     filename: str  # original file name, e.g. "train-images-idx3-ubyte.gz"
     #: The most the file may extract to, when it is an archive (None: catalog's default limit).
     max_extracted_size: int | None = None
+    #: The user's own local file or folder (a ``file://`` URL; `catalog prepare PATH`): read
+    #: where it is, never linked into the cache (errors name it), and hashed each time it is
+    #: used (a folder by its manifest, `catalog.download.local_tree`).
+    in_place: bool = False
 
     def __post_init__(self) -> None:
         urls: object = self.urls  # typed as a tuple, but a caller may pass one string

@@ -28,6 +28,9 @@ raw_images    raw uint8 images back to back (STL-10), labels one byte each
 image_csv     image files labelled by a CSV table of file names
 image_list    a list file, one example per line: image path and fields
 voc           PASCAL VOC detection: id lists, JPEGs and XML annotations with boxes
+json_lines    JSON Lines, one object per line, keys mapped to features
+parquet       Parquet files, one example per row (the optional extra catalog[parquet])
+webdataset    WebDataset tar shards, members sharing a key make one example
 ============  ==========================================================================
 """
 
@@ -41,8 +44,10 @@ from catalog.formats import (
     image_csv,
     image_folder,
     image_list,
+    json_lines,
     mat,
     npz,
+    parquet,
     raw_images,
     squad_json,
     text_cut,
@@ -50,6 +55,7 @@ from catalog.formats import (
     tfrecord,
     voc_xml,
     wav_folder,
+    webdataset,
 )
 from catalog.formats.base import Option, Role, Source, SourceFile, SourceFormat
 
@@ -77,5 +83,8 @@ FORMATS: dict[str, SourceFormat] = {
         image_csv.FORMAT,
         image_list.FORMAT,
         voc_xml.FORMAT,
+        json_lines.FORMAT,
+        parquet.FORMAT,
+        webdataset.FORMAT,
     )
 }

@@ -83,6 +83,10 @@ class Option:
     kind: OptionKind
     default: Any
     help: str
+    #: False for an option added after datasets were prepared with its format: while it is at
+    #: its default it is left out of `BuilderSpec.fingerprint`, so adding it does not make
+    #: those prepared copies look foreign (and be prepared again).
+    counted_at_default: bool = True
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,11 @@ def to_value(feature: Feature, text: str) -> Any:
         raise ValueError(f"{text!r} is not a class name ({', '.join(names[:6])}) or an index")
     if isinstance(feature, (Scalar, Tensor)):
         kind = feature.dtype.kind
+        if kind == "b":
+            word = text.strip().lower()
+            if word not in ("true", "false"):
+                raise ValueError(f"{text!r} is not a boolean (true or false)")
+            return word == "true"
         try:
             if kind in "iu":
                 return int(text)
@@ -120,8 +125,20 @@ def _rows(path: Path, options: Mapping[str, Any]) -> Iterator[tuple[int, list[st
 
 
 def examples(source: Source) -> Examples:
-    """Yield ``(row index, example)`` for every row of the file."""
-    path, options, features = source.file("file"), source.options, source.features
+    """Yield ``(row index, example)`` for every row of the file (of the files, in order, for
+    a glob matching several: the index runs on through them)."""
+    offset = 0
+    for path in source.paths("file"):
+        rows = 0
+        for index, example in _file_examples(path, source.options, source.features):
+            yield str(offset + index), example
+            rows = index + 1
+        offset += rows
+
+
+def _file_examples(
+    path: Path, options: Mapping[str, Any], features: FeaturesDict
+) -> Iterator[tuple[int, dict[str, Any]]]:
     rows = _rows(path, options)
     header: list[str] = list(options["header"])
     if not header:
@@ -169,7 +186,8 @@ def examples(source: Source) -> Examples:
                     if feature_path not in fill:
                         raise SourceFormatError(
                             f"{path}:{line}: column {header[col]!r} is missing ({text!r}); give "
-                            f"options.fill a value for feature {feature_path!r}"
+                            f"options.fill a value for feature {feature_path!r} (catalog "
+                            f"prepare FILE: --fill {header[col]}=VALUE)"
                         )
                     text = fill[feature_path]
                 text = values.get(feature_path, {}).get(text, text)
@@ -185,7 +203,7 @@ def examples(source: Source) -> Examples:
                     f"{path}:{line}: column(s) {', '.join(header[c] for c in cols)} for feature "
                     f"{feature_path!r}: {error}"
                 ) from None
-        yield str(index), _nest(flat)
+        yield index, _nest(flat)
 
 
 def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -240,7 +258,7 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
 FORMAT = SourceFormat(
     name="delimited",
     description="CSV/TSV text: one example per row, columns mapped to features",
-    roles=(Role("file"),),
+    roles=(Role("file", many=True),),
     options={
         "delimiter": Option("str", ",", "the field separator (one character)"),
         "quoting": Option("str", "minimal", "minimal (double quotes) or none (quotes are text)"),

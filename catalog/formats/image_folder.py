@@ -30,6 +30,11 @@ Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other fil
   feature, a damaged JPEG whose pixels still decode, a GIF, BMP or WebP file) is decoded and
   re-encoded losslessly instead of failing (`catalog.formats.image_files`); valid files keep
   their bytes.
+- ``metadata``: a ``metadata.csv`` or ``metadata.jsonl`` file in the root (a directory), one
+  row per image, whose ``file_name`` is the image's path under the root; ``metadata_columns``
+  (``{feature: column}``) gives each example those columns of its row
+  (`catalog.formats.folder_metadata`). An image without a row, or a row without an image, is
+  an error.
 - ``sample_per_class`` N, ``sample_seed`` S, ``sample_part`` (``chosen`` or ``rest``): split
   each class at random, as Caltech 101's reference builder does: with
   ``numpy.random.RandomState(S)``, for each class in sorted order, ``choice(files, N,
@@ -42,11 +47,13 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.folder_metadata import load_metadata, unused_rows
 from catalog.formats.image_files import decode_pixels, stored_or_pixels
 from catalog.formats.members import Member, paths, walk
 
@@ -120,6 +127,13 @@ def examples(source: Source) -> Examples:
     sample = None if options["sample_per_class"] is None else _sampled(source, match)
     keep_chosen = options["sample_part"] == "chosen"
     skipped = 0
+    rows, seen = None, set()
+    if options["metadata"] is not None:
+        if not isinstance(root, Path):
+            raise SourceFormatError(f"{root}: options.metadata needs a directory; extract it")
+        rows = load_metadata(
+            root / options["metadata"], options["metadata_columns"], source.features
+        )
     for member in walk(root):
         if _skipped(member.path, skip):
             continue
@@ -142,7 +156,17 @@ def examples(source: Source) -> Examples:
         example = {"image": image, "label": label.lower() if options["lowercase_label"] else label}
         for feature, what in texts.items():
             example[feature] = member.path if what == "path" else member.name
+        if rows is not None:
+            if member.path not in rows:
+                raise SourceFormatError(
+                    f"{where}: no row for this file in {options['metadata']} (file_name "
+                    f"{member.path!r})"
+                )
+            seen.add(member.path)
+            example.update(rows[member.path])
         yield member.path, example
+    if rows is not None:
+        unused_rows(root / options["metadata"], rows, seen)
     expected = options["expected_skipped"]
     if expected is not None and skipped != expected:
         raise SourceFormatError(
@@ -152,7 +176,8 @@ def examples(source: Source) -> Examples:
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
-    return frozenset({"image", "label", *options["text_features"]}), frozenset()
+    given = {"image", "label", *options["text_features"], *options["metadata_columns"]}
+    return frozenset(given), frozenset()
 
 
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
@@ -172,6 +197,8 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
             )
         if not isinstance(features[feature], Text):
             return f"text_features.{feature}: feature {feature!r} must be Text"
+    if options["metadata_columns"] and options["metadata"] is None:
+        return "metadata_columns needs metadata (the metadata file's name)"
     if options["sample_part"] not in _SAMPLE_PARTS:
         return f"sample_part must be one of {', '.join(_SAMPLE_PARTS)}"
     if options["sample_per_class"] is not None and options["sample_per_class"] < 1:
@@ -196,6 +223,12 @@ FORMAT = SourceFormat(
         "text_features": Option("str_map", {}, "Text feature -> path | name of the file"),
         "decode": Option("bool", False, "decode files with Pillow, store the pixels"),
         "reencode_invalid": Option("bool", False, "re-encode image files the feature refuses"),
+        "metadata": Option(
+            "str", None, "metadata.csv/.jsonl in the root: a row per file", counted_at_default=False
+        ),
+        "metadata_columns": Option(
+            "str_map", {}, "feature -> a column of the metadata file", counted_at_default=False
+        ),
         "sample_per_class": Option("int", None, "split each class at random: N files chosen"),
         "sample_seed": Option("int", 0, "the seed of numpy.random.RandomState for sampling"),
         "sample_part": Option("str", "chosen", "chosen: the sampled files; rest: the others"),

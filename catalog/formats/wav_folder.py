@@ -19,7 +19,13 @@ Windows: files matching a glob of option ``windows`` are decoded and cut into cl
 ``window`` (as TFDS cuts speech_commands' background noise: the tail is dropped); each clip
 is an example keyed ``<path>@<start>`` and stored as a new WAV file. Every other file is
 stored as it is (the Audio feature checks its header), keyed by its path. The optional
-``filename`` feature gets the file's name. Files are read one at a time, in path order.
+``filename`` feature gets the file's name. Option ``metadata`` names a ``metadata.csv`` or
+``metadata.jsonl`` file in the root, a row per file (``file_name``: its path under the root),
+and ``metadata_columns`` (``{feature: column}``) the columns each example gets from its row
+(`catalog.formats.folder_metadata`; a file without a row is an error). With option
+``soundfile``, files are decoded with soundfile (FLAC and other formats it reads; see
+`catalog.formats.sound_files`) and their samples stored as WAV. Files are read one at a time,
+in path order.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from catalog.errors import FeatureError, SourceFormatError
 from catalog.features import Audio, ClassLabel, FeaturesDict
 from catalog.features.wav import read_header, read_samples
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.folder_metadata import load_metadata, unused_rows
+from catalog.formats.sound_files import decode_sound
 
 __all__ = ["FORMAT", "examples", "window_starts"]
 
@@ -92,14 +100,32 @@ def examples(source: Source) -> Examples:
     chosen -= _listed(options["exclude"], check=None) | set(options["exclude_paths"])
     label_of = _labeller(source)
     named = "filename" in source.features
+    rows = None
+    if options["metadata"]:
+        rows = load_metadata(
+            root / options["metadata"], options["metadata_columns"], source.features
+        )
     for relative in sorted(chosen):
         label = label_of(relative)
         extra = {"filename": posixpath.basename(relative)} if named else {}
+        if rows is not None:
+            if relative not in rows:
+                raise SourceFormatError(
+                    f"{root / relative}: no row for this file in {options['metadata']}"
+                )
+            extra.update(rows[relative])
         if any(fnmatch.fnmatchcase(relative, p) for p in options["windows"]):
             for start, clip in _windows(files[relative], options["window"], options["hop"]):
                 yield f"{relative}@{start}", {"audio": clip, "label": label, **extra}
         else:
-            yield relative, {"audio": files[relative], "label": label, **extra}
+            audio: Any = files[relative]
+            if options["soundfile"]:
+                feature = source.features["audio"]
+                assert isinstance(feature, Audio)  # checked when the spec was loaded
+                audio = decode_sound(audio, feature)
+            yield relative, {"audio": audio, "label": label, **extra}
+    if rows is not None:
+        unused_rows(root / options["metadata"], rows, chosen)
 
 
 def _windows(path: Path, window: int, hop: int) -> Iterator[tuple[int, Any]]:
@@ -175,8 +201,24 @@ FORMAT = SourceFormat(
         "windows": Option("strs", [], "globs of files cut into windows"),
         "window": Option("int", 0, "window length, in samples"),
         "hop": Option("int", 0, "samples from one window's start to the next"),
+        # Added later: left out of fingerprints at their defaults (see Option).
+        "metadata": Option(
+            "str", "", "metadata.csv/.jsonl in the root: a row per file", counted_at_default=False
+        ),
+        "soundfile": Option(
+            "bool",
+            False,
+            "decode files with soundfile (FLAC...), store WAV",
+            counted_at_default=False,
+        ),
+        "metadata_columns": Option(
+            "str_map", {}, "feature -> a column of the metadata file", counted_at_default=False
+        ),
     },
-    features=lambda options: (frozenset({"audio", "label"}), frozenset({"filename"})),
+    features=lambda options: (
+        frozenset({"audio", "label", *options["metadata_columns"]}),
+        frozenset({"filename"}),
+    ),
     examples=examples,
     validate=_validate,
 )

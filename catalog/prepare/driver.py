@@ -54,6 +54,7 @@ from catalog.prepare.work_unit import (
     finished,
     verify_unit,
 )
+from catalog.spec.local_files import checksum_key
 from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
 from catalog.storage.diskspace import disk_usage, require_free
 from catalog.storage.generations import collect, publish
@@ -107,7 +108,14 @@ def resources(
                 "add a line 'url<TAB>size<TAB>sha256<TAB>filename' for it, or let "
                 f"'catalog prepare {spec.path or spec.name} --register-checksums' add it"
             )
-        out[d.name] = Resource(d.urls, d.size, d.sha256, d.filename, d.max_extracted_size)
+        out[d.name] = Resource(
+            d.urls,
+            d.size,
+            d.sha256,
+            d.filename,
+            d.max_extracted_size,
+            in_place=d.url.startswith("file:"),
+        )
     return out
 
 
@@ -131,7 +139,7 @@ def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> Build
         got = files[name]
         downloads[name] = dataclasses.replace(d, size=got.size, sha256=got.sha256)
         if (d.size, d.sha256) != (got.size, got.sha256):
-            changed[d.url] = (got.size, got.sha256, d.filename)
+            changed[checksum_key(d, spec.path)] = (got.size, got.sha256, d.filename)
             status = "new" if d.sha256 is None else f"changed, was {d.size} bytes {d.sha256}"
             print(f"{d.url}: {got.size} bytes, sha256 {got.sha256} ({status})", file=sys.stderr)
     if spec.path is not None and changed:
@@ -368,7 +376,7 @@ def _natural_order(path: Path) -> list[str | int]:
 def _zip_member(file: CachedFile, member: str, where: str) -> zipfile.Path | None:
     """`member` of a zip download, to read in place; None if the download is not a zip or
     `member` is a glob."""
-    if glob.has_magic(member) or archive_format(file.path) != "zip":
+    if glob.has_magic(member) or file.path.is_dir() or archive_format(file.path) != "zip":
         return None
     found = zipfile.Path(file.path, member)
     if found.is_file():

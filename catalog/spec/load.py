@@ -14,6 +14,7 @@ the builder folder. ``builder.yaml``::
     supervised_keys: [image, label]   # optional
     downloads:
       archive: {url: https://..., mirrors: [https://...]}   # size, sha256: checksums.tsv
+      own: {path: data}   # a file or folder inside the builder folder (`catalog.spec.local_files`)
       # optional, per download: max_extracted_size: 200GiB (past 100x its size + 64 MiB)
     splits:
       train:
@@ -53,20 +54,18 @@ same name, which the configs share when they leave it out.
 from __future__ import annotations
 
 import copy
-import posixpath
 import re
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from catalog._util.units import format_size, parse_size
+from catalog._util.units import parse_size
 from catalog.download.checksums import read_checksums, url_filename
 from catalog.download.url_paths import path_segments
 from catalog.errors import DatasetNotFoundError, FeatureError, SpecError
 from catalog.features import FeaturesDict, from_json, supervised_keys_problem
-from catalog.features.class_label import MAX_NAMES_FILE_SIZE
+from catalog.spec.local_files import local_download, resolve_names_files
 from catalog.spec.model import (
     CHECKSUMS_FILE,
     SPEC_FILE,
@@ -134,48 +133,6 @@ class _Fields:
         for name in self.data:
             if name not in known:
                 raise self.error(str(name), f"unknown field; expected one of {', '.join(known)}")
-
-
-def _resolve_names_files(features: Any, folder: Path) -> Any:
-    """The features' YAML with every ``names_file`` made a path inside the builder folder,
-    checked by :func:`_names_file`."""
-    if isinstance(features, Mapping):
-        return {
-            key: _names_file(value, folder)
-            if key == "names_file" and isinstance(value, str)
-            else _resolve_names_files(value, folder)
-            for key, value in features.items()
-        }
-    return features
-
-
-def _names_file(name: str, folder: Path) -> str:
-    """The path of a ClassLabel ``names_file``: a relative path to a regular file inside the
-    builder folder (symlinks resolved), of at most MAX_NAMES_FILE_SIZE bytes; FeatureError
-    otherwise."""
-    where = f"ClassLabel names_file {name!r}"
-    normal = posixpath.normpath(name.replace("\\", "/")) if name else ""
-    if not name or Path(name).is_absolute() or normal == ".." or normal.startswith("../"):
-        raise FeatureError(
-            f"{where}: expected a path relative to the builder folder {folder}, inside it"
-        )
-    path = folder / name
-    try:
-        real, root = path.resolve(strict=True), folder.resolve(strict=True)
-        info = real.stat()
-    except (OSError, RuntimeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else "a symlink loop"
-        raise FeatureError(f"{where}: cannot read {path} ({reason})") from None
-    if not real.is_relative_to(root):
-        raise FeatureError(f"{where}: {path} leads outside the builder folder {folder} (to {real})")
-    if not stat.S_ISREG(info.st_mode):
-        raise FeatureError(f"{where}: {path} is not a regular file")
-    if info.st_size > MAX_NAMES_FILE_SIZE:
-        raise FeatureError(
-            f"{where}: {path} holds {format_size(info.st_size)}, more than the "
-            f"{format_size(MAX_NAMES_FILE_SIZE)} a names file may"
-        )
-    return str(real)
 
 
 def _feature_names_problem(features: Any, prefix: str = "") -> str | None:
@@ -355,6 +312,15 @@ def _downloads(
     downloads: dict[str, DownloadSpec] = {}
     for key in table.data:
         item = table.sub(key)
+        if "path" in item.data:  # a file or folder inside the builder folder
+            item.only(("path",))
+            try:
+                downloads[key] = local_download(
+                    key, item.get("path", str), fields.source.parent, checksums
+                )
+            except ValueError as error:
+                raise item.error("path", str(error)) from None
+            continue
         item.only(("url", "mirrors", "max_extracted_size"))
         url = item.get("url", str)
         mirrors = item.get("mirrors", list, [])
@@ -455,7 +421,7 @@ def load_spec(folder: str | Path, config: str | None = None) -> BuilderSpec:
     if problem:
         raise fields.error("features", problem)
     try:
-        raw = _resolve_names_files(fields.get("features", dict), folder)
+        raw = resolve_names_files(fields.get("features", dict), folder)
         features = from_json({"type": "FeaturesDict", "features": raw})
     except FeatureError as error:
         raise fields.error("features", str(error)) from None

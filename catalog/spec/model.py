@@ -33,7 +33,11 @@ CHECKSUMS_FILE = "checksums.tsv"
 
 @dataclass(frozen=True)
 class DownloadSpec:
-    """One file a dataset needs. `size`/`sha256` are None until registered in checksums.tsv."""
+    """One file a dataset needs. `size`/`sha256` are None until registered in checksums.tsv.
+
+    A local file or folder (a builder's ``path:``, or what `catalog.spec.infer` makes of
+    ``catalog prepare PATH``) has its ``file://`` URL as `url` (a folder is checked by its
+    manifest's digest, `catalog.download.local_tree`)."""
 
     name: str
     url: str
@@ -154,13 +158,25 @@ class BuilderSpec:
         Recorded in dataset_info.json, so a copy prepared from another builder with the same
         name and version (a cut-down folder of one's own) is never taken for this one's.
         Descriptions, citations and tags do not count: editing them keeps prepared data."""
+        # Imported here: the readers are loaded with the spec's splits anyway (catalog.spec.load).
+        from catalog.formats import FORMATS
+
+        def counted(split: SplitSpec) -> dict[str, Any]:
+            """The options that count: not those added later and left at their default."""
+            declared = FORMATS[split.format].options
+            return {
+                k: v
+                for k, v in split.options.items()
+                if declared[k].counted_at_default or v != declared[k].default
+            }
+
         content = {
             "name": self.name,
             "config": self.config,
             "version": self.version,
             "features": self.features.to_json(),
             "splits": {
-                n: [s.format, s.files, s.options, s.num_examples] for n, s in self.splits.items()
+                n: [s.format, s.files, counted(s), s.num_examples] for n, s in self.splits.items()
             },
             "downloads": {n: [d.url, d.size, d.sha256] for n, d in self.downloads.items()},
         }

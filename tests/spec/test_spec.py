@@ -32,8 +32,8 @@ def spec_with(tmp_path: Path, old: str, new: str) -> Path:
         ),
         (
             "    format: idx",
-            "    format: parquet",
-            "field 'splits.train.format': unknown format 'parquet'",
+            "    format: feather",
+            "field 'splits.train.format': unknown format 'feather'",
         ),
         (
             "{images: train_images,",

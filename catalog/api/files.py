@@ -1,0 +1,90 @@
+"""`prepare_files`: a dataset from local files, with no builder.yaml.
+
+The files (a folder of images or WAV files, CSV/TSV, JSON Lines or Parquet files, WebDataset
+shards; see `catalog.spec.infer`) become a builder spec in memory, prepared like any builder's
+into ``<data_dir>/<name>/1.0.0/``, where ``catalog.data_source(name)`` finds it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from catalog.api.builder import DatasetBuilder, PathLike
+from catalog.errors import SpecError
+from catalog.prepare.options import PrepareOptions
+from catalog.spec.infer import InferOptions, infer_spec, name_from_path
+from catalog.spec.infer import write as spec_writer
+from catalog.spec.model import BuilderSpec
+from catalog.spec.registry import list_datasets
+
+if TYPE_CHECKING:
+    from catalog.download import DownloadConfig
+
+__all__ = ["files_builder", "prepare_files", "spec_of_files"]
+
+
+def files_builder(
+    path: PathLike,
+    name: str | None = None,
+    *,
+    data_dir: PathLike | None = None,
+    label: str | None = None,
+    fill: Mapping[str, str] | None = None,
+    sample: int = 1000,
+    note: Callable[[str], None] | None = None,
+) -> DatasetBuilder:
+    """The builder of the local files `path` names (a file, a folder or a glob), its spec
+    inferred (see `catalog.spec.infer`); not prepared yet. `name` defaults to one made from
+    the path (``My Photos`` -> ``my_photos``) and may not be a registered dataset's. `note`
+    gets hints (a text column that looks like a label)."""
+    text = os.fspath(path)
+    name = name or name_from_path(text)
+    if name in list_datasets():
+        raise SpecError(
+            f"{name!r} is a registered dataset; give the prepared files another name (--name)"
+        )
+    options = InferOptions(name, label=label, fill=dict(fill or {}), sample=sample, note=note)
+    return DatasetBuilder(infer_spec(text, options), data_dir=data_dir)
+
+
+def prepare_files(
+    path: PathLike,
+    name: str | None = None,
+    *,
+    data_dir: PathLike | None = None,
+    label: str | None = None,
+    fill: Mapping[str, str] | None = None,
+    write_spec: PathLike | None = None,
+    overwrite: bool = False,
+    num_proc: int = 1,
+    download_config: DownloadConfig | None = None,
+) -> DatasetBuilder:
+    """Prepare the local files `path` names as dataset `name`, with no builder.yaml; return
+    its (prepared) builder: ``.info``, ``.as_data_source(split)``. Afterwards
+    ``catalog.data_source(name)`` (same `data_dir`) reads it.
+
+    `label` makes a text column a ClassLabel (its distinct values, sorted, are the class
+    names); `fill` gives, per column, the text standing in for its missing values (without it
+    a missing value is an error naming file, line and column). `write_spec` also writes the
+    inferred spec there as builder.yaml + checksums.tsv (a folder holding the data, or one
+    above it), to edit and keep as a builder folder. A prepared copy of the same files is
+    reused; changed files are prepared again.
+
+    >>> b = catalog.prepare_files("photos/", "photos")   # doctest: +SKIP
+    >>> b.as_data_source("train")[0]["label"]             # doctest: +SKIP
+    """
+    b = files_builder(path, name, data_dir=data_dir, label=label, fill=fill)
+    if write_spec is not None:
+        spec_writer.write_spec(b.spec, Path(os.fspath(write_spec)))
+    b.prepare(
+        PrepareOptions(overwrite=overwrite, num_proc=num_proc), download_config=download_config
+    )
+    return b
+
+
+def spec_of_files(path: PathLike, name: str | None = None, **options: object) -> BuilderSpec:
+    """The spec `prepare_files` would prepare (for a look before preparing)."""
+    return files_builder(path, name, **options).spec  # type: ignore[arg-type]

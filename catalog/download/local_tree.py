@@ -1,0 +1,78 @@
+"""A local folder as one download: its size and sha256 are those of a manifest of its files.
+
+`catalog prepare PATH` and builder folders that read a folder of their own (a download with
+``path:`` instead of ``url:``, see `catalog.spec.load`) check a whole folder the way a file is
+checked: the manifest lists every regular file under it (hidden ones, whose path has a part
+starting with ``.``, excepted, as the readers leave them out), one line
+``<path relative to the folder><TAB><size><TAB><sha256>`` each, sorted by path; the folder's
+``sha256`` is the manifest's, its ``size`` the total bytes of its files. So any changed,
+added, removed or renamed file changes the digest, and the same files anywhere give the same
+one. At the folder's top, a builder's own ``builder.yaml`` and ``checksums.tsv`` do not count,
+so a data folder can be its own builder folder (its checksums are written into it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from catalog._util.hashing import Digest
+from catalog.download.resource import Failure
+
+__all__ = ["BUILDER_FILES", "file_digest", "tree_digest", "tree_files"]
+
+#: Digests of files hashed in this process, by path and stamp (see `file_digest`).
+_SEEN: dict[tuple[str, int, int, int, int], tuple[int, str]] = {}
+_MAX_SEEN = 200_000
+
+#: Files a builder folder holds beside its data (`catalog.spec.model`'s SPEC_FILE and
+#: CHECKSUMS_FILE; named here because the download stage sits below the spec stage).
+BUILDER_FILES = frozenset({"builder.yaml", "checksums.tsv"})
+
+
+def tree_files(root: Path) -> Iterator[tuple[str, Path]]:
+    """``(relative posix path, file)`` of every file the digest counts, in sorted path order."""
+    found = []
+    for file in root.rglob("*"):
+        relative = file.relative_to(root).as_posix()
+        if any(part.startswith(".") for part in relative.split("/")):
+            continue
+        if relative in BUILDER_FILES or not file.is_file():
+            continue
+        found.append((relative, file))
+    yield from sorted(found)
+
+
+def file_digest(path: Path) -> Digest:
+    """The size and sha256 of a file (``head`` empty). A file this process hashed before and
+    whose stamp (inode, size, mtime, ctime) is unchanged is not read again: `catalog prepare
+    PATH` measures its files when it makes the spec and checks them when it prepares, and
+    a file changed in between changes its ctime, which cannot be set back. A file that
+    changes while it is read is a `Failure`."""
+    before = path.stat()
+    key = (str(path), before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns)
+    if key in _SEEN:
+        return Digest.known(*_SEEN[key])
+    digest = Digest.of_file(path)
+    after = path.stat()
+    if (after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns) != key[1:]:
+        raise Failure("the file changed while it was read; try again once it is complete")
+    if len(_SEEN) >= _MAX_SEEN:
+        _SEEN.clear()
+    _SEEN[key] = (digest.size, digest.sha256)
+    digest.head = b""
+    return digest
+
+
+def tree_digest(root: Path) -> Digest:
+    """The digest of the folder `root`: ``size`` is its files' total, ``sha256`` the
+    manifest's (see the module docstring); ``head`` is empty (a folder is no HTML page)."""
+    manifest = Digest()
+    total = 0
+    for relative, file in tree_files(root):
+        digest = file_digest(file)
+        total += digest.size
+        manifest.update(f"{relative}\t{digest.size}\t{digest.sha256}\n".encode())
+    manifest.size = total
+    manifest.head = b""
+    return manifest

@@ -1,0 +1,124 @@
+"""JSON Lines: one JSON object per line, one example per object, keys mapped to features.
+
+Options: ``columns``: ``{feature: key}`` (every feature of the spec gets its value from one
+key); ``fill``: ``{feature: text}``, the value standing in for a missing one (a key that is
+absent or ``null``), parsed as the feature's type as a CSV field is (`catalog.formats.
+delimited.to_value`); without it a missing value is an error. Values must fit their feature
+exactly (`catalog.formats.typed_values`); a key the mapping does not name is an error unless
+``extra_keys: ignore``. Blank lines are skipped. The files are read one line at a time; the
+key of an example is ``<file name>:<line>``, and every error names the file, the line and the
+key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from catalog.errors import SourceFormatError
+from catalog.features import FeaturesDict
+from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.delimited import to_value
+from catalog.formats.typed_values import typed_value
+
+__all__ = ["FORMAT", "examples", "objects"]
+
+
+def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` of every non-blank line; SourceFormatError naming file:line
+    for a line that is not UTF-8 JSON holding an object."""
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            try:
+                value = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as error:
+                raise SourceFormatError(
+                    f"{path}:{number}: not UTF-8 text at byte {error.start} of the line"
+                ) from None
+            except ValueError as error:
+                raise SourceFormatError(f"{path}:{number}: not JSON ({error})") from None
+            if not isinstance(value, dict):
+                raise SourceFormatError(
+                    f"{path}:{number}: expected a JSON object per line, got {type(value).__name__}"
+                )
+            yield number, value
+
+
+def examples(source: Source) -> Examples:
+    """Yield ``(file:line, example)`` for every object of the files, in order."""
+    options, features = source.options, source.features
+    columns: Mapping[str, str] = options["columns"]
+    wanted = set(columns.values())
+    fills = fill_values(options["fill"], features)
+    for path in source.paths("files"):
+        for number, obj in objects(path):
+            if options["extra_keys"] == "error":
+                extra = sorted(set(obj) - wanted)
+                if extra:
+                    raise SourceFormatError(
+                        f"{path}:{number}: key {extra[0]!r} is none of the dataset's columns "
+                        f"({', '.join(sorted(wanted))}); map it to a feature, or give "
+                        "options.extra_keys: ignore"
+                    )
+            example = {}
+            for feature, key in columns.items():
+                value = obj.get(key)
+                if value is None:
+                    if feature not in fills:
+                        raise SourceFormatError(
+                            f"{path}:{number}: key {key!r} is missing (null or absent); give "
+                            f"options.fill a value for feature {feature!r} (catalog prepare "
+                            f"FILE: --fill {key}=VALUE)"
+                        )
+                    example[feature] = fills[feature]
+                    continue
+                try:
+                    example[feature] = typed_value(features[feature], value)
+                except ValueError as error:
+                    raise SourceFormatError(f"{path}:{number}: key {key!r}: {error}") from None
+            yield f"{path.name}:{number}", example
+
+
+def fill_values(fill: Mapping[str, str], features: FeaturesDict) -> dict[str, Any]:
+    """The ``fill`` option's texts as values of their features; SourceFormatError if one
+    does not parse."""
+    try:
+        return {name: to_value(features[name], text) for name, text in fill.items()}
+    except ValueError as error:
+        raise SourceFormatError(f"options.fill: {error}") from None
+
+
+def validate_columns(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
+    """What is wrong with ``columns``/``fill`` for these features (shared with Parquet)."""
+    missing = sorted(set(features) - set(options["columns"]))
+    if missing:
+        return f"options.columns gives no key for feature {missing[0]!r}"
+    for name in options["fill"]:
+        if name not in options["columns"]:
+            return f"options.fill: {name!r} is not a mapped feature"
+    return None
+
+
+def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
+    if options["extra_keys"] not in ("error", "ignore"):
+        return f"options.extra_keys must be error or ignore, got {options['extra_keys']!r}"
+    return validate_columns(options, features)
+
+
+FORMAT = SourceFormat(
+    name="json_lines",
+    description="JSON Lines: one object per line, keys mapped to features",
+    roles=(Role("files", many=True),),
+    options={
+        "columns": Option("str_map", {}, "feature -> the key holding its value"),
+        "fill": Option("str_map", {}, "feature -> the text standing in for a missing value"),
+        "extra_keys": Option("str", "error", "error or ignore: keys no feature takes"),
+    },
+    features=lambda options: (frozenset(options["columns"]), frozenset()),
+    examples=examples,
+    validate=_validate,
+)

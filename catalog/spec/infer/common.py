@@ -1,0 +1,125 @@
+"""What every kind of local data shares: the options, feature names from column names, and
+the spec the inference ends with."""
+
+from __future__ import annotations
+
+import glob
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from catalog.errors import SpecError
+from catalog.features import Feature, FeaturesDict
+from catalog.formats import FORMATS
+from catalog.spec.load import FEATURE_NAME_RULE
+from catalog.spec.model import BuilderSpec, DownloadSpec, SplitSpec
+
+__all__ = ["LOCAL_VERSION", "InferOptions", "feature_names", "make_spec"]
+
+#: The version of a dataset prepared from local files (`catalog.data_source(name)` finds it).
+LOCAL_VERSION = "1.0.0"
+_NAME = re.compile(r"^[a-z][a-z0-9_]*\Z")
+_FEATURE_NAME = re.compile(f"^{FEATURE_NAME_RULE}\\Z")
+
+
+@dataclass(frozen=True)
+class InferOptions:
+    """What the user says about local files: the dataset's `name`; `label`, a text column to
+    make a ClassLabel (its distinct values, sorted, are the class names); `fill`, ``{column:
+    text}`` standing in for missing values of a column (else a missing value is an error);
+    `sample`, how many rows or files are read to decide the types (every row is then checked
+    when the dataset is prepared)."""
+
+    name: str
+    label: str | None = None
+    fill: Mapping[str, str] = field(default_factory=dict)
+    sample: int = 1000
+    #: Where notes go (a text column that looks like a label, ...); None: nowhere.
+    note: Callable[[str], None] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise SpecError(
+                f"dataset name {self.name!r} must match [a-z][a-z0-9_]* (lower-case letters, "
+                "digits and _, starting with a letter)"
+            )
+        if self.sample < 1:
+            raise SpecError(f"sample must be >= 1, got {self.sample}")
+
+
+def name_from_path(text: str) -> str:
+    """A dataset name made from a path's last part (a glob's folder): ``My Photos/`` ->
+    ``my_photos``.
+
+    >>> name_from_path("data/My Photos/"), name_from_path("2024-train.csv")
+    ('my_photos', 'data_2024_train')
+    >>> name_from_path("shards/*.tar")
+    'shards'
+    """
+    path = Path(text.rstrip("/") or "/").expanduser()
+    if glob.has_magic(path.name):
+        path = path.parent
+    stem = (path if path.name not in ("", ".", "..") else path.resolve()).stem or "data"
+    words = re.findall(r"[a-z0-9]+", stem.lower())
+    name = "_".join(words) or "data"
+    return name if name[0].isalpha() else f"data_{name}"
+
+
+def feature_names(columns: list[str], where: str) -> dict[str, str]:
+    """``{feature name: column}``: each column's name if it is a valid feature name, else its
+    words joined by ``_``; SpecError when two columns would get the same name."""
+    out: dict[str, str] = {}
+    for column in columns:
+        name = column
+        if not _FEATURE_NAME.match(name):
+            words = "_".join(re.findall(r"[A-Za-z0-9_]+", column)).strip("_")
+            name = words if words[:1].isalpha() else f"column_{words}".rstrip("_")
+        if name in out:
+            raise SpecError(
+                f"{where}: columns {out[name]!r} and {column!r} both become feature {name!r}; "
+                "rename one of them"
+            )
+        out[name] = column
+    return out
+
+
+def make_spec(
+    options: InferOptions,
+    source: str,
+    features: Mapping[str, Feature],
+    downloads: dict[str, DownloadSpec],
+    splits: dict[str, SplitSpec],
+    *,
+    description: str,
+    supervised: tuple[str, str] | None = None,
+    tags: tuple[str, ...] = (),
+) -> BuilderSpec:
+    """The spec, checked the way a loaded builder.yaml is: each split's options and features
+    against its format."""
+    features_dict = FeaturesDict(dict(features))
+    for split in splits.values():
+        problem = FORMATS[split.format].problem(split.options, features_dict)
+        if problem:  # a bug of the inference, not of the user's files
+            raise SpecError(f"{source}: the inferred spec of split {split.name!r}: {problem}")
+    return BuilderSpec(
+        name=options.name,
+        version=LOCAL_VERSION,
+        features=features_dict,
+        downloads=downloads,
+        splits=splits,
+        description=f"{description}, from {source} (inferred by catalog prepare).",
+        supervised_keys=supervised,
+        tags=tags,
+    )
+
+
+def complete_options(format_name: str, given: Mapping[str, object]) -> dict[str, object]:
+    """Every option of the format: `given`, the others at their defaults (as load gives)."""
+    import copy
+
+    fmt = FORMATS[format_name]
+    return {
+        name: given[name] if name in given else copy.deepcopy(option.default)
+        for name, option in fmt.options.items()
+    }

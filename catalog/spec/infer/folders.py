@@ -1,0 +1,240 @@
+"""Folders of images or audio files -> a spec of ``image`` (or ``audio``) + ``label``.
+
+The layout is Hugging Face's imagefolder/audiofolder: ``<root>/<split>/<class>/<file>``, where
+the split folders are named as `catalog.spec.infer.layout` says (train, validation, test...);
+without split folders, ``<root>/<class>/<file>`` is one ``train`` split. The class names are
+the class folders' names over every split, sorted (``label`` 0 is the first); other files
+(notes, hidden files) are left out. Images are PNG or JPEG files of any size, stored byte for
+byte; the channels (1, 3 or 4) are the widest the first `InferOptions.sample` files hold
+(grayscale files in a colour folder decode as RGB, exactly as Pillow converts them). Audio
+is WAV: the sample rate, channels and sample type come from the first file, and every other
+file must match (the Audio feature checks each one's header). A ``metadata.csv`` or
+``metadata.jsonl`` in a split folder (Hugging Face's convention: a ``file_name`` column, the
+file's path under that folder, e.g. ``cat/1.png``) adds its other columns as features, typed
+as `catalog.spec.infer.tables` types a table's columns; every split then needs one, with the
+same columns. The whole folder is one download, recorded file by file
+(`catalog.download.local_tree`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from catalog.errors import FeatureError, SpecError
+from catalog.features import Audio, ClassLabel, Feature, Image
+from catalog.features.wav import read_header
+from catalog.spec.infer.common import InferOptions, complete_options, feature_names, make_spec
+from catalog.spec.infer.layout import SPLIT_NAMES
+from catalog.spec.local_files import measured_download
+from catalog.spec.model import BuilderSpec, FileRef, SplitSpec
+
+_METADATA = ("metadata.csv", "metadata.jsonl")  # catalog.formats.folder_metadata's names
+
+__all__ = ["AUDIO_SUFFIXES", "IMAGE_SUFFIXES", "infer_folder", "media_kind"]
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+AUDIO_SUFFIXES = (".wav", ".flac")
+#: Audio files catalog does not store yet (lossy: no exact samples to keep), named in the error.
+_OTHER_AUDIO = (".mp3", ".ogg", ".m4a")
+_LIMIT_SCAN = 10_000  # files looked at to tell images from audio
+
+
+def _visible(path: Path, root: Path) -> bool:
+    return not any(p.startswith(".") for p in path.relative_to(root).parts)
+
+
+def media_kind(root: Path) -> str | None:
+    """``"image"`` or ``"audio"`` for a folder holding such files (looking at the first
+    files found), else None."""
+    for file in itertools.islice(root.rglob("*"), _LIMIT_SCAN):
+        suffix = file.suffix.lower()
+        if not file.is_file() or not _visible(file, root):
+            continue
+        if suffix in IMAGE_SUFFIXES:
+            return "image"
+        if suffix in AUDIO_SUFFIXES:
+            return "audio"
+        if suffix in _OTHER_AUDIO:
+            raise SpecError(
+                f"{file}: {suffix[1:].upper()} audio is not supported yet: the Audio feature "
+                "stores WAV and FLAC files (convert them, e.g. with ffmpeg)"
+            )
+    return None
+
+
+def _split_roots(root: Path) -> dict[str, Path]:
+    """``{split: folder}``: the split folders (named exactly ``train``, ``val``, ...), or the
+    root as the one ``train`` split when no folder is named so."""
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    named = {p: SPLIT_NAMES.get(p.name.lower()) for p in folders}
+    if not any(named.values()):
+        return {"train": root}
+    others = [p.name for p, split in named.items() if split is None]
+    if others:
+        splits = ", ".join(p.name for p, split in named.items() if split)
+        raise SpecError(
+            f"{root}: some folders are splits ({splits}) and some are not ({', '.join(others)}); "
+            "use <root>/<split>/<class>/<file>, or <root>/<class>/<file> for one split"
+        )
+    out: dict[str, Path] = {}
+    for folder, split in named.items():
+        assert split is not None
+        if split in out:
+            raise SpecError(
+                f"{root}: {out[split].name} and {folder.name} both hold split {split!r}"
+            )
+        out[split] = folder
+    return {s: out[s] for s in ("train", "validation", "test") if s in out}
+
+
+def _files(split_root: Path, suffixes: tuple[str, ...]) -> dict[str, list[Path]]:
+    """``{class: files}`` of one split folder; SpecError for a media file outside a class
+    folder or deeper inside one."""
+    classes: dict[str, list[Path]] = {}
+    for file in sorted(split_root.rglob("*")):
+        if not file.is_file() or not _visible(file, split_root):
+            continue
+        suffix = file.suffix.lower() if suffixes == IMAGE_SUFFIXES else file.suffix
+        if suffix not in suffixes:  # the wav_folder reader's pattern is case-sensitive
+            continue
+        parts = file.relative_to(split_root).parts
+        if len(parts) != 2:
+            raise SpecError(
+                f"{file}: expected <split>/<class>/<file> (a file directly in a class folder), "
+                f"but this one is {len(parts) - 1} folders deep"
+            )
+        classes.setdefault(parts[0], []).append(file)
+    return classes
+
+
+def _channels(files: list[Path], sample: int) -> int:
+    from PIL import Image as PILImage
+    from PIL import UnidentifiedImageError
+
+    channels = 1
+    for file in files[:sample]:
+        try:
+            with PILImage.open(file) as img:
+                mode = img.mode
+        except (UnidentifiedImageError, OSError) as error:
+            raise SpecError(f"{file}: not an image Pillow can read ({error})") from None
+        if mode in ("RGBA", "LA", "PA") or (mode == "P" and "transparency" in img.info):
+            return 4
+        if mode not in ("1", "L", "I;16", "I", "F"):
+            channels = 3
+    return channels
+
+
+def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
+    """The spec of an image or audio folder (see the module docstring)."""
+    root = Path(text).expanduser()
+    kind = media_kind(root)
+    if kind is None:
+        raise SpecError(f"{root}: no PNG, JPEG or WAV files in this folder")
+    suffixes = IMAGE_SUFFIXES if kind == "image" else AUDIO_SUFFIXES
+    roots = _split_roots(root)
+    per_split = {split: _files(folder, suffixes) for split, folder in roots.items()}
+    for split, classes in per_split.items():
+        if not classes:
+            raise SpecError(f"{roots[split]}: no {kind} files in class folders (<class>/<file>)")
+    names = sorted({name for classes in per_split.values() for name in classes})
+    metadata, extra = _metadata(root, roots, options)
+    everything = [f for classes in per_split.values() for files in classes.values() for f in files]
+    features: dict[str, Feature]
+    if kind == "image":
+        shape = (None, None, _channels(everything, options.sample))
+        features = {"image": Image(shape, encoding="png"), "label": ClassLabel(names=names)}
+    else:
+        kinds = sorted({f.suffix for f in everything})
+        if len(kinds) > 1:
+            raise SpecError(f"{root}: holds both {' and '.join(kinds)} files; use one kind")
+        features = {"audio": _audio(everything[0]), "label": ClassLabel(names=names)}
+    for name, feature in extra.items():
+        if name in features:
+            raise SpecError(
+                f"{root}: the metadata column {name!r} is also the folder's own feature; rename it"
+            )
+        features[name] = feature
+    download = measured_download("folder", root)
+    splits = {}
+    for split, folder in roots.items():
+        member = "." if folder == root else folder.name
+        count = sum(len(files) for files in per_split[split].values())
+        if kind == "image":
+            pattern = r"(?P<label>[^/]+)/[^/]+\.(?i:png|jpe?g)"
+            given: dict[str, object] = {"match": pattern}
+            fmt, role = "image_folder", "root"
+        else:
+            flac = everything[0].suffix == ".flac"
+            given = {"pattern": "*/*.flac", "soundfile": True} if flac else {"pattern": "*/*.wav"}
+            fmt, role = "wav_folder", "root"
+        if metadata:
+            given = {**given, "metadata": metadata, "metadata_columns": {n: n for n in extra}}
+        splits[split] = SplitSpec(
+            split, fmt, {role: FileRef("folder", member)}, count, complete_options(fmt, given)
+        )
+    return make_spec(
+        options, text, features, {"folder": download}, splits,
+        description=f"{kind.capitalize()} files in {len(names)} class folders",
+        supervised=(kind, "label"),
+        tags=(kind, f"{kind}-classification"),
+    )  # fmt: skip
+
+
+def _audio(file: Path) -> Audio:
+    if file.suffix == ".flac":
+        from catalog.formats.sound_files import read_info
+
+        rate, channels, subtype = read_info(file)
+        dtypes = {"PCM_S8": "int16", "PCM_U8": "int16", "PCM_16": "int16", "PCM_24": "int32"}
+        if subtype not in dtypes:
+            raise SpecError(f"{file}: FLAC samples of type {subtype} are not supported yet")
+        return Audio(rate, dtypes[subtype], (None,) if channels == 1 else (None, channels))
+    try:
+        header = read_header(file.read_bytes(), str(file))
+    except FeatureError as error:
+        raise SpecError(f"{file}: not a WAV file catalog can read ({error})") from None
+    dtype = "float32" if header.is_float else ("int16" if header.bits <= 16 else "int32")
+    shape: tuple[int | None, ...] = (None,) if header.channels == 1 else (None, header.channels)
+    return Audio(header.sample_rate, dtype, shape)
+
+
+def _metadata(
+    root: Path, roots: dict[str, Path], options: InferOptions
+) -> tuple[str | None, dict[str, Feature]]:
+    """The metadata file's name (the same in every split folder) and the features its
+    columns add, or (None, {}) when there is none."""
+    from catalog.spec.infer.tables import sample_types
+
+    found = {s: [f / n for n in _METADATA if (f / n).is_file()] for s, f in roots.items()}
+    if not any(found.values()):
+        if any((root / n).is_file() for n in _METADATA):
+            raise SpecError(
+                f"{root}: a metadata file at the top of a folder with split folders; put one "
+                "into each split folder, its file_name relative to that folder"
+            )
+        return None, {}
+    chosen: dict[str, Feature] | None = None
+    name = None
+    for split, files in found.items():
+        if len(files) != 1:
+            problem = "no metadata file" if not files else "both metadata.csv and metadata.jsonl"
+            raise SpecError(f"{roots[split]}: {problem}; every split folder needs one")
+        path = files[0]
+        if name is not None and path.name != name:
+            raise SpecError(f"{path}: the other split folders hold {name}; use one kind")
+        name = path.name
+        kind = "jsonl" if path.suffix == ".jsonl" else "csv"
+        columns, types = sample_types(kind, path, options.sample)
+        if "file_name" not in columns:
+            raise SpecError(f"{path}: no file_name column (each row's file, e.g. cat/1.png)")
+        names = feature_names([c for c in columns if c != "file_name"], str(path))
+        for n, c in names.items():
+            if n != c:
+                raise SpecError(f"{path}: column {c!r} is no feature name; rename it, e.g. {n!r}")
+        these = {n: types[n] for n in names}
+        if chosen is not None and these != chosen:
+            raise SpecError(f"{path}: its columns differ from another split folder's metadata")
+        chosen = these
+    return name, chosen or {}

@@ -1,0 +1,132 @@
+"""Which files make which split: split names from folder and file names, and the download
+and file reference a split's files are read through.
+
+Split names follow Hugging Face's folder-based builders: a folder or file whose name (for a
+file, the part of its stem before the first ``-``, ``_`` or ``.``) is ``train``/``training``
+is the ``train`` split, ``validation``/``valid``/``val``/``dev`` the ``validation`` split,
+``test``/``testing``/``eval``/``evaluation`` the ``test`` split. Without such names there is
+one split, ``train``.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from catalog.errors import SpecError
+from catalog.spec.local_files import measured_download
+from catalog.spec.model import DownloadSpec, FileRef
+
+__all__ = ["SPLIT_NAMES", "SplitFiles", "expand", "split_files", "split_of", "split_refs"]
+
+#: A folder or file name (its first word) -> the split it holds.
+SPLIT_NAMES = {
+    **dict.fromkeys(["train", "training"], "train"),
+    **dict.fromkeys(["validation", "valid", "val", "dev"], "validation"),
+    **dict.fromkeys(["test", "testing", "eval", "evaluation"], "test"),
+}
+_SPLIT_ORDER = ("train", "validation", "test")
+
+
+def split_of(name: str) -> str | None:
+    """The split a file or folder name says it holds, or None.
+
+    >>> split_of("train.csv"), split_of("val"), split_of("test-00001.tar"), split_of("data.csv")
+    ('train', 'validation', 'test', None)
+    """
+    word = re.split(r"[-_.]", name, maxsplit=1)[0].lower()
+    return SPLIT_NAMES.get(word)
+
+
+@dataclass(frozen=True)
+class SplitFiles:
+    """The files of one split: in the folder `base`, those the glob `pattern` (relative to
+    `base`) matches."""
+
+    files: tuple[Path, ...]
+    base: Path
+    pattern: str
+
+
+def expand(text: str, suffixes: Sequence[str]) -> tuple[list[Path], Path, str]:
+    """The files a path argument names (a file, a folder's files with one of `suffixes`, or a
+    glob), the folder they are in and the glob relative to it; SpecError when none."""
+    path = Path(text).expanduser()
+    if glob.has_magic(text):
+        base = Path(text).expanduser().parent
+        if glob.has_magic(str(base)):
+            raise SpecError(f"{text}: a glob may have patterns in its last part only")
+        pattern = path.name
+        files = sorted(p for p in base.glob(pattern) if p.is_file())
+    elif path.is_dir():
+        base = path
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in suffixes)
+        kinds = sorted({p.suffix for p in files})
+        if len(kinds) > 1:
+            raise SpecError(
+                f"{text}: holds {', '.join(kinds)} files; name the ones to read (a file or a "
+                "quoted glob such as 'data/*.csv')"
+            )
+        pattern = f"*{kinds[0]}" if kinds else "*"
+    else:
+        return [path], path.parent, path.name
+    files = [f for f in files if not f.name.startswith(".")]
+    if not files:
+        raise SpecError(f"{text}: no files to read ({', '.join(suffixes)})")
+    return files, base, pattern
+
+
+def split_files(files: list[Path], base: Path, pattern: str) -> dict[str, SplitFiles]:
+    """The files grouped by split: by their names when every file names one, else all in
+    ``train``."""
+    named = {f: split_of(f.name) for f in files}
+    if len(files) == 1 or not all(named.values()):
+        return {"train": SplitFiles(tuple(files), base, pattern)}
+    groups: dict[str, list[Path]] = {}
+    for file, split in named.items():
+        assert split is not None
+        groups.setdefault(split, []).append(file)
+    out = {}
+    for split in sorted(groups, key=_SPLIT_ORDER.index):
+        chosen = groups[split]
+        if len(chosen) == 1:
+            out[split] = SplitFiles((chosen[0],), base, chosen[0].name)
+            continue
+        suffix = chosen[0].suffix
+        word = re.split(r"[-_.]", chosen[0].name, maxsplit=1)[0]
+        glob_ = f"{word}[-_.]*{suffix}"
+        if sorted(p for p in base.glob(glob_) if p.is_file()) != sorted(chosen):
+            raise SpecError(
+                f"{base}: cannot tell the files of split {split!r} by a pattern ({glob_} "
+                "matches others too); give one folder per split, or one file per split"
+            )
+        out[split] = SplitFiles(tuple(chosen), base, glob_)
+    return out
+
+
+def split_refs(splits: dict[str, SplitFiles]) -> tuple[dict[str, DownloadSpec], dict[str, FileRef]]:
+    """The downloads the splits read and each split's file reference: a split of one file
+    reads that file (its own download); a split of several files reads them by glob from their
+    folder (one download of the folder, its every file recorded)."""
+    downloads: dict[str, DownloadSpec] = {}
+    refs: dict[str, FileRef] = {}
+    for split, group in splits.items():
+        if len(group.files) == 1:
+            name = f"{split}_file"
+            downloads[name] = measured_download(name, group.files[0])
+            refs[split] = FileRef(name)
+        else:
+            matched = sorted(p for p in group.base.glob(group.pattern) if p.is_file())
+            if matched != sorted(group.files):
+                other = sorted(set(matched) - set(group.files))
+                raise SpecError(
+                    f"{group.base}: {group.pattern} also matches {other[0].name}, which is "
+                    "not read (a hidden file?); move it away or name the files to read"
+                )
+            if "folder" not in downloads:
+                downloads["folder"] = measured_download("folder", group.base)
+            refs[split] = FileRef("folder", group.pattern)
+    return downloads, refs

@@ -1,0 +1,303 @@
+"""Image and audio folders prepared with no builder.yaml (catalog.spec.infer.folders): every
+example equals its file (pixels, samples), class names are the sorted folder names, the files'
+digests are recorded so a change is noticed, and --write-spec gives a builder folder that
+prepares the same dataset."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image as PILImage
+
+import catalog
+from catalog.api.files import files_builder
+from catalog.errors import ChecksumError, SourceFormatError, SpecError
+from catalog.spec.load import load_spec
+
+RNG = np.random.default_rng(7)
+
+
+def _image(path: Path, shape: tuple[int, ...], fmt: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pixels = RNG.integers(0, 256, shape, dtype=np.uint8)
+    PILImage.fromarray(pixels).save(path, format=fmt)
+
+
+def photo_folder(root: Path, splits: tuple[str, ...] = ("train", "test")) -> list[Path]:
+    """PNG and JPEG files of mixed sizes, one grayscale, in <root>/<split>/<class>/."""
+    files = []
+    for s, split in enumerate(splits):
+        base = root / split if split else root
+        for c, label in enumerate(["zebra", "ant", "bee"]):  # sorted: ant, bee, zebra
+            for i in range(2 + s):
+                fmt = "PNG" if (i + c) % 2 else "JPEG"
+                shape: tuple[int, ...] = (9 + i + c, 12 - i, 3) if i != 1 or c else (10, 8)
+                name = f"img{i}.{'png' if fmt == 'PNG' else 'jpg'}"
+                _image(base / label / name, shape, fmt)
+                files.append(base / label / name)
+    (root / "notes.txt").write_text("not an image\n")
+    return files
+
+
+def pixels(path: Path) -> np.ndarray:
+    with PILImage.open(path) as img:
+        return np.array(img.convert("RGB"))
+
+
+def test_an_image_folder_is_prepared_exactly_with_sorted_class_names(tmp_path: Path) -> None:
+    photo_folder(tmp_path / "photos")
+    b = catalog.prepare_files(tmp_path / "photos", "photos", data_dir=tmp_path / "data")
+    label = b.info.features["label"]
+    assert label.names == ["ant", "bee", "zebra"]
+    assert list(b.info.splits) == ["train", "test"]
+    for split in ("train", "test"):
+        ds = b.as_data_source(split)
+        files = sorted((tmp_path / "photos" / split).rglob("*.*"), key=lambda p: p.parts)
+        assert len(ds) == len(files) == (6 if split == "train" else 9)
+        for i, file in enumerate(files):
+            example = ds[i]
+            assert label.names[example["label"]] == file.parent.name
+            np.testing.assert_array_equal(example["image"], pixels(file))
+    # Found by name afterwards, in the same data dir; the stored bytes are the files' own.
+    ds = catalog.data_source("photos", data_dir=tmp_path / "data", split="test")
+    raw = catalog.data_source(
+        "photos", data_dir=tmp_path / "data", split="test", decoders={"image": False}
+    )
+    first = sorted((tmp_path / "photos" / "test").rglob("*.*"), key=lambda p: p.parts)[0]
+    assert raw[0]["image"] == first.read_bytes()
+    assert len(ds) == 9
+
+
+def test_no_split_folders_is_one_train_split(tmp_path: Path) -> None:
+    photo_folder(tmp_path / "flat", splits=("",))
+    spec = files_builder(tmp_path / "flat", "flat").spec
+    assert list(spec.splits) == ["train"]
+    assert spec.splits["train"].num_examples == 6
+    assert spec.features["label"].names == ["ant", "bee", "zebra"]
+
+
+def test_a_grayscale_folder_stays_one_channel_and_rgba_makes_four(tmp_path: Path) -> None:
+    _image(tmp_path / "g" / "a" / "x.png", (4, 5), "PNG")
+    _image(tmp_path / "g" / "b" / "y.png", (6, 3), "PNG")
+    assert files_builder(tmp_path / "g", "g").spec.features["image"].shape == (None, None, 1)
+    _image(tmp_path / "g" / "b" / "z.png", (6, 3, 4), "PNG")
+    assert files_builder(tmp_path / "g", "g").spec.features["image"].shape == (None, None, 4)
+
+
+def test_mixed_split_and_class_folders_are_refused(tmp_path: Path) -> None:
+    _image(tmp_path / "m" / "train" / "a" / "x.png", (4, 5, 3), "PNG")
+    _image(tmp_path / "m" / "cats" / "x.png", (4, 5, 3), "PNG")
+    with pytest.raises(SpecError, match=r"some folders are splits \(train\) and some are not"):
+        files_builder(tmp_path / "m", "m")
+
+
+def test_a_changed_file_is_noticed(tmp_path: Path) -> None:
+    photo_folder(tmp_path / "photos")
+    b = files_builder(tmp_path / "photos", "photos", data_dir=tmp_path / "data")
+    victim = next((tmp_path / "photos" / "train" / "ant").iterdir())
+    victim.write_bytes(victim.read_bytes() + b"\0")  # changed after the spec recorded it
+    with pytest.raises(ChecksumError, match="photos: the folder changed since its size and sha256"):
+        b.download_and_prepare()
+    assert not (tmp_path / "data" / "photos").exists() or not any(
+        (tmp_path / "data" / "photos").glob("1.0.0*/dataset_info.json")
+    )
+
+
+def test_write_spec_gives_a_builder_folder_preparing_the_same_dataset(tmp_path: Path) -> None:
+    photo_folder(tmp_path / "photos")
+    b = catalog.prepare_files(
+        tmp_path / "photos", "photos", data_dir=tmp_path / "a", write_spec=tmp_path / "photos"
+    )
+    loaded = load_spec(tmp_path / "photos")
+    assert loaded.fingerprint == b.spec.fingerprint
+    assert "path: ." in (tmp_path / "photos" / "builder.yaml").read_text()
+    again = catalog.builder(tmp_path / "photos", data_dir=tmp_path / "b")
+    again.download_and_prepare()
+    for split in ("train", "test"):
+        one, two = b.as_data_source(split), again.as_data_source(split)
+        shards = [s.sha256 for s in b.info.splits[split].shards]
+        assert shards == [s.sha256 for s in again.info.splits[split].shards]
+        assert len(one) == len(two)
+    # The builder folder moves with its data: its paths are relative.
+    os.rename(tmp_path / "photos", tmp_path / "moved")
+    assert load_spec(tmp_path / "moved").splits == loaded.splits
+
+
+def test_write_spec_outside_the_data_is_refused(tmp_path: Path) -> None:
+    photo_folder(tmp_path / "photos")
+    with pytest.raises(SpecError, match="outside .*write the spec into the data's folder"):
+        catalog.prepare_files(
+            tmp_path / "photos", "photos", data_dir=tmp_path / "d", write_spec=tmp_path / "spec"
+        )
+    assert not (tmp_path / "spec" / "builder.yaml").exists()
+
+
+def test_a_builder_path_may_not_leave_its_folder(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "secret.csv").write_text("a\n1\n")
+    (tmp_path / "b" / "builder.yaml").write_text(
+        "name: b\nversion: 1.0.0\nfeatures: {a: {type: Scalar, dtype: int64}}\n"
+        "downloads: {d: {path: ../secret.csv}}\n"
+        "splits: {train: {format: delimited, files: {file: d}, options: {columns: {a: a}}, "
+        "num_examples: 1}}\n"
+    )
+    with pytest.raises(SpecError, match="field 'downloads.d.path': expected a path relative"):
+        load_spec(tmp_path / "b")
+
+
+def _wav(path: Path, samples: np.ndarray, rate: int = 8000) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(samples.astype("<i2").tobytes())
+
+
+def test_an_audio_folder_is_prepared_exactly(tmp_path: Path) -> None:
+    sounds = {}
+    for split in ("train", "validation"):
+        for label in ("yes", "no"):
+            for i in range(2):
+                samples = RNG.integers(-32768, 32767, 100 + 37 * i, dtype=np.int16)
+                path = tmp_path / "speech" / split / label / f"{i}.wav"
+                _wav(path, samples)
+                sounds[path] = samples
+    b = catalog.prepare_files(tmp_path / "speech", "speech", data_dir=tmp_path / "data")
+    assert b.info.features["audio"].sample_rate == 8000
+    assert b.info.features["label"].names == ["no", "yes"]
+    for split in ("train", "validation"):
+        ds = b.as_data_source(split)
+        files = sorted((tmp_path / "speech" / split).rglob("*.wav"))
+        assert len(ds) == len(files) == 4
+        for i, file in enumerate(files):
+            np.testing.assert_array_equal(ds[i]["audio"].reshape(-1), sounds[file])
+            assert b.info.features["label"].names[ds[i]["label"]] == file.parent.name
+
+
+def test_lossy_audio_is_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "a" / "x").mkdir(parents=True)
+    (tmp_path / "a" / "x" / "1.mp3").write_bytes(b"ID3")
+    with pytest.raises(SpecError, match="MP3 audio is not supported yet"):
+        files_builder(tmp_path / "a", "a")
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "catalog", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_the_cli_prepares_a_path_and_a_registered_name_wins(tmp_path: Path) -> None:
+    photo_folder(tmp_path / "mnist")  # a local folder named like a registered dataset
+    data = str(tmp_path / "data")
+    done = _cli("prepare", "./mnist", "--name", "digits", "--data-dir", data, "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "digits 1.0.0: prepared" in done.stdout
+    ds = catalog.data_source("digits", data_dir=data, split="train")
+    assert len(ds) == 6
+    # A bare word that is a registered name is that dataset (offline: nothing is fetched).
+    bare = _cli("prepare", "mnist", "--data-dir", data, "--offline", "-q", cwd=tmp_path)
+    assert "'mnist' is the registered dataset; to prepare the local mnist, write it as ./mnist" in (
+        bare.stderr
+    )
+    wrong = _cli("prepare", "./mnist", "--name", "mnist", "--data-dir", data, cwd=tmp_path)
+    assert wrong.returncode == 2
+    assert wrong.stderr.strip().splitlines() == [
+        "catalog: error: 'mnist' is a registered dataset; give the prepared files another name "
+        "(--name)"
+    ]
+
+
+def test_the_cli_refuses_file_flags_for_a_dataset_name(tmp_path: Path) -> None:
+    done = _cli("prepare", "mnist", "--label", "x", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "catalog: error: --label is for one PATH of local files (catalog prepare PATH --label ...)"
+    )
+
+
+def test_a_metadata_file_adds_its_columns_as_features(tmp_path: Path) -> None:
+    photo_folder(tmp_path / "photos")
+    expected = {}
+    for split in ("train", "test"):
+        folder = tmp_path / "photos" / split
+        files = sorted(folder.rglob("*.*"), key=lambda p: p.parts)
+        lines = ["file_name,caption,score"]
+        for i, file in enumerate(files):
+            name = file.relative_to(folder).as_posix()
+            caption, score = f'a "{split}" photo, {i}', i / 4
+            lines.append(f'{name},"{caption.replace(chr(34), 2 * chr(34))}",{score}')
+            expected[file] = (caption, score)
+        (folder / "metadata.csv").write_text("\n".join(lines) + "\n")
+    b = catalog.prepare_files(tmp_path / "photos", "photos", data_dir=tmp_path / "d")
+    assert list(b.info.features) == ["image", "label", "caption", "score"]
+    for split in ("train", "test"):
+        ds = b.as_data_source(split)
+        files = sorted((tmp_path / "photos" / split).rglob("*.*g"), key=lambda p: p.parts)
+        for i, file in enumerate(files):
+            assert (ds[i]["caption"], float(ds[i]["score"])) == expected[file]
+            np.testing.assert_array_equal(ds[i]["image"], pixels(file))
+    # A file the metadata does not describe is one error naming it.
+    lines = (tmp_path / "photos" / "test" / "metadata.csv").read_text().splitlines()
+    (tmp_path / "photos" / "test" / "metadata.csv").write_text("\n".join(lines[:-1]) + "\n")
+    again = files_builder(tmp_path / "photos", "photos", data_dir=tmp_path / "e")
+    with pytest.raises(
+        SourceFormatError, match=r"test/zebra/img2\.\w+: no row for this file in metadata.csv"
+    ):
+        again.download_and_prepare()
+
+
+def test_an_audio_folder_with_metadata_jsonl(tmp_path: Path) -> None:
+    rows = []
+    for i, label in enumerate(["up", "down"]):
+        _wav(tmp_path / "a" / label / f"{i}.wav", np.arange(50, dtype=np.int16) * (i + 1))
+        rows.append({"file_name": f"{label}/{i}.wav", "speaker": f"s{i}", "take": i + 1})
+    (tmp_path / "a" / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    b = catalog.prepare_files(tmp_path / "a", "a", data_dir=tmp_path / "d")
+    ds = b.as_data_source("train")
+    got = [(ds[i]["speaker"], int(ds[i]["take"])) for i in range(2)]
+    assert got == [("s1", 2), ("s0", 1)]  # down/1.wav sorts before up/0.wav
+
+
+def test_a_flac_folder_is_decoded_exactly_and_stored_as_wav(tmp_path: Path) -> None:
+    import soundfile
+
+    sounds = {}
+    for label in ("hi", "lo"):
+        for i in range(2):
+            samples = RNG.integers(-32768, 32767, (80 + 11 * i, 2), dtype=np.int16)
+            path = tmp_path / "f" / label / f"{i}.flac"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            soundfile.write(path, samples, 22050, subtype="PCM_16")
+            sounds[path] = samples
+    b = catalog.prepare_files(tmp_path / "f", "f", data_dir=tmp_path / "d")
+    feature = b.info.features["audio"]
+    assert (feature.sample_rate, feature.dtype.name, feature.shape) == (22050, "int16", (None, 2))
+    ds = b.as_data_source("train")
+    for i, file in enumerate(sorted(sounds)):
+        np.testing.assert_array_equal(ds[i]["audio"], sounds[file])
+    stored = b.as_data_source("train", decoders={"audio": False})[0]["audio"]
+    assert stored[:4] == b"RIFF"  # stored as WAV
+
+
+def test_a_path_that_names_nothing_is_one_line(tmp_path: Path) -> None:
+    for arg in ("./nope", "nope.csv", "data/*.parquet"):
+        done = _cli("prepare", arg, cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.stderr.strip().splitlines() == [
+            f"catalog: error: {arg}: no such file or folder (and no glob match)"
+        ]
+    (tmp_path / "notes.txt").write_text("hello\n")
+    done = _cli("prepare", "./notes.txt", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("catalog: error: ./notes.txt: not a kind of data catalog can")
+    assert len(done.stderr.strip().splitlines()) == 1

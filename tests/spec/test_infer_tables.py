@@ -1,0 +1,247 @@
+"""CSV, TSV, JSON Lines and Parquet files prepared with no builder.yaml
+(catalog.spec.infer.tables): types inferred from a sample, every row checked, missing values
+refused unless filled, class labels when asked, splits from file names; every prepared value
+equals its source."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import catalog
+from catalog.api.files import files_builder
+from catalog.errors import ChecksumError, SourceFormatError, SpecError
+from catalog.features import ClassLabel, Scalar, Text
+from catalog.spec.load import load_spec
+
+ROWS = [
+    {"id": 1, "score": 0.5, "ok": True, "text": "plain", "kind": "cat"},
+    {"id": -7, "score": 3.0, "ok": False, "text": 'quote " and, comma', "kind": "dog"},
+    {"id": 2**40, "score": -1.25e-3, "ok": True, "text": "ünïcode\nnew line", "kind": "cat"},
+    {"id": 0, "score": 1e300, "ok": False, "text": "  spaces  ", "kind": "bird"},
+]
+
+
+def write_csv(path: Path, rows: list[dict[str, object]], delimiter: str = ",") -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, list(rows[0]), delimiter=delimiter)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(
+                {k: str(v).lower() if isinstance(v, bool) else v for k, v in row.items()}
+            )
+
+
+def write_jsonl(path: Path, rows: list[dict[str, object]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+
+
+def write_parquet(path: Path, rows: list[dict[str, object]]) -> None:
+    pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=3)
+
+
+WRITERS = {".csv": write_csv, ".jsonl": write_jsonl, ".parquet": write_parquet}
+
+
+def plain(value: object) -> object:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl", ".parquet"])
+def test_a_table_is_prepared_exactly(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"data{suffix}"
+    if suffix == ".tsv":
+        write_csv(path, ROWS, delimiter="\t")
+    else:
+        WRITERS[suffix](path, ROWS)
+    b = catalog.prepare_files(path, "table", data_dir=tmp_path / "d", label="kind")
+    features = b.info.features
+    assert features["id"] == Scalar("int64")
+    assert features["score"] == Scalar("float64")
+    assert features["ok"] == Scalar("bool")
+    assert features["text"] == Text()
+    assert isinstance(features["kind"], ClassLabel)
+    assert features["kind"].names == ["bird", "cat", "dog"]
+    ds = catalog.data_source("table", data_dir=tmp_path / "d", split="train")
+    assert len(ds) == len(ROWS)
+    for i, row in enumerate(ROWS):
+        got = {k: plain(v) for k, v in ds[i].items()}
+        assert got == {**row, "kind": features["kind"].names.index(str(row["kind"]))}
+
+
+def test_files_named_by_split_are_splits_and_a_glob_reads_many(tmp_path: Path) -> None:
+    for name, rows in [("train.jsonl", ROWS[:3]), ("test.jsonl", ROWS[3:])]:
+        write_jsonl(tmp_path / name, rows)
+    spec = files_builder(tmp_path, "t").spec
+    assert {n: s.num_examples for n, s in spec.splits.items()} == {"train": 3, "test": 1}
+    (tmp_path / "parts").mkdir()
+    for i in range(3):
+        write_csv(tmp_path / "parts" / f"part{i}.csv", ROWS[i : i + 2])
+    b = catalog.prepare_files(
+        str(tmp_path / "parts" / "part*.csv"), "parts", data_dir=tmp_path / "d"
+    )
+    ds = b.as_data_source("train")
+    assert [plain(ds[i]["id"]) for i in range(len(ds))] == [1, -7, -7, 2**40, 2**40, 0]
+
+
+def test_a_value_past_the_sample_that_does_not_fit_names_file_line_and_column(
+    tmp_path: Path,
+) -> None:
+    rows = [{"n": str(i), "t": "x"} for i in range(50)]
+    rows[37]["n"] = "3.5"
+    write_csv(tmp_path / "d.csv", rows)
+    b = files_builder(tmp_path / "d.csv", "d", data_dir=tmp_path / "out", sample=10)
+    assert b.spec.features["n"] == Scalar("int64")
+    with pytest.raises(SourceFormatError) as info:
+        b.download_and_prepare()
+    message = str(info.value)
+    assert f"{tmp_path / 'd.csv'}:39: column(s) n for feature 'n': '3.5' is not a number" in message
+    assert not any((tmp_path / "out").glob("d/1.0.0*/dataset_info.json"))
+
+    lines = [json.dumps({"n": i}) for i in range(20)] + ['{"n": "seven"}']
+    (tmp_path / "j.jsonl").write_text("\n".join(lines) + "\n")
+    b = files_builder(tmp_path / "j.jsonl", "j", data_dir=tmp_path / "out", sample=5)
+    with pytest.raises(
+        SourceFormatError, match=r"j.jsonl:21: key 'n': expected a number \(int64\)"
+    ):
+        b.download_and_prepare()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_missing_values_are_refused_unless_filled(tmp_path: Path, suffix: str) -> None:
+    rows: list[dict[str, object]] = [{"a": 1, "b": "x"}, {"a": None, "b": "y"}]
+    path = tmp_path / f"m{suffix}"
+    if suffix == ".csv":
+        path.write_text("a,b\n1,x\n,y\n")
+    else:
+        WRITERS[suffix](path, rows)
+    b = files_builder(path, "m", data_dir=tmp_path / "d")
+    where = {".csv": "m.csv:3: column 'a'", ".jsonl": "m.jsonl:2: key 'a'", ".parquet": "row 1"}
+    with pytest.raises(SourceFormatError, match="--fill a=VALUE") as info:
+        b.download_and_prepare()
+    assert where[suffix] in str(info.value)
+    filled = catalog.prepare_files(path, "m", data_dir=tmp_path / "d", fill={"a": "-1"})
+    ds = filled.as_data_source("train")
+    assert [plain(ds[i]["a"]) for i in range(2)] == [1, -1]
+
+
+def test_the_cli_prepares_a_csv_with_a_label_and_writes_its_spec(tmp_path: Path) -> None:
+    write_csv(tmp_path / "train.csv", ROWS)
+    write_csv(tmp_path / "test.csv", ROWS[:2])
+    done = subprocess.run(
+        [sys.executable, "-m", "catalog", "prepare", str(tmp_path), "--name", "pets",
+         "--label", "kind", "--write-spec", str(tmp_path), "--data-dir", str(tmp_path / "d"),
+         "-q"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "pets 1.0.0: prepared" in done.stdout
+    spec = load_spec(tmp_path)
+    assert spec.features["kind"].names == ["bird", "cat", "dog"]
+    assert {n: s.num_examples for n, s in spec.splits.items()} == {"train": 4, "test": 2}
+    checksums = (tmp_path / "checksums.tsv").read_text()
+    assert checksums.startswith("test.csv\t") and "\ntrain.csv\t" in checksums
+    ds = catalog.data_source("pets", data_dir=tmp_path / "d", split="test")
+    assert ds[1]["text"] == ROWS[1]["text"]
+    # info and show find it by name too.
+    info = subprocess.run(
+        [sys.executable, "-m", "catalog", "info", "pets", "--data-dir", str(tmp_path / "d")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert info.returncode == 0, info.stderr
+    assert "kind   ClassLabel" in info.stdout and "3 classes: bird, cat, dog" in info.stdout
+
+
+def test_nested_json_and_unknown_parquet_types_are_named(tmp_path: Path) -> None:
+    (tmp_path / "n.jsonl").write_text('{"a": [1, 2]}\n')
+    with pytest.raises(SpecError, match=r"n.jsonl:1: key 'a' holds a list; nested values"):
+        files_builder(tmp_path / "n.jsonl", "n")
+    pq.write_table(pa.table({"when": pa.array([1, 2], pa.timestamp("s"))}), tmp_path / "t.parquet")
+    with pytest.raises(SpecError, match=r"column 'when' is of Parquet type timestamp\["):
+        files_builder(tmp_path / "t.parquet", "t")
+
+
+def test_columns_that_are_no_feature_names_are_renamed(tmp_path: Path) -> None:
+    (tmp_path / "r.csv").write_text("Sepal Length (cm),2nd\n1.5,3\n")
+    b = catalog.prepare_files(tmp_path / "r.csv", "r", data_dir=tmp_path / "d")
+    assert list(b.info.features) == ["Sepal_Length_cm", "column_2nd"]
+    assert {k: plain(v) for k, v in b.as_data_source("train")[0].items()} == {
+        "Sepal_Length_cm": 1.5,
+        "column_2nd": 3,
+    }
+
+
+def test_a_file_changed_after_its_spec_was_made_is_noticed(tmp_path: Path) -> None:
+    write_csv(tmp_path / "data.csv", ROWS)
+    b = files_builder(tmp_path / "data.csv", "data", data_dir=tmp_path / "d")
+    write_csv(tmp_path / "data.csv", ROWS[::-1])  # same size, other bytes
+    with pytest.raises(
+        ChecksumError, match=r"data.csv: the file changed since its size and sha256"
+    ):
+        b.download_and_prepare()
+    # Prepared again from its path, the new contents are recorded and prepared.
+    again = catalog.prepare_files(tmp_path / "data.csv", "data", data_dir=tmp_path / "d")
+    assert again.as_data_source("train")[0]["text"] == ROWS[-1]["text"]
+
+
+def test_a_hidden_file_a_glob_would_read_is_refused(tmp_path: Path) -> None:
+    write_csv(tmp_path / "a.csv", ROWS)
+    write_csv(tmp_path / "b.csv", ROWS)
+    write_csv(tmp_path / ".c.csv", ROWS)
+    with pytest.raises(SpecError, match=r"\*.csv also matches .c.csv, which is not read"):
+        files_builder(tmp_path, "t")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_a_text_column_with_few_values_is_offered_as_a_label(tmp_path: Path, suffix: str) -> None:
+    rows = [{**ROWS[i % 4], "text": f"unique {i}"} for i in range(12)]
+    WRITERS[suffix](tmp_path / f"p{suffix}", rows)
+    notes: list[str] = []
+    files_builder(tmp_path / f"p{suffix}", "p", note=notes.append)
+    assert notes == [
+        f"{tmp_path / f'p{suffix}'}: column 'kind' holds 3 distinct values in its first rows; "
+        "--label kind (label='kind') makes it a ClassLabel"
+    ]
+    notes.clear()
+    files_builder(tmp_path / f"p{suffix}", "p", note=notes.append, label="kind")
+    assert notes == []
+
+
+def test_parquet_images_in_hugging_faces_struct_layout_are_stored_as_they_are(
+    tmp_path: Path,
+) -> None:
+    import io
+
+    from PIL import Image as PILImage
+
+    rng = np.random.default_rng(5)
+    images = []
+    for i in range(4):
+        out = io.BytesIO()
+        pixels = rng.integers(0, 256, (6 + i, 9, 3), dtype=np.uint8)
+        PILImage.fromarray(pixels).save(out, format="PNG" if i % 2 else "JPEG")
+        images.append(out.getvalue())
+    rows = [
+        {"image": {"bytes": data, "path": f"{i}.png"}, "label": "ab"[i % 2]}
+        for i, data in enumerate(images)
+    ]
+    write_parquet(tmp_path / "img.parquet", rows)
+    b = catalog.prepare_files(
+        tmp_path / "img.parquet", "img", data_dir=tmp_path / "d", label="label"
+    )
+    assert b.info.features["image"].shape == (None, None, 3)
+    raw = b.as_data_source("train", decoders={"image": False})
+    ds = b.as_data_source("train")
+    for i, data in enumerate(images):
+        assert raw[i]["image"] == data
+        with PILImage.open(io.BytesIO(data)) as img:
+            np.testing.assert_array_equal(ds[i]["image"], np.array(img.convert("RGB")))
+        assert ds[i]["label"] == i % 2
