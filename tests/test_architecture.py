@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     {"read"},
     {"loader", "transforms", "torch", "jax"},
     {"interop.tfds"},
+    {"interop.parquet", "interop.croissant"},  # they reuse TFDS's image-path helper
     {"api"},
     {"present", "testing"},
     {"cli"},
