@@ -28,7 +28,8 @@ LAYERS: list[set[str]] = [
     {"read"},
     {"loader", "transforms", "torch", "jax"},
     {"interop.tfds"},
-    {"interop.parquet", "interop.croissant"},  # they reuse TFDS's image-path helper
+    {"interop.parquet"},  # reuses TFDS's image-path helper
+    {"interop.croissant"},  # describes the Parquet export
     {"api"},
     {"present", "testing"},
     {"cli"},
