@@ -31,6 +31,7 @@ from catalog.cli.common import (
 )
 from catalog.download.report import summary
 from catalog.errors import CatalogError
+from catalog.interop.croissant import is_croissant
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import reusable
 from catalog.storage import paths
@@ -58,8 +59,10 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         commands,
         "prepare",
         description="Download, verify and prepare datasets into ArrayRecord files, one line "
-        "per dataset. A prepared dataset is reused at once. Exit status: 0 all prepared, 1 at "
-        "least one failed (the others still run), 2 usage error.\n\n" + _JSON_HELP,
+        "per dataset. NAME may also be a Croissant file (a path or an http(s) URL ending in "
+        ".json/.jsonld): its files are downloaded and checked (sha256) and its record sets "
+        "prepared as splits. A prepared dataset is reused at once. Exit status: 0 all "
+        "prepared, 1 at least one failed (the others still run), 2 usage error.\n\n" + _JSON_HELP,
         example="catalog prepare fashion_mnist mnist --data-dir ~/datasets --json",
     )
     add_dataset_args(parser, many=True)
@@ -232,10 +235,28 @@ def _check_dirs(
         )
 
 
+def _croissant_builder(
+    location: str, args: argparse.Namespace, config: DownloadConfig
+) -> DatasetBuilder:
+    """The builder of the dataset a Croissant file describes (its files fetched and read)."""
+    from catalog.download import resolve_config
+    from catalog.interop.croissant.spec import croissant_spec
+
+    data_dir = paths.data_dir(args.data_dir)
+    resolved = resolve_config(config, data_dir=data_dir, download_dir=args.download_dir)
+    return DatasetBuilder(croissant_spec(location, resolved), data_dir=data_dir)
+
+
 def run(args: argparse.Namespace) -> int:
     # Resolve every name first: a typo (DatasetNotFoundError) or a malformed spec (SpecError)
     # is a usage error, reported by main() before any work.
-    builders = [builder(name, data_dir=args.data_dir) for name in args.names]
+    # A Croissant file (path or URL, .json/.jsonld) is resolved once the download settings are
+    # known: its spec is made by fetching and reading its files.
+    croissant = [is_croissant(name) for name in args.names]
+    found = [
+        None if c else builder(name, data_dir=args.data_dir)
+        for name, c in zip(args.names, croissant, strict=True)
+    ]
     # Deferred like DatasetBuilder.download_and_prepare's: `catalog list` and `catalog info`
     # must not pay for importing requests.
     from catalog.download import DownloadConfig, resolve_config
@@ -252,6 +273,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         error(str(exc))
         return EXIT_USAGE
+    builders = [
+        b or _croissant_builder(name, args, config)
+        for name, b in zip(args.names, found, strict=True)
+    ]
     if args.beam_pipeline_options is not None:
         from catalog.prepare.beam import parse_options
 

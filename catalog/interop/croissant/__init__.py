@@ -7,7 +7,26 @@ dataset search engines, Kaggle, OpenML and the Hugging Face Hub publish.
   a builder.yaml gives), so its files are downloaded, checked and read by the usual path.
 """
 
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
 #: What a Croissant 1.0 file says it conforms to.
 CROISSANT_1_0 = "http://mlcommons.org/croissant/1.0"
+_SUFFIXES = (".json", ".jsonld", ".json-ld")
 
-__all__ = ["CROISSANT_1_0"]
+__all__ = ["CROISSANT_1_0", "is_croissant"]
+
+
+def is_croissant(argument: str | os.PathLike[str]) -> bool:
+    """Whether a `catalog prepare` argument names a Croissant file: an http(s) URL or the path
+    of a file, ending in .json or .jsonld.
+
+    >>> is_croissant("https://example.org/x/croissant.json"), is_croissant("mnist")
+    (True, False)
+    """
+    text = os.fspath(argument)
+    parts = urlsplit(text)
+    if parts.scheme in ("http", "https"):
+        return parts.path.lower().endswith(_SUFFIXES)
+    return text.lower().endswith(_SUFFIXES) and Path(text).expanduser().is_file()
