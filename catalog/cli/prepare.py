@@ -239,12 +239,11 @@ def _croissant_builder(
     location: str, args: argparse.Namespace, config: DownloadConfig
 ) -> DatasetBuilder:
     """The builder of the dataset a Croissant file describes (its files fetched and read)."""
-    from catalog.download import resolve_config
-    from catalog.interop.croissant.spec import croissant_spec
+    from catalog.api.croissant import croissant_builder
 
-    data_dir = paths.data_dir(args.data_dir)
-    resolved = resolve_config(config, data_dir=data_dir, download_dir=args.download_dir)
-    return DatasetBuilder(croissant_spec(location, resolved), data_dir=data_dir)
+    return croissant_builder(
+        location, data_dir=args.data_dir, download_dir=args.download_dir, download_config=config
+    )
 
 
 def run(args: argparse.Namespace) -> int:

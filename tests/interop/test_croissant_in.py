@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -341,3 +342,80 @@ def test_what_is_not_supported_is_one_clear_error(
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and message in done.stderr
     assert not (tmp_path / "data").exists()
+
+
+def _second_record_set(doc: dict[str, Any], fields: int) -> None:
+    extra = copy.deepcopy(doc["recordSet"][1])
+    extra["@id"] = extra["name"] = "Penguins!"  # becomes split "penguins" too, or differs
+    extra["field"] = extra["field"][:fields]
+    doc["recordSet"].append(extra)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: _second_record_set(d, 6), "two record sets become split 'penguins'"),
+        (lambda d: (_second_record_set(d, 2), d["recordSet"][2].update({"@id": "other"})),
+         "not supported yet: record sets penguins and other have different fields"),
+        (lambda d: d["recordSet"][1]["field"][5].update(
+            references={"field": {"@id": "nowhere/name"}}),
+         "not supported yet: references to 'nowhere/name' (not an inline enumeration)"),
+        (lambda d: d["recordSet"][1]["field"][1]["source"].update(transform={"regex": "(.*)"}),
+         "not supported yet: a transform, field bill_length"),
+    ],
+)  # fmt: skip
+def test_record_sets_that_cannot_be_splits_are_refused(
+    tmp_path: Path, server: LoopbackServer, change: Any, message: str
+) -> None:
+    data = CSV.encode()
+    url = server.add("/penguins.csv", data)
+    path = tmp_path / "p.json"
+    path.write_text(_unsupported(csv_croissant(url, data, size=True), change))
+    with pytest.raises(SpecError, match=re.escape(message)):
+        croissant_spec(str(path), _config(tmp_path))
+
+
+def test_a_bad_image_folder_description_fails_before_any_download(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    data = photo_zip()
+    url = server.add("/pets.zip", data)
+    doc = folder_croissant(url, data)
+    label = doc["recordSet"][0]["field"][1]["source"]
+    for regex, message in (("^photos/[^/]+$", "has no group"), ("^(photos/[", "not a regular")):
+        label["transform"] = {"regex": regex}
+        path = tmp_path / "pets.json"
+        path.write_text(json.dumps(doc))
+        with pytest.raises(SpecError, match=message):
+            croissant_spec(str(path), _config(tmp_path))
+    assert server.requests == []
+    doc["recordSet"][0]["field"][1]["source"]["transform"] = {"regex": "^photos/([^/]+)/.*"}
+    doc["distribution"].append(dict(doc["distribution"][1], **{"@id": "inner", "name": "inner"}))
+    doc["distribution"][2] = {
+        "@type": "cr:FileObject", "@id": "inner", "name": "inner", "encodingFormat": "text/csv",
+        "containedIn": {"@id": "archive"}, "contentUrl": "../../etc/passwd",
+    }  # fmt: skip
+    doc["recordSet"].append(csv_croissant(url, data)["recordSet"][1])
+    for field in doc["recordSet"][1]["field"]:
+        field["source"]["fileObject"] = {"@id": "inner"}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SpecError, match="must be a relative path inside 'archive'"):
+        croissant_spec(str(path), _config(tmp_path))
+    assert server.requests == []
+
+
+def test_the_python_api_gives_a_builder(tmp_path: Path, server: LoopbackServer) -> None:
+    from catalog.api.croissant import croissant_builder
+
+    data = photo_zip()
+    url = server.add("/pets.zip", data)
+    path = tmp_path / "pets.json"
+    path.write_text(json.dumps(folder_croissant(url, data)))
+    b = croissant_builder(path, data_dir=tmp_path / "data", download_dir=tmp_path / "dl")
+    assert (b.name, b.version, list(b.spec.splits)) == ("pets", "2.0.1", ["images"])
+    assert b.spec.splits["images"].num_examples == 5
+    assert not b.is_prepared
+    b.download_and_prepare(download_dir=tmp_path / "dl")
+    assert [e["file"] for e in b.as_data_source("images")] == ["a.png", "b.jpg", "c.png", "d.jpg",
+                                                              "e.png"]  # fmt: skip
+    assert is_croissant(path) and not is_croissant(tmp_path / "missing.json")

@@ -356,13 +356,25 @@ def parse(doc: Any, where: str) -> Draft:
     kinds = {uid: _short(n.get("@type")) for uid, n in nodes.items()}
     for uid, node in nodes.items():
         if kinds[uid] in ("cr:FileObject", "sc:FileObject") and not node.get("containedIn"):
-            draft.downloads[uid] = _download(node, where)
+            download = _download(node, where)
+            same = [u for u, d in draft.downloads.items() if d.name == download.name]
+            if same:
+                raise SpecError(
+                    f"{where}: FileObjects {same[0]!r} and {uid!r} both become download "
+                    f"{download.name!r}; give them @ids that differ in letters or digits"
+                )
+            draft.downloads[uid] = download
     record_sets = [rs for rs in _list(doc.get("recordSet")) if isinstance(rs, Mapping)]
     classes = _classes(record_sets)
     for rs in record_sets:
         if _is_enumeration(rs):
             continue
         split = dataset_name(_uid(rs))
+        if split in draft.splits:
+            raise SpecError(
+                f"{where}: two record sets become split {split!r} (record set {_uid(rs)!r}); "
+                "give them @ids that differ in letters or digits"
+            )
         fields = [f for f in _list(rs.get("field")) if isinstance(f, Mapping)]
         if not fields:
             raise SpecError(f"{where}: record set {_uid(rs)!r} has no fields")
@@ -397,6 +409,12 @@ def parse(doc: Any, where: str) -> Draft:
             draft.splits[split] = _csv_split(split, fields, node, ref, classes)
         elif container in draft.downloads:
             member = str(node.get("contentUrl") or "")
+            parts = member.split("/")
+            if not member or member.startswith("/") or "\\" in member or ".." in parts:
+                raise SpecError(
+                    f"{where}: FileObject {uid!r}: contentUrl {member!r} must be a relative path "
+                    f"inside {container!r} (no '..')"
+                )
             ref = FileRef(draft.downloads[container].name, member)
             draft.splits[split] = _csv_split(split, fields, node, ref, classes)
         else:

@@ -81,7 +81,14 @@ def _features(draft: Draft, found: dict[str, set[str]]) -> FeaturesDict:
     """The spec's features: every split's, which must agree; a label whose names the files
     give gets the sorted names found in every split."""
     features: dict[str, Feature] = {}
+    first = next(iter(draft.splits.values()))
     for split in draft.splits.values():
+        if sorted(split.features) != sorted(first.features):
+            raise SpecError(
+                f"not supported yet: record sets {first.name} and {split.name} have different "
+                f"fields ({', '.join(first.features)} / {', '.join(split.features)}); the splits "
+                "of one dataset have the same features"
+            )
         for name, feature in split.features.items():
             if feature is None:
                 feature = ClassLabel(names=sorted(found.get(name, set())) or ["none"])
@@ -106,6 +113,11 @@ def _split_features(split: SplitDraft, features: FeaturesDict) -> FeaturesDict:
     return FeaturesDict({name: features[name] for name in split.features})
 
 
+def _placeholders(split: SplitDraft) -> FeaturesDict:
+    """The split's features, a label whose names are not known yet standing as one class."""
+    return FeaturesDict({n: f or ClassLabel(names=["?"]) for n, f in split.features.items()})
+
+
 def croissant_spec(location: str, config: DownloadConfig) -> BuilderSpec:
     """The spec of the dataset the Croissant file at `location` describes; `config` is a
     resolved download config (`catalog.download.resolve_config`)."""
@@ -113,17 +125,21 @@ def croissant_spec(location: str, config: DownloadConfig) -> BuilderSpec:
     with DownloadManager(fetch) as manager:
         doc, where = _load(location, manager)
         draft = parse(doc, where)
+        splits = {
+            s.name: SplitSpec(s.name, s.format, s.files, 1, _options(s))
+            for s in draft.splits.values()
+        }
+        for name, split in splits.items():  # a bad option fails before any data is fetched
+            problem = FORMATS[split.format].problem(
+                split.options, _placeholders(draft.splits[name])
+            )
+            if problem:
+                raise SpecError(f"{where}: record set {name}: {problem}")
         downloads = _sized(draft.downloads, manager)
-    features = _features(draft, {})
-    if not features:
-        raise SpecError(f"{where}: no fields")
-    splits = {
-        s.name: SplitSpec(s.name, s.format, s.files, 1, _options(s)) for s in draft.splits.values()
-    }
     spec = BuilderSpec(
         name=draft.name,
         version=draft.version,
-        features=features,
+        features=_features(draft, {}),
         downloads=downloads,
         splits=splits,
         description=draft.description or f"The dataset {where} describes (Croissant).",
@@ -134,7 +150,6 @@ def croissant_spec(location: str, config: DownloadConfig) -> BuilderSpec:
     )
     counts, found = _read_once(spec, draft, config)
     features = _features(draft, found)
-    splits = {}
     for name, split in spec.splits.items():
         fmt = FORMATS[split.format]
         problem = fmt.problem(split.options, _split_features(draft.splits[name], features))
@@ -159,13 +174,7 @@ def _read_once(
             }
         )
         for name, split in spec.splits.items():
-            features = FeaturesDict(
-                {
-                    n: f if f is not None else ClassLabel(names=["?"])
-                    for n, f in draft.splits[name].features.items()
-                }
-            )
-            one = spec.replace(features=features, splits={name: split})
+            one = spec.replace(features=_placeholders(draft.splits[name]), splits={name: split})
             quick = {**split.options}
             if "reencode_invalid" in quick:
                 quick["reencode_invalid"] = False  # counting needs no pixels
