@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -19,6 +20,7 @@ import catalog
 from catalog.errors import SpecError
 from catalog.features import Audio, FeaturesDict
 from catalog.info.dataset_info import DatasetInfo, SplitInfo
+from catalog.interop.parquet import export as parquet_export
 from catalog.interop.parquet.export import export_parquet
 from catalog.testing.http_server import LoopbackServer
 
@@ -77,11 +79,14 @@ def pd_read(path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_raw_images_become_png_and_tables_keep_their_types(
-    tmp_path: Path, server: LoopbackServer
+    tmp_path: Path, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data_dir = tmp_path / "data"
     mnist = prepared(idx_builder(tmp_path, server, 7), data_dir)
+    monkeypatch.setattr(parquet_export, "GROUP_BYTES", 1)  # a row group per row
     files = export_parquet(mnist.info, mnist.data_path, tmp_path / "out")
+    assert pq.ParquetFile(files["train"]).metadata.num_row_groups == 7
+    monkeypatch.undo()
     rows = pq.read_table(files["train"]).to_pylist()
     for row, example in zip(rows, mnist.as_data_source("train"), strict=True):
         assert row["image"]["bytes"].startswith(b"\x89PNG")
@@ -123,3 +128,19 @@ def test_an_existing_file_needs_overwrite_and_audio_is_refused(
     with pytest.raises(SpecError, match=r"not supported yet: feature 'a' \(Audio\)"):
         export_parquet(info, tmp_path, tmp_path / "sounds")
     assert not (tmp_path / "sounds").exists()
+
+
+def test_a_failed_export_leaves_no_file(
+    tmp_path: Path, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b = prepared(idx_builder(tmp_path, server, 5), tmp_path / "data")
+    batches = parquet_export._batches
+
+    def broken(ds: Any, convert: Any) -> Any:
+        yield next(batches(ds, convert))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(parquet_export, "_batches", broken)
+    with pytest.raises(OSError, match="No space left"):
+        export_parquet(b.info, b.data_path, tmp_path / "out")
+    assert list((tmp_path / "out").iterdir()) == []

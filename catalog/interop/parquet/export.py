@@ -22,8 +22,8 @@ a dict          struct of its features' columns                  a dict of featu
 
 Audio is refused for now (one error naming the feature). pandas reads an image column as
 dicts ``{"bytes": ..., "path": None}``, DuckDB and Polars as structs. Rows are written in
-row groups of at most `ROWS_PER_GROUP` rows, so memory stays that of one group; each file is
-written beside its target and renamed into place once complete.
+row groups of at most `ROWS_PER_GROUP` rows and about `GROUP_BYTES`, so memory stays that of
+one group; each file is written beside its target and renamed into place once complete.
 """
 
 from __future__ import annotations
@@ -59,8 +59,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ROWS_PER_GROUP", "export_parquet", "parquet_file_name"]
 
-#: Rows per Parquet row group (and per batch held in memory while writing).
+#: Rows per Parquet row group (and per batch held in memory while writing), at most; a group
+#: is cut sooner once its values reach `GROUP_BYTES` (large images).
 ROWS_PER_GROUP = 1000
+GROUP_BYTES = 64 << 20
 
 Convert = Callable[[Any], Any]
 
@@ -146,13 +148,28 @@ def _nested_list(value: Any) -> Any:
     return np.asarray(value).tolist()
 
 
+def _nbytes(value: Any) -> int:
+    """About how many bytes a converted value holds (its bytes, texts and numbers)."""
+    if isinstance(value, (bytes, str)):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(_nbytes(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_nbytes(v) for v in value)
+    return 8
+
+
 def _batches(ds: DataSource, convert: Convert) -> Iterator[list[dict[str, Any]]]:
+    """The split's rows in groups of at most `ROWS_PER_GROUP` rows and about `GROUP_BYTES`."""
     batch: list[dict[str, Any]] = []
+    size = 0
     for example in ds:
-        batch.append(convert(example))
-        if len(batch) == ROWS_PER_GROUP:
+        row = convert(example)
+        batch.append(row)
+        size += _nbytes(row)
+        if len(batch) == ROWS_PER_GROUP or size >= GROUP_BYTES:
             yield batch
-            batch = []
+            batch, size = [], 0
     if batch:
         yield batch
 
