@@ -25,7 +25,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "files 'catalog export NAME --format parquet' writes: save this beside them and a "
         "Croissant reader (mlcroissant) loads the examples. Offline; NAME need not be prepared "
         "(its spec's counts are used), or is the path of a prepared dataset directory.",
-        example="catalog croissant mnist > mnist/croissant.json",
+        example="catalog croissant mnist > out/croissant.json  # beside: catalog export mnist "
+        "--format parquet -o out",
     )
     add_dataset_args(parser, many=False)
     parser.set_defaults(run=run)

@@ -23,6 +23,11 @@ What is understood (anything else is one SpecError: ``not supported yet: <what>,
 
 Record sets that are enumerations (class names) are no splits; every other record set is
 one, named by its ``@id`` (lower case, other characters as ``_``).
+
+Where catalog is stricter than mlcroissant: a file of an image FileSet whose path the label's
+regex does not match is left out (mlcroissant gives its whole path as the label); a value
+that does not fit its field's type (an empty integer cell) is an error naming the file and
+line (mlcroissant gives NaN).
 """
 
 from __future__ import annotations
