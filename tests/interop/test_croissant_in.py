@@ -23,6 +23,7 @@ from PIL import Image as PILImage
 
 import catalog
 from catalog.api.builder import DatasetBuilder
+from catalog.api.croissant import croissant_builder
 from catalog.download import DownloadConfig, resolve_config
 from catalog.errors import ChecksumError, SpecError
 from catalog.features import ClassLabel, Image, Scalar, Text
@@ -405,8 +406,6 @@ def test_a_bad_image_folder_description_fails_before_any_download(
 
 
 def test_the_python_api_gives_a_builder(tmp_path: Path, server: LoopbackServer) -> None:
-    from catalog.api.croissant import croissant_builder
-
     data = photo_zip()
     url = server.add("/pets.zip", data)
     path = tmp_path / "pets.json"
@@ -419,3 +418,36 @@ def test_the_python_api_gives_a_builder(tmp_path: Path, server: LoopbackServer) 
     assert [e["file"] for e in b.as_data_source("images")] == ["a.png", "b.jpg", "c.png", "d.jpg",
                                                               "e.png"]  # fmt: skip
     assert is_croissant(path) and not is_croissant(tmp_path / "missing.json")
+
+
+def test_a_table_inside_an_archive_as_kaggle_publishes_it(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    """Kaggle's Croissant files: a CSV FileObject `containedIn` the dataset's zip."""
+    data = zip_of({"tables/penguins.tsv": CSV.replace(",", "\t").replace('"Torgersen\t north"',
+                                                                         "Torgersen north")
+                   .encode()})  # fmt: skip
+    url = server.add("/archive.zip", data)
+    doc = csv_croissant(url, data, size=True)
+    archive = doc["distribution"][0]
+    archive.update(
+        {"@id": "archive.zip", "name": "archive.zip", "encodingFormat": "application/zip"}
+    )
+    doc["distribution"].append(
+        {"@type": "cr:FileObject", "@id": "penguins.tsv", "name": "penguins.tsv",
+         "containedIn": {"@id": "archive.zip"}, "contentUrl": "tables/penguins.tsv",
+         "encodingFormat": "text/tab-separated-values"}
+    )  # fmt: skip
+    for field in doc["recordSet"][1]["field"]:
+        field["source"]["fileObject"] = {"@id": "penguins.tsv"}
+    path = tmp_path / "kaggle.json"
+    path.write_text(json.dumps(doc))
+    b = croissant_builder(path, data_dir=tmp_path / "data", download_dir=tmp_path / "dl")
+    assert b.spec.splits["penguins"].options["delimiter"] == "\t"
+    b.download_and_prepare(download_dir=tmp_path / "dl")
+    ds = b.as_data_source("penguins")
+    theirs = mlcroissant_records(path, "penguins", tmp_path / "mlc")
+    assert len(ds) == len(theirs) == 3
+    for ours, other in zip(ds, theirs, strict=True):
+        assert_same(ours, other, ds.info.features)
+    assert ds[2]["island"] == "Torgersen north"
