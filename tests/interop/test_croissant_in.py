@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -25,9 +26,10 @@ import catalog
 from catalog.api.builder import DatasetBuilder
 from catalog.api.croissant import croissant_builder
 from catalog.download import DownloadConfig, resolve_config
-from catalog.errors import ChecksumError, SpecError
+from catalog.errors import CatalogError, ChecksumError, SpecError
 from catalog.features import ClassLabel, Image, Scalar, Text
 from catalog.interop.croissant import is_croissant
+from catalog.interop.croissant.read import parse
 from catalog.interop.croissant.spec import croissant_spec
 from catalog.interop.croissant.write import CONTEXT
 from catalog.testing.http_server import LoopbackServer
@@ -451,3 +453,45 @@ def test_a_table_inside_an_archive_as_kaggle_publishes_it(
     for ours, other in zip(ds, theirs, strict=True):
         assert_same(ours, other, ds.info.features)
     assert ds[2]["island"] == "Torgersen north"
+
+
+def _mutations(doc: Any, rng: random.Random) -> Any:
+    """`doc` with one node (a value anywhere in it) replaced by a value of another shape."""
+    doc = copy.deepcopy(doc)
+    holders: list[tuple[Any, Any]] = []
+
+    def walk(node: Any) -> None:
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in list(items):
+            holders.append((node, key))
+            if isinstance(value, (dict, list)):
+                walk(value)
+
+    walk(doc)
+    node, key = rng.choice(holders)
+    node[key] = rng.choice([None, 7, -1.5, True, "x", "", [], {}, ["a", 1], {"@id": 3}, "../.."])
+    return doc
+
+
+def test_malformed_croissant_files_are_one_error(tmp_path: Path) -> None:
+    rng = random.Random(24)
+    data = CSV.encode()
+    docs = [
+        csv_croissant("http://127.0.0.1:9/p.csv", data, size=True),
+        folder_croissant("http://127.0.0.1:9/pets.zip", data),
+    ]
+    outcomes, messages = set(), []
+    for i in range(400):
+        doc = _mutations(docs[i % 2], rng)
+        try:
+            parse(doc, "m.json")
+            outcomes.add("parsed")
+        except CatalogError as error:  # SpecError, or FeatureError for bad class names
+            messages.append(str(error))
+            outcomes.add(type(error).__name__)
+    assert {"parsed", "SpecError"} <= outcomes
+    assert all("\n" not in m and m.startswith("m.json: ") for m in messages)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(SpecError, match="not JSON"):
+        croissant_spec(str(deep), _config(tmp_path))

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.errors import SpecError
+from catalog.errors import CatalogError, SpecError
 from catalog.features import ClassLabel, Feature, Image, Scalar, Text
 from catalog.spec.load import url_problem
 from catalog.spec.model import FileRef
@@ -112,6 +112,11 @@ def _short(value: Any) -> str:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [] if value is None else [value]
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    """`value` if it is a JSON object, else an empty one (a malformed node reads as absent)."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def _ref(value: Any) -> str | None:
@@ -269,8 +274,8 @@ def _csv_split(
     columns, features = {}, {}
     for node in fields:
         name = str(node.get("name") or _uid(node).rsplit("/", 1)[-1])
-        source = node.get("source") or {}
-        column = (source.get("extract") or {}).get("column")
+        source = _map(node.get("source"))
+        column = _map(source.get("extract")).get("column")
         if not isinstance(column, str) or source.get("transform"):
             what = "a transform" if source.get("transform") else "a source other than a column"
             raise _not_supported(what, name)
@@ -307,9 +312,9 @@ def _folder_split(
     label: str | None = None
     for node in fields:
         name = str(node.get("name") or _uid(node).rsplit("/", 1)[-1])
-        source = node.get("source") or {}
-        prop = (source.get("extract") or {}).get("fileProperty")
-        transforms = _list(source.get("transform"))
+        source = _map(node.get("source"))
+        prop = _map(source.get("extract")).get("fileProperty")
+        transforms = [_map(t) for t in _list(source.get("transform"))]
         kind = _data_type(node)
         if kind == "sc:ImageObject" and prop == "content" and not transforms:
             features["image"] = Image((None, None, 3))
@@ -345,7 +350,22 @@ def _folder_split(
 
 
 def parse(doc: Any, where: str) -> Draft:
-    """The `Draft` of the Croissant document `doc` (read from `where`)."""
+    """The `Draft` of the Croissant document `doc` (read from `where`); SpecError (or
+    FeatureError: class names that cannot be a ClassLabel's) for anything it cannot use."""
+    try:
+        return _parse(doc, where)
+    except CatalogError as error:
+        if str(error).startswith(f"{where}: "):
+            raise
+        raise type(error)(f"{where}: {error}") from None  # every message names the file
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError, RecursionError) as error:
+        raise SpecError(
+            f"{where}: a Croissant file catalog cannot read: a node is not what Croissant 1.0 "
+            f"says ({type(error).__name__}: {error})"
+        ) from None
+
+
+def _parse(doc: Any, where: str) -> Draft:
     if not isinstance(doc, Mapping) or "recordSet" not in doc:
         raise SpecError(f"{where}: not a Croissant file (a JSON-LD object with a recordSet)")
     name = _text(doc.get("name")) or "croissant"
@@ -385,7 +405,7 @@ def parse(doc: Any, where: str) -> Draft:
             raise SpecError(f"{where}: record set {_uid(rs)!r} has no fields")
         files = set()
         for node in fields:
-            source = node.get("source") or {}
+            source = _map(node.get("source"))
             file_id = _ref(source.get("fileObject")) or _ref(source.get("fileSet"))
             if file_id is None:
                 raise _not_supported(

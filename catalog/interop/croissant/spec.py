@@ -51,7 +51,7 @@ def _load(location: str, manager: DownloadManager) -> tuple[Any, str]:
         )
     try:
         return json.loads(data.decode("utf-8")), location
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise SpecError(f"{location}: not JSON ({error})") from None
 
 
