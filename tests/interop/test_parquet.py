@@ -3,6 +3,7 @@ layout, read back with pyarrow and pandas and compared with the prepared example
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import os
@@ -24,7 +25,7 @@ from catalog.interop.parquet import export as parquet_export
 from catalog.interop.parquet.export import export_parquet
 from catalog.testing.http_server import LoopbackServer
 
-from conftest import idx_builder
+from conftest import idx_builder, tabular_builder
 from fixture_builders import photo_files, photos_builder, table_builder
 
 
@@ -144,3 +145,62 @@ def test_a_failed_export_leaves_no_file(
     with pytest.raises(OSError, match="No space left"):
         export_parquet(b.info, b.data_path, tmp_path / "out")
     assert list((tmp_path / "out").iterdir()) == []
+
+
+#: Hugging Face datasets reads the files, in a child process with its cache in a temporary
+#: folder: its features and every row as JSON (images as their pixels).
+_HF = """
+import base64, json, sys
+import numpy as np
+import datasets
+
+ds = datasets.load_dataset("parquet", data_files={"train": sys.argv[1]}, split="train")
+def plain(value):
+    if hasattr(value, "convert"):
+        pixels = np.asarray(value.convert("RGB"))
+        return {"shape": list(pixels.shape), "pixels": base64.b64encode(pixels.tobytes()).decode()}
+    return value
+rows = [{k: plain(v) for k, v in row.items()} for row in ds]
+print(json.dumps({"features": {k: repr(v) for k, v in ds.features.items()}, "rows": rows}))
+"""
+
+
+def hf_read(path: Path, home: Path) -> dict[str, Any]:
+    env = {**os.environ, "HF_HOME": str(home), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _HF, str(path)], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_hugging_face_datasets_reads_images_labels_and_tensors(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    data_dir = tmp_path / "data"
+    photos = prepared(photos_builder(tmp_path, server), data_dir)
+    files = export_parquet(photos.info, photos.data_path, tmp_path / "out")
+    got = hf_read(files["train"], tmp_path / "hf")
+    assert got["features"] == {
+        "image": "Image(mode=None, decode=True)",
+        "label": "ClassLabel(names=['cat', 'dog'])",
+    }
+    for row, example in zip(got["rows"], photos.as_data_source("train"), strict=True):
+        pixels = np.frombuffer(base64.b64decode(row["image"]["pixels"]), np.uint8)
+        np.testing.assert_array_equal(pixels.reshape(row["image"]["shape"]), example["image"])
+        assert row["label"] == example["label"]
+    vectors = prepared(
+        tabular_builder(
+            tmp_path, server, "vectors", [[1.5, 2, 3], [4, 5, 6.25]], [1, 0], ["a", "b"]
+        ),
+        data_dir,
+    )
+    files = export_parquet(vectors.info, vectors.data_path, tmp_path / "out")
+    got = hf_read(files["train"], tmp_path / "hf")
+    assert got["features"]["label"] == "ClassLabel(names=['a', 'b'])"
+    assert "float32" in got["features"]["values"]
+    assert got["rows"] == [
+        {"values": [1.5, 2, 3], "label": 1},
+        {"values": [4, 5, 6.25], "label": 0},
+    ]
