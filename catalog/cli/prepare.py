@@ -27,6 +27,7 @@ from catalog.cli.common import (
     dataset_label,
     dataset_name,
     error,
+    exit_code,
     positive_int,
 )
 from catalog.download.report import summary
@@ -272,10 +273,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         error(str(exc))
         return EXIT_USAGE
-    builders = [
-        b or _croissant_builder(name, args, config)
-        for name, b in zip(args.names, found, strict=True)
-    ]
+    try:
+        builders = [
+            b or _croissant_builder(name, args, config)
+            for name, b in zip(args.names, found, strict=True)
+        ]
+    except CatalogError as exc:  # a failed download of a Croissant file's data: one line
+        short = None if args.verbose else summary(exc)
+        error(str(exc) if short is None else f"{short}; {_MORE}")
+        return exit_code(exc)
     if args.beam_pipeline_options is not None:
         from catalog.prepare.beam import parse_options
 

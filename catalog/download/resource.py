@@ -33,6 +33,9 @@ class Resource:
     filename: str  # original file name, e.g. "train-images-idx3-ubyte.gz"
     #: The most the file may extract to, when it is an archive (None: catalog's default limit).
     max_extracted_size: int | None = None
+    #: For a file whose size is not known (a Croissant file fetched by URL): the most bytes
+    #: read before the transfer fails (None: no limit but the size, when known).
+    max_size: int | None = None
 
     def __post_init__(self) -> None:
         urls: object = self.urls  # typed as a tuple, but a caller may pass one string

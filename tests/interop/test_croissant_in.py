@@ -26,11 +26,11 @@ import catalog
 from catalog.api.builder import DatasetBuilder
 from catalog.api.croissant import croissant_builder
 from catalog.download import DownloadConfig, resolve_config
-from catalog.errors import CatalogError, ChecksumError, SpecError
+from catalog.errors import CatalogError, ChecksumError, DownloadError, SpecError
 from catalog.features import ClassLabel, Image, Scalar, Text
 from catalog.interop.croissant import is_croissant
 from catalog.interop.croissant.read import parse
-from catalog.interop.croissant.spec import croissant_spec
+from catalog.interop.croissant.spec import MAX_CROISSANT_SIZE, croissant_spec
 from catalog.interop.croissant.write import CONTEXT
 from catalog.testing.http_server import LoopbackServer
 
@@ -495,3 +495,20 @@ def test_malformed_croissant_files_are_one_error(tmp_path: Path) -> None:
     deep.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(SpecError, match="not JSON"):
         croissant_spec(str(deep), _config(tmp_path))
+
+
+def test_a_croissant_url_is_read_within_a_size_limit(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    huge = b"[" + b" " * (MAX_CROISSANT_SIZE + 4 * 1024 * 1024) + b"]"
+    url = server.add("/huge/croissant.json", huge)
+    with pytest.raises(DownloadError, match=f"larger than {MAX_CROISSANT_SIZE} bytes"):
+        croissant_spec(url, _config(tmp_path))
+    held = [p.stat().st_size for p in (tmp_path / "dl").rglob("*") if p.is_file()]
+    assert max(held, default=0) <= MAX_CROISSANT_SIZE  # the rest was never written
+    done = run("prepare", url, "--data-dir", str(tmp_path / "data"), "--download-dir",
+               str(tmp_path / "dl"))  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    *progress, line = done.stderr.strip().splitlines()
+    assert "larger than" in line and "--verbose lists every source tried" in line
+    assert all(p.startswith("downloading ") for p in progress)

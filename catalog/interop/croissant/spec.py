@@ -37,7 +37,8 @@ def _load(location: str, manager: DownloadManager) -> tuple[Any, str]:
     """The parsed JSON of the Croissant file at `location` (a path or URL), and a name for it."""
     if urlsplit(location).scheme in ("http", "https"):
         name = urlsplit(location).path.rsplit("/", 1)[-1] or "croissant.json"
-        path = manager.download(Resource((location,), None, None, name)).path
+        wanted = Resource((location,), None, None, name, max_size=MAX_CROISSANT_SIZE)
+        path = manager.download(wanted).path
     else:
         path = Path(location).expanduser()
     try:
