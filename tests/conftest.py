@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -181,3 +182,19 @@ def tabular_builder(
     digest = hashlib.sha256(data).hexdigest()
     (folder / "checksums.tsv").write_text(f"{url}\t{len(data)}\t{digest}\t{name}.npz\n")
     return folder
+
+
+@contextlib.contextmanager
+def small_disk(path: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of `size` mounted at `path` (skips when it cannot be mounted)."""
+    path.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"a small disk needs a tmpfs, which cannot be mounted here: {mounted.stderr}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=30)

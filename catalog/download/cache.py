@@ -5,7 +5,8 @@
     <download_dir>/<sha256[:16]>-<filename>          a verified file, shared across datasets
                                                  (a hard link, for a mirror dir's file)
     <download_dir>/.meta/<key>.json                  its record: url, size, sha256, when
-    <download_dir>/.meta/<key>.lock                  held by the one process fetching it
+    <download_dir>/.meta/<key>.lock                  held by the one process fetching it,
+                                                 removed when it lets go
     <download_dir>/.meta/<key>.part                  an interrupted download, resumed later
 
 ``<key>`` is the cached file's name, so the same bytes are reused whichever dataset, version
@@ -31,6 +32,7 @@ from catalog._util.hashing import Digest
 from catalog.download.checksums import content_name
 from catalog.download.resource import Failure, Resource, verify
 from catalog.errors import DownloadError
+from catalog.storage.diskspace import disk_full
 from catalog.storage.lock_holder import hold
 
 __all__ = ["META_DIR", "Cache", "CachedFile", "cache_path"]
@@ -91,6 +93,7 @@ class Cache:
             on_wait=on_wait,
             cancelled=cancelled,
             cancelled_error=lambda: DownloadError(f"cancelled while waiting for {path}"),
+            remove=True,
         ):
             yield
 
@@ -175,8 +178,15 @@ class Cache:
         self.meta.mkdir(parents=True, exist_ok=True)
         target = self._record_path(path.name)
         temp = target.with_name(f"{target.name}.{secrets.token_hex(4)}.tmp")
-        temp.write_text(json.dumps(record, indent=2) + "\n", "utf-8")
-        temp.replace(target)
+        try:
+            temp.write_text(json.dumps(record, indent=2) + "\n", "utf-8")
+            temp.replace(target)
+        except OSError as error:
+            temp.unlink(missing_ok=True)
+            full = disk_full(error, self.root, f"recording {path.name}")
+            if full is None:
+                raise
+            raise full from None
 
 
 def _stamp(stat: os.stat_result) -> list[int]:

@@ -6,10 +6,11 @@ through :mod:`catalog.storage.paths`: ``download_dir`` ($CATALOG_DOWNLOAD_DIR, e
 ($CATALOG_OFFLINE=1), ``manual_dir`` (``<download dir>/manual``) and ``min_rate``
 ($CATALOG_MIN_DOWNLOAD_RATE, else 32 KiB/s; see :mod:`catalog.download.deadline`).
 
-The defaults bound the time one file can take: a server that never answers fails after two
-attempts of ``connect_timeout`` + ``read_timeout`` (about 30 s), one that stops sending after
-``read_timeout`` per attempt, and one that sends too slowly at the file's deadline
-(60 s + size / ``min_rate``).
+Every configuration bounds the time one file can take (no field switches it off): a server
+that never answers fails after two attempts of ``connect_timeout`` + ``read_timeout`` (about
+30 s), one that stops sending after ``read_timeout`` per attempt, one that drips (under
+``min_rate`` / 8 for ``read_timeout`` seconds) after two such attempts, and one that sends too
+slowly over all at the file's deadline (60 s + size / ``min_rate``, over every URL and retry).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ class DownloadConfig:
     backoff: float = 0.5  # seconds before the first retry round; doubles each round
     max_backoff: float = 30.0  # cap on one wait, Retry-After included
     connect_timeout: float = 10.0  # seconds to establish a connection
-    read_timeout: float = 15.0  # seconds without a byte before a transfer counts as stalled
+    #: seconds without a byte, or under min_rate / 8 on average, before a transfer is stalled
+    read_timeout: float = 15.0
     #: Bytes/s a file must average: its deadline is 60 s + size / min_rate (None: resolved).
     min_rate: float | None = None
     progress: ProgressMode = "auto"

@@ -81,6 +81,7 @@ def fetch(
             if length.isdigit() and int(length):
                 raise _oversized(resource, response, int(length), start)
         digest = Digest.of_file(part) if start else Digest()
+        deadline.begin()
         with open(part, "ab" if start else "wb") as out:
             try:
                 # read1: whatever has arrived, so a transfer that stalls and times out keeps

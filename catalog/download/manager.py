@@ -17,6 +17,7 @@ says it in one line: see :mod:`catalog.download.report`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import random
@@ -42,7 +43,7 @@ from catalog.download.report import Tried, combined_error, download_error, offli
 from catalog.download.resource import Failure, Resource, verify
 from catalog.download.retry import Backoff
 from catalog.errors import CatalogError, DownloadError, SpecError
-from catalog.storage.diskspace import require_free
+from catalog.storage.diskspace import disk_full, require_free
 
 __all__ = ["DownloadManager"]
 
@@ -107,8 +108,25 @@ class DownloadManager:
         """Fetch every resource, several at once; return name -> verified file.
 
         Resources with the same content are fetched once (from all their URLs). Every file
-        is attempted; the error then names all that failed.
+        is attempted; the error then names all that failed. A failed run leaves the download
+        dir as it found it apart from complete, verified files (and the part files of
+        interrupted transfers, which the next run resumes): no lock, no empty folder.
         """
+        created = not self.download_dir.exists()
+        try:
+            return self._download_all(resources)
+        except BaseException:
+            self._tidy(created)
+            raise
+
+    def _tidy(self, created: bool) -> None:
+        """Remove the folders this run made and left empty."""
+        folders = [self.cache.meta, *([self.download_dir] if created else [])]
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty
+
+    def _download_all(self, resources: Mapping[str, Resource]) -> dict[str, CachedFile]:
         unique: dict[str, Resource] = {}
         for r in resources.values():
             key = self.cache.key(r)
@@ -263,6 +281,7 @@ class DownloadManager:
             start=part.stat().st_size if part.is_file() and resource.registered else 0,
             min_rate=self.config.min_rate or DEFAULT_MIN_RATE,
             clock=self._clock,
+            stall_seconds=self.config.read_timeout,
         )
         try:
             for round_ in range(self.config.retries + 1):
@@ -336,6 +355,13 @@ class DownloadManager:
             if failure.checksum:
                 part.unlink(missing_ok=True)
             raise
+        except OSError as error:  # local: the cache's disk, not the URL
+            full = disk_full(error, self.download_dir, f"downloading {resource.filename}")
+            if full is None:
+                raise
+            # Nothing to resume into on a full disk: give its bytes back, keep nothing half.
+            part.unlink(missing_ok=True)
+            raise full from None
         finally:
             bar.close()
         try:

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from catalog.download.deadline import DeadlineExceeded
 from catalog.download.resource import Failure, Resource
-from catalog.errors import CatalogError, ChecksumError, DownloadError
+from catalog.errors import CatalogError, ChecksumError, DownloadError, StorageError
 from catalog.storage.paths import MIRRORS_ENV, OFFLINE_ENV
 
 __all__ = ["Tried", "combined_error", "download_error", "offline_error", "summary"]
@@ -130,6 +130,8 @@ def combined_error(errors: list[CatalogError], total: int) -> CatalogError:
     exc: CatalogError
     if all(isinstance(e, ChecksumError) for e in errors):
         exc = ChecksumError(message)
+    elif all(isinstance(e, StorageError) for e in errors):  # the disk, not the network
+        exc = StorageError(message)
     else:
         exc = DownloadError(message)
     facts = [f for e in errors if isinstance(f := getattr(e, "facts", None), _Facts)]

@@ -63,8 +63,9 @@ class Failure(Exception):
     ``transient``: trying the same URL again later may work (connection errors, timeouts,
     interrupted transfers, HTTP 408/429/5xx); ``retry_after``: seconds the server asked for.
     ``checksum``: the source delivered complete bytes that differ from the registered ones.
-    ``unanswered``: the request timed out before any response (a URL that does that is tried
-    twice at most: a server that never answers costs two timeouts, not one per round).
+    ``unanswered``: the request timed out before any response, or the response stalled (a URL
+    that does that is tried twice at most: a server that never answers, or drips, costs two
+    timeouts, not one per round).
     """
 
     def __init__(

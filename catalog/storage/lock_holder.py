@@ -12,16 +12,17 @@ its process, while something it left behind, e.g. a child, still holds the lock)
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
 import os
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-
-from filelock import FileLock, Timeout
 
 __all__ = ["clear_holder", "describe_holder", "hold", "holder_path", "write_holder"]
 
@@ -88,27 +89,50 @@ def hold(
     on_wait: Callable[[str], object],
     cancelled: threading.Event | None = None,
     cancelled_error: Callable[[], BaseException] | None = None,
+    remove: bool = False,
 ) -> Iterator[None]:
-    """Hold the file lock at `lock`, recording this process as its holder. When another
-    process holds it, call ``on_wait(describe_holder(lock))`` once and wait (until
-    `cancelled` is set, then raise ``cancelled_error()``)."""
-    file_lock = FileLock(str(lock))
-    try:
-        file_lock.acquire(timeout=0)
-    except Timeout:
+    """Hold the file lock at `lock` (an exclusive flock), recording this process as its
+    holder. When another process holds it, call ``on_wait(describe_holder(lock))`` once and
+    wait (until `cancelled` is set, then raise ``cancelled_error()``).
+
+    ``remove``: unlink the lock file on release, so a lock leaves nothing behind. Safe because
+    every holder checks, once it has the flock, that the path still names the file it locked
+    (a file unlinked by its last holder is never mistaken for the lock; it tries again).
+    """
+    fd = _try_lock(lock)
+    if fd is None:
         on_wait(describe_holder(lock))
-        if cancelled is None:
-            file_lock.acquire()
-        else:
-            while not cancelled.is_set():
-                with contextlib.suppress(Timeout):
-                    file_lock.acquire(timeout=0.5)
-                    break
-            else:
+        while fd is None:
+            if cancelled is not None and cancelled.is_set():
                 raise (cancelled_error or (lambda: TimeoutError(f"cancelled: {lock}")))()
+            time.sleep(0.05 if cancelled is None else 0.2)
+            fd = _try_lock(lock)
     try:
         write_holder(lock)
         yield
     finally:
         clear_holder(lock)
-        file_lock.release()
+        if remove:
+            with contextlib.suppress(FileNotFoundError):
+                lock.unlink()
+        os.close(fd)  # lets the flock go
+
+
+def _try_lock(lock: Path) -> int | None:
+    """An fd holding the exclusive flock on the file at `lock`, or None if another holds it."""
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            os.close(fd)
+            if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                return None
+            raise
+        try:
+            same = lock.stat().st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)  # its holder removed it as we opened it: lock the file there now

@@ -15,6 +15,7 @@ from catalog.storage.environment import (
     MIRRORS_ENV,
     OFFLINE_ENV,
 )
+from catalog.storage.remote import RemoteDir, is_url, remote_dir
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -23,6 +24,7 @@ __all__ = [
     "MIRRORS_ENV",
     "OFFLINE_ENV",
     "data_dir",
+    "data_location",
     "download_dir",
     "manual_dir",
     "mirrors",
@@ -34,11 +36,28 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
 
 
+def data_location(explicit: str | os.PathLike[str] | None = None) -> Path | RemoteDir:
+    """The data dir, which may be a URL (`catalog.storage.remote`): `explicit`, else
+    $CATALOG_DATA_DIR, else the platform's user data dir."""
+    given = explicit if explicit is not None else os.environ.get(DATA_DIR_ENV) or None
+    if isinstance(given, RemoteDir):
+        return given
+    if is_url(given):
+        return remote_dir(str(given))
+    return data_dir(explicit)
+
+
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The data dir: `explicit`, else $CATALOG_DATA_DIR, else the platform's user data dir."""
+    """The local data dir: `explicit`, else $CATALOG_DATA_DIR, else the platform's user data
+    dir. A URL is refused here; callers that take one use `data_location`."""
     if explicit is not None:
+        if is_url(explicit) or isinstance(explicit, RemoteDir):
+            raise StorageError(f"{explicit}: this needs a local data dir, not a URL")
         return _given(explicit, "the data dir", f"--data-dir or ${DATA_DIR_ENV}")
     if os.environ.get(DATA_DIR_ENV):
+        if is_url(os.environ[DATA_DIR_ENV]):
+            url = os.environ[DATA_DIR_ENV]
+            raise StorageError(f"${DATA_DIR_ENV}={url}: this needs a local data dir, not a URL")
         return Path(os.environ[DATA_DIR_ENV]).expanduser()
     import platformdirs  # only needed when neither an argument nor the variable says
 

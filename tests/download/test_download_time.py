@@ -12,9 +12,12 @@ from typing import Any
 import pytest
 
 from catalog.download import DownloadConfig, DownloadManager, Resource, resolve_config
-from catalog.download.deadline import BASE_SECONDS, Deadline, DeadlineExceeded, min_rate
+from catalog.download.deadline import BASE_SECONDS, Deadline, DeadlineExceeded, Stalled, min_rate
 from catalog.errors import DownloadError
 from catalog.testing.http_server import Fault, LoopbackServer
+from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
+
+from conftest import write_builder
 
 BODY = bytes(range(256)) * 40 + b"tail"  # 10244 bytes
 
@@ -58,8 +61,10 @@ def test_a_dripping_server_fails_at_the_deadline_and_keeps_its_bytes(
 ) -> None:
     url = server.add("/drip.bin", BODY, fault=Fault(kind="drip", interval=0.002, times=1))
     clock = Clock()  # one "second" per read: the drip is one byte a second
+    # A read timeout longer than the deadline: the overall deadline, not the stall, ends it.
+    options = {"min_rate": 1000.0, "read_timeout": 1000.0, "clock": clock}
     with pytest.raises(DownloadError) as info:
-        manager(tmp_path, min_rate=1000.0, clock=clock).download(resource(url))
+        manager(tmp_path, **options).download(resource(url))
     message = str(info.value)
     # The deadline was 60 s + 10244 B / 1000 B/s; the clock says how far past it we are.
     assert BASE_SECONDS + 10.244 <= clock.now <= BASE_SECONDS + 10.244 + 3
@@ -148,3 +153,75 @@ def test_progress_line_shows_the_deadline(
     url = server.add("/data.bin", BODY)
     manager(tmp_path, progress="lines", min_rate=100.0).download(resource(url))
     assert "; deadline 2 min 42 s (at least 100 B/s)" in capsys.readouterr().err
+
+
+def test_a_dripping_server_is_stalled_after_the_read_timeout(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    url = server.add("/drip.bin", BODY, fault=Fault(kind="drip", interval=0.002))
+    clock = Clock()  # one "second" per read: one byte a second, far under min_rate / 8
+    with pytest.raises(DownloadError) as info:
+        manager(tmp_path, min_rate=1000.0, read_timeout=5.0, clock=clock).download(resource(url))
+    message = str(info.value)
+    assert f"{url}: stalled: " in message and "(2 attempts)" in message
+    assert "under 125 B/s (1/8 of the minimum rate) for longer than read_timeout (5.0 s)" in message
+    assert "DownloadConfig(read_timeout=...)" in message and "CATALOG_MIN_DOWNLOAD_RATE" in message
+    assert len(server.requests) == 2  # a stalling URL is tried twice, like a silent one
+    assert clock.now < 40  # two windows of 5 "seconds" and their reads, not the 70 s deadline
+    # What arrived is kept, and the second attempt resumed from it.
+    assert server.requests[1].headers["Range"].startswith("bytes=")
+    assert BODY.startswith(part_bytes(tmp_path))
+
+
+def test_a_slow_spell_shorter_than_the_read_timeout_is_not_a_stall() -> None:
+    times = iter([0.0, 0.0, *[float(t) for t in range(1, 40)]])
+    deadline = Deadline(
+        size=10**6, start=0, min_rate=8000.0, clock=times.__next__, stall_seconds=10.0
+    )
+    deadline.begin()
+    for second in range(1, 40):
+        # 4 s of 10 B/s every 10 s, 5000 B/s otherwise: slow spells, never a stalled window
+        deadline.add(10 if second % 10 < 4 else 5000, "http://x/y", 0)
+
+
+def test_a_stall_is_measured_over_the_last_read_timeout_seconds() -> None:
+    times = iter([0.0, 0.0, *[float(t) for t in range(1, 40)]])
+    deadline = Deadline(
+        size=10**6, start=0, min_rate=8000.0, clock=times.__next__, stall_seconds=10.0
+    )
+    deadline.begin()
+    for _ in range(1, 20):  # 19 s at full speed
+        deadline.add(8000, "http://x/y", 0)
+    for _ in range(20, 28):  # then 9 B/s: stalled once the last 10 s average under 1000 B/s
+        deadline.add(9, "http://x/y", 0)
+    with pytest.raises(Stalled, match=r"stalled: 8081 bytes in the last 10 s \(808 B/s\)"):
+        deadline.add(9, "http://x/y", 0)
+
+
+@pytest.mark.parametrize("entry", ["data_source", "download_and_prepare"])
+def test_the_python_api_gives_up_on_a_dripping_server_at_its_read_timeout(
+    server: LoopbackServer, tmp_path: Path, entry: str
+) -> None:
+    import time
+
+    import catalog
+
+    files = {
+        "i.gz": write_idx(tmp_path / "i.gz", pattern_images(300)).read_bytes(),
+        "l.gz": write_idx(tmp_path / "l.gz", pattern_labels(300)).read_bytes(),
+    }
+    folder = write_builder(
+        tmp_path / "tiny", server, files, splits={"train": ("i.gz", "l.gz", 300)}
+    )
+    for filename, data in files.items():  # the same URLs, now dripping 20 bytes a second
+        server.add(f"/files/tiny/{filename}", data, fault=Fault(kind="drip", interval=0.05))
+    config = DownloadConfig(read_timeout=1, retries=0)
+    started = time.monotonic()
+    data = tmp_path / "data"
+    with pytest.raises(DownloadError, match=r"stalled: .*read_timeout \(1\.0 s\)"):  # noqa: PT012
+        if entry == "data_source":
+            catalog.data_source(folder, data_dir=data, download_config=config)
+        else:
+            catalog.builder(folder, data_dir=data).download_and_prepare(download_config=config)
+    assert time.monotonic() - started < 20  # two files at once, each about 1 s, not minutes
+    server.release()

@@ -88,6 +88,7 @@ def consumer(tmp_path: Path, script: str) -> Iterator[subprocess.Popen[bytes]]:
             start_new_session=True,
         )
     members = {proc.pid}  # whose segments to remove (a worker may have made a pool too)
+    before = set(Path("/dev/shm").glob("sem.mp-*"))  # multiprocessing's named semaphores
     try:
         yield proc
     finally:
@@ -105,6 +106,24 @@ def consumer(tmp_path: Path, script: str) -> Iterator[subprocess.Popen[bytes]]:
             proc.wait(10)
         for pid in members:
             shm.sweep(f"catalog-{pid}-")
+        # A resource tracker killed with the group unlinks nothing: the semaphores made since
+        # the test began that no live process maps any more are orphans (any process using
+        # one maps it), so they go; another process's are never touched.
+        in_use = mapped_semaphores()
+        for orphan in set(Path("/dev/shm").glob("sem.mp-*")) - before - in_use:
+            with contextlib.suppress(OSError):
+                orphan.unlink()
+
+
+def mapped_semaphores() -> set[Path]:
+    """The /dev/shm/sem.* files (POSIX named semaphores) that any live process maps."""
+    found = set()
+    for maps in Path("/proc").glob("[0-9]*/maps"):
+        with contextlib.suppress(OSError):
+            for line in maps.read_text().splitlines():
+                if "/dev/shm/sem." in line:
+                    found.add(Path(line[line.index("/dev/shm/sem.") :].split(" (deleted)")[0]))
+    return found
 
 
 def read(tmp_path: Path, name: str) -> str:

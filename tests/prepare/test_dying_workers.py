@@ -26,7 +26,7 @@ import pytest
 import catalog
 from catalog.testing.http_server import LoopbackServer
 
-from conftest import idx_builder
+from conftest import idx_builder, small_disk
 
 SHARD = 60_000  # bytes: 300 28x28 examples make 5 shards of 60
 DEADLINE = 120  # seconds for any prepare here
@@ -237,22 +237,6 @@ def test_a_killed_beam_worker_is_one_error_in_bounded_time(
     check_resumes(
         folder, data, tmp_path, kept, "--beam-pipeline-options", beam_options("in_memory")
     )
-
-
-@contextlib.contextmanager
-def small_disk(path: Path, size: str) -> Iterator[Path]:
-    """A tmpfs of `size` mounted at `path` (skips when it cannot be mounted)."""
-    path.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-        capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
-    if mounted.returncode != 0:
-        pytest.skip(f"a small disk needs a tmpfs, which cannot be mounted here: {mounted.stderr}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=30)
 
 
 RUNNERS = {

@@ -77,3 +77,35 @@ def test_holder_records_are_small_and_unreadable_ones_are_said_to_be(tmp_path: P
     assert f"on host {socket.gethostname()}" in describe_holder(lock)
     holder_path(lock).write_bytes(b"{" * 100_000)
     assert describe_holder(lock) == "another process (it left no record of itself)"
+
+
+CONTEND = """
+import os, sys
+from pathlib import Path
+from catalog.storage.lock_holder import hold
+lock, log = Path(sys.argv[1]), Path(sys.argv[2])
+for _ in range(40):
+    with hold(lock, on_wait=lambda holder: None, remove=True):
+        with open(log, "a") as f:
+            f.write(f"in {os.getpid()}\\n")
+            f.flush()
+            f.write(f"out {os.getpid()}\\n")
+"""
+
+
+def test_a_lock_removed_by_its_holder_still_excludes_every_other_process(
+    tmp_path: Path,
+) -> None:
+    # Each holder unlinks the lock file as it lets go; a process that opened the old file
+    # must notice and lock the new one, or two would hold "the lock" at once.
+    lock, log = tmp_path / ".meta" / "x.lock", tmp_path / "log"
+    lock.parent.mkdir()
+    workers = [
+        subprocess.Popen([sys.executable, "-c", CONTEND, str(lock), str(log)]) for _ in range(4)
+    ]
+    assert [w.wait(timeout=120) for w in workers] == [0] * 4
+    lines = log.read_text().splitlines()
+    assert len(lines) == 4 * 40 * 2
+    for enter, leave in zip(lines[::2], lines[1::2], strict=True):
+        assert enter.split()[0] == "in" and leave == f"out {enter.split()[1]}"
+    assert not lock.exists() and not holder_path(lock).exists()

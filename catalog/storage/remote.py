@@ -1,0 +1,175 @@
+"""Data dirs that are URLs: ``s3://bucket/prefix``, ``gs://bucket/prefix`` and read-only
+``https://host/prefix``, through one file-system layer (fsspec with s3fs / gcsfs / aiohttp).
+
+Credentials and endpoints come from each ecosystem's standard places, never from catalog's own
+configuration: for S3 the AWS environment variables and config files (``AWS_ENDPOINT_URL`` for
+S3-compatible servers such as MinIO), for GCS the Google default credentials.
+
+A bucket follows the same publish protocol as a local data dir (`catalog.storage.generations`),
+with a pointer object in place of the symlink, because object stores have no rename::
+
+    <name>[/<config>]/<version>.gen-<id>/   shards + dataset_info.json, immutable
+    <name>[/<config>]/<version>.pointer      {"generation": "<version>.gen-<id>"}, written last
+
+An https data dir may also be a static mirror of a local data dir (a web server that follows the
+``<version>`` symlink): with no pointer object there, ``<version>/`` itself is the generation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from catalog.errors import MissingDependencyError, StorageError
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
+
+__all__ = [
+    "EXTRAS",
+    "DataDir",
+    "RemoteDir",
+    "is_url",
+    "pointer_name",
+    "read_pointer",
+    "remote_dir",
+    "write_pointer",
+]
+
+# scheme -> (the module fsspec needs for it, the catalog extra that installs it)
+EXTRAS: dict[str, tuple[str, str]] = {
+    "s3": ("s3fs", "s3"),
+    "gs": ("gcsfs", "gcs"),
+    "gcs": ("gcsfs", "gcs"),
+    "http": ("aiohttp", "http"),
+    "https": ("aiohttp", "http"),
+}
+_URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://(.*)$")
+POINTER_SUFFIX = ".pointer"
+
+
+def is_url(value: object) -> bool:
+    """Whether `value` names a data dir by URL (``scheme://...``) rather than a local path."""
+    return isinstance(value, str) and _URL.match(value) is not None
+
+
+@dataclass(frozen=True)
+class RemoteDir:
+    """A directory in object storage (or on a web server), named by its URL."""
+
+    url: str  # normalised: no trailing slash
+
+    @property
+    def protocol(self) -> str:
+        return self.url.split("://", 1)[0].lower()
+
+    @property
+    def read_only(self) -> bool:
+        return self.protocol in ("http", "https")
+
+    @property
+    def path(self) -> str:
+        """The path fsspec uses for it (``bucket/prefix`` for s3/gs, the URL for http)."""
+        if self.read_only:
+            return self.url
+        return self.url.split("://", 1)[1]
+
+    @property
+    def name(self) -> str:
+        return self.url.rstrip("/").rsplit("/", 1)[-1]
+
+    def filesystem(self) -> AbstractFileSystem:
+        """fsspec's file system for this URL (fsspec caches one instance per process)."""
+        return _filesystem(self.protocol)
+
+    def joinpath(self, *parts: str) -> RemoteDir:
+        tail = "/".join(p.strip("/") for p in parts if p.strip("/"))
+        return RemoteDir(f"{self.url}/{tail}" if tail else self.url)
+
+    def __truediv__(self, part: str) -> RemoteDir:
+        return self.joinpath(part)
+
+    def __str__(self) -> str:
+        return self.url
+
+    def __fspath__(self) -> str:  # so error messages and f-strings show the URL
+        return self.url
+
+
+DataDir = Path | RemoteDir
+
+
+def remote_dir(url: str) -> RemoteDir:
+    """`url` checked: a scheme catalog reads, a bucket or host, its extra installed."""
+    match = _URL.match(url.strip())
+    if match is None:
+        raise StorageError(f"{url!r} is not a URL (scheme://bucket/prefix)")
+    scheme, rest = match.group(1).lower(), match.group(2).strip("/")
+    if scheme not in EXTRAS:
+        known = ", ".join(f"{s}://" for s in ("s3", "gs", "https"))
+        raise StorageError(f"{url}: catalog does not read {scheme}:// data dirs (it reads {known})")
+    if not rest:
+        raise StorageError(f"{url}: no bucket or host after {scheme}://")
+    _require_extra(scheme)
+    return RemoteDir(f"{scheme}://{rest}")
+
+
+def _require_extra(scheme: str) -> None:
+    module, extra = EXTRAS[scheme]
+    import importlib.util
+
+    for name in ("fsspec", module):
+        if importlib.util.find_spec(name) is None:
+            raise MissingDependencyError(
+                f"{scheme}:// data dirs need {name}: pip install 'catalog[{extra}]'"
+            )
+
+
+_FILESYSTEMS: dict[tuple[int, str], Any] = {}
+
+
+def _filesystem(protocol: str) -> AbstractFileSystem:
+    key = (os.getpid(), protocol)  # a forked child makes its own (event loops do not fork)
+    if key not in _FILESYSTEMS:
+        _require_extra(protocol)
+        import fsspec
+
+        _FILESYSTEMS[key] = fsspec.filesystem(protocol, skip_instance_cache=True)
+    fs: AbstractFileSystem = _FILESYSTEMS[key]
+    return fs
+
+
+def pointer_name(version: str) -> str:
+    return f"{version}{POINTER_SUFFIX}"
+
+
+def read_pointer(dataset_dir: RemoteDir, version: str) -> str | None:
+    """The generation ``<version>.pointer`` names in `dataset_dir`, or None without one."""
+    fs = dataset_dir.filesystem()
+    try:
+        data = fs.cat_file((dataset_dir / pointer_name(version)).path)
+    except FileNotFoundError:
+        return None
+    try:
+        generation = json.loads(data)["generation"]
+    except (ValueError, KeyError, TypeError) as error:
+        raise StorageError(
+            f"{dataset_dir / pointer_name(version)} is not a catalog pointer "
+            f"({error}): remove it and prepare again"
+        ) from error
+    if not isinstance(generation, str) or "/" in generation or not generation:
+        raise StorageError(f"{dataset_dir / pointer_name(version)} names no generation")
+    return generation
+
+
+def write_pointer(dataset_dir: RemoteDir, version: str, generation: str) -> None:
+    """Publish `generation`: one small object, written last (a PUT is atomic in S3 and GCS)."""
+    if dataset_dir.read_only:
+        raise StorageError(f"{dataset_dir} is read-only: prepare into s3:// or gs:// instead")
+    fs = dataset_dir.filesystem()
+    body = json.dumps({"generation": generation}).encode()
+    fs.pipe_file((dataset_dir / pointer_name(version)).path, body)
