@@ -28,6 +28,8 @@ LAYERS: list[set[str]] = [
     {"read"},
     {"loader", "transforms", "torch", "jax"},
     {"interop.tfds"},
+    {"interop.parquet"},  # reuses TFDS's image-path helper
+    {"interop.croissant"},  # describes the Parquet export
     {"api"},
     {"present", "testing"},
     {"cli"},

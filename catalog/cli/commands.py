@@ -47,9 +47,10 @@ COMMANDS = (
     Command(
         "export",
         "catalog.cli.export",
-        "write a prepared dataset as TFRecord files or a TFDS directory",
+        "write a prepared dataset as TFRecord files, a TFDS directory or Parquet files",
     ),
     Command("site", "catalog.cli.site", "write a static web site of the datasets"),
+    Command("croissant", "catalog.cli.croissant", "print a dataset's Croissant 1.0 JSON-LD"),
 )
 
 

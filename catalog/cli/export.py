@@ -1,4 +1,5 @@
-"""`catalog export NAME --format tfrecord|tfds -o DIR`: a dataset for TensorFlow users."""
+"""`catalog export NAME --format tfrecord|tfds|parquet -o DIR`: a dataset for TensorFlow users,
+or as Parquet files for pandas, Polars, DuckDB and Hugging Face datasets."""
 
 from __future__ import annotations
 
@@ -20,12 +21,15 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         description="Write a prepared dataset for TensorFlow users. --format tfrecord: one "
         "TFRecord file of tf.train.Examples per split (<name>-<split>.tfrecord-00000-of-00001; "
         "keys are feature paths, images PNG/JPEG). --format tfds: a complete TFDS directory "
-        "<DIR>/<name>/<version>/ that tfds.builder_from_directory loads. NAME is a prepared "
+        "<DIR>/<name>/<version>/ that tfds.builder_from_directory loads. --format parquet: "
+        "one Parquet file per split (<DIR>/<name>-<split>.parquet) in Hugging Face datasets' "
+        "layout (images as {bytes, path}, class names in the schema metadata; pip install "
+        "'catalog[parquet]'). NAME is a prepared "
         "dataset or the path of a dataset directory (catalog's or TFDS's).",
         example="catalog export fashion_mnist --format tfds -o ~/tensorflow_datasets",
     )
     add_dataset_args(parser, many=False)
-    parser.add_argument("--format", choices=("tfrecord", "tfds"), required=True)
+    parser.add_argument("--format", choices=("tfrecord", "tfds", "parquet"), required=True)
     parser.add_argument("-o", "--output", required=True, metavar="DIR", help="where to write")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing export")
     parser.set_defaults(run=run)
@@ -40,7 +44,15 @@ def run(args: argparse.Namespace) -> int:
             error(f"{args.name} is not prepared; prepare it first: catalog prepare {args.name}")
             return EXIT_USAGE
         info, folder = b.info, b.data_path
-    written = export(info, folder, args.output, format=args.format, overwrite=args.overwrite)
+    if args.format == "parquet":
+        from catalog.interop.parquet.export import export_parquet
+
+        files = export_parquet(info, folder, args.output, overwrite=args.overwrite)
+        written = Path(args.output).expanduser()
+        if len(files) == 1:
+            written = next(iter(files.values()))
+    else:
+        written = export(info, folder, args.output, format=args.format, overwrite=args.overwrite)
     counts = ", ".join(f"{n} {s.num_examples:,}" for n, s in info.splits.items())
     print(f"exported {info.full_name} {info.version} as {args.format} to {written} ({counts})")
     return EXIT_OK

@@ -33,11 +33,13 @@ from catalog.cli.common import (
     dataset_label,
     dataset_name,
     error,
+    exit_code,
     positive_int,
 )
 from catalog.download.report import summary
 from catalog.errors import CatalogError, DatasetNotFoundError
 from catalog.features.image import DOWNSCALE_QUALITY
+from catalog.interop.croissant import is_croissant
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import reusable
 from catalog.storage import paths
@@ -74,7 +76,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "per dataset. A prepared dataset is reused at once. Exit status: 0 all prepared, 1 at "
         "least one failed (the others still run), 2 usage error. A PATH of local files "
         "(a folder of images or audio, CSV/TSV/JSON Lines/Parquet files, WebDataset shards) is "
-        "prepared with no builder.yaml: see the options for local files below.\n\n" + _JSON_HELP,
+        "prepared with no builder.yaml: see the options for local files below. NAME may also "
+        "be a Croissant file (a path or an http(s) URL ending in .json/.jsonld): its files are "
+        "downloaded and checked (sha256) and its record sets prepared as splits.\n\n" + _JSON_HELP,
         example="catalog prepare fashion_mnist mnist --data-dir ~/datasets --json",
     )
     add_dataset_args(parser, many=True)
@@ -307,12 +311,14 @@ def _is_files(text: str) -> bool:
     return False
 
 
-def _builders(args: argparse.Namespace) -> list[DatasetBuilder]:
-    """The builder of each NAME or PATH; the --write-spec folder written."""
+def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
+    """The builder of each NAME or PATH (None for a Croissant file, resolved later); the
+    --write-spec folder written."""
     from catalog.api.files import files_builder
     from catalog.spec.infer.write import write_spec
 
-    is_files = [_is_files(name) for name in args.names]
+    croissant = [is_croissant(name) for name in args.names]
+    is_files = [not c and _is_files(name) for name, c in zip(args.names, croissant, strict=True)]
     given = [f for f in ("name", "label", "fill", "write_spec") if getattr(args, f)]
     if given and (len(args.names) != 1 or not is_files[0]):
         flag = "--" + given[0].replace("_", "-")
@@ -328,8 +334,11 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder]:
         if not args.quiet:
             print(f"note: {text}", file=sys.stderr)
 
-    builders = []
-    for name, files in zip(args.names, is_files, strict=True):
+    builders: list[DatasetBuilder | None] = []
+    for name, files, described in zip(args.names, is_files, croissant, strict=True):
+        if described:
+            builders.append(None)
+            continue
         if not files:
             builders.append(
                 builder(name, data_dir=args.data_dir, image_max_side=args.image_max_side)
@@ -344,11 +353,24 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder]:
     return builders
 
 
+def _croissant_builder(
+    location: str, args: argparse.Namespace, config: DownloadConfig
+) -> DatasetBuilder:
+    """The builder of the dataset a Croissant file describes (its files fetched and read)."""
+    from catalog.api.croissant import croissant_builder
+
+    return croissant_builder(
+        location, data_dir=args.data_dir, download_dir=args.download_dir, download_config=config
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     # Resolve every name first: a typo (DatasetNotFoundError) or a malformed spec (SpecError)
     # is a usage error, reported by main() before any work.
+    # A Croissant file (path or URL, .json/.jsonld) is resolved once the download settings are
+    # known: its spec is made by fetching and reading its files (None here).
     try:
-        builders = _builders(args)
+        found = _builders(args)
     except UsageError as exc:
         error(str(exc))
         return EXIT_USAGE
@@ -368,6 +390,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         error(str(exc))
         return EXIT_USAGE
+    try:
+        builders = [
+            b or _croissant_builder(name, args, config).with_image_max_side(args.image_max_side)
+            for name, b in zip(args.names, found, strict=True)
+        ]
+    except CatalogError as exc:  # a failed download of a Croissant file's data: one line
+        short = None if args.verbose else summary(exc)
+        error(str(exc) if short is None else f"{short}; {_MORE}")
+        return exit_code(exc)
     if args.beam_pipeline_options is not None:
         from catalog.prepare.beam import parse_options
 

@@ -93,6 +93,11 @@ def fetch(
                         raise DownloadError(f"download of {url} cancelled")
                     if resource.size is not None and digest.size + len(chunk) > resource.size:
                         raise _oversized(resource, response, digest.size + len(chunk), start)
+                    if (
+                        resource.max_size is not None
+                        and digest.size + len(chunk) > resource.max_size
+                    ):
+                        raise Failure(f"larger than {resource.max_size} bytes, the most it may be")
                     out.write(chunk)  # a local OSError (disk full) propagates: not the URL's
                     digest.update(chunk)
                     bar.update(len(chunk))

@@ -37,6 +37,9 @@ class Resource:
     #: where it is, never linked into the cache (errors name it), and hashed each time it is
     #: used (a folder by its manifest, `catalog.download.local_tree`).
     in_place: bool = False
+    #: For a file whose size is not known (a Croissant file fetched by URL): the most bytes
+    #: read before the transfer fails (None: no limit but the size, when known).
+    max_size: int | None = None
 
     def __post_init__(self) -> None:
         urls: object = self.urls  # typed as a tuple, but a caller may pass one string

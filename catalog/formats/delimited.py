@@ -24,9 +24,9 @@ row). Options (all optional except the mapping):
   than the header.
 
 Texts become values by the feature's type: Text as is; Scalar and Tensor elements parsed as
-numbers of their dtype; ClassLabel a class name, else an integer index (``"-1"`` needs
-``allow_unlabeled``). Blank lines are skipped. The key is the row index. Errors name the
-file and line.
+numbers of their dtype (a bool one: ``true``/``false`` in any case, or ``1``/``0``);
+ClassLabel a class name, else an integer index (``"-1"`` needs ``allow_unlabeled``). Blank
+lines are skipped. The key is the row index. Errors name the file and line.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 __all__ = ["FORMAT", "examples", "to_value"]
 
 _INT = re.compile(r"^[+-]?\d+$")
+_BOOLS = {"true": True, "false": False, "1": True, "0": False}
 _QUOTING: dict[str, Literal[0, 3]] = {"minimal": csv.QUOTE_MINIMAL, "none": csv.QUOTE_NONE}
 
 
@@ -81,9 +82,9 @@ def to_value(feature: Feature, text: str) -> Any:
         kind = feature.dtype.kind
         if kind == "b":
             word = text.strip().lower()
-            if word not in ("true", "false"):
-                raise ValueError(f"{text!r} is not a boolean (true or false)")
-            return word == "true"
+            if word in _BOOLS:
+                return _BOOLS[word]
+            raise ValueError(f"{text!r} is not a boolean (true/false, 1/0)")
         try:
             if kind in "iu":
                 return int(text)

@@ -68,6 +68,7 @@ __all__ = [
     "prepare_dataset",
     "register_checksums",
     "resources",
+    "split_sources",
     "work_dir",
 ]
 
@@ -445,6 +446,15 @@ def _sources(
             split.name, paths, options, spec.features, scratch / split.name
         )
     return sources
+
+
+def split_sources(
+    spec: BuilderSpec, files: dict[str, CachedFile], manager: DownloadManager, scratch: Path
+) -> dict[str, Source]:
+    """What each split's reader gets, from the downloaded `files` (as `prepare_dataset`
+    resolves them): for a spec made in memory that reads its files before it is complete
+    (a Croissant file's, whose example counts are found by reading)."""
+    return _sources(spec, files, manager, scratch)
 
 
 def _check_class_names(spec: BuilderSpec, split: SplitSpec, source: Source) -> None:

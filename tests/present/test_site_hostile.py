@@ -264,6 +264,9 @@ class Audit(HTMLParser):
         self.policy_at = -1
         self.problems: list[str] = []
         self._in_script = False
+        self._in_data = False  # a JSON-LD data block: never run, so no policy applies
+        self._data: list[str] = []
+        self.data_blocks = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
@@ -277,7 +280,12 @@ class Audit(HTMLParser):
         self.tags += 1
         if tag == "style":
             self.problems.append("a <style> element")
-        if tag == "script":
+        if tag == "script" and values.get("type") == "application/ld+json":
+            self._in_data, self._data = True, []
+            self.data_blocks += 1
+            if values.get("src"):
+                self.problems.append("a data block loaded from elsewhere")
+        elif tag == "script":
             self._in_script = True
             if not values.get("src"):
                 self.problems.append("an inline <script>")
@@ -292,10 +300,17 @@ class Audit(HTMLParser):
                 self.problems.append(f"a {name} of {value!r}")
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "script" and self._in_data:  # the whole block is one JSON document
+            try:
+                json.loads("".join(self._data))
+            except ValueError:
+                self.problems.append(f"a data block that is not JSON: {self._data[:1]!r}")
         if tag == "script":
-            self._in_script = False
+            self._in_script = self._in_data = False
 
     def handle_data(self, data: str) -> None:
+        if self._in_data:
+            self._data.append(data)
         if self._in_script and data.strip():
             self.problems.append(f"script text {data[:40]!r}")
 
@@ -328,6 +343,7 @@ def test_every_page_carries_the_policy_and_no_inline_script(
         assert audit.policies == [POLICY], page
         assert 0 <= audit.policy_at < audit.first_load, page  # before anything it governs
         assert audit.problems == [], page
+        assert audit.data_blocks == (page.parent.name == "datasets"), page  # Croissant JSON-LD
 
 
 def test_an_output_path_in_any_bytes_is_one_line(tmp_path: Path) -> None:

@@ -7,19 +7,24 @@ Every page carries a Content-Security-Policy (`POLICY`, in a ``<meta http-equiv>
 for pages opened from disk and on any host): scripts, styles and images from the site's own
 files only, no inline script, event handler or style, nothing else loaded, no form sent. The
 pages need none of that (``static/site.js`` sets up every behaviour), so a value that one day
-slips past `esc` still cannot run.
+slips past `esc` still cannot run. A dataset page's Croissant description (`json_ld`) is a
+``<script type="application/ld+json">`` data block: browsers never run one (the policy does not
+apply to data), and its JSON writes ``<``, ``>`` and ``&`` as escapes, so nothing in it can end
+the block.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from string import Template
+from typing import Any
 
 from catalog.present.strings import no_surrogates
 
-__all__ = ["GENERATOR", "POLICY", "esc", "page", "table", "tag_links"]
+__all__ = ["GENERATOR", "POLICY", "esc", "json_ld", "page", "table", "tag_links"]
 
 #: The generator meta tag's content: how `catalog site` recognises a folder it wrote.
 GENERATOR = "catalog site"
@@ -32,6 +37,9 @@ POLICY = (
 #: C0 and C1 control characters other than tab, line feed and carriage return: not text, and
 #: parse errors in HTML.
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+#: What a JSON-LD block writes as JSON escapes: markup characters, C1 controls, and the two
+#: line separators old JavaScript parsers choke on.
+_JSON_ESCAPED = re.compile("[<>&\x7f-\x9f\u2028\u2029]")
 
 _PAGE = Template("""\
 <!DOCTYPE html>
@@ -43,7 +51,7 @@ _PAGE = Template("""\
 <meta name="generator" content="$generator">
 <title>$title</title>
 <link rel="stylesheet" href="${root}style.css">
-</head>
+$data</head>
 <body>
 <header class="top"><a href="${root}index.html">catalog</a>$crumb</header>
 <main>
@@ -62,10 +70,23 @@ def esc(text: object) -> str:
     return html.escape(_CONTROLS.sub("\ufffd", no_surrogates(str(text))), quote=True)
 
 
-def page(title: str, body: str, *, root: str, crumb: str = "") -> str:
+def json_ld(doc: Mapping[str, Any]) -> str:
+    """`doc` as a ``<script type="application/ld+json">`` block: ``<``, ``>`` and ``&`` as
+    JSON escapes (no ``</script>`` or ``<!--`` can appear in it), lone surrogates replaced;
+    the JSON parses back to `doc`."""
+    text = no_surrogates(json.dumps(doc, indent=1, ensure_ascii=False))
+    text = _JSON_ESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return f'<script type="application/ld+json">\n{text}\n</script>\n'
+
+
+def page(
+    title: str, body: str, *, root: str, crumb: str = "", data: Mapping[str, Any] | None = None
+) -> str:
     """A whole page: `body` is HTML; `root` is the relative path to the site's root ("" or
-    "../"); `crumb` the current page's name in the top bar (text)."""
+    "../"); `crumb` the current page's name in the top bar (text); `data` a JSON-LD document
+    for the head (`json_ld`)."""
     return _PAGE.substitute(
+        data=json_ld(data) if data is not None else "",
         generator=GENERATOR,
         policy=POLICY,  # no quote, ampersand or angle bracket in it
         title=esc(title),

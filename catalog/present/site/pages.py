@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from catalog._util.units import format_size
 from catalog.info.text import feature_rows
+from catalog.interop.croissant.write import to_croissant
 from catalog.present.site.entries import Entry, class_labels, slug
 from catalog.present.site.html import esc, page, table, tag_links
 
@@ -314,5 +315,9 @@ def dataset_page(entry: Entry, picture: Picture) -> str:
     ]
     body = "\n".join(s for s in sections if s) + "\n"
     return page(
-        f"{entry.full_name} {info.version}: catalog", body, root="../", crumb=entry.full_name
+        f"{entry.full_name} {info.version}: catalog",
+        body,
+        root="../",
+        crumb=entry.full_name,
+        data=to_croissant(info),  # for dataset search engines, as `catalog croissant` prints it
     )

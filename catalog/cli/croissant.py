@@ -1,0 +1,40 @@
+"""`catalog croissant NAME`: the dataset's Croissant 1.0 JSON-LD on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from catalog.api.builder import builder
+from catalog.api.local import local_info
+from catalog.cli.common import EXIT_OK, add_command, add_dataset_args
+from catalog.interop.croissant.write import to_croissant
+from catalog.present.strings import no_surrogates
+
+__all__ = ["register"]
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = add_command(
+        commands,
+        "croissant",
+        description="Print the dataset's Croissant 1.0 metadata (JSON-LD, "
+        "https://mlcommons.org/croissant/): name, description, license, citation, version, "
+        "the source files with their sha256, and one record set per split with a field per "
+        "feature and its data type (class names as enumerations). The fields read the Parquet "
+        "files 'catalog export NAME --format parquet' writes: save this beside them and a "
+        "Croissant reader (mlcroissant) loads the examples. Offline; NAME need not be prepared "
+        "(its spec's counts are used), or is the path of a prepared dataset directory.",
+        example="catalog croissant mnist > out/croissant.json  # beside: catalog export mnist "
+        "--format parquet -o out",
+    )
+    add_dataset_args(parser, many=False)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    info = local_info(args.name)  # a dataset directory given by path, else a builder
+    if info is None:
+        info = builder(args.name, data_dir=args.data_dir).info
+    print(no_surrogates(json.dumps(to_croissant(info), indent=2, ensure_ascii=False)))
+    return EXIT_OK

@@ -1,0 +1,192 @@
+"""A Croissant file (a path or an http(s) URL) -> a checked, in-memory `BuilderSpec`.
+
+`croissant_spec` reads the file (`catalog.interop.croissant.read.parse`), fetches its
+distribution through catalog's download layer (sha256 verified, mirrors and the offline mode
+honoured, cached like any builder's files), then reads each split once with its source-format
+reader to count its examples and find the class names an image folder's labels use. The spec
+it returns is prepared like one a builder.yaml gives: ``DatasetBuilder(spec).prepare()``
+(``catalog prepare metadata.json``) reads the same cached files again.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from catalog.download import DownloadConfig, DownloadManager, Resource
+from catalog.download.checksums import content_name
+from catalog.errors import ChecksumError, SourceFormatError, SpecError
+from catalog.features import ClassLabel, Feature, FeaturesDict
+from catalog.formats import FORMATS
+from catalog.interop.croissant.read import Download, Draft, SplitDraft, parse
+from catalog.prepare.driver import split_sources
+from catalog.spec.model import BuilderSpec, DownloadSpec, SplitSpec
+
+__all__ = ["MAX_CROISSANT_SIZE", "croissant_spec"]
+
+#: The most bytes a Croissant file may hold (they describe data; they are not data).
+MAX_CROISSANT_SIZE = 16 << 20
+
+
+def _load(location: str, manager: DownloadManager) -> tuple[Any, str]:
+    """The parsed JSON of the Croissant file at `location` (a path or URL), and a name for it."""
+    if urlsplit(location).scheme in ("http", "https"):
+        name = urlsplit(location).path.rsplit("/", 1)[-1] or "croissant.json"
+        wanted = Resource((location,), None, None, name, max_size=MAX_CROISSANT_SIZE)
+        path = manager.download(wanted).path
+    else:
+        path = Path(location).expanduser()
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_CROISSANT_SIZE + 1)
+    except OSError as error:
+        raise SpecError(f"{location}: cannot read it ({error.strerror})") from None
+    if len(data) > MAX_CROISSANT_SIZE:
+        raise SpecError(
+            f"{location}: larger than {MAX_CROISSANT_SIZE >> 20} MiB; not a Croissant file"
+        )
+    try:
+        return json.loads(data.decode("utf-8")), location
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise SpecError(f"{location}: not JSON ({error})") from None
+
+
+def _sized(downloads: dict[str, Download], manager: DownloadManager) -> dict[str, DownloadSpec]:
+    """The downloads as a spec's, each with its size: a file whose Croissant entry gives no
+    exact size is taken from the cache (by its sha256; the prepare then verifies it whole) or
+    fetched first, and must then match its sha256."""
+    specs = {}
+    for d in downloads.values():
+        size = d.size
+        cached = manager.download_dir / content_name(d.sha256, d.filename)
+        if size is None and cached.is_file():
+            size = cached.stat().st_size
+        if size is None:
+            got = manager.download(Resource((d.url,), None, None, d.filename))
+            if got.sha256 != d.sha256:
+                raise ChecksumError(
+                    f"{d.url}: sha256 mismatch: the Croissant file says {d.sha256}, the "
+                    f"server sent {got.sha256} ({got.size} bytes)"
+                )
+            size = got.size
+        specs[d.name] = DownloadSpec(d.name, d.url, (), size, d.sha256, d.filename)
+    return specs
+
+
+def _features(draft: Draft, found: dict[str, set[str]]) -> FeaturesDict:
+    """The spec's features: every split's, which must agree; a label whose names the files
+    give gets the sorted names found in every split."""
+    features: dict[str, Feature] = {}
+    first = next(iter(draft.splits.values()))
+    for split in draft.splits.values():
+        if sorted(split.features) != sorted(first.features):
+            raise SpecError(
+                f"not supported yet: record sets {first.name} and {split.name} have different "
+                f"fields ({', '.join(first.features)} / {', '.join(split.features)}); the splits "
+                "of one dataset have the same features"
+            )
+        for name, feature in split.features.items():
+            if feature is None:
+                feature = ClassLabel(names=sorted(found.get(name, set())) or ["none"])
+            if name in features and features[name].to_json() != feature.to_json():
+                raise SpecError(
+                    f"record set {split.name}: field {name!r} is {feature!r} here but "
+                    f"{features[name]!r} in another record set; one dataset has one type per field"
+                )
+            features[name] = feature
+    return FeaturesDict(features)
+
+
+def _options(split: SplitDraft) -> dict[str, Any]:
+    """The split's options, with its format's defaults for those the Croissant file does
+    not decide (what a builder.yaml's loader fills in)."""
+    fmt = FORMATS[split.format]
+    defaults = {name: copy.deepcopy(option.default) for name, option in fmt.options.items()}
+    return {**defaults, **split.options}
+
+
+def _split_features(split: SplitDraft, features: FeaturesDict) -> FeaturesDict:
+    return FeaturesDict({name: features[name] for name in split.features})
+
+
+def _placeholders(split: SplitDraft) -> FeaturesDict:
+    """The split's features, a label whose names are not known yet standing as one class."""
+    return FeaturesDict({n: f or ClassLabel(names=["?"]) for n, f in split.features.items()})
+
+
+def croissant_spec(location: str, config: DownloadConfig) -> BuilderSpec:
+    """The spec of the dataset the Croissant file at `location` describes; `config` is a
+    resolved download config (`catalog.download.resolve_config`)."""
+    fetch = dataclasses.replace(config, register_checksums=True)  # files without a size
+    with DownloadManager(fetch) as manager:
+        doc, where = _load(location, manager)
+        draft = parse(doc, where)
+        splits = {
+            s.name: SplitSpec(s.name, s.format, s.files, 1, _options(s))
+            for s in draft.splits.values()
+        }
+        for name, split in splits.items():  # a bad option fails before any data is fetched
+            problem = FORMATS[split.format].problem(
+                split.options, _placeholders(draft.splits[name])
+            )
+            if problem:
+                raise SpecError(f"{where}: record set {name}: {problem}")
+        downloads = _sized(draft.downloads, manager)
+    spec = BuilderSpec(
+        name=draft.name,
+        version=draft.version,
+        features=_features(draft, {}),
+        downloads=downloads,
+        splits=splits,
+        description=draft.description or f"The dataset {where} describes (Croissant).",
+        homepage=draft.homepage if urlsplit(draft.homepage).scheme in ("http", "https") else "",
+        citation=draft.citation,
+        license=draft.license,
+        tags=("croissant",),
+    )
+    counts, found = _read_once(spec, draft, config)
+    features = _features(draft, found)
+    for name, split in spec.splits.items():
+        fmt = FORMATS[split.format]
+        problem = fmt.problem(split.options, _split_features(draft.splits[name], features))
+        if problem:
+            raise SpecError(f"{where}: record set {name}: {problem}")
+        splits[name] = dataclasses.replace(split, num_examples=counts[name])
+    return spec.replace(features=features, splits=splits)
+
+
+def _read_once(
+    spec: BuilderSpec, draft: Draft, config: DownloadConfig
+) -> tuple[dict[str, int], dict[str, set[str]]]:
+    """Each split's example count and, per label feature without names, the labels found:
+    the split's files read once by its reader (verified downloads, from the cache)."""
+    counts: dict[str, int] = {}
+    found: dict[str, set[str]] = {}
+    with DownloadManager(config) as manager, tempfile.TemporaryDirectory() as scratch:
+        files = manager.download_all(
+            {
+                d.name: Resource(d.urls, d.size, d.sha256, d.filename)
+                for d in spec.downloads.values()
+            }
+        )
+        for name, split in spec.splits.items():
+            one = spec.replace(features=_placeholders(draft.splits[name]), splits={name: split})
+            quick = {**split.options}
+            if "reencode_invalid" in quick:
+                quick["reencode_invalid"] = False  # counting needs no pixels
+            source = split_sources(one, files, manager, Path(scratch))[name]
+            source = dataclasses.replace(source, options=quick)
+            count = 0
+            for _, example in FORMATS[split.format].examples(source):
+                count += 1
+                if draft.splits[name].features.get("label", 0) is None:
+                    found.setdefault("label", set()).add(str(example["label"]))
+            if count == 0:
+                raise SourceFormatError(f"{spec.name}: record set {name} has no records")
+            counts[name] = count
+    return counts, found
