@@ -164,7 +164,10 @@ fashion_mnist                  3.0.1  train 60000, test 10000                   
 glue/cola                      2.0.0  train 8551, validation 1043, test 1063       368.1 KiB to download  (default config)
 glue/sst2                      2.0.0  train 67349, validation 872, test 1821       7.1 MiB to download
 horses_or_humans               3.0.0  train 1027, test 256                         153.6 MiB to download
-imagenette/full-size           1.0.0  train 12894, validation 500                  1.4 GiB to download    (default config)
+imagenette/full-size-v2        1.0.0  train 9469, validation 3925                  1.5 GiB to download    (default config)
+imagenette/320px-v2            1.0.0  train 9469, validation 3925                  325.8 MiB to download
+imagenette/160px-v2            1.0.0  train 9469, validation 3925                  94.4 MiB to download
+imagenette/full-size           1.0.0  train 12894, validation 500                  1.4 GiB to download
 imagenette/320px               1.0.0  train 12894, validation 500                  325.5 MiB to download
 imagenette/160px               1.0.0  train 12894, validation 500                  94.2 MiB to download
 imdb_reviews/plain_text        1.0.0  train 25000, test 25000, unsupervised 50000  80.2 MiB to download   (default config)
