@@ -63,7 +63,10 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
         if command is running:
             importlib.import_module(command.module).register(commands)
         else:
-            commands.add_parser(command.name, aliases=list(command.aliases), help=command.help)
+            # catalog's formatter: argparse's own would import shutil (and bz2, lzma) to
+            # find the terminal's width, a fifth of `catalog --help`'s start-up
+            commands.add_parser(command.name, aliases=list(command.aliases), help=command.help,
+                                formatter_class=HelpFormatter)  # fmt: skip
     return parser
 
 

@@ -12,9 +12,12 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from catalog.features import FeaturesDict
+from catalog.spec.files import CHECKSUMS_FILE, SPEC_FILE
+
+if TYPE_CHECKING:  # annotations only: loading a spec imports the features, naming one does not
+    from catalog.features import FeaturesDict
 
 __all__ = [
     "CHECKSUMS_FILE",
@@ -24,9 +27,6 @@ __all__ = [
     "FileRef",
     "SplitSpec",
 ]
-
-SPEC_FILE = "builder.yaml"
-CHECKSUMS_FILE = "checksums.tsv"
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import catalog
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 
@@ -211,6 +213,33 @@ yelp_polarity_reviews          0.2.0  train 560000, test 38000                  
 def test_list_shows_every_dataset_from_the_specs(tmp_path: Path) -> None:
     assert ok(run("list", data_dir=tmp_path)) == LIST
     assert not list(tmp_path.iterdir())  # nothing written, nothing prepared
+
+
+def test_list_is_the_same_read_from_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first listing loads every spec and writes the index; the next ones read it
+    (catalog.spec.index): the same lines, the same JSON, and no YAML or NumPy imported."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    data = tmp_path / "data"
+    first = [ok(run("list", data_dir=data)), ok(run("list", "--json", data_dir=data))]
+    assert list((tmp_path / "cache" / "catalog").glob("list-index-*.json"))
+    assert [ok(run("list", data_dir=data)), ok(run("list", "--json", data_dir=data))] == first
+    assert first[0] == LIST
+    probe = textwrap.dedent("""\
+        import runpy, sys
+        sys.argv = ["catalog", "list"]
+        try:
+            runpy.run_module("catalog", run_name="__main__")
+        except SystemExit:
+            pass
+        print(sorted({"yaml", "numpy"} & set(sys.modules)), file=sys.stderr)
+    """)
+    env = {**os.environ, "CATALOG_DATA_DIR": str(data)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert done.stdout == LIST and done.stderr == "[]\n", done.stderr
 
 
 def test_list_json(tmp_path: Path) -> None:
