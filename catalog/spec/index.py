@@ -63,13 +63,16 @@ FULL_NAME, VERSION, SPLITS, DOWNLOAD_SIZE, DEFAULT, CONFIG_DESCRIPTION = range(6
 
 
 def cache_dir() -> Path:
-    """The user's cache dir for catalog (see the module docstring)."""
+    """The user's cache dir for catalog (see the module docstring). RuntimeError when there
+    is no home directory to put it in."""
     if sys.platform == "win32":
         base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
     elif sys.platform == "darwin":
         base = str(Path.home() / "Library" / "Caches")
     else:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        base = os.environ.get("XDG_CACHE_HOME", "")
+        if not Path(base).is_absolute():  # the XDG spec: a relative path is ignored
+            base = str(Path.home() / ".cache")
     return Path(base) / "catalog"
 
 
@@ -127,9 +130,35 @@ def summarize(folder: Path) -> Summary:
     return {"entry": entry, "description": spec.description, "rows": rows}
 
 
-def _read_index(path: Path, code: list[Any]) -> dict[str, Any]:
+def _well_formed(cached: Any, key: list[Any]) -> bool:
+    """Whether `cached` is an index entry made for `key` holding a summary of the right
+    shape (the index file is read back, so a hand-edited one must not break a listing)."""
+    if not (isinstance(cached, dict) and cached.get("key") == key):
+        return False
+    summary = cached.get("summary")
+    if not (isinstance(summary, dict) and isinstance(summary.get("entry"), dict)):
+        return False
+    rows, tags = summary.get("rows"), summary["entry"].get("tags")
+    return (
+        isinstance(summary.get("description"), str)
+        and isinstance(tags, list)
+        and all(isinstance(t, str) for t in tags)
+        and isinstance(rows, list)
+        and all(isinstance(r, list) and len(r) == _ROW_TYPES_LEN and all(
+            isinstance(v, t) for v, t in zip(r, _ROW_TYPES, strict=True)) for r in rows)
+    )  # fmt: skip
+
+
+#: The types of a row's fields (see `Summary`).
+_ROW_TYPES = (str, str, list, int, bool, str)
+_ROW_TYPES_LEN = len(_ROW_TYPES)
+
+
+def _read_index(path: Path | None, code: list[Any]) -> dict[str, Any]:
     """The index at `path` if it is one this catalog wrote, else an empty one."""
     empty: dict[str, Any] = {"code": code, "registry": None, "builders": {}}
+    if path is None:
+        return empty
     try:
         with open(path, "rb") as f:
             data = json.loads(f.read())
@@ -144,8 +173,10 @@ def _read_index(path: Path, code: list[Any]) -> dict[str, Any]:
     return data if ok else empty
 
 
-def _write_index(path: Path, data: dict[str, Any]) -> None:
+def _write_index(path: Path | None, data: dict[str, Any]) -> None:
     """Replace the index at `path` whole; a cache that cannot be written is skipped."""
+    if path is None:
+        return
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -179,7 +210,10 @@ def summaries() -> Iterator[tuple[str, Summary | CatalogError]]:
     spec raises). Specs are loaded only for folders whose files changed since the index
     was written; the index is written again when anything in it changed."""
     registry_path = registry.registry_file()
-    path = index_file(registry_path)
+    try:
+        path: Path | None = index_file(registry_path)
+    except RuntimeError:  # no home directory: no cache dir, every spec loaded
+        path = None
     index = _read_index(path, _code_key())
     datasets, changed = _registered(index, registry_path)
     builders: dict[str, Any] = index["builders"]
@@ -190,7 +224,7 @@ def summaries() -> Iterator[tuple[str, Summary | CatalogError]]:
         folder = datasets[name]
         key = [_stat(join(folder, SPEC_FILE)), _stat(join(folder, CHECKSUMS_FILE))]
         cached = builders.get(folder)
-        if cached is not None and cached.get("key") == key and "summary" in cached:
+        if cached is not None and _well_formed(cached, key):
             kept[folder] = cached
             results.append((name, cached["summary"]))
             continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -216,7 +217,7 @@ def test_a_damaged_index_is_read_as_none(damage: bytes, tmp_path: Path) -> None:
     }  # fmt: skip
 
 
-def test_a_damaged_or_unwritable_index_is_only_a_slower_listing(
+def test_a_cut_index_is_rebuilt(
     listing: tuple[Path, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, loads = listing
@@ -228,6 +229,12 @@ def test_a_damaged_or_unwritable_index_is_only_a_slower_listing(
     assert run_list() == first and len(loads) == COUNT + 2 * (COUNT // 10)
     loads.clear()
     assert run_list() == first and loads == []  # rebuilt whole
+
+
+def test_an_unwritable_cache_dir_is_only_a_slower_listing(
+    listing: tuple[Path, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = run_list()
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
@@ -249,3 +256,32 @@ def test_a_new_registry_entry_and_another_catalog_are_noticed(
     assert index._read_index(path, index._code_key())["builders"]
     monkeypatch.setattr(index, "__version__", "999.0.0")  # an upgrade: every summary again
     assert index._read_index(path, index._code_key())["builders"] == {}
+
+
+def test_a_hand_edited_entry_is_made_again(listing: tuple[Path, list[str]]) -> None:
+    root, loads = listing
+    first = run_list()
+    path = index.index_file(root / "registry.yaml")
+    data = json.loads(path.read_text("utf-8"))
+    folder = str(root / "synth_0005")
+    data["builders"][folder]["summary"]["rows"][0][2] = "train 5"  # splits: not a list
+    data["builders"][str(root / "synth_0006")]["summary"]["entry"]["tags"] = None
+    path.write_text(json.dumps(data))
+    assert run_list() == first and sorted(loads) == ["synth_0005", "synth_0006"]
+
+
+def test_where_the_index_lives(
+    listing: tuple[Path, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, loads = listing
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # ignored, as XDG says
+    assert index.cache_dir() == tmp_path / "home" / ".cache" / "catalog"
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(index, "cache_dir", no_home)
+    code, out, err = run_list()  # no cache dir at all: every spec, every time
+    assert code == 0 and len(out.splitlines()) == COUNT + COUNT // 10 and err == ""
+    assert len(loads) == COUNT + 2 * (COUNT // 10)
