@@ -138,3 +138,24 @@ def test_start_up_imports_only_what_the_command_needs(
             env=env,
         )  # fmt: skip
     assert result.stderr.splitlines()[-1] == allowed, result.stderr
+
+
+def test_commands_not_built_up_front_still_parse_and_show_in_help() -> None:
+    """`catalog --help` names every command without building its parser (catalog.cli): one
+    parsed later is built then, aliases included; the help lists each with its line."""
+    import importlib
+
+    from catalog.cli import _parser
+    from catalog.cli.commands import COMMANDS
+
+    parser = _parser(["--help"])
+    text = parser.format_help()
+    for command in COMMANDS:
+        assert command.help.split()[0] in text and f"\n    {command.name}" in text
+    assert "rm (clean)" in text
+    args = parser.parse_args(["list", "--json"])
+    assert args.json is True and args.run is importlib.import_module("catalog.cli.listing").run
+    args = _parser(["--help"]).parse_args(["clean", "mnist"])
+    assert args.run is importlib.import_module("catalog.cli.rm").run
+    with pytest.raises(SystemExit):
+        _parser(["--help"]).parse_args(["frob"])
