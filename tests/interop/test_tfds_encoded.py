@@ -21,6 +21,7 @@ import pytest
 from array_record.python.array_record_module import ArrayRecordReader, ArrayRecordWriter
 
 import catalog
+from catalog.interop.tfds import encoded
 from catalog.interop.tfds.codec import ExampleCodec
 from catalog.interop.tfds.directory import read_tfds_info
 from catalog.interop.tfds.importer import import_tfds
@@ -207,6 +208,20 @@ def test_a_damaged_record_is_named(case: str, file_format: str, tmp_path: Path) 
     shard = folder / SHARD.format(file_format)
     assert message.startswith(f"{shard}: record 2 (split 'train') cannot be decoded"), message
     assert f"feature {feature}" in message and reason in message, message
+
+
+def test_an_open_sized_zlib_stream_is_inflated_no_further_than_the_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Tensor((None, 3)) in zlib: its size is open, so inflating stops at MAX_INFLATED."""
+    monkeypatch.setattr(encoded, "MAX_INFLATED", 1000)
+    feature = catalog.FeaturesDict({"rows": catalog.Tensor((None, 3), "int64")})
+    codec = ExampleCodec(feature, encodings={"rows": "zlib"})
+    fits = np.arange(41 * 3).reshape(41, 3)  # 984 bytes
+    assert codec.decode(codec.encode({"rows": fits}))["rows"].tolist() == fits.tolist()
+    record = encode_example({"rows": [zlib.compress(b"\0" * 10**7)]})
+    with pytest.raises(catalog.SourceFormatError, match="'rows'.*more than 1000 bytes"):
+        codec.decode(record)
 
 
 def _features(folder: Path, change: Callable[[dict[str, Any]], None]) -> None:

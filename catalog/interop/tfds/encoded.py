@@ -1,17 +1,19 @@
 """Tensors TFDS stores as bytes: ``Tensor(..., encoding="bytes")`` and ``encoding="zlib"``.
 
 TFDS writes such a tensor as one item of a BytesList: its values' raw bytes in its dtype
-(``ndarray.tobytes()``: row-major, little-endian on every machine TFDS runs on), compressed
-with zlib for ``"zlib"``. A tensor with more than one unknown dimension is two keys,
-``<key>/shape`` (an Int64List of its dimensions) and ``<key>/value`` (the bytes). In a
-Sequence, each element is one item of the BytesList (``<key>/shape`` then holds every
-element's dimensions one after the other).
+(``ndarray.tobytes()``: row-major, in the machine's byte order, read here as little-endian,
+that of the x86 and ARM machines TFDS runs on), compressed with zlib for ``"zlib"``. A tensor
+with more than one unknown dimension is two keys, ``<key>/shape`` (an Int64List of its
+dimensions) and ``<key>/value`` (the bytes). In a Sequence, each element is one item of the
+BytesList; a Sequence of tensors with more than one unknown dimension is refused (TFDS itself
+reads one back only when all its elements have one shape), as are nested Sequences of them.
 
 The bytes were written by other code, so nothing in them is trusted: the number of bytes
 must be exactly what the shape and dtype hold (a zlib stream is inflated no further than
-that), a bool byte must be 0 or 1, a stored shape must agree with the feature's known
-dimensions; anything else is `catalog.interop.tfrecord.checked.Mismatch`, which the codec
-names with the feature, and the data source with the file and the record.
+that, or than `MAX_INFLATED` when an unknown dimension leaves the size open), a bool byte
+must be 0 or 1, a stored shape must agree with the feature's known dimensions; anything else
+is `catalog.interop.tfrecord.checked.Mismatch`, which the codec names with the feature, and
+the data source with the file and the record.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ __all__ = ["ENCODINGS", "is_dynamic", "sequence_getter", "sequence_putter", "ten
 #: TFDS's ``tfds.features.Encoding`` values: "none" is the plain Int64List/FloatList layout.
 ENCODINGS = ("none", "bytes", "zlib")
 
+#: The most a zlib stream of an element whose size its shape does not fix (an unknown
+#: dimension) may inflate to; one of a known size inflates to exactly that size, no further.
+MAX_INFLATED = 1 << 30
+
 Parsed = Mapping[str, Value]
 Getter = Callable[[Parsed], Any]
 Putter = Callable[[Any, dict[str, Any]], None]
@@ -55,14 +61,17 @@ def _check_feature(feature: Feature, key: str, encoding: str) -> tuple[int | Non
 
 
 def _inflate(data: bytes, limit: int | None) -> bytes:
-    """`data` inflated (zlib), never past `limit` + 1 bytes when a limit is known."""
+    """`data` inflated (zlib), never past `limit` + 1 bytes (`MAX_INFLATED` + 1 when the
+    size is not known)."""
     inflater = zlib.decompressobj()
     try:
-        out = inflater.decompress(data, 0 if limit is None else limit + 1)
+        out = inflater.decompress(data, (MAX_INFLATED if limit is None else limit) + 1)
     except zlib.error as error:
         raise checked.Mismatch(f"not a zlib stream ({error})") from None
     if limit is not None and len(out) > limit:
         raise checked.Mismatch(f"its zlib stream holds more than the {limit} bytes expected")
+    if limit is None and len(out) > MAX_INFLATED:
+        raise checked.Mismatch(f"its zlib stream inflates to more than {MAX_INFLATED} bytes")
     if not inflater.eof:
         raise checked.Mismatch("its zlib stream is cut short")
     return out
