@@ -240,12 +240,16 @@ def make_eurosat() -> None:
     write_zip(out_dir("eurosat") / "EuroSAT.zip", members)
 
 
-#: imagenette config -> (archive, its root dir, size); and per split the files read, in the
-#: order read (sorted), with their label, plus files left out (lower-case .jpg).
+#: imagenette config -> (archive, its root dir, size) (-v2: the imagenette2 archives); and per
+#: split the files read, in the order read (sorted), with their label, plus files left out
+#: (lower-case .jpg).
 IMAGENETTE = {
     "full-size": ("imagenette.tgz", "imagenette", 12),
     "320px": ("imagenette-320.tgz", "imagenette-320", 8),
     "160px": ("imagenette-160.tgz", "imagenette-160", 4),
+    "full-size-v2": ("imagenette2.tgz", "imagenette2", 14),
+    "320px-v2": ("imagenette2-320.tgz", "imagenette2-320", 10),
+    "160px-v2": ("imagenette2-160.tgz", "imagenette2-160", 6),
 }
 IMAGENETTE_FILES = {
     "train": [("n01440764", "n01440764_1.JPEG"), ("n01440764", "n01440764_10026.JPEG"),
@@ -255,7 +259,8 @@ IMAGENETTE_FILES = {
 
 
 def imagenette_colour(config: str, split: str, i: int) -> tuple[int, int, int]:
-    base = list(IMAGENETTE).index(config) * 60 + (100 if split == "validation" else 0)
+    # 0, 60, 120 for the v1 configs, 10, 70, 130 for the v2 ones: every channel in 0..255
+    base = list(IMAGENETTE).index(config) * 60 % 170 + (100 if split == "validation" else 0)
     return (base + 20 * i, 255 - base - 10 * i, 30 + i)
 
 

@@ -19,9 +19,10 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from catalog._version import __version__
-from catalog.cli.commands import COMMANDS, find
+from catalog.cli.commands import COMMANDS, Command, find
 from catalog.cli.common import (
     ENVIRONMENT,
     EXIT_HELP,
@@ -46,6 +47,33 @@ examples:
 """
 
 
+class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """The subcommands. Each is named (in `--help`, and as a choice) without building its
+    parser: only the command that runs needs one, and building the others (with argparse's
+    translated messages) was a fifth of `catalog --help`'s start-up."""
+
+    def add_unbuilt(self, command: Command) -> None:
+        """Name `command` with its help line; its parser is made if it is ever parsed."""
+        aliases = list(command.aliases)
+        self._choices_actions.append(self._ChoicesPseudoAction(command.name, aliases, command.help))
+        for name in (command.name, *aliases):
+            self._name_parser_map[name] = command  # a placeholder, built in __call__
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        command = self._name_parser_map.get(values[0])
+        if isinstance(command, Command):  # not built up front (`_parser` builds the one named)
+            for name in (command.name, *command.aliases):
+                del self._name_parser_map[name]
+            importlib.import_module(command.module).register(self)
+        super().__call__(parser, namespace, values, option_string)
+
+
 def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     """The parser for `argv`: the command it names in full (its module imported), every other
     command by its name and help line only."""
@@ -58,12 +86,15 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"catalog {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", action=_Commands
+    )
+    assert isinstance(commands, _Commands)
     for command in COMMANDS:
         if command is running:
             importlib.import_module(command.module).register(commands)
         else:
-            commands.add_parser(command.name, aliases=list(command.aliases), help=command.help)
+            commands.add_unbuilt(command)
     return parser
 
 

@@ -2,8 +2,9 @@
 
 A dataset with configs gets one line per config (``cmaterdb/telugu``), the default one marked.
 ``--tag`` keeps datasets with every tag given, and a search word keeps those whose name,
-description or tags contain it (case-insensitive). Reads the builder specs only: no network,
-no data dir.
+description or tags contain it (case-insensitive). Reads the builder specs only (through the
+registry's index, `catalog.spec.index`: a spec is loaded again only when its files changed):
+no network, no data dir.
 """
 
 from __future__ import annotations
@@ -16,9 +17,16 @@ from typing import Any
 from catalog._util.units import format_size
 from catalog.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, add_command, error
 from catalog.errors import CatalogError
-from catalog.spec.load import load_spec
-from catalog.spec.model import BuilderSpec
-from catalog.spec.registry import builder_dir, list_datasets
+from catalog.spec.index import (
+    CONFIG_DESCRIPTION,
+    DEFAULT,
+    DOWNLOAD_SIZE,
+    FULL_NAME,
+    SPLITS,
+    VERSION,
+    Summary,
+    summaries,
+)
 
 __all__ = ["register"]
 
@@ -50,64 +58,41 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser.set_defaults(run=run)
 
 
-def _entry(spec: BuilderSpec) -> dict[str, Any]:
-    """One dataset in `catalog list --json` (for one with configs: its default config's
-    version, splits and downloads, and the names of every config)."""
-    return {
-        "name": spec.name,
-        "version": spec.version,
-        "tags": list(spec.tags),
-        "configs": list(spec.configs),
-        "default_config": spec.default_config,
-        "splits": {name: s.num_examples for name, s in spec.splits.items()},
-        "download_size": _download_size(spec),
-        "num_downloads": len(spec.downloads),
-    }
-
-
-def _download_size(spec: BuilderSpec) -> int:
-    return sum(d.size or 0 for d in spec.downloads.values())
-
-
-def _row(spec: BuilderSpec) -> tuple[str, ...]:
+def _row(row: list[Any]) -> tuple[str, ...]:
     return (
-        spec.full_name,
-        spec.version,
-        ", ".join(f"{split} {s.num_examples}" for split, s in spec.splits.items()),
-        f"{format_size(_download_size(spec))} to download",
-        "(default config)" if spec.configs and spec.config == spec.default_config else "",
+        row[FULL_NAME],
+        row[VERSION],
+        ", ".join(f"{split} {count}" for split, count in row[SPLITS]),
+        f"{format_size(row[DOWNLOAD_SIZE])} to download",
+        "(default config)" if row[DEFAULT] else "",
     )
 
 
-def matches(spec: BuilderSpec, tags: list[str], search: str | None) -> bool:
-    """Whether `spec` has every tag in `tags` and, with `search`, contains it in its name,
-    config, description or tags (case-insensitive)."""
-    if not set(tags) <= set(spec.tags):
+def matches(summary: Summary, row: list[Any], tags: list[str], search: str | None) -> bool:
+    """Whether a dataset (or config) `row` of `summary` has every tag in `tags` and, with
+    `search`, contains it in its name, config, description or tags (case-insensitive)."""
+    if not set(tags) <= set(summary["entry"]["tags"]):
         return False
     if not search:
         return True
-    text = " ".join([spec.full_name, spec.description, spec.config_description, *spec.tags])
-    return search.lower() in text.lower()
+    parts = [row[FULL_NAME], summary["description"], row[CONFIG_DESCRIPTION]]
+    return search.lower() in " ".join([*parts, *summary["entry"]["tags"]]).lower()
 
 
 def run(args: argparse.Namespace) -> int:
     entries, rows, failed = [], [], False
     known_tags: set[str] = set()
-    for name in list_datasets():
-        try:
-            folder = builder_dir(name)
-            spec = load_spec(folder)
-            specs = [load_spec(folder, config) for config in spec.configs] or [spec]
-        except CatalogError as exc:  # one broken builder must not hide the others
-            error(f"{name}: {exc}")
+    for name, summary in summaries():
+        if isinstance(summary, CatalogError):  # one broken builder must not hide the others
+            error(f"{name}: {summary}")
             failed = True
             continue
-        known_tags.update(tag for s in specs for tag in s.tags)
-        specs = [s for s in specs if matches(s, args.tag, args.search)]
-        if not specs:
+        known_tags.update(summary["entry"]["tags"])
+        kept = [row for row in summary["rows"] if matches(summary, row, args.tag, args.search)]
+        if not kept:
             continue
-        entries.append(_entry(spec))
-        rows += [_row(s) for s in specs]
+        entries.append(summary["entry"])
+        rows += [_row(row) for row in kept]
     unknown = sorted(set(args.tag) - known_tags)
     if unknown:  # a typo, not an empty answer: say so, with the tags there are
         tags = ", ".join(repr(t) for t in unknown)

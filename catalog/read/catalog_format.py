@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from catalog.features import FeaturesDict
 from catalog.features.codec import RECORD_FORMAT, RecordCodec
 from catalog.info.dataset_info import DatasetInfo
 from catalog.read.array_record import open_reader
@@ -27,12 +26,12 @@ class CatalogRecords(RecordFormat):
 
     def codec(
         self,
-        features: FeaturesDict,
+        info: DatasetInfo,
         *,
         skip: Iterable[str],
         decoders: Mapping[str, Callable[[bytes], Any]],
     ) -> RecordCodec:
-        return RecordCodec(features, skip=skip, decoders=decoders)
+        return RecordCodec(info.features, skip=skip, decoders=decoders)
 
     def open(self, path: str, info: DatasetInfo) -> ShardReader:
         reader: ShardReader = open_reader(path, compressed=is_compressed(info.shard_options))

@@ -58,7 +58,7 @@ class Decoding:
                     f"of the stored bytes, got {decoder!r}"
                 )
         codec = record_format.codec(
-            info.features,
+            info,
             skip=[path for path, d in decoders.items() if d is False],
             decoders={path: d for path, d in decoders.items() if d is not False},
         )

@@ -3,9 +3,10 @@
 A dataset's ``dataset_info.json`` names the format of its records (``record_format["name"]``).
 A `RecordFormat` registered under that name is what `DataSource` reads them through:
 
-- `RecordFormat.codec`: the codec for the dataset's features (``skip`` / ``decoders`` as
-  ``decoders=`` gives them), something with ``decode`` and ``decode_many`` (`Codec`); a codec
-  that can also decode fixed-size records as whole columns is a `ColumnCodec`;
+- `RecordFormat.codec`: the codec for the dataset's features as its ``record_format`` stores
+  them (``skip`` / ``decoders`` as ``decoders=`` gives them), something with ``decode`` and
+  ``decode_many`` (`Codec`); a codec that can also decode fixed-size records as whole
+  columns is a `ColumnCodec`;
 - `RecordFormat.open`: a reader of one shard (`ShardReader`): ``num_records()``,
   ``seek(i)`` + ``read()`` for one record, ``read(start, stop)`` for a range, ``close()``;
 - `RecordFormat.mappable`: whether batched reads may gather records from a memory map of the
@@ -31,7 +32,6 @@ from catalog.errors import SourceFormatError
 if TYPE_CHECKING:
     import numpy as np
 
-    from catalog.features import FeaturesDict
     from catalog.info.dataset_info import DatasetInfo
 
 __all__ = ["Codec", "ColumnCodec", "RecordFormat", "ShardReader", "format_of", "register"]
@@ -87,12 +87,13 @@ class RecordFormat(ABC):
     @abstractmethod
     def codec(
         self,
-        features: FeaturesDict,
+        info: DatasetInfo,
         *,
         skip: Iterable[str],
         decoders: Mapping[str, Callable[[bytes], Any]],
     ) -> Codec:
-        """The codec of records holding `features`: `skip` features come back as their stored
+        """The codec of the records of `info`'s dataset (its features, and how its
+        ``record_format`` says they are stored): `skip` features come back as their stored
         bytes, `decoders` features go to the function given instead."""
 
     @abstractmethod

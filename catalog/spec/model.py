@@ -12,10 +12,13 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catalog.errors import SpecError
-from catalog.features import FeaturesDict, from_json
+from catalog.spec.files import CHECKSUMS_FILE, SPEC_FILE
+
+if TYPE_CHECKING:  # annotations only: loading a spec imports the features, naming one does not
+    from catalog.features import FeaturesDict
 
 __all__ = [
     "CHECKSUMS_FILE",
@@ -26,9 +29,6 @@ __all__ = [
     "SplitSpec",
     "images_max_side",
 ]
-
-SPEC_FILE = "builder.yaml"
-CHECKSUMS_FILE = "checksums.tsv"
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,8 @@ class BuilderSpec:
                 node.pop("quality", None)  # a quality the builder gives for its images stays
             else:
                 node["max_side"] = max_side
+        from catalog.features import FeaturesDict, from_json  # only when a size is asked for
+
         features = from_json(data)
         assert isinstance(features, FeaturesDict)
         return self.replace(features=features)

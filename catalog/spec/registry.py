@@ -12,24 +12,30 @@ parts are ``*`` (``3.*``, ``3.0.*``).
 
 from __future__ import annotations
 
-import difflib
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from catalog.errors import DatasetNotFoundError, SpecError
-from catalog.spec.model import SPEC_FILE
-from catalog.spec.yaml_file import read_yaml
+from catalog.spec.files import SPEC_FILE
 
-__all__ = ["Request", "builder_dir", "list_datasets", "registry_file", "resolve", "version_matches"]
+__all__ = [
+    "Request",
+    "builder_dir",
+    "list_datasets",
+    "registered",
+    "registry_file",
+    "resolve",
+    "version_matches",
+]
 
 _VERSION_REQUEST = re.compile(r"^(\d+\.\d+\.\d+|(\d+\.){0,2}\*(\.\*){0,2})$")
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     """A resolved request for a dataset: its builder folder, and the config and version (an
-    exact version or a pattern) asked for, if any."""
+    exact version or a pattern) asked for, if any. (A NamedTuple: no dataclasses import for
+    `catalog list`, which imports this module.)"""
 
     folder: Path
     config: str | None = None
@@ -65,7 +71,10 @@ def registry_file() -> Path:
     )
 
 
-def _load() -> dict[str, Path]:
+def registered() -> dict[str, Path]:
+    """Every registered dataset's name -> builder folder, as registry.yaml gives them."""
+    from catalog.spec.yaml_file import read_yaml  # `catalog list` reads the index instead
+
     path = registry_file()
     data = read_yaml(path)
     datasets = data.get("datasets") if isinstance(data, dict) else None
@@ -76,7 +85,7 @@ def _load() -> dict[str, Path]:
 
 def list_datasets() -> list[str]:
     """The names of every registered dataset, sorted."""
-    return sorted(_load())
+    return sorted(registered())
 
 
 def _folder(text: str) -> Path | None:
@@ -104,14 +113,14 @@ def resolve(name_or_path: str | Path) -> Request:
                 "pattern (3.* or 3.0.*)"
             )
     head, _, config = base.rpartition("/")
-    registered = _load()
+    known = registered()
     for name, cfg in ((base, None), (head, config)):
         if not name:
             continue
-        folder = _folder(name) or (registered.get(name) if "/" not in name else None)
+        folder = _folder(name) or (known.get(name) if "/" not in name else None)
         if folder is not None:
             return Request(folder, cfg or None, version)
-    raise _not_found(base, registered)
+    raise _not_found(base, known)
 
 
 def builder_dir(name_or_path: str | Path) -> Path:
@@ -119,14 +128,16 @@ def builder_dir(name_or_path: str | Path) -> Path:
     return resolve(name_or_path).folder
 
 
-def _not_found(text: str, registered: dict[str, Path] | None = None) -> DatasetNotFoundError:
+def _not_found(text: str, known: dict[str, Path] | None = None) -> DatasetNotFoundError:
+    import difflib  # only to say which names come close
+
     folder = Path(text).expanduser()
     if ("/" in text or text.startswith(".")) and folder.is_dir():
         return DatasetNotFoundError(
             f"{folder} has no {SPEC_FILE}; a builder folder needs one (see builders/mnist)"
         )
-    registered = _load() if registered is None else registered
-    close = difflib.get_close_matches(text.partition("/")[0], list(registered), n=3)
+    known = registered() if known is None else known
+    close = difflib.get_close_matches(text.partition("/")[0], list(known), n=3)
     hint = f"did you mean {', '.join(close)}? " if close else ""
     return DatasetNotFoundError(
         f"no dataset named {text!r}; {hint}run 'catalog list' to see all, or pass the path "

@@ -398,7 +398,8 @@ IMAGE_FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object]]]
     "eurosat/rgb": ("2.0.0", {"train": 27000},
                     {"image": ("Image", (64, 64, 3)), "label": ("ClassLabel", 10),
                      "filename": ("Text", ())}),
-    **{f"imagenette/{c}": ("1.0.0", {"train": 12894, "validation": 500},
+    **{f"imagenette/{c}": ("1.0.0", {"train": 9469, "validation": 3925} if c.endswith("-v2")
+                           else {"train": 12894, "validation": 500},
                            {"image": ("Image", (None, None, 3)), "label": ("ClassLabel", 10)})
        for c in IMAGENETTE},
     "dtd": ("3.0.1", {"train": 1880, "validation": 1880, "test": 1880},

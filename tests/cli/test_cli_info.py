@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import catalog
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 
@@ -164,7 +166,10 @@ fashion_mnist                  3.0.1  train 60000, test 10000                   
 glue/cola                      2.0.0  train 8551, validation 1043, test 1063       368.1 KiB to download  (default config)
 glue/sst2                      2.0.0  train 67349, validation 872, test 1821       7.1 MiB to download
 horses_or_humans               3.0.0  train 1027, test 256                         153.6 MiB to download
-imagenette/full-size           1.0.0  train 12894, validation 500                  1.4 GiB to download    (default config)
+imagenette/full-size-v2        1.0.0  train 9469, validation 3925                  1.5 GiB to download    (default config)
+imagenette/320px-v2            1.0.0  train 9469, validation 3925                  325.8 MiB to download
+imagenette/160px-v2            1.0.0  train 9469, validation 3925                  94.4 MiB to download
+imagenette/full-size           1.0.0  train 12894, validation 500                  1.4 GiB to download
 imagenette/320px               1.0.0  train 12894, validation 500                  325.5 MiB to download
 imagenette/160px               1.0.0  train 12894, validation 500                  94.2 MiB to download
 imdb_reviews/plain_text        1.0.0  train 25000, test 25000, unsupervised 50000  80.2 MiB to download   (default config)
@@ -208,6 +213,33 @@ yelp_polarity_reviews          0.2.0  train 560000, test 38000                  
 def test_list_shows_every_dataset_from_the_specs(tmp_path: Path) -> None:
     assert ok(run("list", data_dir=tmp_path)) == LIST
     assert not list(tmp_path.iterdir())  # nothing written, nothing prepared
+
+
+def test_list_is_the_same_read_from_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first listing loads every spec and writes the index; the next ones read it
+    (catalog.spec.index): the same lines, the same JSON, and no YAML or NumPy imported."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    data = tmp_path / "data"
+    first = [ok(run("list", data_dir=data)), ok(run("list", "--json", data_dir=data))]
+    assert list((tmp_path / "cache" / "catalog").glob("list-index-*.json"))
+    assert [ok(run("list", data_dir=data)), ok(run("list", "--json", data_dir=data))] == first
+    assert first[0] == LIST
+    probe = textwrap.dedent("""\
+        import runpy, sys
+        sys.argv = ["catalog", "list"]
+        try:
+            runpy.run_module("catalog", run_name="__main__")
+        except SystemExit:
+            pass
+        print(sorted({"yaml", "numpy"} & set(sys.modules)), file=sys.stderr)
+    """)
+    env = {**os.environ, "CATALOG_DATA_DIR": str(data)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert done.stdout == LIST and done.stderr == "[]\n", done.stderr
 
 
 def test_list_json(tmp_path: Path) -> None:

@@ -150,7 +150,7 @@ class _JSONCodec:
 class JSONLines(RecordFormat):
     def codec(
         self,
-        features: catalog.FeaturesDict,
+        info: DatasetInfo,
         *,
         skip: Iterable[str],
         decoders: Mapping[str, Callable[[bytes], Any]],

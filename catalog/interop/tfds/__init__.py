@@ -4,6 +4,7 @@
   (`open_tfds`, `read_tfds_info`, `is_tfds_dir`).
 - `catalog.interop.tfds.features`: features.json <-> catalog features.
 - `catalog.interop.tfds.codec`: TFDS's serialized Examples <-> catalog examples (`ExampleCodec`).
+- `catalog.interop.tfds.encoded`: Tensors TFDS stores as raw or zlib-compressed bytes.
 - `catalog.interop.tfds.record_format`: that format registered for `DataSource` to read
   (imported by `directory`).
 - `catalog.interop.tfds.export`: write a catalog dataset as a TFDS directory or TFRecord files.

@@ -3,9 +3,10 @@
 TFDS flattens an example's features into Example keys joined with ``/`` (``objects/bbox``)
 and stores each as a list: images as their PNG/JPEG file in a BytesList, text as UTF-8
 bytes, class labels, ints and bools as Int64List, floats as FloatList (float64 as float32),
-tensors flattened row-major. A Sequence concatenates its elements' lists; one whose elements
-vary in shape is ragged: ``<key>/ragged_flat_values`` plus ``<key>/ragged_row_lengths_<k>``
-per ragged dimension.
+tensors flattened row-major, or as their raw bytes when features.json gives a Tensor an
+``encoding`` of "bytes" or "zlib" (`catalog.interop.tfds.encoded`). A Sequence concatenates
+its elements' lists; one whose elements vary in shape is ragged: ``<key>/ragged_flat_values``
+plus ``<key>/ragged_row_lengths_<k>`` per ragged dimension.
 
 `ExampleCodec` decodes such records into exactly what catalog's own codec gives for the same
 features (see `catalog.features`), and encodes catalog examples the way TFDS does, so a
@@ -34,7 +35,7 @@ from catalog.features import (
     Text,
 )
 from catalog.features.base import join_path
-from catalog.interop.tfds import RECORD_FORMAT_NAME
+from catalog.interop.tfds import RECORD_FORMAT_NAME, encoded
 from catalog.interop.tfrecord import checked
 from catalog.interop.tfrecord.example import Value, encode_example, parse_example
 
@@ -132,8 +133,11 @@ class _Plan:
     an image file's header; what does not match is a SourceFormatError naming the feature.
     """
 
-    def __init__(self, overrides: Mapping[str, Callable[[bytes], Any]]) -> None:
+    def __init__(
+        self, overrides: Mapping[str, Callable[[bytes], Any]], encodings: Mapping[str, str]
+    ) -> None:
         self.overrides = dict(overrides)
+        self.encodings = encodings
         self.used: set[str] = set()
 
     def getter(self, feature: Feature, path: str) -> Getter:
@@ -146,6 +150,8 @@ class _Plan:
 
     def leaf(self, feature: Feature, path: str) -> Getter:
         key = example_key(path)
+        if path in self.encodings:
+            return encoded.tensor_getter(feature, key, self.encodings[path])
         override = self.override(path, feature)
         if override is not None:
             check = _check_bytes(feature)
@@ -197,6 +203,11 @@ class _Plan:
             return same_length
         dims, leaf = _leaf(feature)
         key = example_key(path)
+        if path in self.encodings:
+            if len(dims) != 1:
+                raise FeatureError(f"feature {path!r}: nested Sequences of a tensor stored as "
+                                   f"{self.encodings[path]!r}")  # fmt: skip
+            return encoded.sequence_getter(leaf, key, self.encodings[path], dims[0])
         if isinstance(leaf, FeaturesDict):
             raise FeatureError(f"feature {path!r}: a Sequence of a Sequence of a dict")
         if isinstance(leaf, (Image, Text)):
@@ -294,8 +305,13 @@ def _ragged(leaf: Feature, shape: tuple[int | None, ...], key: str) -> Getter:
 class _Writer:
     """Builds the putters (encoding) of a FeaturesDict."""
 
+    def __init__(self, encodings: Mapping[str, str]) -> None:
+        self.encodings = encodings
+
     def putter(self, feature: Feature, path: str) -> Putter:
         key = example_key(path)
+        if path in self.encodings and not isinstance(feature, Sequence):
+            return encoded.tensor_putter(feature, key, self.encodings[path])
         if isinstance(feature, FeaturesDict):
             children = [(n, self.putter(f, join_path(path, n))) for n, f in feature.items()]
 
@@ -328,6 +344,11 @@ class _Writer:
 
             return put_columns
         dims, leaf = _leaf(feature)
+        if path in self.encodings:
+            if len(dims) != 1:
+                raise FeatureError(f"feature {path!r}: nested Sequences of a tensor stored as "
+                                   f"{self.encodings[path]!r}")  # fmt: skip
+            return encoded.sequence_putter(leaf, key, self.encodings[path])
         if isinstance(leaf, (Image, Text, FeaturesDict)):
             if len(dims) != 1 or isinstance(leaf, FeaturesDict):
                 raise FeatureError(f"feature {path!r}: nested Sequences of {leaf!r}")
@@ -376,7 +397,8 @@ class ExampleCodec:
 
     The same interface as `catalog.features.codec.RecordCodec`: `decode`, `decode_many`, `encode`.
     `skip` and `decoders` name Image/Text features (or Sequences of them) whose stored bytes
-    come back undecoded, or go to a function instead.
+    come back undecoded, or go to a function instead. `encodings` gives the Tensors (by
+    feature path) that features.json stores as "bytes" or "zlib" (`tensor_encodings`).
     """
 
     def __init__(
@@ -385,16 +407,18 @@ class ExampleCodec:
         *,
         skip: Iterable[str] = (),
         decoders: Mapping[str, Callable[[bytes], Any]] | None = None,
+        encodings: Mapping[str, str] | None = None,
     ) -> None:
         self.features = features
         overrides: dict[str, Callable[[bytes], Any]] = dict.fromkeys(skip, bytes)
         overrides.update(decoders or {})
-        plan = _Plan(overrides)
+        encodings = dict(encodings or {})
+        plan = _Plan(overrides, encodings)
         self._get = plan.getter(features, "")
         unknown = sorted(set(overrides) - plan.used)
         if unknown:
             raise FeatureError(f"decoders: no Image or Text feature {unknown[0]!r} in {features!r}")
-        self._put = _Writer().putter(features, "")
+        self._put = _Writer(encodings).putter(features, "")
 
     def decode(self, record: bytes) -> dict[str, Any]:
         parsed = parse_example(record)

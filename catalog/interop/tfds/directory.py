@@ -154,7 +154,8 @@ def read_tfds_info(path: str | os.PathLike[str]) -> DatasetInfo:
         raise DatasetNotFoundError(f"{folder}: no such directory")
     info_path = folder / "dataset_info.json"
     data = _load_json(info_path)
-    features = from_tfds_json(_load_json(folder / "features.json"), folder)
+    encodings: dict[str, str] = {}  # Tensors stored as bytes, for the codec
+    features = from_tfds_json(_load_json(folder / "features.json"), folder, encodings=encodings)
     if not isinstance(features, FeaturesDict):
         raise SourceFormatError(
             f"{folder / 'features.json'}: the top feature must be a FeaturesDict"
@@ -231,7 +232,11 @@ def read_tfds_info(path: str | os.PathLike[str]) -> DatasetInfo:
         homepage=str(urls[0]),
         citation=str(data.get("citation", "")),
         supervised_keys=supervised_keys,
-        record_format={"name": TFDS_RECORDS.name, "file_format": fmt},
+        record_format={
+            "name": TFDS_RECORDS.name,
+            "file_format": fmt,
+            **({"tensor_encodings": encodings} if encodings else {}),
+        },
         config=data.get("configName") or None,
         config_description=str(data.get("configDescription", "")),
     )

@@ -10,7 +10,9 @@ TFDS class                 catalog feature
 =========================  ===========================================================
 Image                      Image(shape, encoding png/jpeg) (uint8, 1/3/4 channels)
 ClassLabel                 ClassLabel(names from ``<feature>.labels.txt``, else num_classes)
-Tensor                     Tensor(shape, dtype), or Scalar(dtype) when its shape is ()
+Tensor                     Tensor(shape, dtype), or Scalar(dtype) when its shape is ();
+                           stored as bytes (``encoding`` "bytes"/"zlib") too, recorded
+                           in ``encodings`` for the codec
 Scalar                     Scalar(dtype)
 Text                       Text()
 BBoxFeature                BBox() (normalised ymin, xmin, ymax, xmax); other box formats
@@ -22,6 +24,10 @@ FeaturesDict               FeaturesDict
 Anything else is refused by name, listing these (SpecError: catalog does not read it); a
 features.json whose content does not describe a feature is a SourceFormatError naming the
 file and the feature. `to_tfds_json` is the reverse, for export.
+
+Tensors stored as bytes are named (by feature path) in the ``encodings`` dict the caller
+passes; the directory's DatasetInfo carries them in ``record_format["tensor_encodings"]``
+for its codec.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from catalog.features import (
     Text,
 )
 from catalog.features.class_label import read_names_file
+from catalog.interop.tfds.encoded import ENCODINGS, is_dynamic
 
 __all__ = ["SUPPORTED", "from_tfds_json", "labels_file_name", "to_tfds_json"]
 
@@ -73,8 +80,17 @@ def _shape(data: Mapping[str, Any]) -> tuple[int | None, ...]:
     return tuple(None if int(d) < 0 else int(d) for d in dims)
 
 
-def from_tfds_json(data: Mapping[str, Any], folder: Path, path: str = "") -> Feature:
-    """The catalog feature of one TFDS feature (recursively); `folder` holds labels files."""
+def from_tfds_json(
+    data: Mapping[str, Any],
+    folder: Path,
+    path: str = "",
+    *,
+    encodings: dict[str, str] | None = None,
+    sequences: int = 0,
+) -> Feature:
+    """The catalog feature of one TFDS feature (recursively); `folder` holds labels files.
+    Tensors stored as bytes go into `encodings` (by path); `sequences`: how many Sequences
+    hold this feature."""
     where = f"{folder / 'features.json'}: feature {path or '(top)'!r}"
     if not isinstance(data, Mapping):
         raise SourceFormatError(f"{where}: expected a JSON object, got {type(data).__name__}")
@@ -85,8 +101,9 @@ def from_tfds_json(data: Mapping[str, Any], folder: Path, path: str = "") -> Fea
             f"{where}: TFDS feature class {name or '(none given)'!r} is not supported; catalog "
             f"reads {', '.join(SUPPORTED)}"
         )
+    context = _Context(folder, {} if encodings is None else encodings, sequences)
     try:
-        return _BUILDERS[short](data, folder, path)
+        return _BUILDERS[short](data, context, path)
     except (SourceFormatError, SpecError):
         raise  # a feature inside this one, named already
     except (FeatureError, KeyError, ValueError, TypeError, AttributeError) as error:
@@ -95,7 +112,15 @@ def from_tfds_json(data: Mapping[str, Any], folder: Path, path: str = "") -> Fea
         ) from None
 
 
-def _image(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
+class _Context:
+    """What mapping one feature needs beyond its JSON: the folder of labels files, the
+    encodings found so far, how many Sequences hold it."""
+
+    def __init__(self, folder: Path, encodings: dict[str, str], sequences: int) -> None:
+        self.folder, self.encodings, self.sequences = folder, encodings, sequences
+
+
+def _image(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
     spec = data["image"]
     if spec.get("dtype", "uint8") != "uint8":
         raise ValueError(f"catalog images are uint8, this one is {spec['dtype']}")
@@ -103,53 +128,66 @@ def _image(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
     return Image(_shape(spec), encoding=encoding)
 
 
-def _class_label(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
-    names_file = folder / labels_file_name(path)
+def _class_label(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
+    names_file = context.folder / labels_file_name(path)
     if names_file.is_file():
         return ClassLabel(names=read_names_file(names_file))
     return ClassLabel(num_classes=int(data["classLabel"]["numClasses"]))
 
 
-def _tensor(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
+def _tensor(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
     spec = data["tensor"]
-    encoding = spec.get("encoding", "none")
-    if encoding not in ("none", ""):
-        raise ValueError(f"tensors encoded as {encoding!r} are not supported (only 'none')")
+    encoding = str(spec.get("encoding") or "none").lower()  # TFDS takes any case
+    if encoding not in ENCODINGS:
+        raise ValueError(f"tensor encoding {encoding!r} is not one of {', '.join(ENCODINGS)}")
     shape = _shape(spec)
     dtype = np.dtype(spec["dtype"])
-    return Scalar(dtype) if shape == () else Tensor(shape, dtype)
+    feature = Scalar(dtype) if shape == () else Tensor(shape, dtype)
+    if encoding != "none":
+        where = f"{context.folder / 'features.json'}: feature {path!r}"
+        if context.sequences > 1 or (context.sequences and is_dynamic(shape)):
+            raise SpecError(
+                f"{where}: a Tensor{shape} stored as {encoding!r} inside "
+                f"{'nested Sequences' if context.sequences > 1 else 'a Sequence'} is not "
+                "supported; catalog reads such tensors alone, or in one Sequence with at "
+                "most one unknown dimension"
+            )
+        context.encodings[path] = encoding
+    return feature
 
 
-def _bbox(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
+def _bbox(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
     # TFDS writes boxes as normalised (ymin, xmin, ymax, xmax) unless told otherwise; boxes
     # in another format (absolute pixels, x first) keep their values as a plain tensor
     box_format = data.get("boundingBox", {}).get("bboxFormat", "REL_YXYX")
     return BBox() if box_format == "REL_YXYX" else Tensor((4,), "float32")
 
 
-def _sequence(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
+def _sequence(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
     spec = data["sequence"]
     length = int(spec.get("length", -1))
-    inner = from_tfds_json(spec["feature"], folder, path)
+    inner = from_tfds_json(spec["feature"], context.folder, path, encodings=context.encodings,
+                           sequences=context.sequences + 1)  # fmt: skip
     return Sequence(inner, None if length < 0 else length)
 
 
-def _features_dict(data: Mapping[str, Any], folder: Path, path: str) -> Feature:
+def _features_dict(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
     children = data["featuresDict"]["features"]
     return FeaturesDict(
         {
-            name: from_tfds_json(child, folder, f"{path}/{name}" if path else name)
+            name: from_tfds_json(child, context.folder, f"{path}/{name}" if path else name,
+                                 encodings=context.encodings, sequences=context.sequences)
             for name, child in children.items()
         }
-    )
+    )  # fmt: skip
 
 
-_BUILDERS: dict[str, Callable[[Mapping[str, Any], Path, str], Feature]] = {
+_BUILDERS: dict[str, Callable[[Mapping[str, Any], _Context, str], Feature]] = {
     "Image": _image,
     "ClassLabel": _class_label,
     "Tensor": _tensor,
     "Scalar": _tensor,
-    "Text": lambda data, folder, path: Text(),
+    "Text": lambda data, context, path: Text(),
     "BBoxFeature": _bbox,
     "Sequence": _sequence,
     "FeaturesDict": _features_dict,

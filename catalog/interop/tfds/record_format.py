@@ -4,7 +4,8 @@ A directory TFDS prepared holds serialized tf.train.Examples (``record_format["n
 `RECORD_FORMAT_NAME` in the DatasetInfo `catalog.interop.tfds.directory` reads), decoded by
 `ExampleCodec`, in ArrayRecord shards (zstd-compressed, opened through
 `catalog.read.array_record` like catalog's own) or TFRecord shards (read through an index of
-record offsets, `catalog.interop.tfrecord.index`), as ``record_format["file_format"]`` says.
+record offsets, `catalog.interop.tfrecord.index`), as ``record_format["file_format"]`` says;
+``record_format["tensor_encodings"]`` names the Tensors stored as bytes (`encoded`).
 Neither is memory-mapped for batched reads.
 
 Importing this module registers the format; `TFDS_RECORDS` is pickled by reference, so a
@@ -16,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from catalog.features import FeaturesDict
 from catalog.info.dataset_info import DatasetInfo
 from catalog.interop.tfds import RECORD_FORMAT_NAME
 from catalog.interop.tfds.codec import ExampleCodec
@@ -40,12 +40,13 @@ class TFDSRecords(RecordFormat):
 
     def codec(
         self,
-        features: FeaturesDict,
+        info: DatasetInfo,
         *,
         skip: Iterable[str],
         decoders: Mapping[str, Callable[[bytes], Any]],
     ) -> ExampleCodec:
-        return ExampleCodec(features, skip=skip, decoders=decoders)
+        encodings = info.record_format.get("tensor_encodings") or {}
+        return ExampleCodec(info.features, skip=skip, decoders=decoders, encodings=encodings)
 
     def open(self, path: str, info: DatasetInfo) -> ShardReader:
         if info.record_format.get("file_format") == "tfrecord":

@@ -1,0 +1,242 @@
+"""The registry's index: what `catalog list` shows of each builder, without loading its spec.
+
+Loading a spec parses its builder.yaml (PyYAML), builds its features (NumPy) and checks every
+field: right for preparing one dataset, too slow to list a thousand. So the listing reads a
+`Summary` of each builder folder instead: every line `catalog list` prints (name/config,
+version, splits, download size, the default config) with the tags and text it searches, and
+the entry of `catalog list --json`. A summary is made from the fully loaded (and so fully
+checked) spec the first time, then kept in a JSON file in the user's cache dir
+(``$XDG_CACHE_HOME/catalog``, ``~/.cache/catalog`` by default; ``~/Library/Caches/catalog``
+on macOS, ``%LOCALAPPDATA%\\catalog`` on Windows), one per registry file.
+
+A summary is reused only while the (mtime_ns, size) of its folder's builder.yaml and
+checksums.tsv are the ones it was made from, and catalog's version and spec loader are the
+same: editing either file (or upgrading catalog) makes that one summary again, from the full
+spec. The registry file's names -> folders are kept the same way. A builder whose spec does
+not load is never kept: it fails every listing, naming its problem. The index file is only a
+cache: one that is missing, damaged or of another format is rebuilt, one that cannot be
+written is skipped (the listing still comes out), and it is replaced whole (written beside
+itself, then renamed), so a reader never sees half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from catalog._version import __version__
+from catalog.errors import CatalogError
+from catalog.spec import registry
+from catalog.spec.files import CHECKSUMS_FILE, SPEC_FILE
+
+__all__ = [
+    "CONFIG_DESCRIPTION",
+    "DEFAULT",
+    "DOWNLOAD_SIZE",
+    "FULL_NAME",
+    "SPLITS",
+    "VERSION",
+    "Summary",
+    "cache_dir",
+    "index_file",
+    "summaries",
+    "summarize",
+]
+
+#: The layout of the index file; another one is rebuilt.
+INDEX_FORMAT = 1
+_LOADER = Path(__file__).resolve().parent  # catalog/spec: the code that decides what a spec is
+
+#: One builder folder as `catalog list` shows it: ``{"entry": <its --json entry>,
+#: "description": ..., "rows": [[full_name, version, [[split, count], ...], download_size,
+#: is_default_config, config_description], one per config (or one)]}``. Lists, not dicts:
+#: the index of a thousand builders is read on every listing.
+Summary = dict[str, Any]
+#: The fields of a row of a `Summary`, by position.
+FULL_NAME, VERSION, SPLITS, DOWNLOAD_SIZE, DEFAULT, CONFIG_DESCRIPTION = range(6)
+
+
+def cache_dir() -> Path:
+    """The user's cache dir for catalog (see the module docstring). RuntimeError when there
+    is no home directory to put it in."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = str(Path.home() / "Library" / "Caches")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME", "")
+        if not Path(base).is_absolute():  # the XDG spec: a relative path is ignored
+            base = str(Path.home() / ".cache")
+    return Path(base) / "catalog"
+
+
+def index_file(registry_path: Path) -> Path:
+    """The index of the registry at `registry_path` (one file per registry)."""
+    return cache_dir() / f"list-index-{zlib.crc32(str(registry_path).encode()):08x}.json"
+
+
+def _stat(path: str | Path) -> list[int] | None:
+    """[mtime_ns, size] of `path`, None when it cannot be stat'ed."""
+    try:
+        st = os.stat(path)  # noqa: PTH116 (a str: a thousand Path objects cost a listing 10%)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def _code_key() -> list[Any]:
+    """What else decides a summary: catalog's version and its spec loader's files."""
+    return [INDEX_FORMAT, __version__, _stat(_LOADER / "load.py"), _stat(_LOADER / "model.py")]
+
+
+def summarize(folder: Path) -> Summary:
+    """The summary of the builder folder `folder`, from its fully loaded spec (and every
+    config's). Raises the CatalogError that loading raises."""
+    from catalog.spec.load import load_spec  # YAML, the features and NumPy: only here
+
+    spec = load_spec(folder)
+    specs = [load_spec(folder, config) for config in spec.configs] or [spec]
+
+    def download_size(s: Any) -> int:
+        return sum(d.size or 0 for d in s.downloads.values())
+
+    entry = {
+        "name": spec.name,
+        "version": spec.version,
+        "tags": list(spec.tags),
+        "configs": list(spec.configs),
+        "default_config": spec.default_config,
+        "splits": {name: s.num_examples for name, s in spec.splits.items()},
+        "download_size": download_size(spec),
+        "num_downloads": len(spec.downloads),
+    }
+    rows = [
+        [
+            s.full_name,
+            s.version,
+            [[name, split.num_examples] for name, split in s.splits.items()],
+            download_size(s),
+            bool(s.configs) and s.config == s.default_config,
+            s.config_description,
+        ]
+        for s in specs
+    ]  # tags and the description are the dataset's, the same in every config
+    return {"entry": entry, "description": spec.description, "rows": rows}
+
+
+def _well_formed(cached: Any, key: list[Any]) -> bool:
+    """Whether `cached` is an index entry made for `key` holding a summary of the right
+    shape (the index file is read back, so a hand-edited one must not break a listing)."""
+    if not (isinstance(cached, dict) and cached.get("key") == key):
+        return False
+    summary = cached.get("summary")
+    if not (isinstance(summary, dict) and isinstance(summary.get("entry"), dict)):
+        return False
+    rows, tags = summary.get("rows"), summary["entry"].get("tags")
+    return (
+        isinstance(summary.get("description"), str)
+        and isinstance(tags, list)
+        and all(isinstance(t, str) for t in tags)
+        and isinstance(rows, list)
+        and all(isinstance(r, list) and len(r) == _ROW_TYPES_LEN and all(
+            isinstance(v, t) for v, t in zip(r, _ROW_TYPES, strict=True)) for r in rows)
+    )  # fmt: skip
+
+
+#: The types of a row's fields (see `Summary`).
+_ROW_TYPES = (str, str, list, int, bool, str)
+_ROW_TYPES_LEN = len(_ROW_TYPES)
+
+
+def _read_index(path: Path | None, code: list[Any]) -> dict[str, Any]:
+    """The index at `path` if it is one this catalog wrote, else an empty one."""
+    empty: dict[str, Any] = {"code": code, "registry": None, "builders": {}}
+    if path is None:
+        return empty
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read())
+    except (OSError, ValueError, RecursionError):
+        return empty
+    ok = (
+        isinstance(data, dict)
+        and data.get("code") == code
+        and isinstance(data.get("builders"), dict)
+        and isinstance(data.get("registry"), (dict, type(None)))
+    )
+    return data if ok else empty
+
+
+def _write_index(path: Path | None, data: dict[str, Any]) -> None:
+    """Replace the index at `path` whole; a cache that cannot be written is skipped."""
+    if path is None:
+        return
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(data, separators=(",", ":"))  # dumps: the C encoder, not dump's
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        tmp.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _registered(index: dict[str, Any], registry_path: Path) -> tuple[dict[str, str], bool]:
+    """The registry's names -> folders (from the index while the file is unchanged), and
+    whether the index changed."""
+    key = [str(registry_path), _stat(registry_path)]
+    cached = index.get("registry")
+    if (
+        isinstance(cached, dict)
+        and cached.get("key") == key
+        and isinstance(cached.get("datasets"), dict)
+    ):
+        return cached["datasets"], False
+    datasets = {name: str(folder) for name, folder in registry.registered().items()}
+    index["registry"] = {"key": key, "datasets": datasets}
+    return datasets, True
+
+
+def summaries() -> Iterator[tuple[str, Summary | CatalogError]]:
+    """Every registered dataset, by sorted name, with its summary (or the CatalogError its
+    spec raises). Specs are loaded only for folders whose files changed since the index
+    was written; the index is written again when anything in it changed."""
+    registry_path = registry.registry_file()
+    try:
+        path: Path | None = index_file(registry_path)
+    except RuntimeError:  # no home directory: no cache dir, every spec loaded
+        path = None
+    index = _read_index(path, _code_key())
+    datasets, changed = _registered(index, registry_path)
+    builders: dict[str, Any] = index["builders"]
+    join = os.path.join  # not pathlib: a thousand folders are stat'ed on every listing
+    kept: dict[str, Any] = {}
+    results: list[tuple[str, Summary | CatalogError]] = []
+    for name in sorted(datasets):
+        folder = datasets[name]
+        key = [_stat(join(folder, SPEC_FILE)), _stat(join(folder, CHECKSUMS_FILE))]
+        cached = builders.get(folder)
+        if cached is not None and _well_formed(cached, key):
+            kept[folder] = cached
+            results.append((name, cached["summary"]))
+            continue
+        try:
+            summary = summarize(Path(folder))
+        except CatalogError as error:
+            results.append((name, error))
+            continue
+        kept[folder] = {"key": key, "summary": summary}
+        results.append((name, summary))
+        changed = True
+    if changed or kept.keys() != builders.keys():
+        index["builders"] = kept
+        _write_index(path, index)
+    yield from results
