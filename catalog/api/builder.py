@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, overload
 
 from catalog._util.units import count, format_size
 from catalog.api.local import local_dataset
-from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
+from catalog.errors import (
+    DatasetNotFoundError,
+    NotPreparedError,
+    SpecError,
+    SplitError,
+    StorageError,
+)
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.info.splits import SplitArg, SplitsArg, check_split_names, each_split
 from catalog.prepare.options import PrepareOptions
@@ -22,6 +28,7 @@ from catalog.storage import paths
 from catalog.storage.diskspace import disk_usage
 from catalog.storage.generations import Pin, pin
 from catalog.storage.locking import work_dirs
+from catalog.storage.remote import RemoteDir
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
@@ -44,7 +51,7 @@ class DatasetBuilder:
 
     def __init__(self, spec: BuilderSpec, *, data_dir: PathLike | None = None) -> None:
         self.spec = spec
-        self.data_dir = paths.data_dir(data_dir)
+        self.data_dir: Path | RemoteDir = paths.data_location(data_dir)
 
     @property
     def name(self) -> str:
@@ -65,8 +72,8 @@ class DatasetBuilder:
         return self.spec.version
 
     @property
-    def data_path(self) -> Path:
-        """Where the prepared files are (or will be)."""
+    def data_path(self) -> Path | RemoteDir:
+        """Where the prepared files are (or will be): a local path, or a bucket's URL."""
         return self.data_dir / self.full_name / self.version
 
     @property
@@ -91,6 +98,8 @@ class DatasetBuilder:
     def _open_prepared(self) -> tuple[Pin, DatasetInfo] | None:
         """The generation `data_path` names, pinned, with its info (read from it: never
         another generation's); None when none is prepared from this builder."""
+        if isinstance(self.data_path, RemoteDir):  # the read side of a bucket: bucketread's
+            raise StorageError(f"{self.data_path}: reading from a bucket is not in this build")
         generation = pin(self.data_path)
         if not (generation.path / INFO_FILE).is_file():
             return None
@@ -105,7 +114,7 @@ class DatasetBuilder:
         prepare = f"catalog prepare {asked or self.full_name}" + (
             f" --data-dir {data_dir}" if data_dir else ""
         )
-        if (self.data_path / INFO_FILE).is_file():
+        if isinstance(self.data_path, Path) and (self.data_path / INFO_FILE).is_file():
             foreign = foreign_to(DatasetInfo.read(self.data_path), self.spec, self.data_path)
             if foreign:
                 return NotPreparedError(
@@ -113,7 +122,7 @@ class DatasetBuilder:
                     "or use another data dir"
                 )
         python = "" if asked else " (or call download_and_prepare())"
-        leftovers = work_dirs(self.data_path)
+        leftovers = [] if isinstance(self.data_path, RemoteDir) else work_dirs(self.data_path)
         if leftovers:  # an interrupted prepare: say what it left and how to go on
             shards = sum(1 for w in leftovers for f in w.glob("*.array_record-*") if f.is_file())
             size = format_size(sum(disk_usage(w) for w in leftovers))
