@@ -149,6 +149,7 @@ def serve_s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
         for key, value in server.env().items():
             monkeypatch.setenv(key, value)
         server.make_bucket("data")
+        server.requests.clear()
         _forget_filesystems()
         yield server
         _forget_filesystems()
