@@ -114,9 +114,7 @@ def test_a_server_that_keeps_answering_slow_down_fails_by_the_deadline(
     folder = idx_builder(tmp_path, server, 300)
     b = catalog.builder(folder, data_dir=URL)
     b.download_and_prepare(shard_size=SHARD, max_examples_per_split=1)  # downloads cached
-    s3.faults.append(
-        lambda method, path: (503, "SlowDown") if ".array_record-" in path else None
-    )
+    s3.faults.append(lambda method, path: (503, "SlowDown") if ".array_record-" in path else None)
     monkeypatch.setattr(bucket_io, "DEADLINE", 3.0)
     start = time.monotonic()
     with pytest.raises(StorageError, match=r"still failed after \d+ tries") as raised:

@@ -88,9 +88,9 @@ def test_prepare_publishes_one_generation_behind_a_pointer_written_last(
     local.download_and_prepare(shard_size=SHARD)
     assert bucket_shards(s3, generation) == local_shards(Path(local.data_path))
     info = json.loads(
-        s3.client().get_object(Bucket="data", Key=f"team/tiny/{generation}/{INFO_FILE}")[
-            "Body"
-        ].read()
+        s3.client()
+        .get_object(Bucket="data", Key=f"team/tiny/{generation}/{INFO_FILE}")["Body"]
+        .read()
     )
     recorded = {s["file"]: s["sha256"] for s in info["splits"]["train"]["shards"]}
     assert recorded == local_shards(Path(local.data_path))

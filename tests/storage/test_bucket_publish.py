@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from catalog.errors import StorageError
-from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
 from catalog.features import FeaturesDict, Scalar
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
 from catalog.storage import bucket_lock, bucket_publish
 from catalog.storage.bucket_io import put_bytes
 from catalog.storage.remote import RemoteDir
