@@ -151,12 +151,17 @@ def test_a_prepare_killed_mid_upload_resumes_without_uploading_again(
                     for shard in split["shards"]:
                         assert sizes.get(shard["file"]) == shard["num_bytes"]
                 seen.append(generation.name)
+            stop.wait(0.05)
 
     watcher = threading.Thread(target=reader, daemon=True)
     watcher.start()
     try:
         kill_prepare_after(folder, URL, 2, SHARD)  # type: ignore[arg-type]
         assert pointer(s3) is None  # nothing a reader would take for a dataset
+        # the two shards written went to the bucket; scratch holds none of them
+        scratch = tmp_path / "downloads" / "scratch"
+        assert len(list(scratch.rglob("*.json"))) >= 2  # the units' records
+        assert not [p for p in scratch.rglob("*.array_record-*") if p.suffix != ".json"]
         markers = bucket_publish.markers(DATASET, "1.0.0")
         assert len(markers) == 1
         generation = next(iter(markers.values()))["generation"]
