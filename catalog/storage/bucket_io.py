@@ -2,12 +2,14 @@
 the errors a bucket gives turned into one clear `StorageError` each.
 
 The library's own retries are turned down for writes (s3fs and botocore would otherwise retry
-a 503 SlowDown about 25 times over 40 s per request, unbounded by any deadline): `retrying`
-tries each request again after a transient failure (503 SlowDown, 500, a dropped or timed-out
-connection) with capped exponential backoff and jitter, until `DEADLINE` seconds have passed
-since that request's first try, then raises a `StorageError` naming the object and the last
-answer. What retrying cannot fix (a bucket that does not exist, access denied, no credentials,
-an https data dir, which is read-only) is one `StorageError` at once, saying what to do.
+a 503 SlowDown about 25 times over 40 s per request, unbounded by any deadline): s3fs tries a
+request (one part of a multipart upload, say) 3 times within half a second, botocore once;
+then `retrying` tries the whole operation again after a transient failure (503 SlowDown, 500,
+a dropped or timed-out connection) with capped exponential backoff and jitter, until
+`DEADLINE` seconds have passed since its first try, and raises a `StorageError` naming the
+object and the last answer. What retrying cannot fix (a bucket that does not exist, access
+denied, no credentials, an https data dir, which is read-only) is one `StorageError` at once,
+saying what to do.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ T = TypeVar("T")
 #: Seconds one request is retried for (from its first try) before it is an error.
 DEADLINE = 120.0
 _BACKOFF_FIRST, _BACKOFF_CAP = 0.1, 5.0
+_LIBRARY_TRIES = 3  # s3fs tries each request this often (within half a second) before we do
 _EREMOTEIO = 121  # s3fs: a 500 InternalError
 _TRANSIENT_ERRNOS = {errno.EBUSY, errno.EAGAIN, errno.ETIMEDOUT, errno.ECONNRESET, _EREMOTEIO}
 _TRANSIENT_NAMES = {  # exception classes of botocore, aiohttp and fsspec, by name (all optional)
@@ -82,7 +85,7 @@ def write_filesystem(where: RemoteDir) -> AbstractFileSystem:
             options.update(config_kwargs={"retries": {"max_attempts": 1}})  # botocore's
         fs = fsspec.filesystem(where.protocol, **options)
         if where.protocol == "s3":
-            fs.retries = 1  # s3fs's own
+            fs.retries = _LIBRARY_TRIES  # s3fs's own: per request (a multipart part, say)
         _FILESYSTEMS[key] = fs
     found: AbstractFileSystem = _FILESYSTEMS[key]
     return found

@@ -89,7 +89,8 @@ def test_slow_down_during_the_upload_is_retried(
     refused: dict[str, int] = {}
 
     def slow_down(method: str, path: str) -> tuple[int, str] | None:
-        if method == "PUT" and ".array_record-" in path and refused.get(path, 0) < 2:
+        # more refusals than s3fs tries a request: catalog's own retries (with backoff) finish
+        if method == "PUT" and ".array_record-" in path and refused.get(path, 0) < 4:
             refused[path] = refused.get(path, 0) + 1
             return 503, "SlowDown"
         return None
@@ -98,7 +99,7 @@ def test_slow_down_during_the_upload_is_retried(
     b = catalog.builder(folder, data_dir=URL)
     info = b.download_and_prepare(shard_size=SHARD)
     shards = info.splits["train"].shards
-    assert len(shards) == 5 and set(refused.values()) == {2}  # every shard: refused twice
+    assert len(shards) == 5 and set(refused.values()) == {4}  # every shard: refused 4 times
     keys = s3.keys("data", "team/")
     assert all(keys[f"team/tiny/{k}"] == s.num_bytes for k, s in _in_generation(keys, shards))
 
