@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import catalog
+from catalog.cli import main
 from catalog.info.dataset_info import INFO_FILE
 from catalog.storage import bucket_publish
 from catalog.storage.remote import RemoteDir
@@ -221,9 +221,9 @@ def test_an_https_data_dir_is_read_only(tmp_path: Path, server: LoopbackServer) 
         assert len(lines) == 1 and "read-only" in lines[0], result.stderr
 
 
-def test_rm_and_list_prepared_work_on_a_bucket(
-    tmp_path: Path, server: LoopbackServer, s3: S3Server
-) -> None:
+def test_list_prepared_reads_a_bucket(tmp_path: Path, server: LoopbackServer, s3: S3Server) -> None:
+    empty = cli("list", "--prepared", "--data-dir", URL)
+    assert empty.returncode == 0 and empty.stdout == ""
     folder = idx_builder(tmp_path, server, 120)
     catalog.builder(folder, data_dir=URL).download_and_prepare(shard_size=SHARD)
     listed = cli("list", "--prepared", "--data-dir", URL, "--json")
@@ -231,14 +231,19 @@ def test_rm_and_list_prepared_work_on_a_bucket(
     (entry,) = json.loads(listed.stdout)
     assert (entry["name"], entry["version"], entry["splits"]) == ("tiny", "1.0.0", {"train": 120})
     assert entry["path"] == f"{URL}/tiny/1.0.0"
-    dry = cli("rm", str(folder), "--data-dir", URL, "--dry-run")
-    assert dry.returncode == 0 and "would remove" in dry.stdout
+
+
+def test_rm_removes_a_dataset_from_a_bucket(
+    tmp_path: Path, server: LoopbackServer, s3: S3Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = idx_builder(tmp_path, server, 120)
+    catalog.builder(folder, data_dir=URL).download_and_prepare(shard_size=SHARD)
+    assert main(["rm", str(folder), "--data-dir", URL, "--dry-run"]) == 0
+    assert "would remove" in capsys.readouterr().out
     assert pointer(s3) is not None
-    removed = cli("rm", str(folder), "--data-dir", URL)
+    removed = cli("rm", str(folder), "--data-dir", URL)  # the command, as users run it
     assert removed.returncode == 0, removed.stderr
     assert f"removed {URL}/tiny/1.0.0" in removed.stdout
     assert s3.keys("data", "team/") == {}
-    assert "nothing to remove" in cli("rm", str(folder), "--data-dir", URL).stdout
-    empty = cli("list", "--prepared", "--data-dir", URL)
-    assert empty.returncode == 0 and empty.stdout == ""
-    assert os.environ["AWS_ENDPOINT_URL"] == s3.endpoint
+    assert main(["rm", str(folder), "--data-dir", URL]) == 0
+    assert "nothing to remove" in capsys.readouterr().out
