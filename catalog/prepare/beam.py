@@ -102,8 +102,9 @@ def _run(task: Task) -> str:
     work, file = Path(task.work), task.unit.file
     running = _running_path(work, os.getpid(), file)
     with contextlib.suppress(OSError):  # only a better error message depends on it
-        running.parent.mkdir(parents=True, exist_ok=True)
-        running.touch()
+        if work.is_dir():  # (a worker on another machine than the driver has no work dir)
+            running.parent.mkdir(parents=True, exist_ok=True)
+            running.touch()
     try:
         outcome = run_unit(task)
         if outcome.shard is None:

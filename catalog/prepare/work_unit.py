@@ -16,6 +16,7 @@ import errno
 import json
 import shutil
 import signal
+import tempfile
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -245,7 +246,11 @@ def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
                 return Outcome(unit, done, written=False)
     except CatalogError as error:
         return Outcome(unit, error_kind=type(error).__name__, error=f"{unit.describe()}: {error}")
-    partial = work / BOOKKEEPING / "partial" / f"{unit.file}.{uuid.uuid4().hex[:8]}"
+    # a worker on another machine than the driver (a Beam cluster uploading into a bucket)
+    # has no work dir: it writes the shard in its own temp dir and keeps no record
+    elsewhere = task.upload is not None and not work.is_dir()
+    scratch = Path(tempfile.gettempdir()) / "catalog-shards" if elsewhere else work / BOOKKEEPING
+    partial = scratch / "partial" / f"{unit.file}.{uuid.uuid4().hex[:8]}"
     try:
         partial.parent.mkdir(parents=True, exist_ok=True)
         count = _write(task, partial, tick)
@@ -261,6 +266,8 @@ def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
             put_shard(str(partial), task.upload, shard)  # then removed below: scratch stays small
         else:
             partial.replace(work / unit.file)
+        if elsewhere:
+            return Outcome(unit, shard)
         record = _record_path(work, unit.file)
         record.parent.mkdir(parents=True, exist_ok=True)
         temporary = record.with_name(f"{record.name}.{uuid.uuid4().hex[:8]}")

@@ -5,8 +5,10 @@ prepare leaving nothing, and readers never seeing half a dataset."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -18,6 +20,8 @@ import pytest
 import catalog
 from catalog.cli import main
 from catalog.info.dataset_info import INFO_FILE
+from catalog.prepare import driver
+from catalog.prepare.work_unit import Outcome, Task, run_unit
 from catalog.storage import bucket_publish
 from catalog.storage.remote import RemoteDir
 from catalog.testing.http_server import LoopbackServer
@@ -167,6 +171,7 @@ def test_a_prepare_killed_mid_upload_resumes_without_uploading_again(
         generation = next(iter(markers.values()))["generation"]
         uploaded = sorted(k for k in s3.keys("data", f"team/tiny/{generation}/"))
         assert len(uploaded) == 2 and not any(k.endswith(INFO_FILE) for k in uploaded)
+        shutil.rmtree(scratch)  # the re-run is on another machine (a new CI runner, say)
         s3.requests.clear()
         done = catalog.builder(folder, data_dir=URL).prepare()  # the size is read from the marker
         assert (done.status, done.units_kept, done.units_written) == ("prepared", 2, 3)
@@ -198,6 +203,29 @@ def test_worker_processes_upload_their_shards(
     generation = pointer(s3)
     assert generation is not None
     assert bucket_shards(s3, generation) == local_shards(Path(local.data_path))
+
+
+def test_a_worker_on_another_machine_uploads_without_a_work_dir(
+    tmp_path: Path, server: LoopbackServer, s3: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = idx_builder(tmp_path, server, 120)
+    tasks: list[Task] = []
+    serially = driver.run_serially
+
+    def spy(todo: list[Task], tick: object = None) -> Iterator[Outcome]:
+        tasks.extend(todo)
+        yield from serially(todo, tick)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(driver, "run_serially", spy)
+    catalog.builder(folder, data_dir=URL).download_and_prepare(shard_size=SHARD)
+    generation = DATASET / "1.0.0.gen-elsewhere"
+    elsewhere = tmp_path / "not-on-this-worker"
+    task = dataclasses.replace(tasks[0], work=str(elsewhere), upload=generation)
+    outcome = run_unit(task)
+    assert outcome.shard is not None and outcome.written, outcome.error
+    assert bucket_publish.stored_shard(generation, task.unit.file) == outcome.shard
+    assert not elsewhere.exists()  # it wrote its shard in its own temp dir, then uploaded it
+    assert run_unit(task).written is False  # a retried work item: uploaded already, kept
 
 
 def test_a_failed_prepare_leaves_nothing_in_the_bucket(
