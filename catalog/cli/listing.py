@@ -118,15 +118,15 @@ def _prepared(data_dir: Path | RemoteDir) -> list[tuple[str, str, str, dict[str,
             if published is not None:
                 found.append((name, version, str(data_dir / name / version), published[1]))
         return found
-    for info in sorted(data_dir.glob("**/" + INFO_FILE)):
-        folder = info.parent
+    candidates = sorted({*data_dir.glob("*/*"), *data_dir.glob("*/*/*")})
+    for folder in candidates:  # <name>/<version> and <name>/<config>/<version>
         relative = folder.relative_to(data_dir).parts
-        if GENERATION in folder.name or INCOMPLETE in folder.name or len(relative) < 2:
+        if GENERATION in folder.name or INCOMPLETE in folder.name or relative[0] == "downloads":
             continue  # a generation is listed through its pointer; a work dir is no dataset
-        if any(part.startswith(".") for part in relative) or relative[0] == "downloads":
+        if any(part.startswith(".") for part in relative) or not (folder / INFO_FILE).is_file():
             continue
         try:
-            data = json.loads(info.read_text("utf-8"))
+            data = json.loads((folder / INFO_FILE).read_text("utf-8"))
         except (OSError, ValueError):
             continue
         found.append(("/".join(relative[:-1]), relative[-1], str(folder), data))

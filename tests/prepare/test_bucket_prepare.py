@@ -249,7 +249,9 @@ def test_an_https_data_dir_is_read_only(tmp_path: Path, server: LoopbackServer) 
         assert len(lines) == 1 and "read-only" in lines[0], result.stderr
 
 
-def test_list_prepared_reads_a_bucket(tmp_path: Path, server: LoopbackServer, s3: S3Server) -> None:
+def test_list_prepared_reads_a_bucket(
+    tmp_path: Path, server: LoopbackServer, s3: S3Server, capsys: pytest.CaptureFixture[str]
+) -> None:
     empty = cli("list", "--prepared", "--data-dir", URL)
     assert empty.returncode == 0 and empty.stdout == ""
     folder = idx_builder(tmp_path, server, 120)
@@ -259,6 +261,13 @@ def test_list_prepared_reads_a_bucket(tmp_path: Path, server: LoopbackServer, s3
     (entry,) = json.loads(listed.stdout)
     assert (entry["name"], entry["version"], entry["splits"]) == ("tiny", "1.0.0", {"train": 120})
     assert entry["path"] == f"{URL}/tiny/1.0.0"
+    # a local data dir is listed the same way (its generations through their pointer)
+    local = tmp_path / "local"
+    catalog.builder(folder, data_dir=local).download_and_prepare(shard_size=SHARD)
+    assert main(["list", "--prepared", "--data-dir", str(local), "--json"]) == 0
+    (mine,) = json.loads(capsys.readouterr().out)
+    assert {**mine, "path": ""} == {**entry, "path": ""}
+    assert mine["path"] == str(local / "tiny" / "1.0.0")
 
 
 def test_rm_removes_a_dataset_from_a_bucket(
