@@ -189,17 +189,21 @@ def begin(
 ) -> RemoteDir:
     """The generation a prepare of plan `key` (shards of about `shard_bytes`) uploads into:
     the one a killed prepare of the same plan left (unless `fresh`), else a new one, its
-    marker written first."""
+    marker written first. The generation the pointer names is never resumed nor removed (a
+    prepare killed after publishing, before removing its marker); one with its
+    dataset_info.json that no pointer names (killed just before publishing) is resumed: no
+    reader has seen it, and the same plan writes the same bytes."""
     ours = f"{version}{INCOMPLETE}{key}"
     generations = _generations(dataset, version)
+    current = _pointer(dataset, version)
     resumed = None
     for marker, generation in _markers(dataset, version).items():
-        complete = generation is not None and INFO_FILE in generations.get(generation, {})
-        if marker == ours and not fresh and generation is not None and not complete:
+        if marker == ours and not fresh and generation is not None and generation != current:
             resumed = dataset / generation
             continue
-        if generation is not None and not complete:  # never touch a published generation
-            delete([dataset / generation / n for n in generations.get(generation, {})])
+        if generation is not None and generation != current:
+            objects = sorted(generations.get(generation, {}), key=lambda n: n != INFO_FILE)
+            delete([dataset / generation / n for n in objects])  # dataset_info.json first
         delete([dataset / marker])
     if resumed is not None:
         return resumed
@@ -213,8 +217,11 @@ def begin(
 
 
 def discard(dataset: RemoteDir, version: str, key: str, generation: RemoteDir) -> None:
-    """Remove an unfinished generation and its marker (a prepare that failed)."""
-    delete([generation / name for name in listing(generation) if name != INFO_FILE])
+    """Remove an unfinished generation (unless a pointer names it) and its marker (a prepare
+    that failed)."""
+    if _pointer(dataset, version) != generation.name:
+        objects = sorted(listing(generation), key=lambda n: n != INFO_FILE)
+        delete([generation / name for name in objects])  # dataset_info.json first
     delete([dataset / f"{version}{INCOMPLETE}{key}"])
 
 

@@ -120,12 +120,19 @@ def test_begin_resumes_its_plan_and_never_writes_into_a_published_generation(
     other = bucket_publish.begin(DATASET, "1.0.0", "plan-b", 200)
     assert other != first and bucket_publish.listing(first) == {}
     assert list(bucket_publish.markers(DATASET, "1.0.0")) == ["1.0.0.incomplete-plan-b"]
-    # a marker whose generation got published (killed before removing it) is not resumed
+    # complete but never published (killed between dataset_info.json and the pointer):
+    # no reader saw it, so the same plan resumes it
     done = upload(tmp_path, other, "s-00000-of-00001", b"b" * 10)
     put_bytes(b"{}", other / INFO_FILE)
+    assert bucket_publish.begin(DATASET, "1.0.0", "plan-b", 200) == other
+    # published, then killed before removing its marker: never resumed, never removed
+    put_bytes(json.dumps({"generation": other.name}).encode(), DATASET / "1.0.0.pointer")
     again = bucket_publish.begin(DATASET, "1.0.0", "plan-b", 200)
     assert again != other
     assert bucket_publish.stored_shards(other) == {done.file: done}  # left whole
+    assert INFO_FILE in bucket_publish.listing(other)
+    bucket_publish.discard(DATASET, "1.0.0", "plan-b", other)  # a failure never removes it
+    assert INFO_FILE in bucket_publish.listing(other)
     # fresh=True (--overwrite) starts a new generation even for the same plan
     assert bucket_publish.begin(DATASET, "1.0.0", "plan-b", 200, fresh=True) != again
 
