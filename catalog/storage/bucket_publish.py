@@ -255,7 +255,7 @@ def collect(dataset: RemoteDir, version: str) -> list[str]:
     keep = {current, *markers.values()}
     complete = {g: objects[INFO_FILE].modified for g, objects in generations.items()
                 if INFO_FILE in objects}  # fmt: skip
-    older = sorted((g for g in complete if g != current), key=lambda g: complete[g])
+    older = sorted((g for g in complete if g not in keep), key=lambda g: complete[g])
     if current is not None and older:
         keep.add(older[-1])  # the one published before the current one
     doomed = [g for g in generations if g not in keep]
