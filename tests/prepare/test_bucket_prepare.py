@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from catalog.info.dataset_info import INFO_FILE
 from catalog.prepare import driver
 from catalog.prepare.work_unit import Outcome, Task, run_unit
 from catalog.storage import bucket_publish
+from catalog.storage.bucket_lock import bucket_lock
 from catalog.storage.remote import RemoteDir
 from catalog.testing.http_server import LoopbackServer
 
@@ -284,3 +286,32 @@ def test_rm_removes_a_dataset_from_a_bucket(
     assert s3.keys("data", "team/") == {}
     assert main(["rm", str(folder), "--data-dir", URL]) == 0
     assert "nothing to remove" in capsys.readouterr().out
+
+
+def test_two_preparers_of_one_bucket_take_turns(
+    tmp_path: Path, server: LoopbackServer, s3: S3Server
+) -> None:
+    folder = idx_builder(tmp_path, server, 120)
+    command = [sys.executable, "-m", "catalog", "prepare", str(folder), "--data-dir", URL]
+    errors: list[list[str]] = [[], []]
+    with bucket_lock(DATASET, "1.0.0"):  # a third preparer holds the lock meanwhile
+        running = [
+            subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in errors
+        ]
+        readers = [
+            threading.Thread(target=lambda p=p, e=e: e.extend(p.stderr), daemon=True)
+            for p, e in zip(running, errors, strict=True)
+        ]
+        for reader in readers:
+            reader.start()
+        deadline = time.monotonic() + 60
+        while not all(any("waiting for process" in line for line in e) for e in errors):
+            assert time.monotonic() < deadline, errors
+            time.sleep(0.2)
+    outputs = [p.stdout.read() for p in running if p.stdout is not None]
+    assert [p.wait(120) for p in running] == [0, 0], errors
+    said = sorted(out.split(": ")[1] for out in outputs)
+    assert said[0].startswith("prepared in "), outputs
+    assert said[1] == "reused (prepared by another process)", outputs
+    assert len({k.split("/")[2] for k in s3.keys("data", "team/tiny/1.0.0.gen-")}) == 1
