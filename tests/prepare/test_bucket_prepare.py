@@ -309,8 +309,12 @@ def test_two_preparers_of_one_bucket_take_turns(
         while not all(any("waiting for process" in line for line in e) for e in errors):
             assert time.monotonic() < deadline, errors
             time.sleep(0.2)
-    outputs = [p.stdout.read() for p in running if p.stdout is not None]
-    assert [p.wait(120) for p in running] == [0, 0], errors
+    outputs = []
+    for p, reader in zip(running, readers, strict=True):
+        with p:  # closes its pipes
+            outputs.append(p.stdout.read() if p.stdout is not None else "")
+            reader.join(120)
+    assert [p.returncode for p in running] == [0, 0], errors
     said = sorted(out.split(": ")[1] for out in outputs)
     assert said[0].startswith("prepared in "), outputs
     assert said[1] == "reused (prepared by another process)", outputs
