@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, overload
 
 from catalog._util.units import count, format_size
 from catalog.api.local import local_dataset
+from catalog.api.remote import remote_dataset
 from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.info.splits import SplitArg, SplitsArg, check_split_names, each_split
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import declared_info, foreign_to, reusable
 from catalog.read.data_source import DataSource, Decoder, open_sources
+from catalog.read.remote_shard import RemoteRead
 from catalog.spec.load import load_spec
 from catalog.spec.model import BuilderSpec
 from catalog.spec.registry import resolve, version_matches
@@ -22,6 +24,8 @@ from catalog.storage import paths
 from catalog.storage.diskspace import disk_usage
 from catalog.storage.generations import Pin, pin
 from catalog.storage.locking import work_dirs
+from catalog.storage.remote import RemoteDir
+from catalog.storage.shard_cache import ShardCache
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
@@ -39,12 +43,14 @@ class DatasetBuilder:
 
     Prepared data lives in ``<data_dir>/<name>/<version>/``, or
     ``<data_dir>/<name>/<config>/<version>/`` for a dataset with configs: a pointer to the
-    generation prepared last (`catalog.storage.generations`), which data sources pin.
+    generation prepared last (`catalog.storage.generations`), which data sources pin. The
+    data dir may be a URL (``s3://bucket/prefix``, `catalog.storage.remote`): there the
+    pointer is an object, resolved once per open.
     """
 
     def __init__(self, spec: BuilderSpec, *, data_dir: PathLike | None = None) -> None:
         self.spec = spec
-        self.data_dir = paths.data_dir(data_dir)
+        self.data_dir: Path | RemoteDir = paths.data_location(data_dir)
 
     @property
     def name(self) -> str:
@@ -65,7 +71,7 @@ class DatasetBuilder:
         return self.spec.version
 
     @property
-    def data_path(self) -> Path:
+    def data_path(self) -> Path | RemoteDir:
         """Where the prepared files are (or will be)."""
         return self.data_dir / self.full_name / self.version
 
@@ -88,9 +94,15 @@ class DatasetBuilder:
         opened = self._open_prepared()
         return None if opened is None else opened[1]
 
-    def _open_prepared(self) -> tuple[Pin, DatasetInfo] | None:
-        """The generation `data_path` names, pinned, with its info (read from it: never
-        another generation's); None when none is prepared from this builder."""
+    def _open_prepared(self) -> tuple[Pin | RemoteDir, DatasetInfo] | None:
+        """The generation `data_path` names, pinned (or the remote generation, resolved
+        once), with its info (read from it: never another generation's); None when none is
+        prepared from this builder."""
+        if isinstance(self.data_path, RemoteDir):
+            remote = remote_dataset(self.data_path)
+            if remote is None or foreign_to(remote[1], self.spec, self.data_path):  # type: ignore[arg-type]
+                return None
+            return remote
         generation = pin(self.data_path)
         if not (generation.path / INFO_FILE).is_file():
             return None
@@ -113,7 +125,7 @@ class DatasetBuilder:
                     "or use another data dir"
                 )
         python = "" if asked else " (or call download_and_prepare())"
-        leftovers = work_dirs(self.data_path)
+        leftovers = [] if isinstance(self.data_path, RemoteDir) else work_dirs(self.data_path)
         if leftovers:  # an interrupted prepare: say what it left and how to go on
             shards = sum(1 for w in leftovers for f in w.glob("*.array_record-*") if f.is_file())
             size = format_size(sum(disk_usage(w) for w in leftovers))
@@ -199,6 +211,9 @@ class DatasetBuilder:
         *,
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
+        remote_read: RemoteRead = "cache",
+        cache_dir: PathLike | None = None,
+        cache_size: int | str | None = None,
     ) -> dict[str, DataSource]: ...
     @overload
     def as_data_source(
@@ -207,6 +222,9 @@ class DatasetBuilder:
         *,
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
+        remote_read: RemoteRead = "cache",
+        cache_dir: PathLike | None = None,
+        cache_size: int | str | None = None,
     ) -> DataSource: ...
     @overload
     def as_data_source(
@@ -215,6 +233,9 @@ class DatasetBuilder:
         *,
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
+        remote_read: RemoteRead = "cache",
+        cache_dir: PathLike | None = None,
+        cache_size: int | str | None = None,
     ) -> list[DataSource]: ...
     def as_data_source(
         self,
@@ -222,6 +243,9 @@ class DatasetBuilder:
         *,
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
+        remote_read: RemoteRead = "cache",
+        cache_dir: PathLike | None = None,
+        cache_size: int | str | None = None,
     ) -> DataSource | list[DataSource] | dict[str, DataSource]:
         """A DataSource for a split spec (``"train"``, ``"train[:10%]+test"``, ``"all"``, a
         `catalog.ReadInstruction`; see `catalog.info.splits`), a list of them for a list of
@@ -230,14 +254,29 @@ class DatasetBuilder:
         ``decoders={"image": False}`` keeps chosen features' stored bytes (e.g. the JPEG
         file) undecoded, or decodes them with the function given instead of False;
         ``as_supervised=True`` returns ``(input, target)`` tuples of the supervised keys.
+
+        In a remote data dir, ``remote_read="cache"`` (the default) reads shards from a local
+        cache (`cache_dir`, else ``$CATALOG_CACHE_DIR``; at most `cache_size` bytes, else
+        ``$CATALOG_CACHE_SIZE``, else 20 GiB), each fetched once and verified;
+        ``remote_read="range"`` reads single records by byte ranges, without local disk.
         """
         self._check_split(split)
         opened = self._open_prepared()
         if opened is None:
             raise self.not_prepared_error(data_dir=str(self.data_dir))
         generation, info = opened  # the sources read this generation only, and hold it
+        folder = generation if isinstance(generation, RemoteDir) else generation.path
+        cache = None
+        if isinstance(folder, RemoteDir) and remote_read == "cache":
+            cache = ShardCache(cache_dir, cache_size)
         return open_sources(
-            generation.path, info, split, decoders=decoders, as_supervised=as_supervised
+            folder,
+            info,
+            split,
+            decoders=decoders,
+            as_supervised=as_supervised,
+            remote_read=remote_read,
+            cache=cache,
         )
 
     def __repr__(self) -> str:
@@ -277,6 +316,9 @@ def data_source(
     as_supervised: bool = False,
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
 ) -> dict[str, DataSource]: ...
 @overload
 def data_source(
@@ -291,6 +333,9 @@ def data_source(
     as_supervised: bool = False,
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
 ) -> DataSource: ...
 @overload
 def data_source(
@@ -305,6 +350,9 @@ def data_source(
     as_supervised: bool = False,
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
 ) -> list[DataSource]: ...
 def data_source(
     name: PathLike,
@@ -318,6 +366,9 @@ def data_source(
     as_supervised: bool = False,
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
 ) -> DataSource | list[DataSource] | dict[str, DataSource]:
     """Random-access data sources of a dataset, downloading and preparing it when needed.
 
@@ -330,13 +381,29 @@ def data_source(
     ``download=False`` a dataset that is not prepared raises NotPreparedError.
     ``download_config`` (a `catalog.download.DownloadConfig`) sets how files are fetched, e.g.
     ``DownloadConfig(offline=True, mirrors=["/srv/mirror"], manual_dir="~/manual")``.
-    `decoders` and `as_supervised` are as for `DatasetBuilder.as_data_source`; `num_proc` and
-    `beam_pipeline_options` as for `DatasetBuilder.download_and_prepare`.
+    `decoders`, `as_supervised`, `remote_read`, `cache_dir` and `cache_size` are as for
+    `DatasetBuilder.as_data_source`; `num_proc` and `beam_pipeline_options` as for
+    `DatasetBuilder.download_and_prepare`. `data_dir` (or `name`, for one dataset) may be a
+    URL: ``s3://bucket/prefix``, ``gs://...``, ``https://...`` (read-only).
 
     >>> ds = data_source("fashion_mnist")  # doctest: +SKIP
     >>> ds["train"][0]["image"].shape       # doctest: +SKIP
     (28, 28, 1)
     """
+    reading = {"remote_read": remote_read, "cache_dir": cache_dir, "cache_size": cache_size}
+    remote = remote_dataset(os.fspath(name)) if "://" in os.fspath(name) else None
+    if remote is not None:  # the URL of one prepared dataset: read where it is
+        generation, info = remote
+        cache = ShardCache(cache_dir, cache_size) if remote_read == "cache" else None
+        return open_sources(
+            generation,
+            info,
+            split,
+            decoders=decoders,
+            as_supervised=as_supervised,
+            remote_read=remote_read,
+            cache=cache,
+        )
     local = local_dataset(name)  # a dataset directory (TFDS's or catalog's): read where it is
     if local is not None:
         generation, info = local
@@ -352,11 +419,17 @@ def data_source(
             num_proc=num_proc,
             beam_pipeline_options=beam_pipeline_options,
         )
-    return b.as_data_source(split, decoders=decoders, as_supervised=as_supervised)
+    return b.as_data_source(
+        split, decoders=decoders, as_supervised=as_supervised, **reading  # type: ignore[arg-type]
+    )
 
 
 def _complete(b: DatasetBuilder) -> bool:
     """Whether the prepared copy holds every example the spec declares (a copy prepared with
     ``max_examples_per_split`` does not, and is never taken for the whole dataset) in shards
     of today's format (older copies are prepared again: see `catalog.storage.shards`)."""
+    if isinstance(b.data_path, RemoteDir):  # read-side check; preparing there decides anew
+        info = b._prepared_info()
+        full = {name: s.num_examples for name, s in b.spec.splits.items()}
+        return info is not None and {n: s.num_examples for n, s in info.splits.items()} == full
     return reusable(b.spec, b.data_path) is not None

@@ -120,7 +120,7 @@ def register(record_format: _F) -> _F:
     return record_format
 
 
-def format_of(info: DatasetInfo, folder: Path) -> RecordFormat:
+def format_of(info: DatasetInfo, folder: object) -> RecordFormat:
     """The registered format of the records of `info`'s dataset (in `folder`)."""
     name = info.record_format.get("name")
     found = _FORMATS.get(name) if isinstance(name, str) else None
