@@ -3,7 +3,10 @@ cache and by byte ranges: the same examples as the local copy, every way a DataS
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +18,8 @@ from catalog.read.remote_shard import RangeShard
 from catalog.storage import remote
 from remote_fixtures import prepare_local, publish_to_bucket
 from s3server import S3Server
+
+ROOT = Path(__file__).resolve().parents[2]
 
 COUNT = 300
 
@@ -91,3 +96,55 @@ def test_a_batch_of_neighbours_is_one_request(bucket: tuple[str, Path, Path], s3
     assert s3.count(".array_record-00000") - before == 1
     reader = ds._records.readers[0]
     assert isinstance(reader, RangeShard)
+
+
+WORKERS_SCRIPT = """\
+import sys
+import catalog, torch
+from torch.utils.data import ConcatDataset, DataLoader
+
+def main():
+    url = sys.argv[1]
+    both = [catalog.data_source(url + "/tiny/1.0.0", split="train", remote_read=mode)
+            for mode in ("cache", "range")]
+    for ds in both:
+        ds[0]  # the parent reads first: its fsspec loop, threads and handles exist at the fork
+        loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=2,
+                            multiprocessing_context="fork")
+        labels = [int(x) for batch in loader for x in batch["label"]]
+        print("fork", len(labels), sum(labels))
+    loader = DataLoader(ConcatDataset(both), batch_size=64, shuffle=True, num_workers=2,
+                        multiprocessing_context="spawn")
+    labels = [int(x) for batch in loader for x in batch["label"]]
+    print("spawn", len(labels), sum(labels))
+    p = catalog.pipeline(both[1]).shuffle(seed=1).batch(50).prefetch(2, "process")
+    labels = [int(x) for batch in p for x in batch["label"]]
+    print("pipeline", len(labels), sum(labels))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_dataloader_workers_fork_and_spawn_and_the_pipeline_read_the_bucket(
+    bucket: tuple[str, Path, Path], s3: S3Server, tmp_path: Path
+) -> None:
+    """Both ways of reading, in DataLoader workers started by fork (after the parent read:
+    its event loop thread and connections must not be used in the child) and by spawn (the
+    source pickled), and in the pipeline's process workers."""
+    pytest.importorskip("torch")
+    url, generation, _ = bucket
+    total = sum(int(e["label"]) for e in local_source(generation))
+    script = tmp_path / "workers.py"
+    script.write_text(WORKERS_SCRIPT)
+    env = {**os.environ, **s3.env(), "CATALOG_CACHE_DIR": str(tmp_path / "cache")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    run = subprocess.run(
+        [sys.executable, str(script), url],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    n, t = str(COUNT), str(total)
+    assert run.stdout.split() == [
+        "fork", n, t, "fork", n, t, "spawn", str(2 * COUNT), str(2 * total), "pipeline", n, t
+    ]  # fmt: skip
