@@ -19,6 +19,7 @@ def prepare_local(
 ) -> tuple[Path, Path]:
     """A dataset `tiny` of `count` pattern images prepared in `root`/data; returns its
     generation and its builder folder."""
+    root.mkdir(parents=True, exist_ok=True)
     with LoopbackServer() as server:
         folder = idx_builder(root, server, count)
         b = catalog.builder(str(folder), data_dir=root / "data")

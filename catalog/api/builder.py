@@ -117,7 +117,12 @@ class DatasetBuilder:
         prepare = f"catalog prepare {asked or self.full_name}" + (
             f" --data-dir {data_dir}" if data_dir else ""
         )
-        if (self.data_path / INFO_FILE).is_file():
+        if isinstance(self.data_path, RemoteDir):
+            remote = remote_dataset(self.data_path)
+            foreign = remote and foreign_to(remote[1], self.spec, self.data_path)  # type: ignore[arg-type]
+            if foreign:
+                return NotPreparedError(f"{foreign}; run '{prepare} --overwrite' to replace it")
+        elif (self.data_path / INFO_FILE).is_file():
             foreign = foreign_to(DatasetInfo.read(self.data_path), self.spec, self.data_path)
             if foreign:
                 return NotPreparedError(
@@ -391,8 +396,15 @@ def data_source(
     (28, 28, 1)
     """
     reading = {"remote_read": remote_read, "cache_dir": cache_dir, "cache_size": cache_size}
-    remote = remote_dataset(os.fspath(name)) if "://" in os.fspath(name) else None
-    if remote is not None:  # the URL of one prepared dataset: read where it is
+    if "://" in os.fspath(name):  # the URL of one prepared dataset: read where it is
+        remote = remote_dataset(os.fspath(name))
+        if remote is None:
+            raise NotPreparedError(
+                f"no prepared dataset at {os.fspath(name)} (neither a "
+                f"{os.fspath(name).rsplit('/', 1)[-1]}.pointer beside it nor a dataset_info.json "
+                "in it): give the URL of <data dir>/<name>/<version>, or the name with "
+                "data_dir=<data dir URL>"
+            )
         generation, info = remote
         cache = ShardCache(cache_dir, cache_size) if remote_read == "cache" else None
         return open_sources(

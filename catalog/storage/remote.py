@@ -179,7 +179,9 @@ def read_pointer(dataset_dir: RemoteDir, version: str) -> str | None:
     fs = dataset_dir.filesystem()
     try:
         data = fs.cat_file((dataset_dir / pointer_name(version)).path)
-    except FileNotFoundError:
+    except FileNotFoundError as error:
+        if "bucket" in str(error).lower():  # no bucket at all: not "no pointer" (s3fs says so)
+            raise
         return None
     try:
         generation = json.loads(data)["generation"]
