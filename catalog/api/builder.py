@@ -266,7 +266,21 @@ class DatasetBuilder:
         ``remote_read="range"`` reads single records by byte ranges, without local disk.
         """
         self._check_split(split)
-        opened = self._open_prepared()
+        return self._sources(
+            self._open_prepared(), split, decoders, as_supervised, remote_read, cache_dir, cache_size
+        )
+
+    def _sources(
+        self,
+        opened: tuple[Pin | RemoteDir, DatasetInfo] | None,
+        split: SplitsArg | None,
+        decoders: Mapping[str, Decoder] | None,
+        as_supervised: bool,
+        remote_read: RemoteRead,
+        cache_dir: PathLike | None,
+        cache_size: int | str | None,
+    ) -> DataSource | list[DataSource] | dict[str, DataSource]:
+        """`as_data_source` over the generation `opened` (`_open_prepared`)."""
         if opened is None:
             raise self.not_prepared_error(data_dir=str(self.data_dir))
         generation, info = opened  # the sources read this generation only, and hold it
@@ -395,7 +409,6 @@ def data_source(
     >>> ds["train"][0]["image"].shape       # doctest: +SKIP
     (28, 28, 1)
     """
-    reading = {"remote_read": remote_read, "cache_dir": cache_dir, "cache_size": cache_size}
     if "://" in os.fspath(name):  # the URL of one prepared dataset: read where it is
         remote = remote_dataset(os.fspath(name))
         if remote is None:
@@ -424,6 +437,19 @@ def data_source(
         )
     b = builder(name, data_dir=data_dir)
     b._check_split(split)
+    if isinstance(b.data_path, RemoteDir):  # resolved and its info read once
+        opened = b._open_prepared()
+        if download and not _complete(b, opened and opened[1]):
+            b.download_and_prepare(
+                download_dir=download_dir,
+                download_config=download_config,
+                num_proc=num_proc,
+                beam_pipeline_options=beam_pipeline_options,
+            )
+            opened = b._open_prepared()
+        return b._sources(
+            opened, split, decoders, as_supervised, remote_read, cache_dir, cache_size
+        )
     if download and not _complete(b):
         b.download_and_prepare(
             download_dir=download_dir,
@@ -431,17 +457,15 @@ def data_source(
             num_proc=num_proc,
             beam_pipeline_options=beam_pipeline_options,
         )
-    return b.as_data_source(
-        split, decoders=decoders, as_supervised=as_supervised, **reading  # type: ignore[arg-type]
-    )
+    return b.as_data_source(split, decoders=decoders, as_supervised=as_supervised)
 
 
-def _complete(b: DatasetBuilder) -> bool:
+def _complete(b: DatasetBuilder, remote_info: DatasetInfo | None = None) -> bool:
     """Whether the prepared copy holds every example the spec declares (a copy prepared with
     ``max_examples_per_split`` does not, and is never taken for the whole dataset) in shards
     of today's format (older copies are prepared again: see `catalog.storage.shards`)."""
-    if isinstance(b.data_path, RemoteDir):  # read-side check; preparing there decides anew
-        info = b._prepared_info()
+    if isinstance(b.data_path, RemoteDir):  # `remote_info`: read once by the caller
         full = {name: s.num_examples for name, s in b.spec.splits.items()}
-        return info is not None and {n: s.num_examples for n, s in info.splits.items()} == full
+        got = {n: s.num_examples for n, s in remote_info.splits.items()} if remote_info else None
+        return got == full
     return reusable(b.spec, b.data_path) is not None

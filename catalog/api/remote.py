@@ -43,12 +43,12 @@ def remote_dataset(target: RemoteDir | str) -> tuple[RemoteDir, DatasetInfo] | N
     if "://" not in parent_url or parent_url.endswith("://") or not version:
         return None
     generation = resolve_generation(RemoteDir(parent_url), version)
-    if generation is None:
-        return None
     try:
         return generation, read_remote_info(generation)
-    except NotPreparedError:  # the pointer names a generation that is gone
-        raise NotPreparedError(
+    except NotPreparedError:
+        if generation.name == version:  # no pointer, and no dataset in <version>/ either
+            return None
+        raise NotPreparedError(  # the pointer names a generation that is gone
             f"{target} names generation {generation.name}, which is not there (removed, or "
             "the upload was interrupted): prepare the dataset again"
         ) from None

@@ -203,7 +203,17 @@ class Records:
             if held != expected:
                 message = f"it holds {held} records, dataset_info.json says {expected}"
                 raise shard_error(path, message)
-            for record in range(min(held, _SIZE_PROBES) if self._record_size else 0):
+            lengths = getattr(reader, "lengths", None)  # known from a remote shard's index
+            if lengths is not None and self._record_size and len(lengths):
+                if (lengths != self._record_size).any():
+                    size = int(lengths[lengths != self._record_size][0])
+                    raise shard_error(
+                        path,
+                        f"its records have {size} bytes, but the features in dataset_info.json "
+                        f"encode to {self._record_size}: the data and its description differ",
+                    )
+            probes = min(held, _SIZE_PROBES) if self._record_size and lengths is None else 0
+            for record in range(probes):
                 try:
                     reader.seek(record)
                     size = len(reader.read())

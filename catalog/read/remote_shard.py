@@ -95,6 +95,7 @@ class RangeShard:
                 "(remote_read='cache')",
             )
         self._offsets, self._lengths = index
+        self.lengths = self._lengths  #: every record's size (`catalog.read.records` checks them)
         spans = [record_span(int(o), int(n)) for o, n in zip(*index, strict=True)]
         self._starts = np.array([s for s, _ in spans], np.int64)
         self._stops = np.array([e for _, e in spans], np.int64)

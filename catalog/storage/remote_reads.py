@@ -189,18 +189,13 @@ class _ShortRead(Exception):
     """A body shorter than the range asked for (a connection dropped mid-transfer)."""
 
 
-def resolve_generation(dataset_dir: RemoteDir, version: str) -> RemoteDir | None:
+def resolve_generation(dataset_dir: RemoteDir, version: str) -> RemoteDir:
     """The generation to read for `version` in `dataset_dir`, resolved once: the one its
-    pointer names, else (a static https mirror of a local data dir, whose web server follows
-    the ``<version>`` symlink) ``<version>/`` itself when it holds a dataset_info.json; None
-    when neither is there."""
+    pointer names, else ``<version>/`` itself (a static https mirror of a local data dir,
+    whose web server follows the ``<version>`` symlink; whether a dataset is there shows
+    when its dataset_info.json is read)."""
     generation = attempt(lambda: read_pointer(dataset_dir, version), dataset_dir / version)
-    if generation is not None:
-        return dataset_dir / generation
-    plain = dataset_dir / version
-    fs = plain.filesystem()
-    info = (plain / "dataset_info.json").path
-    return plain if attempt(lambda: fs.exists(info), plain) else None
+    return dataset_dir / (generation if generation is not None else version)
 
 
 def stat(where: RemoteDir) -> RemoteObject:
