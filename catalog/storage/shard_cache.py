@@ -32,6 +32,7 @@ import hashlib
 import os
 import secrets
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -214,7 +215,8 @@ def _hold(path: Path, size: int) -> Held | None:
             raise FileNotFoundError(path)
         if st.st_size != size:  # cannot happen to a file the cache wrote: refuse it anyway
             raise ShardError(f"{path} has {st.st_size} bytes, not {size}: remove it")
-        os.utime(fd)  # most recently used
+        now = time.time_ns()  # the clock, not the file system's coarser one
+        os.utime(fd, ns=(now, now))  # most recently used
     except FileNotFoundError:
         os.close(fd)
         return None
