@@ -7,16 +7,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from s3server import S3Server
+
 import catalog
 from catalog.storage.remote import remote_dir, write_pointer
 from catalog.testing.http_server import LoopbackServer
+
 from conftest import idx_builder
-from s3server import S3Server
 
 
-def prepare_local(
-    root: Path, count: int, *, shard_size: int | None = None
-) -> tuple[Path, Path]:
+def prepare_local(root: Path, count: int, *, shard_size: int | None = None) -> tuple[Path, Path]:
     """A dataset `tiny` of `count` pattern images prepared in `root`/data; returns its
     generation and its builder folder."""
     root.mkdir(parents=True, exist_ok=True)

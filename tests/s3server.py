@@ -137,10 +137,10 @@ class S3Server:
             if method == "GET":
                 self.requests[path] += 1
             for fault in self.faults:
-                if fault.method == method and fault.match in path:
-                    if fault.times is None or fault.seen < fault.times:
-                        fault.seen += 1
-                        return fault
+                matches = fault.method == method and fault.match in path
+                if matches and (fault.times is None or fault.seen < fault.times):
+                    fault.seen += 1
+                    return fault
         return None
 
 
@@ -157,7 +157,9 @@ def _proxy_handler(server: S3Server) -> type[BaseHTTPRequestHandler]:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
             fault = server._fault(self.command, self.path)
             if fault is not None and fault.kind in ("slowdown", "denied"):
-                status, code = (503, "SlowDown") if fault.kind == "slowdown" else (403, "AccessDenied")
+                status, code = (
+                    (503, "SlowDown") if fault.kind == "slowdown" else (403, "AccessDenied")
+                )
                 self._answer(status, _ERROR.format(code=code, message=code).encode())
                 return
             upstream = http.client.HTTPConnection("127.0.0.1", server._moto_port, timeout=30)

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, overload
 from catalog._util.units import count, format_size
 from catalog.api.local import local_dataset
 from catalog.api.remote import remote_dataset
-from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
+from catalog.errors import (
+    DatasetNotFoundError,
+    NotPreparedError,
+    SpecError,
+    SplitError,
+    StorageError,
+)
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.info.splits import SplitArg, SplitsArg, check_split_names, each_split
 from catalog.prepare.options import PrepareOptions
@@ -198,6 +204,8 @@ class DatasetBuilder:
         from catalog.download import resolve_config
         from catalog.prepare.driver import prepare_dataset
 
+        if isinstance(self.data_path, RemoteDir):  # the write side of issue 23 (bucketwrite)
+            raise StorageError(f"{self.data_dir}: preparing into a remote data dir is not here yet")
         config = resolve_config(download_config, data_dir=self.data_dir, download_dir=download_dir)
         return prepare_dataset(self.spec, self.data_path, config, options, progress)
 
@@ -267,7 +275,13 @@ class DatasetBuilder:
         """
         self._check_split(split)
         return self._sources(
-            self._open_prepared(), split, decoders, as_supervised, remote_read, cache_dir, cache_size
+            self._open_prepared(),
+            split,
+            decoders,
+            as_supervised,
+            remote_read,
+            cache_dir,
+            cache_size,
         )
 
     def _sources(
@@ -418,10 +432,10 @@ def data_source(
                 "in it): give the URL of <data dir>/<name>/<version>, or the name with "
                 "data_dir=<data dir URL>"
             )
-        generation, info = remote
+        remote_generation, info = remote
         cache = ShardCache(cache_dir, cache_size) if remote_read == "cache" else None
         return open_sources(
-            generation,
+            remote_generation,
             info,
             split,
             decoders=decoders,

@@ -18,6 +18,7 @@ from catalog.info.text import Location, format_info
 from catalog.present.strings import no_surrogates
 from catalog.spec.model import BuilderSpec
 from catalog.storage.diskspace import disk_usage
+from catalog.storage.remote import RemoteDir
 
 __all__ = ["info_json", "register"]
 
@@ -76,7 +77,13 @@ def run(args: argparse.Namespace) -> int:
     b = builder(args.name, data_dir=args.data_dir)
     prepared = b.is_prepared
     info = b.info
-    location = Location(b.data_path, prepared, disk_usage(b.data_path) if prepared else 0)
+    usage = 0
+    if prepared:  # a remote data dir: what its shards take, as dataset_info.json records
+        if isinstance(b.data_path, RemoteDir):
+            usage = sum(s.num_bytes for s in info.splits.values())
+        else:
+            usage = disk_usage(b.data_path)
+    location = Location(b.data_path, prepared, usage)
     if args.json:
         print(
             no_surrogates(

@@ -30,10 +30,11 @@ from catalog.cli.common import (
     positive_int,
 )
 from catalog.download.report import summary
-from catalog.errors import CatalogError
+from catalog.errors import CatalogError, StorageError
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import reusable
 from catalog.storage import paths
+from catalog.storage.remote import RemoteDir
 
 if TYPE_CHECKING:
     from catalog.download import DownloadConfig, ProgressMode
@@ -213,15 +214,20 @@ def _check_dirs(
     data dir is fine for datasets that are only reused)."""
     from catalog.download import resolve_config
 
+    if any(isinstance(b.data_path, RemoteDir) for b in builders):  # issue 23's write side
+        raise StorageError(
+            f"{builders[0].data_dir}: preparing into a remote data dir is not here yet"
+        )
     todo = [
         b
         for b in builders
         if args.overwrite
         or config.register_checksums
-        or reusable(b.spec, b.data_path, args.max_examples_per_split) is None
+        or reusable(b.spec, b.data_path, args.max_examples_per_split) is None  # type: ignore[arg-type]
     ]
     for b in todo:
-        paths.usable_dir(b.data_path.parent, "the data dir", f"--data-dir or ${paths.DATA_DIR_ENV}")
+        parent = b.data_path.parent  # type: ignore[union-attr]
+        paths.usable_dir(parent, "the data dir", f"--data-dir or ${paths.DATA_DIR_ENV}")
     if todo:
         resolved = resolve_config(config, data_dir=todo[0].data_dir, download_dir=args.download_dir)
         assert resolved.download_dir is not None

@@ -30,6 +30,7 @@ from catalog.storage import paths
 from catalog.storage.diskspace import disk_usage
 from catalog.storage.generations import collect, generations, remove_pointer
 from catalog.storage.locking import dataset_lock, work_dirs
+from catalog.storage.remote import RemoteDir
 
 __all__ = ["register"]
 
@@ -72,6 +73,8 @@ def _remove_prepared(b: DatasetBuilder, dry_run: bool) -> str:
     reader holds (`catalog.storage.generations`) and the work dirs; a line saying what
     happened."""
     target, label = b.data_path, dataset_label(b)
+    if isinstance(target, RemoteDir):  # the write side of issue 23 (bucketwrite)
+        return f"{label}: removing from a remote data dir ({b.data_dir}) is not here yet"
     if not target.parent.is_dir():
         return f"{label}: not prepared in {b.data_dir}; nothing to remove"
     with dataset_lock(target):

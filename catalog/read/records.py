@@ -180,7 +180,8 @@ class Records:
     def _check_unchanged(self) -> None:
         """The prepared copy must still be the one this source was made for: a copy prepared
         again under it (``--overwrite``) has other shards and counts."""
-        if self.stamp is not None and stamp(self._folder) != self.stamp:
+        folder = self._folder
+        if self.stamp is not None and isinstance(folder, Path) and stamp(folder) != self.stamp:
             raise NotPreparedError(
                 f"{self._folder} was prepared again after this data source of "
                 f"{self.info.full_name} split {self.split!r} was made (its dataset_info.json "
@@ -204,14 +205,14 @@ class Records:
                 message = f"it holds {held} records, dataset_info.json says {expected}"
                 raise shard_error(path, message)
             lengths = getattr(reader, "lengths", None)  # known from a remote shard's index
-            if lengths is not None and self._record_size and len(lengths):
-                if (lengths != self._record_size).any():
-                    size = int(lengths[lengths != self._record_size][0])
-                    raise shard_error(
-                        path,
-                        f"its records have {size} bytes, but the features in dataset_info.json "
-                        f"encode to {self._record_size}: the data and its description differ",
-                    )
+            wrong = None if lengths is None else lengths[lengths != self._record_size]
+            if self._record_size and wrong is not None and len(wrong):
+                size = int(wrong[0])
+                raise shard_error(
+                    path,
+                    f"its records have {size} bytes, but the features in dataset_info.json "
+                    f"encode to {self._record_size}: the data and its description differ",
+                )
             probes = min(held, _SIZE_PROBES) if self._record_size and lengths is None else 0
             for record in range(probes):
                 try:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import IO, Any, TypeVar
 
 from catalog.errors import CatalogError, NotPreparedError, ShardError, StorageError
@@ -87,7 +88,7 @@ def attempt(call: Callable[[], T], where: RemoteDir, what: str = "read") -> T:
             return call()
         except CatalogError:
             raise
-        except BaseException as error:  # noqa: BLE001  (every library error is translated)
+        except BaseException as error:
             if isinstance(error, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                 raise
             translated = _translate(error, where, what)
@@ -137,7 +138,11 @@ def _translate(error: BaseException, where: RemoteDir, what: str) -> Exception:
     if "bucket does not exist" in text or "NoSuchBucket" in text:
         return StorageError(
             f"{where}: bucket {host!r} does not exist"
-            + (f" at {os.environ['AWS_ENDPOINT_URL']}" if os.environ.get("AWS_ENDPOINT_URL") else "")
+            + (
+                f" at {os.environ['AWS_ENDPOINT_URL']}"
+                if os.environ.get("AWS_ENDPOINT_URL")
+                else ""
+            )
             + ": check the data dir URL (and AWS_ENDPOINT_URL for an S3-compatible server)"
         )
     if isinstance(error, PermissionError) or status in (401, 403) or "AccessDenied" in text:
@@ -154,8 +159,7 @@ def _translate(error: BaseException, where: RemoteDir, what: str) -> Exception:
             "through the shard cache (remote_read='cache')"
         )
     transient = (
-        status is not None
-        and (status >= 500 or status == 429)
+        (status is not None and (status >= 500 or status == 429))
         or "SlowDown" in text
         or (isinstance(error, OSError) and error.errno in (errno.EBUSY, errno.EAGAIN))
         or isinstance(error, (ConnectionError, TimeoutError, EOFError, _ShortRead))
@@ -240,13 +244,9 @@ def copy_to(obj: RemoteObject, out: IO[bytes], chunk: int = 8 << 20) -> None:
     """Stream `obj` into `out` (at its current position), resuming after a dropped
     connection where it stopped, at the version `obj` names (If-Match)."""
     handle = open_object(obj)
-    done = 0
-    while done < obj.size:
-        stop = min(done + chunk, obj.size)
-        start = done
-        data = attempt(lambda: _fetch(handle, obj, start, stop), obj.where, "read")
-        out.write(data)
-        done = stop
+    for start in range(0, obj.size, chunk):
+        span = (start, min(start + chunk, obj.size))
+        out.write(attempt(partial(_fetch, handle, obj, *span), obj.where, "read"))
 
 
 def open_object(obj: RemoteObject) -> Any:

@@ -86,7 +86,9 @@ class ShardCache:
             try:
                 limit = parse_size(limit)
             except ValueError as error:
-                raise StorageError(f"the shard cache size: {error} (cache_size= or ${CACHE_SIZE_ENV})") from None
+                raise StorageError(
+                    f"the shard cache size: {error} (cache_size= or ${CACHE_SIZE_ENV})"
+                ) from None
         if limit <= 0:
             raise StorageError(f"the shard cache size must be positive, got {limit}")
         self.limit = int(limit)
@@ -129,7 +131,9 @@ class ShardCache:
                 self._download(obj, sha256, path, tmp)
                 held = _hold(path, obj.size)
         if held is None:  # evicted at once by a process that needed the room
-            raise CacheFullError(f"{obj.where}: the shard cache in {self.root} is too busy to keep it")
+            raise CacheFullError(
+                f"{obj.where}: the shard cache in {self.root} is too busy to keep it"
+            )
         return held
 
     def _download(self, obj: RemoteObject, sha256: str, path: Path, tmp: Path) -> None:
@@ -148,8 +152,8 @@ class ShardCache:
                     f"{sha256[:12]}...): it changed or is corrupt there; run 'catalog verify' "
                     "on the data dir and prepare the dataset again with --overwrite"
                 )
-            os.chmod(part, 0o444)
-            os.replace(part, path)
+            part.chmod(0o444)
+            part.replace(path)
         except OSError as error:
             if error.errno in (errno.ENOSPC, errno.EDQUOT):
                 raise CacheFullError(

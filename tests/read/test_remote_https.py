@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from remote_fixtures import prepare_local
+from s3server import StaticServer
 
 import catalog
 from catalog.errors import NotPreparedError, StorageError
 from catalog.storage import remote
-from remote_fixtures import prepare_local
-from s3server import StaticServer
 
 COUNT = 150
 

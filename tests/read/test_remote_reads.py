@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from remote_fixtures import prepare_local, publish_to_bucket
+from s3server import S3Server
 
 import catalog
 from catalog.read.remote_shard import RangeShard
 from catalog.storage import remote
-from remote_fixtures import prepare_local, publish_to_bucket
-from s3server import S3Server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,7 +70,9 @@ def test_every_way_of_reading_gives_the_local_examples(
         assert same(ds[i], local[i])
     rows = [5, 299, 0, 5, 180, 181, 182]
     assert all(same(a, b) for a, b in zip(ds[rows], local[rows], strict=True))
-    assert all(same(a, b) for a, b in zip(ds.__getitems__(np.array(rows)), local[rows], strict=True))
+    assert all(
+        same(a, b) for a, b in zip(ds.__getitems__(np.array(rows)), local[rows], strict=True)
+    )
     assert all(same(a, b) for a, b in zip(ds, local, strict=True))
     view = ds[100:200:3]
     assert all(same(a, b) for a, b in zip(view, local[100:200:3], strict=True))

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from remote_fixtures import prepare_local, publish_to_bucket, shard_files
+from s3server import S3Server
 
 import catalog
 from catalog.errors import ShardError
 from catalog.storage import remote
 from catalog.storage.shard_cache import CacheFullError
-from remote_fixtures import prepare_local, publish_to_bucket, shard_files
-from s3server import S3Server
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNT = 300  # 3 shards of 100 records, 192 KiB each
@@ -117,7 +117,9 @@ def test_processes_sharing_a_cache_fetch_each_shard_once(
     env = {**os.environ, **s3.env(), "CATALOG_CACHE_DIR": str(tmp_path / "shared")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     runs = [
-        subprocess.Popen([sys.executable, "-c", SHARE, url], env=env, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", SHARE, url], env=env, stdout=subprocess.PIPE, text=True
+        )
         for _ in range(3)
     ]
     outputs = [run.communicate(timeout=60)[0].strip() for run in runs]
