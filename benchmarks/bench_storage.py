@@ -282,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:22} {floor_obstore:10.3f} {'':>14}   whole shards, obstore.get")
     by_obstore = f", obstore get_ranges {range_obstore:.3f} s" if range_obstore else ""
     print(f"\n{len(starts)} single-record ranges of one shard: catalog {range_catalog:.3f} s "
-          f"(coalesced), fsspec cat_ranges {range_fsspec:.3f} s{by_obstore} (coalesce=0)")  # fmt: skip
+          f"(coalesced), fsspec cat_ranges {range_fsspec:.3f} s{by_obstore} "
+          "(coalesce=0)")  # fmt: skip
     print(f"(*) range reads: the epoch extrapolated from {args.range_batches} batches, ds[i] from "
           f"{args.range_reads} reads")  # fmt: skip
     print(f"requests per 128-batch by range reads: random indices {random_requests}, "

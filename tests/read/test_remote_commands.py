@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from catalog.storage import remote
 from remote_fixtures import prepare_local, publish_to_bucket, shard_files
 from s3server import S3Server
+
+from catalog.storage import remote
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,7 +54,7 @@ def catalog_cli(
 def test_info_and_verify_read_a_bucket(
     s3: S3Server, dataset: tuple[str, Path, Path], tmp_path: Path
 ) -> None:
-    url, generation, folder = dataset
+    url, _, folder = dataset
     info = catalog_cli(s3, tmp_path, "info", str(folder), "--data-dir", url, "--json")
     assert info.returncode == 0, info.stderr
     document = json.loads(info.stdout)
