@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
 from typing import IO, Any, TypeVar
 
 from catalog.errors import CatalogError, NotPreparedError, ShardError, StorageError
@@ -240,13 +239,15 @@ def cat(where: RemoteDir) -> bytes:
     return data
 
 
-def copy_to(obj: RemoteObject, out: IO[bytes], chunk: int = 8 << 20) -> None:
-    """Stream `obj` into `out` (at its current position), resuming after a dropped
-    connection where it stopped, at the version `obj` names (If-Match)."""
+def copy_to(obj: RemoteObject, out: IO[bytes], chunk: int = 8 << 20, in_flight: int = 4) -> None:
+    """Stream `obj` into `out` (at its current position) at the version `obj` names
+    (If-Match): `chunk`-byte ranges, `in_flight` of them fetched together (memory stays under
+    chunk * in_flight), each retried on its own after a dropped connection."""
     handle = open_object(obj)
-    for start in range(0, obj.size, chunk):
-        span = (start, min(start + chunk, obj.size))
-        out.write(attempt(partial(_fetch, handle, obj, *span), obj.where, "read"))
+    spans = [(start, min(start + chunk, obj.size)) for start in range(0, obj.size, chunk)]
+    for first in range(0, len(spans), in_flight):
+        for data in read_ranges(handle, obj, spans[first : first + in_flight]):
+            out.write(data)
 
 
 def open_object(obj: RemoteObject) -> Any:

@@ -34,7 +34,7 @@ import secrets
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from catalog._util.units import format_size, parse_size
 from catalog.errors import ShardError, StorageError
@@ -140,11 +140,12 @@ class ShardCache:
         self.make_room(obj.size)
         part = tmp / f"{sha256}.{os.getpid()}.{secrets.token_hex(4)}"
         try:
-            with open(part, "wb") as out:
-                copy_to(obj, out)
-                out.flush()
-                os.fsync(out.fileno())
-            digest, size = _sha256(part)
+            with open(part, "wb") as raw:
+                out = _Hashing(raw)
+                copy_to(obj, out)  # type: ignore[arg-type]
+                raw.flush()
+                os.fsync(raw.fileno())  # whole on disk before it is named by its hash
+            digest, size = out.digest.hexdigest(), out.size
             if size != obj.size or digest != sha256:
                 raise ShardError(
                     f"shard {obj.where}: its bytes in the bucket do not match what was prepared "
@@ -260,11 +261,13 @@ def _locked(path: Path, how: int) -> Any:
         os.close(fd)
 
 
-def _sha256(path: Path) -> tuple[str, int]:
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as f:
-        while block := f.read(8 << 20):
-            digest.update(block)
-            size += len(block)
-    return digest.hexdigest(), size
+class _Hashing:
+    """A file written through: the sha256 and size of what was written, as it is written."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw, self.digest, self.size = raw, hashlib.sha256(), 0
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        self.size += len(data)
+        return self.raw.write(data)
