@@ -10,12 +10,19 @@ from typing import TYPE_CHECKING, overload
 
 from catalog._util.units import count, format_size
 from catalog.api.local import local_dataset, prepared_by_name
-from catalog.errors import DatasetNotFoundError, NotPreparedError, SpecError, SplitError
+from catalog.api.remote import remote_dataset
+from catalog.errors import (
+    DatasetNotFoundError,
+    NotPreparedError,
+    SpecError,
+    SplitError,
+)
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.info.splits import SplitArg, SplitsArg, check_split_names, each_split
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import declared_info, foreign_to, reusable
 from catalog.read.data_source import DataSource, Decoder, open_sources
+from catalog.read.remote_shard import RemoteRead
 from catalog.spec.load import load_spec
 from catalog.spec.model import BuilderSpec
 from catalog.spec.registry import resolve, version_matches
@@ -23,6 +30,8 @@ from catalog.storage import paths
 from catalog.storage.diskspace import disk_usage
 from catalog.storage.generations import Pin, pin
 from catalog.storage.locking import work_dirs
+from catalog.storage.remote import RemoteDir
+from catalog.storage.shard_cache import ShardCache
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
@@ -42,12 +51,14 @@ class DatasetBuilder:
     ``<data_dir>/<name>/<config>/<version>/`` for a dataset with configs: a pointer to the
     generation prepared last (`catalog.storage.generations`), which data sources pin. A copy
     with images stored smaller (`with_image_max_side`) lives beside it in
-    ``<version>-max<N>/``: each builder reads and prepares only its own.
+    ``<version>-max<N>/``: each builder reads and prepares only its own. The
+    data dir may be a URL (``s3://bucket/prefix``, `catalog.storage.remote`): there the
+    pointer is an object, resolved once per open.
     """
 
     def __init__(self, spec: BuilderSpec, *, data_dir: PathLike | None = None) -> None:
         self.spec = spec
-        self.data_dir = paths.data_dir(data_dir)
+        self.data_dir: Path | RemoteDir = paths.data_location(data_dir)
 
     @property
     def name(self) -> str:
@@ -68,8 +79,8 @@ class DatasetBuilder:
         return self.spec.version
 
     @property
-    def data_path(self) -> Path:
-        """Where the prepared files are (or will be)."""
+    def data_path(self) -> Path | RemoteDir:
+        """Where the prepared files are (or will be): a local path, or a bucket's URL."""
         return self.data_dir / self.full_name / self.spec.version_dir
 
     @property
@@ -88,6 +99,8 @@ class DatasetBuilder:
         """Beside `data_path`, the folders holding this version with images of another size
         (``3.0.1``, ``3.0.1-max256``), prepared."""
         pattern = re.compile(rf"{re.escape(self.version)}(-max\d+)?")
+        if isinstance(self.data_path, RemoteDir):
+            return []
         try:
             names = sorted(p.name for p in self.data_path.parent.iterdir())
         except OSError:
@@ -119,9 +132,15 @@ class DatasetBuilder:
         opened = self._open_prepared()
         return None if opened is None else opened[1]
 
-    def _open_prepared(self) -> tuple[Pin, DatasetInfo] | None:
-        """The generation `data_path` names, pinned, with its info (read from it: never
-        another generation's); None when none is prepared from this builder."""
+    def _open_prepared(self) -> tuple[Pin | RemoteDir, DatasetInfo] | None:
+        """The generation `data_path` names, pinned (or the remote generation, resolved
+        once), with its info (read from it: never another generation's); None when none is
+        prepared from this builder."""
+        if isinstance(self.data_path, RemoteDir):
+            remote = remote_dataset(self.data_path)
+            if remote is None or foreign_to(remote[1], self.spec, self.data_path):
+                return None
+            return remote
         generation = pin(self.data_path)
         if not (generation.path / INFO_FILE).is_file():
             return None
@@ -136,7 +155,12 @@ class DatasetBuilder:
         prepare = f"catalog prepare {asked or self.full_name}" + (
             f" --data-dir {data_dir}" if data_dir else ""
         )
-        if (self.data_path / INFO_FILE).is_file():
+        if isinstance(self.data_path, RemoteDir):
+            remote = remote_dataset(self.data_path)
+            foreign = remote and foreign_to(remote[1], self.spec, self.data_path)
+            if foreign:
+                return NotPreparedError(f"{foreign}; run '{prepare} --overwrite' to replace it")
+        elif (self.data_path / INFO_FILE).is_file():
             foreign = foreign_to(DatasetInfo.read(self.data_path), self.spec, self.data_path)
             if foreign:
                 return NotPreparedError(
@@ -145,7 +169,7 @@ class DatasetBuilder:
                 )
         python = "" if asked else " (or call download_and_prepare())"
         others = self._other_sizes()
-        if others:  # never served for this one: say which exists and how to ask for it
+        if others and isinstance(self.data_path, Path):  # never served for this one: say so
             sizes = ", ".join(
                 "full size" if n == self.version else f"at most {n.rsplit('max', 1)[1]} px"
                 for n in others
@@ -154,7 +178,7 @@ class DatasetBuilder:
                 f"; {self.data_path.parent} holds it with images of another size ({sizes}): "
                 "read that with image_max_side=N (--image-max-side N)"
             )
-        leftovers = work_dirs(self.data_path)
+        leftovers = [] if isinstance(self.data_path, RemoteDir) else work_dirs(self.data_path)
         if leftovers:  # an interrupted prepare: say what it left and how to go on
             shards = sum(1 for w in leftovers for f in w.glob("*.array_record-*") if f.is_file())
             size = format_size(sum(disk_usage(w) for w in leftovers))
@@ -251,6 +275,9 @@ class DatasetBuilder:
         *,
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
+        remote_read: RemoteRead = "cache",
+        cache_dir: PathLike | None = None,
+        cache_size: int | str | None = None,
     ) -> dict[str, DataSource]: ...
     @overload
     def as_data_source(
@@ -259,6 +286,9 @@ class DatasetBuilder:
         *,
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
+        remote_read: RemoteRead = "cache",
+        cache_dir: PathLike | None = None,
+        cache_size: int | str | None = None,
     ) -> DataSource: ...
     @overload
     def as_data_source(
@@ -267,6 +297,9 @@ class DatasetBuilder:
         *,
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
+        remote_read: RemoteRead = "cache",
+        cache_dir: PathLike | None = None,
+        cache_size: int | str | None = None,
     ) -> list[DataSource]: ...
     def as_data_source(
         self,
@@ -274,6 +307,9 @@ class DatasetBuilder:
         *,
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
+        remote_read: RemoteRead = "cache",
+        cache_dir: PathLike | None = None,
+        cache_size: int | str | None = None,
     ) -> DataSource | list[DataSource] | dict[str, DataSource]:
         """A DataSource for a split spec (``"train"``, ``"train[:10%]+test"``, ``"all"``, a
         `catalog.ReadInstruction`; see `catalog.info.splits`), a list of them for a list of
@@ -282,14 +318,49 @@ class DatasetBuilder:
         ``decoders={"image": False}`` keeps chosen features' stored bytes (e.g. the JPEG
         file) undecoded, or decodes them with the function given instead of False;
         ``as_supervised=True`` returns ``(input, target)`` tuples of the supervised keys.
+
+        In a remote data dir, ``remote_read="cache"`` (the default) reads shards from a local
+        cache (`cache_dir`, else ``$CATALOG_CACHE_DIR``; at most `cache_size` bytes, else
+        ``$CATALOG_CACHE_SIZE``, else 20 GiB), each fetched once and verified;
+        ``remote_read="range"`` reads single records by byte ranges, without local disk.
         """
         self._check_split(split)
-        opened = self._open_prepared()
+        return self._sources(
+            self._open_prepared(),
+            split,
+            decoders,
+            as_supervised,
+            remote_read,
+            cache_dir,
+            cache_size,
+        )
+
+    def _sources(
+        self,
+        opened: tuple[Pin | RemoteDir, DatasetInfo] | None,
+        split: SplitsArg | None,
+        decoders: Mapping[str, Decoder] | None,
+        as_supervised: bool,
+        remote_read: RemoteRead,
+        cache_dir: PathLike | None,
+        cache_size: int | str | None,
+    ) -> DataSource | list[DataSource] | dict[str, DataSource]:
+        """`as_data_source` over the generation `opened` (`_open_prepared`)."""
         if opened is None:
             raise self.not_prepared_error(data_dir=str(self.data_dir))
         generation, info = opened  # the sources read this generation only, and hold it
+        folder = generation if isinstance(generation, RemoteDir) else generation.path
+        cache = None
+        if isinstance(folder, RemoteDir) and remote_read == "cache":
+            cache = ShardCache(cache_dir, cache_size)
         return open_sources(
-            generation.path, info, split, decoders=decoders, as_supervised=as_supervised
+            folder,
+            info,
+            split,
+            decoders=decoders,
+            as_supervised=as_supervised,
+            remote_read=remote_read,
+            cache=cache,
         )
 
     def __repr__(self) -> str:
@@ -340,6 +411,9 @@ def data_source(
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
     image_max_side: int | None = None,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
 ) -> dict[str, DataSource]: ...
 @overload
 def data_source(
@@ -355,6 +429,9 @@ def data_source(
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
     image_max_side: int | None = None,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
 ) -> DataSource: ...
 @overload
 def data_source(
@@ -370,6 +447,9 @@ def data_source(
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
     image_max_side: int | None = None,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
 ) -> list[DataSource]: ...
 def data_source(
     name: PathLike,
@@ -384,6 +464,9 @@ def data_source(
     num_proc: int = 1,
     beam_pipeline_options: str | None = None,
     image_max_side: int | None = None,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
 ) -> DataSource | list[DataSource] | dict[str, DataSource]:
     """Random-access data sources of a dataset, downloading and preparing it when needed.
 
@@ -397,8 +480,10 @@ def data_source(
     ``download=False`` a dataset that is not prepared raises NotPreparedError.
     ``download_config`` (a `catalog.download.DownloadConfig`) sets how files are fetched, e.g.
     ``DownloadConfig(offline=True, mirrors=["/srv/mirror"], manual_dir="~/manual")``.
-    `decoders` and `as_supervised` are as for `DatasetBuilder.as_data_source`; `num_proc` and
-    `beam_pipeline_options` as for `DatasetBuilder.download_and_prepare`.
+    `decoders`, `as_supervised`, `remote_read`, `cache_dir` and `cache_size` are as for
+    `DatasetBuilder.as_data_source`; `num_proc` and `beam_pipeline_options` as for
+    `DatasetBuilder.download_and_prepare`. `data_dir` (or `name`, for one dataset) may be a
+    URL: ``s3://bucket/prefix``, ``gs://...``, ``https://...`` (read-only).
     ``image_max_side=N`` reads (and prepares) the copy with images at most N pixels on their
     longer side; without it the full-size copy is read, never a downscaled one: when only that
     one is prepared, the full-size one is prepared (or, with ``download=False``,
@@ -408,6 +493,26 @@ def data_source(
     >>> ds["train"][0]["image"].shape       # doctest: +SKIP
     (28, 28, 1)
     """
+    if "://" in os.fspath(name):  # the URL of one prepared dataset: read where it is
+        remote = remote_dataset(os.fspath(name))
+        if remote is None:
+            raise NotPreparedError(
+                f"no prepared dataset at {os.fspath(name)} (neither a "
+                f"{os.fspath(name).rsplit('/', 1)[-1]}.pointer beside it nor a dataset_info.json "
+                "in it): give the URL of <data dir>/<name>/<version>, or the name with "
+                "data_dir=<data dir URL>"
+            )
+        remote_generation, info = remote
+        cache = ShardCache(cache_dir, cache_size) if remote_read == "cache" else None
+        return open_sources(
+            remote_generation,
+            info,
+            split,
+            decoders=decoders,
+            as_supervised=as_supervised,
+            remote_read=remote_read,
+            cache=cache,
+        )
     local = local_dataset(name)  # a dataset directory (TFDS's or catalog's): read where it is
     if local is not None:
         generation, info = local
@@ -417,7 +522,8 @@ def data_source(
     try:
         b = builder(name, data_dir=data_dir, image_max_side=image_max_side)
     except DatasetNotFoundError:  # a dataset prepared from local files under this name
-        found = prepared_by_name(os.fspath(name), paths.data_dir(data_dir))
+        where = paths.data_location(data_dir)
+        found = None if isinstance(where, RemoteDir) else prepared_by_name(os.fspath(name), where)
         local = None if found is None else local_dataset(found)
         if local is None:
             raise
@@ -425,6 +531,19 @@ def data_source(
             local[0].path, local[1], split, decoders=decoders, as_supervised=as_supervised
         )
     b._check_split(split)
+    if isinstance(b.data_path, RemoteDir):  # resolved and its info read once
+        opened = b._open_prepared()
+        if download and not _complete(b, opened and opened[1]):
+            b.download_and_prepare(
+                download_dir=download_dir,
+                download_config=download_config,
+                num_proc=num_proc,
+                beam_pipeline_options=beam_pipeline_options,
+            )
+            opened = b._open_prepared()
+        return b._sources(
+            opened, split, decoders, as_supervised, remote_read, cache_dir, cache_size
+        )
     if download and not _complete(b):
         b.download_and_prepare(
             download_dir=download_dir,
@@ -435,8 +554,12 @@ def data_source(
     return b.as_data_source(split, decoders=decoders, as_supervised=as_supervised)
 
 
-def _complete(b: DatasetBuilder) -> bool:
+def _complete(b: DatasetBuilder, remote_info: DatasetInfo | None = None) -> bool:
     """Whether the prepared copy holds every example the spec declares (a copy prepared with
     ``max_examples_per_split`` does not, and is never taken for the whole dataset) in shards
     of today's format (older copies are prepared again: see `catalog.storage.shards`)."""
+    if isinstance(b.data_path, RemoteDir):  # `remote_info`: read once by the caller
+        full = {name: s.num_examples for name, s in b.spec.splits.items()}
+        got = {n: s.num_examples for n, s in remote_info.splits.items()} if remote_info else None
+        return got == full
     return reusable(b.spec, b.data_path) is not None

@@ -22,6 +22,7 @@ from catalog.interop.tfds.directory import is_tfds_dir, read_tfds_info
 from catalog.read.data_source import DataSource, Decoder, open_sources
 from catalog.spec.registry import resolve
 from catalog.storage.generations import Pin, pin
+from catalog.storage.remote import RemoteDir
 
 __all__ = [
     "dataset_dir",
@@ -95,14 +96,14 @@ def prepared_by_name(name: str, data_dir: Path) -> Path | None:
     return max(versions)[1] if versions else None
 
 
-def dataset_dir(name: str, data_dir: Path) -> Path | None:
+def dataset_dir(name: str, data_dir: Path | RemoteDir) -> Path | None:
     """Where the CLI's info/show read `name` from without a builder: `name` itself when it
     is a dataset directory, else (when no builder has that name) a dataset prepared from
-    local files under it in `data_dir`; None when a builder is to be used."""
+    local files under it in a local `data_dir`; None when a builder is to be used."""
     if local_dataset(name) is not None:
         return Path(name).expanduser()
     try:
         resolve(name)
     except DatasetNotFoundError:
-        return prepared_by_name(name, data_dir)
+        return None if isinstance(data_dir, RemoteDir) else prepared_by_name(name, data_dir)
     return None

@@ -68,7 +68,8 @@ EXIT_HELP = """exit codes:
 ENVIRONMENT = f"""\
 environment:
   {env.DATA_DIR_ENV}      data dir (default: the platform's user data dir)
-  {env.DOWNLOAD_DIR_ENV}  download cache (default: <data dir>/downloads)
+  {env.DOWNLOAD_DIR_ENV}  download cache (default: <data dir>/downloads; for a data dir in
+                        a bucket, the user cache dir's catalog/downloads)
   {env.MIRRORS_ENV}       mirrors tried first: base URLs or directories, space-separated
   {env.OFFLINE_ENV}       1: never use the network (the cache, mirror dirs, the manual dir)
   {env.MIN_RATE_ENV}  slowest average download rate before a file fails (default 32KiB)

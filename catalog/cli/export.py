@@ -10,6 +10,7 @@ from catalog.api.builder import builder
 from catalog.api.local import local_info
 from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, add_dataset_args, error
 from catalog.interop.tfds.export import export
+from catalog.storage.remote import RemoteDir
 
 __all__ = ["register"]
 
@@ -43,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
         if not b.is_prepared:
             error(f"{args.name} is not prepared; prepare it first: catalog prepare {args.name}")
             return EXIT_USAGE
-        info, folder = b.info, b.data_path
+        opened = b._open_prepared()  # a remote data dir: its generation, resolved once
+        if isinstance(b.data_path, RemoteDir) and opened is not None:
+            folder, info = opened  # type: ignore[assignment]
+        else:
+            info, folder = b.info, b.data_path  # type: ignore[assignment]
     if args.format == "parquet":
         from catalog.interop.parquet.export import export_parquet
 

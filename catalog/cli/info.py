@@ -18,6 +18,7 @@ from catalog.present.strings import no_surrogates
 from catalog.spec.model import BuilderSpec
 from catalog.storage import paths
 from catalog.storage.diskspace import disk_usage
+from catalog.storage.remote import RemoteDir
 
 __all__ = ["info_json", "register"]
 
@@ -57,7 +58,7 @@ def info_json(info: DatasetInfo, location: Location, spec: BuilderSpec) -> dict[
 
 def run(args: argparse.Namespace) -> int:
     # A dataset directory (TFDS's or catalog's) given by path, or prepared from files by name.
-    found = dataset_dir(args.name, paths.data_dir(args.data_dir))
+    found = dataset_dir(args.name, paths.data_location(args.data_dir))
     local = local_info(found) if found is not None else None
     if local is not None:
         assert found is not None
@@ -80,7 +81,13 @@ def run(args: argparse.Namespace) -> int:
     b = builder(args.name, data_dir=args.data_dir, image_max_side=args.image_max_side)
     prepared = b.is_prepared
     info = b.info
-    location = Location(b.data_path, prepared, disk_usage(b.data_path) if prepared else 0)
+    usage = 0
+    if prepared:  # a remote data dir: what its shards take, as dataset_info.json records
+        if isinstance(b.data_path, RemoteDir):
+            usage = sum(s.num_bytes for s in info.splits.values())
+        else:
+            usage = disk_usage(b.data_path)
+    location = Location(b.data_path, prepared, usage)
     if args.json:
         print(
             no_surrogates(

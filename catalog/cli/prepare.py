@@ -43,6 +43,8 @@ from catalog.interop.croissant import is_croissant
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import reusable
 from catalog.storage import paths
+from catalog.storage.bucket_io import probe
+from catalog.storage.remote import RemoteDir
 
 if TYPE_CHECKING:
     from catalog.download import DownloadConfig, ProgressMode
@@ -276,7 +278,12 @@ def _check_dirs(
         or reusable(b.spec, b.data_path, args.max_examples_per_split) is None
     ]
     for b in todo:
-        paths.usable_dir(b.data_path.parent, "the data dir", f"--data-dir or ${paths.DATA_DIR_ENV}")
+        if isinstance(b.data_path, RemoteDir):  # reachable, writable: one clear error if not
+            probe(b.data_path)
+        else:
+            paths.usable_dir(
+                b.data_path.parent, "the data dir", f"--data-dir or ${paths.DATA_DIR_ENV}"
+            )
     if todo:
         resolved = resolve_config(config, data_dir=todo[0].data_dir, download_dir=args.download_dir)
         assert resolved.download_dir is not None

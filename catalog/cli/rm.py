@@ -2,11 +2,13 @@
 
 What goes: ``<data_dir>/<name>[/<config>]/<version>/`` (the pointer and every generation of
 it no running process reads, `catalog.storage.generations`; and leftovers of killed runs beside
-it), removed under the lock `catalog prepare` holds, so a prepare running meanwhile is waited
-for, never cut in half. With ``--downloads``, also the download cache entries of the files the
-dataset's spec lists (by their cache path ``<sha256[:16]>-<filename>``, with their records,
-partial downloads and extracted archives); files in the manual dir are the user's and never
-touched. Removing what is not there is not an error: the command says so and exits 0.
+it; in a bucket, the pointer object, every generation and the markers of killed runs,
+`catalog.storage.bucket_publish`), removed under the lock `catalog prepare` holds, so a
+prepare running meanwhile is waited for, never cut in half. With ``--downloads``, also the
+download cache entries of the files the dataset's spec lists (by their cache path
+``<sha256[:16]>-<filename>``, with their records, partial downloads and extracted archives);
+files in the manual dir are the user's and never touched. Removing what is not there is not
+an error: the command says so and exits 0.
 """
 
 from __future__ import annotations
@@ -27,10 +29,13 @@ from catalog.cli.common import (
     dataset_label,
     error,
 )
-from catalog.storage import paths
+from catalog.errors import CatalogError
+from catalog.storage import bucket_publish, paths
+from catalog.storage.bucket_lock import bucket_lock
 from catalog.storage.diskspace import disk_usage
 from catalog.storage.generations import collect, generations, remove_pointer
 from catalog.storage.locking import dataset_lock, work_dirs
+from catalog.storage.remote import RemoteDir
 
 __all__ = ["register"]
 
@@ -74,6 +79,8 @@ def _remove_prepared(b: DatasetBuilder, dry_run: bool) -> str:
     reader holds (`catalog.storage.generations`) and the work dirs; a line saying what
     happened."""
     target, label = b.data_path, dataset_label(b)
+    if isinstance(target, RemoteDir):
+        return _remove_from_bucket(b, target, dry_run)
     if not target.parent.is_dir():
         return f"{label}: not prepared in {b.data_dir}; nothing to remove"
     with dataset_lock(target):
@@ -104,6 +111,27 @@ def _remove_prepared(b: DatasetBuilder, dry_run: bool) -> str:
                 f"({', '.join(map(str, held))}): run 'catalog rm' again then"
             )
         return line
+
+
+def _remove_from_bucket(b: DatasetBuilder, target: RemoteDir, dry_run: bool) -> str:
+    """`_remove_prepared` for a bucket, under the preparers' lock there
+    (`catalog.storage.bucket_publish`): the pointer first, then every generation and the
+    markers of interrupted prepares. Readers cannot hold a generation in a bucket: one still
+    reading the dataset finds its objects gone and says so."""
+    label = dataset_label(b)
+    dataset, version = RemoteDir(target.url.rsplit("/", 1)[0]), target.name
+    with bucket_lock(dataset, version):
+        generations = bucket_publish.generation_sizes(dataset, version)
+        leftovers = bucket_publish.markers(dataset, version)
+        prepared = bucket_publish.published(dataset, version) is not None
+        if not (prepared or generations or leftovers):
+            return f"{label}: not prepared in {b.data_dir}; nothing to remove"
+        size = format_size(sum(generations.values()))
+        what = str(target) if prepared else f"what interrupted prepares left in {dataset}"
+        if dry_run:
+            return f"{label}: would remove {what} ({size})"
+        bucket_publish.remove(dataset, version)
+        return f"{label}: removed {what} ({size})"
 
 
 def _remove_downloads(b: DatasetBuilder, download_dir: Path, dry_run: bool) -> str:
@@ -149,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
             if args.downloads:
                 download_dir = paths.download_dir(args.download_dir, b.data_dir)
                 print(_remove_downloads(b, download_dir, args.dry_run))
-        except OSError as exc:
+        except (OSError, CatalogError) as exc:
             error(f"{dataset_label(b)}: {exc}")
             failed = True
     return EXIT_FAILED if failed else EXIT_OK

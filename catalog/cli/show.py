@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         error(f"-n {args.num_examples}: at most {MAX_EXAMPLES} examples fit in one picture")
         return EXIT_USAGE
     # A dataset directory (TFDS's or catalog's) given by path, or prepared from files by name.
-    found = dataset_dir(args.name, paths.data_dir(args.data_dir))
+    found = dataset_dir(args.name, paths.data_location(args.data_dir))
     local = local_info(found) if found is not None else None
     split = args.split
     b = None

@@ -23,6 +23,7 @@ from catalog.info.dataset_info import DatasetInfo
 from catalog.read.verify import verify
 from catalog.storage.diskspace import disk_usage
 from catalog.storage.locking import work_dirs
+from catalog.storage.remote import RemoteDir
 
 __all__ = ["register"]
 
@@ -55,7 +56,11 @@ def _verify_one(b: DatasetBuilder, args: argparse.Namespace, name: str) -> dict[
     problems = verify(b.data_path)
     seconds = time.perf_counter() - start
     try:
-        splits = list(DatasetInfo.read(b.data_path).splits.values())
+        splits = list(
+            (
+                b.info if isinstance(b.data_path, RemoteDir) else DatasetInfo.read(b.data_path)
+            ).splits.values()
+        )
     except Exception:  # unreadable: verify() said so already
         splits = []
     shards = sum(len(s.shards) for s in splits)
@@ -73,7 +78,8 @@ def _verify_one(b: DatasetBuilder, args: argparse.Namespace, name: str) -> dict[
         "seconds": round(seconds, 3),
         "problems": [vars(p) for p in problems],
         "stale_work_dirs": [
-            {"path": str(p), "num_bytes": disk_usage(p)} for p in work_dirs(b.data_path)
+            {"path": str(p), "num_bytes": disk_usage(p)}
+            for p in ([] if isinstance(b.data_path, RemoteDir) else work_dirs(b.data_path))
         ],
     }
     if args.json:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ __all__ = ["FeatureRow", "Location", "feature_rows", "format_info"]
 class Location:
     """Where a dataset version is prepared, or would be, and how much it takes on disk."""
 
-    path: Path
+    path: Path | os.PathLike[str]  # a URL's RemoteDir for a remote data dir
     prepared: bool
     num_bytes: int = 0
 

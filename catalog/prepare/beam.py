@@ -4,8 +4,11 @@
 comma-separated, each given to Beam as ``--key=value``) builds a pipeline of one element per
 unit: ``Create(tasks) | Reshuffle() | Map(run unit)``. Records are never shuffled between
 workers: a worker writes its unit's shard straight into the work directory, which (like the
-download dir) must be on storage every worker sees. Each worker leaves its unit's record, or
-its error, in the work directory; the driver reads them, verifies every shard and commits.
+download dir) must be on storage every worker sees; preparing into a bucket, each worker
+uploads its unit's shard into the generation itself (`catalog.prepare.work_unit`), so only the
+download dir and the builder folder need to be shared, and a unit's error travels in Beam's.
+Each worker leaves its unit's record (or uploaded shard), or its error, in the work directory;
+the driver reads them, verifies every shard and commits.
 
 ``runner=DirectRunner`` (the default) runs Beam's FnApiRunner, the engine the DirectRunner
 uses for batch pipelines, so it never switches to the Prism runner (which downloads a binary
@@ -45,6 +48,7 @@ from catalog.prepare.work_unit import (
     Task,
     WorkerLostError,
     finished,
+    finished_task,
     lost_worker,
     run_unit,
 )
@@ -98,12 +102,15 @@ def _run(task: Task) -> str:
     work, file = Path(task.work), task.unit.file
     running = _running_path(work, os.getpid(), file)
     with contextlib.suppress(OSError):  # only a better error message depends on it
-        running.parent.mkdir(parents=True, exist_ok=True)
-        running.touch()
+        if work.is_dir():  # (a worker on another machine than the driver has no work dir)
+            running.parent.mkdir(parents=True, exist_ok=True)
+            running.touch()
     try:
         outcome = run_unit(task)
         if outcome.shard is None:
             error = {"kind": outcome.error_kind, "error": outcome.error}
+            if task.upload is not None:  # a worker elsewhere: the driver would not see a file
+                raise RuntimeError(f"{_OUTCOME}{json.dumps({'file': file, **error})}")
             path = _error_path(work, file)
             temporary = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}")
             try:
@@ -251,7 +258,7 @@ def run_with_beam(tasks: list[Task], options: str) -> list[Outcome]:
     carried = _carried(failure[0]) if failure else {}
     outcomes = []
     for task in tasks:
-        shard = finished(work, task.unit)
+        shard = finished_task(task)  # a bucket's: what workers anywhere uploaded
         if shard is not None:
             outcomes.append(Outcome(task.unit, shard))
             continue

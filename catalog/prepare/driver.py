@@ -20,6 +20,7 @@ serves prepared datasets; directories are created with the permissions the umask
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import glob
 import json
@@ -35,15 +36,16 @@ from catalog._util.units import count, format_size
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
 from catalog.download.checksums import write_checksums
 from catalog.download.extract import archive_format
-from catalog.errors import SourceFormatError, SpecError
+from catalog.errors import CatalogError, SourceFormatError, SpecError
 from catalog.features import ClassLabel
 from catalog.features.class_label import abbreviate
 from catalog.formats import FORMATS, Source, SourceFile
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.prepare import beam
+from catalog.prepare.destination import Destination, destination
 from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
 from catalog.prepare.progress import PrepareProgress
-from catalog.prepare.reuse import declared_info, reusable
+from catalog.prepare.reuse import declared_info
 from catalog.prepare.runners import run_in_processes, run_serially
 from catalog.prepare.shard_plan import Plan, make_plan, plan_key
 from catalog.prepare.work_unit import (
@@ -57,9 +59,9 @@ from catalog.prepare.work_unit import (
 from catalog.spec.local_files import checksum_key
 from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, FileRef, SplitSpec
 from catalog.storage.diskspace import disk_usage, require_free
-from catalog.storage.generations import collect, publish
-from catalog.storage.locking import INCOMPLETE, dataset_lock, work_dirs
-from catalog.storage.paths import DATA_DIR_ENV, DOWNLOAD_DIR_ENV, usable_dir
+from catalog.storage.locking import INCOMPLETE, work_dirs
+from catalog.storage.paths import DOWNLOAD_DIR_ENV, usable_dir
+from catalog.storage.remote import RemoteDir
 from catalog.storage.shards import WRITER_OPTIONS
 
 __all__ = [
@@ -84,6 +86,10 @@ class Prepared:
     waited: bool = False
     units_written: int = 0
     units_kept: int = 0
+
+
+#: The folder of the download dir that preparing into a bucket writes its shards in first.
+SCRATCH = "scratch"
 
 
 def work_dir(target: Path, key: str) -> Path:
@@ -154,12 +160,13 @@ def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> Build
 
 def prepare_dataset(
     spec: BuilderSpec,
-    target: Path,
+    target: Path | RemoteDir,
     downloads: DownloadConfig,
     options: PrepareOptions | None = None,
     progress: PrepareProgress | None = None,
 ) -> Prepared:
-    """Prepare `spec` into `target` unless it is there already; say what was done.
+    """Prepare `spec` into `target` (a local dir, or a bucket's: `catalog.prepare.destination`)
+    unless it is there already; say what was done.
 
     `options` (see `PrepareOptions`) says whether to overwrite, how many examples per split,
     how big the shards are and who writes them. With ``downloads.register_checksums`` the files
@@ -180,27 +187,28 @@ def prepare_dataset(
         check = FORMATS[name].check
         if check is not None:
             check()  # a missing optional library is reported before any download
-    if not overwrite and not downloads.register_checksums and not work_dirs(target):
-        reused = reusable(spec, target, limit)
+    scratch = None if downloads.download_dir is None else downloads.download_dir / SCRATCH
+    dest = destination(target, scratch)
+    if not overwrite and not downloads.register_checksums and not dest.leftovers():
+        reused = dest.reusable(spec, limit)
         if reused is not None:  # no lock needed to read a complete copy: read-only dirs work
             return Prepared(reused, "reused")  # (with work dirs to clean, the lock is taken)
-    usable_dir(target.parent, "the data dir", f"--data-dir or ${DATA_DIR_ENV}")
+    dest.check()
     if downloads.download_dir is not None:
         usable_dir(
             downloads.download_dir, "the download dir", f"--download-dir or ${DOWNLOAD_DIR_ENV}"
         )
     progress = progress or PrepareProgress(spec.full_name, downloads.progress)
-    with dataset_lock(target) as waited, DownloadManager(downloads) as manager:
-        collect(target)  # generations an earlier publish left to readers that are gone now
+    with dest.lock() as waited, DownloadManager(downloads) as manager:
         fetched = None
         if downloads.register_checksums:
             fetched = _download(spec, manager)
             spec = register_checksums(spec, fetched)
-        prepared = None if overwrite else reusable(spec, target, limit)
-        shard_bytes = options.shard_bytes or _resumable_size(spec, target, limit)
+        prepared = None if overwrite else dest.reusable(spec, limit)
+        shard_bytes = options.shard_bytes or _resumable_size(spec, dest, limit)
         key = plan_key(spec, limit, shard_bytes, WRITER_OPTIONS)
-        work = work_dir(target, key)
-        for stale in work_dirs(target):  # left by runs that were killed
+        work = work_dir(dest.local, key)
+        for stale in work_dirs(dest.local):  # left by runs that were killed
             if stale != work or overwrite or prepared is not None:
                 if not overwrite and prepared is None:
                     _say_discarded(spec, stale, shard_bytes)
@@ -211,12 +219,14 @@ def prepare_dataset(
         files = fetched or _download(spec, manager)
         (work / BOOKKEEPING).mkdir(parents=True, exist_ok=True)
         shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)
+        upload = None
         try:
+            upload = dest.begin(key, shard_bytes, fresh=overwrite)
             sources = _sources(spec, files, manager, work / BOOKKEEPING / "stage")
             for split in spec.splits.values():
                 _check_class_names(spec, split, sources[split.name])
             plan = _plan(spec, sources, work, key, options)
-            shards = _run(spec, plan, sources, work, progress, options)
+            shards = _run(spec, plan, sources, work, progress, options, dest, upload)
             splits = {}
             for name in spec.splits:
                 held = tuple(shards[u.file] for u in plan.split_units(name))
@@ -225,13 +235,14 @@ def prepare_dataset(
                 declared_info(spec), splits=splits, shard_options=WRITER_OPTIONS
             )
             shutil.rmtree(work / BOOKKEEPING)
-            info.write(work)
-            publish(work, target)
+            dest.publish(work, key, upload, info)
         except (KeyboardInterrupt, SystemExit, WorkerLostError):
             shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)
             raise  # the finished units stay for the next run to resume
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
+            with contextlib.suppress(CatalogError):  # the error that stopped it is the news
+                dest.discard(key, upload)
             raise
         finally:
             progress.close()
@@ -246,16 +257,19 @@ def _old_plan(work: Path) -> Plan | None:
         return None
 
 
-def _resumable_size(spec: BuilderSpec, target: Path, limit: int | None) -> int:
+def _resumable_size(spec: BuilderSpec, dest: Destination, limit: int | None) -> int:
     """The shard size of an interrupted prepare of the same spec and limit, whose finished
     shards a prepare that names no size can keep; else the default size."""
-    for work in work_dirs(target):
+    for work in work_dirs(dest.local):
         plan = _old_plan(work)
         if plan is None or plan.shard_bytes is None:
             continue
         key = plan_key(spec, limit, plan.shard_bytes, WRITER_OPTIONS)
-        if plan.key == key and work == work_dir(target, key):
+        if plan.key == key and work == work_dir(dest.local, key):
             return plan.shard_bytes
+    for key, size in dest.resumable_plans():  # a bucket's, left by a prepare on any machine
+        if key == plan_key(spec, limit, size, WRITER_OPTIONS):
+            return size
     return DEFAULT_SHARD_BYTES
 
 
@@ -315,22 +329,33 @@ def _run(
     work: Path,
     progress: PrepareProgress,
     options: PrepareOptions,
+    dest: Destination,
+    upload: RemoteDir | None,
 ) -> dict[str, ShardInfo]:
-    """Run the units not finished yet; every unit's verified shard, by file name."""
+    """Run the units not finished yet; every unit's verified shard, by file name. Into a
+    bucket (`upload`), a unit is finished when its shard is there whole."""
     shards: dict[str, ShardInfo] = {}
     tasks = []
     progress.start(plan)
+    stored = dest.stored(upload) if upload is not None else {}
     for unit in plan.units:
-        done = finished(work, unit)
-        if done is not None and verify_unit(work, done) is None:
+        if upload is not None:
+            done = stored.get(unit.file)
+            ok = done is not None and done.num_examples == unit.num_examples
+        else:
+            done = finished(work, unit)
+            ok = done is not None and verify_unit(work, done) is None
+        if ok and done is not None:
             shards[unit.file] = done
             progress.unit_done(Outcome(unit, done, written=False))
             continue
         last = options.max_examples_per_split is None and unit.index == unit.count - 1
-        tasks.append(Task(spec, sources[unit.split], unit, str(work), WRITER_OPTIONS, last))
+        tasks.append(Task(spec, sources[unit.split], unit, str(work), WRITER_OPTIONS, last, upload))
     # The plan knows about how big the shards will be: a disk too small for them is one clear
-    # error before any is written (a full disk midway is still caught by the unit).
-    needed = sum(task.unit.estimated_bytes for task in tasks)
+    # error before any is written (a full disk midway is still caught by the unit). Into a
+    # bucket, scratch holds only the shards being written: one per worker.
+    estimates = sorted((task.unit.estimated_bytes for task in tasks), reverse=True)
+    needed = sum(estimates[: _workers(options)] if upload is not None else estimates)
     require_free(work, needed, f"the shards of {spec.full_name} ({len(tasks)} to write)")
     outcomes: Iterable[Outcome]
     ticked: dict[str, int] = {}
@@ -354,12 +379,22 @@ def _run(
             shards[outcome.unit.file] = outcome.shard
     if failures:
         min(failures, key=lambda o: plan.units.index(o.unit)).raise_error()
-    for task in tasks:  # the driver checks what the workers wrote
+    for task in tasks:  # the driver checks what the workers wrote (a bucket's: on publish)
         shard = shards.get(task.unit.file)
-        problem = "it was not written" if shard is None else verify_unit(work, shard)
+        problem = "it was not written" if shard is None else None
+        if shard is not None and upload is None:
+            problem = verify_unit(work, shard)
         if problem is not None:
             raise SourceFormatError(f"{task.unit.describe()}: {problem}")
     return shards
+
+
+def _workers(options: PrepareOptions) -> int:
+    """How many units are written at once on this machine."""
+    if options.beam_pipeline_options is not None:
+        given = beam.parse_options(options.beam_pipeline_options).get("direct_num_workers", "1")
+        return int(given) if given.isdigit() and int(given) > 0 else 1
+    return options.num_proc
 
 
 def _download(spec: BuilderSpec, manager: DownloadManager) -> dict[str, CachedFile]:

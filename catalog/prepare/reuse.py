@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from catalog.errors import SpecError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, SplitInfo
 from catalog.spec.model import BuilderSpec, images_max_side
+from catalog.storage.bucket_publish import listing, published
 from catalog.storage.generations import pin
+from catalog.storage.remote import RemoteDir
 from catalog.storage.shards import WRITER_OPTIONS
 
 __all__ = ["declared_info", "foreign_to", "reusable"]
@@ -37,7 +40,7 @@ def declared_info(spec: BuilderSpec) -> DatasetInfo:
     )
 
 
-def foreign_to(info: DatasetInfo, spec: BuilderSpec, folder: Path) -> str | None:
+def foreign_to(info: DatasetInfo, spec: BuilderSpec, folder: Path | RemoteDir) -> str | None:
     """Why the copy this info describes (in `folder`) was not prepared from `spec`, or None
     when it was (or an older catalog did not record it)."""
     theirs, ours = images_max_side(info.features), spec.image_max_side
@@ -62,7 +65,7 @@ def _sized(max_side: int | None) -> str:
 
 
 def reusable(
-    spec: BuilderSpec, target: Path, max_examples_per_split: int | None = None
+    spec: BuilderSpec, target: Path | RemoteDir, max_examples_per_split: int | None = None
 ) -> DatasetInfo | None:
     """The info of the copy prepared in `target` if it holds what is asked for, else None.
 
@@ -74,19 +77,55 @@ def reusable(
     ``max_examples_per_split=N`` (min(N, expected) per split) serves only the same limit, so
     preparing without one replaces it.
     """
+    if isinstance(target, RemoteDir):
+        return _reusable_in_bucket(spec, target, max_examples_per_split)
     generation = pin(target)  # resolved once, held while it is checked
     folder = generation.path
     if not (folder / INFO_FILE).is_file():
         return None
     info = DatasetInfo.read(folder)
+    sizes = {}
+    for split in info.splits.values():
+        for shard in split.shards:
+            try:
+                sizes[shard.file] = (folder / shard.file).stat().st_size
+            except OSError:
+                return None
+    return _serves(info, spec, target, sizes, max_examples_per_split)
+
+
+def _reusable_in_bucket(
+    spec: BuilderSpec, target: RemoteDir, limit: int | None
+) -> DatasetInfo | None:
+    """`reusable` for a dataset in a bucket: the generation its pointer names, read once."""
+    found = published(RemoteDir(target.url.rsplit("/", 1)[0]), target.name)
+    if found is None:
+        return None
+    generation, data = found
+    try:
+        info = DatasetInfo.from_json(data)
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise SpecError(
+            f"{generation}/{INFO_FILE} is unreadable ({type(error).__name__}: {error}); "
+            "prepare the dataset again with --overwrite"
+        ) from None
+    sizes = {name: entry.size for name, entry in listing(generation).items()}
+    return _serves(info, spec, target, sizes, limit)
+
+
+def _serves(
+    info: DatasetInfo,
+    spec: BuilderSpec,
+    target: Path | RemoteDir,
+    sizes: dict[str, int],
+    max_examples_per_split: int | None,
+) -> DatasetInfo | None:
+    """`info` if the copy it describes (its shards of `sizes`) serves the request."""
     if info.shard_options != WRITER_OPTIONS or foreign_to(info, spec, target):
         return None
     for split in info.splits.values():
         for shard in split.shards:
-            try:
-                if (folder / shard.file).stat().st_size != shard.num_bytes:
-                    return None
-            except OSError:
+            if sizes.get(shard.file) != shard.num_bytes:
                 return None
     counts = {name: s.num_examples for name, s in info.splits.items()}
     full = {name: s.num_examples for name, s in spec.splits.items()}

@@ -1,8 +1,10 @@
 """Running one work unit of a shard plan: its examples -> one ArrayRecord file, and a record.
 
-A unit writes ``<work>/.work/partial/<file>.<random>``, renames it to ``<work>/<file>`` when
-complete, hashes it and writes its record ``<work>/.work/units/<file>.json`` (count, bytes,
-sha256), itself renamed into place: a unit with a record is finished, anything else is redone.
+A unit writes ``<work>/.work/partial/<file>.<random>``, hashes it and renames it to
+``<work>/<file>`` when complete (preparing into a bucket: uploads it into the generation with
+its hash and count, then removes it), then writes its record ``<work>/.work/units/<file>.json``
+(count, bytes, sha256), itself renamed into place: a unit with a record (in a bucket: an object
+with that metadata) is finished, anything else is redone.
 `run_unit` never raises: whatever goes wrong comes back as an `Outcome` naming the unit (and,
 for a bad example, the example), so it crosses process and Beam worker boundaries intact;
 `Outcome.raise_error` raises it again as the same kind of catalog error in the driver.
@@ -14,6 +16,7 @@ import errno
 import json
 import shutil
 import signal
+import tempfile
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -30,6 +33,8 @@ from catalog.formats import Source
 from catalog.info.dataset_info import ShardInfo
 from catalog.prepare.shard_plan import Unit, open_reader
 from catalog.spec.model import BuilderSpec
+from catalog.storage.bucket_publish import put_shard, stored_shard
+from catalog.storage.remote import RemoteDir
 
 __all__ = [
     "BOOKKEEPING",
@@ -37,6 +42,7 @@ __all__ = [
     "Task",
     "WorkerLostError",
     "finished",
+    "finished_task",
     "lost_worker",
     "run_unit",
     "verify_unit",
@@ -85,6 +91,9 @@ class Task:
     writer_options: str
     #: The split's last unit of a full prepare: the source must hold no example after it.
     last: bool = False
+    #: A bucket's generation to upload the shard into (`catalog.storage.bucket_publish`):
+    #: then the work dir only holds the shard while it is written, and the unit's record.
+    upload: RemoteDir | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,15 @@ def finished(work: Path, unit: Unit) -> ShardInfo | None:
     if data.get("unit") != asdict(unit):
         return None
     return shard
+
+
+def finished_task(task: Task) -> ShardInfo | None:
+    """`finished`, asked where the shard ends up: for a bucket, of the object uploaded (so
+    that a driver sees what workers on other machines wrote)."""
+    if task.upload is None:
+        return finished(Path(task.work), task.unit)
+    shard = stored_shard(task.upload, task.unit.file)
+    return shard if shard is not None and shard.num_examples == task.unit.num_examples else None
 
 
 def verify_unit(work: Path, shard: ShardInfo) -> str | None:
@@ -217,10 +235,22 @@ def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
     called every 1000 examples written (progress within a unit).
     """
     unit, work = task.unit, Path(task.work)
-    done = finished(work, unit)
-    if done is not None and _size(work / done.file) == done.num_bytes:
-        return Outcome(unit, done, written=False)
-    partial = work / BOOKKEEPING / "partial" / f"{unit.file}.{uuid.uuid4().hex[:8]}"
+    try:
+        if task.upload is not None:  # uploaded whole by a killed run, or a retried work item
+            done = finished_task(task)
+            if done is not None:
+                return Outcome(unit, done, written=False)
+        else:
+            done = finished(work, unit)
+            if done is not None and _size(work / done.file) == done.num_bytes:
+                return Outcome(unit, done, written=False)
+    except CatalogError as error:
+        return Outcome(unit, error_kind=type(error).__name__, error=f"{unit.describe()}: {error}")
+    # a worker on another machine than the driver (a Beam cluster uploading into a bucket)
+    # has no work dir: it writes the shard in its own temp dir and keeps no record
+    elsewhere = task.upload is not None and not work.is_dir()
+    scratch = Path(tempfile.gettempdir()) / "catalog-shards" if elsewhere else work / BOOKKEEPING
+    partial = scratch / "partial" / f"{unit.file}.{uuid.uuid4().hex[:8]}"
     try:
         partial.parent.mkdir(parents=True, exist_ok=True)
         count = _write(task, partial, tick)
@@ -232,7 +262,12 @@ def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
                 f"expects {task.spec.splits[unit.split].num_examples} ({unit.describe()})"
             )
         shard = ShardInfo(unit.file, count, partial.stat().st_size, sha256_file(partial))
-        partial.replace(work / unit.file)
+        if task.upload is not None:
+            put_shard(str(partial), task.upload, shard)  # then removed below: scratch stays small
+        else:
+            partial.replace(work / unit.file)
+        if elsewhere:
+            return Outcome(unit, shard)
         record = _record_path(work, unit.file)
         record.parent.mkdir(parents=True, exist_ok=True)
         temporary = record.with_name(f"{record.name}.{uuid.uuid4().hex[:8]}")

@@ -22,6 +22,9 @@ Contract (what PyTorch's DataLoader, Grain and plain loops rely on):
   (`catalog.storage.generations`) and reads only it, as long as it lives, also while another
   process prepares the dataset again (``--overwrite``); a pointer given as `folder` is
   resolved once;
+- remote: `folder` may be a generation in a remote data dir (a `catalog.storage.remote.RemoteDir`),
+  read through a local shard cache or by byte ranges (``remote_read=``,
+  `catalog.read.remote_shard`); everything above holds there too;
 - honest: a missing, truncated or corrupt shard raises ShardError naming the shard (checked
   when the source is made, and on every failed read), and one bad record does not stop the
   healthy ones from being read; a record that does not decode is a SourceFormatError naming
@@ -57,8 +60,11 @@ from catalog.read.array_record import READER_OPTIONS
 from catalog.read.decoding import Decoder, Decoding, Example
 from catalog.read.record_format import format_of
 from catalog.read.records import Records, check_shards, stamp
+from catalog.read.remote_shard import RemoteRead, RemoteShards
 from catalog.read.rows import Rows, split_pieces
 from catalog.storage.generations import Pin, pin
+from catalog.storage.remote import RemoteDir
+from catalog.storage.shard_cache import ShardCache
 
 __all__ = ["READER_OPTIONS", "DataSource", "Decoder", "Example", "open_sources"]
 
@@ -68,34 +74,56 @@ class DataSource(Sequence[Example]):
 
     def __init__(
         self,
-        folder: str | Path,
+        folder: str | Path | RemoteDir,
         info: DatasetInfo,
         split: SplitArg,
         *,
         decoders: Mapping[str, Decoder] | None = None,
         as_supervised: bool = False,
+        remote_read: RemoteRead = "cache",
+        cache: ShardCache | None = None,
         _pieces: list[range] | None = None,
         _pin: Pin | None = None,
+        _remote: RemoteShards | None = None,
     ) -> None:
         self.info = info
         #: the split spec as given, as text (a view's: its source's, with the slice taken)
         self.split = split if isinstance(split, str) else split_text(split)
         self._decoders = dict(decoders or {})
         self._as_supervised = as_supervised
-        #: the generation read (held while this source and its views live)
-        self._pin = _pin or pin(Path(folder))
-        self._folder = self._pin.path
-        if _pin is None and self._folder != Path(folder) and self._pin.held:
-            _check_generation(Path(folder), self._folder, info)
-        record_format = format_of(info, self._folder)
-        made = stamp(self._folder) if _pieces is None else None
+        #: the generation read (held while this source and its views live; a remote
+        #: generation is immutable and resolved by the caller)
+        self._pin: Pin | None = None
+        self._folder: Path | RemoteDir
+        record_format = format_of(info, folder)
+        if isinstance(folder, RemoteDir):
+            self._folder = folder
+            if _remote is None:
+                _remote = RemoteShards(folder, info, record_format, remote_read, cache)
+                _remote.check()
+            made = None
+        else:
+            self._pin = _pin or pin(Path(folder))
+            self._folder = self._pin.path
+            if _pin is None and self._folder != Path(folder) and self._pin.held:
+                _check_generation(Path(folder), self._folder, info)
+            made = stamp(self._folder) if _pieces is None else None
+            if _pieces is None:
+                check_shards(self._folder, info)
         if _pieces is None:
-            check_shards(self._folder, info)
+            if _remote is not None:
+                check_shards(Path(str(folder)), info, stat_files=False)
             _pieces = split_pieces(info, split)
         self._rows = Rows(_pieces, f"{info.name} split {self.split!r}")
         self._decoding = Decoding(info, record_format, self._decoders, as_supervised)
         self._records = Records(
-            self._folder, info, self.split, record_format, self._decoding.record_size, made
+            self._folder,
+            info,
+            self.split,
+            record_format,
+            self._decoding.record_size,
+            made,
+            _remote,
         )
         self._bind()
 
@@ -110,9 +138,10 @@ class DataSource(Sequence[Example]):
         return self.info.features
 
     @property
-    def path(self) -> Path:
+    def path(self) -> Path | RemoteDir:
         """The folder of the prepared dataset this source reads: the generation its
-        ``<version>`` pointed to when the source was made (`catalog.storage.generations`)."""
+        ``<version>`` pointed to when the source was made (`catalog.storage.generations`;
+        a `RemoteDir` in a remote data dir)."""
         return self._folder
 
     def warm(self, batched: bool = True) -> None:
@@ -167,6 +196,7 @@ class DataSource(Sequence[Example]):
                 as_supervised=self._as_supervised,
                 _pieces=self._rows.select(key),
                 _pin=self._pin,
+                _remote=self._records._remote,
             )
             view._records.stamp = self._records.stamp  # the same prepared copy as this one's
             return view
@@ -264,25 +294,32 @@ def _slice_text(key: slice) -> str:
 
 
 def open_sources(
-    folder: str | Path,
+    folder: str | Path | RemoteDir,
     info: DatasetInfo,
     split: SplitsArg | None = None,
     *,
     decoders: Mapping[str, Decoder] | None = None,
     as_supervised: bool = False,
+    remote_read: RemoteRead = "cache",
+    cache: ShardCache | None = None,
 ) -> DataSource | list[DataSource] | dict[str, DataSource]:
     """The data sources of a prepared dataset in `folder`: one `DataSource` for a split spec,
     a list of them for a list of specs (as TFDS's ``split=["train", "test"]``), or
     ``{split: DataSource}`` of every split when `split` is None. What `builder().
-    as_data_source`, `data_source(path)` and `open_tfds` return."""
+    as_data_source`, `data_source(path)` and `open_tfds` return. A remote `folder` is
+    listed once for all of them; `remote_read` and `cache` say how it is read."""
+    remote = None
+    if isinstance(folder, RemoteDir):
+        remote = RemoteShards(folder, info, format_of(info, folder), remote_read, cache)
+        remote.check()
+
+    def one(spec: SplitArg) -> DataSource:
+        return DataSource(
+            folder, info, spec, decoders=decoders, as_supervised=as_supervised, _remote=remote
+        )
+
     if isinstance(split, (list, tuple)):
-        return [
-            DataSource(folder, info, one, decoders=decoders, as_supervised=as_supervised)
-            for one in split
-        ]
+        return [one(spec) for spec in split]
     if split is not None:
-        return DataSource(folder, info, split, decoders=decoders, as_supervised=as_supervised)
-    return {
-        name: DataSource(folder, info, name, decoders=decoders, as_supervised=as_supervised)
-        for name in info.splits
-    }
+        return one(split)
+    return {name: one(name) for name in info.splits}

@@ -48,7 +48,7 @@ from catalog._util.varints import decode_varints, read_varint
 from catalog.errors import ShardError
 from catalog.storage.shards import shard_error
 
-__all__ = ["MappedShard", "ShardIndex", "map_shard"]
+__all__ = ["MappedShard", "ShardIndex", "chunk_index", "map_shard", "record_span", "split_record"]
 
 _BLOCK = 1 << 16
 _BLOCK_HEADER = 24
@@ -112,9 +112,11 @@ def _varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
 
 
 class _File:
-    """The bytes of a mapped file, addressed chunk by chunk (block headers skipped)."""
+    """The bytes of a file, addressed chunk by chunk (block headers skipped): a memory map,
+    or any buffer sliced by file position whose ``len`` is the file's size (the parts of a
+    remote file fetched by range, `catalog.read.remote_shard`)."""
 
-    def __init__(self, view: memoryview) -> None:
+    def __init__(self, view: Any) -> None:
         self.view = view
         self.size = len(view)
 
@@ -149,17 +151,81 @@ class _File:
 def _chunk_offsets(file: _File) -> np.ndarray[Any, Any]:
     """The offset of every data chunk, from the postscript and the footer (module docstring);
     each of them must hold one record."""
+    return _footer(file)[:, 1].astype(np.int64)
+
+
+def footer_offset(file: _File) -> int:
+    """Where the footer chunk begins, from the postscript in the file's last block."""
     if file.size < _BLOCK or file.size % _BLOCK:
         raise _NotMappable("no postscript block")
     _, sizes, records = file.simple_chunk(file.size - _BLOCK)
-    footer_offset = None
+    offset = None
     if sizes:
         postscript = records[: sizes[0]]
         if postscript[:1] == b"\x08":  # field 1: footer_offset
-            footer_offset = _varint(postscript, 1)[0]
-    if footer_offset is None or footer_offset >= file.size:
+            offset = _varint(postscript, 1)[0]
+    if offset is None or offset >= file.size:
         raise _NotMappable("no footer offset in the postscript")
-    count, sizes, records = file.simple_chunk(footer_offset)
+    return offset
+
+
+def chunk_index(view: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+    """(chunk offsets, record lengths) of a shard of one record per chunk, from its footer;
+    `view` is sliced by file position (see `_File`) and needs to hold only the footer and
+    the last block. None when the file is not laid out so."""
+    try:
+        values = _footer(_File(view))
+    except (_NotMappable, ValueError, IndexError):
+        return None
+    return values[:, 1].astype(np.int64), values[:, 3].astype(np.int64)
+
+
+def record_span(offset: int, length: int) -> tuple[int, int]:
+    """The file positions (start, stop) of the chunk at `offset` holding one uncompressed
+    record of `length` bytes: its header, and the record, with any block header between."""
+    usable = int(_usable(offset))
+    size_bytes = len(_varint_bytes(length))
+    last = usable + _CHUNK_HEADER + 2 + size_bytes + max(length, 1) - 1
+    return offset, int(_physical(last)) + 1
+
+
+def split_record(view: Any, offset: int, length: int) -> bytes | None:
+    """The record of `length` bytes in the chunk at `offset` of `view` (sliced by file
+    position), its chunk header checked against the index; None when it does not match
+    (the file is not the one indexed)."""
+    file = _File(view)
+    size_bytes = len(_varint_bytes(length))
+    try:
+        header = file.chunk_bytes(offset, 0, _CHUNK_HEADER)
+        data_size = int.from_bytes(header[8:16], "little")
+        if (
+            header[24] != _SIMPLE
+            or int.from_bytes(header[25:32], "little") != 1
+            or int.from_bytes(header[32:40], "little") != length
+            or data_size != length + 2 + size_bytes
+        ):
+            return None
+        data = file.chunk_bytes(offset, _CHUNK_HEADER, data_size)
+    except (_NotMappable, IndexError, ValueError):
+        return None
+    if data[0] != 0 or data[1] != size_bytes or data[2 : 2 + size_bytes] != _varint_bytes(length):
+        return None
+    return data[2 + size_bytes :]
+
+
+def _varint_bytes(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _footer(file: _File) -> np.ndarray[Any, Any]:
+    """The footer's ``(1, chunk_offset, 2, decoded_data_size, 3, num_records)`` rows, one per
+    data chunk, each of one record."""
+    count, sizes, records = file.simple_chunk(footer_offset(file))
     if count < 1:
         raise _NotMappable("an empty footer")
     # one ArrayRecordFooter per chunk after the metadata: fields 1, 2, 3, all varints
@@ -168,7 +234,7 @@ def _chunk_offsets(file: _File) -> np.ndarray[Any, Any]:
         raise _NotMappable("an index of another shape")
     if (values[:, 5] != 1).any():
         raise _NotMappable("chunks of several records")
-    return values[:, 1].astype(np.int64)
+    return values
 
 
 class MappedShard:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
 
 from catalog.errors import SourceFormatError
@@ -121,7 +120,7 @@ def register(record_format: _F) -> _F:
     return record_format
 
 
-def format_of(info: DatasetInfo, folder: Path) -> RecordFormat:
+def format_of(info: DatasetInfo, folder: object) -> RecordFormat:
     """The registered format of the records of `info`'s dataset (in `folder`)."""
     name = info.record_format.get("name")
     found = _FORMATS.get(name) if isinstance(name, str) else None

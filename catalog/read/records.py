@@ -34,6 +34,8 @@ from catalog.errors import NotPreparedError, ShardError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.mapped_shard import MappedShard, ShardIndex, map_shard
 from catalog.read.record_format import RecordFormat, ShardReader
+from catalog.read.remote_shard import RemoteShards
+from catalog.storage.remote import RemoteDir
 from catalog.storage.shards import shard_error
 
 __all__ = ["Records", "check_shards", "stamp"]
@@ -52,10 +54,11 @@ def stamp(folder: Path) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-def check_shards(folder: Path, info: DatasetInfo) -> None:
+def check_shards(folder: Path, info: DatasetInfo, *, stat_files: bool = True) -> None:
     """Every split's shards must be its own and hold its example count (dataset_info.json that
     was edited or damaged would otherwise silently serve another split's examples), and every
-    shard must be there with the size it was written with (a cheap stat per shard)."""
+    shard must be there with the size it was written with (a cheap stat per shard, unless
+    not `stat_files`: a remote data dir's shards are checked by `RemoteShards.check`)."""
     where = folder / INFO_FILE
     for split, split_info in info.splits.items():
         held = sum(s.num_examples for s in split_info.shards)
@@ -73,6 +76,8 @@ def check_shards(folder: Path, info: DatasetInfo) -> None:
                     "--overwrite'"
                 )
             path = folder / shard.file
+            if not stat_files:
+                continue
             try:
                 size = path.stat().st_size
             except FileNotFoundError:
@@ -87,17 +92,19 @@ class Records:
     `record_size` is the size of every record when the features are all fixed-size (checked
     when a reader opens; batched reads gather such records from memory maps), else None.
     `stamp` is the dataset_info.json the data source was made for (`stamp`); `split` names
-    the data source in errors.
+    the data source in errors. `remote` opens the shards of a remote data dir (a shard cache
+    or byte ranges, `catalog.read.remote_shard`) in place of the files in `folder`.
     """
 
     def __init__(
         self,
-        folder: Path,
+        folder: Path | RemoteDir,
         info: DatasetInfo,
         split: str,
         record_format: RecordFormat,
         record_size: int | None,
         stamp: tuple[int, int, int] | None,
+        remote: RemoteShards | None = None,
     ) -> None:
         self.info = info
         self.split = split
@@ -106,6 +113,7 @@ class Records:
         self._format = record_format
         self._record_size = record_size
         self._mappable = record_size is not None and record_format.mappable(info)
+        self._remote = remote
         self.paths: list[str] = []
         self._sha256: list[str] = []  # of each shard, as dataset_info.json records it
         self._starts = [0]  # flat position of each shard's first record, then the total
@@ -114,6 +122,8 @@ class Records:
                 self.paths.append(str(folder / shard.file))
                 self._sha256.append(shard.sha256)
                 self._starts.append(self._starts[-1] + shard.num_examples)
+        if remote is not None:
+            self.paths = list(remote.paths)
         self._known_maps: dict[int, ShardIndex] = {}  # shards another process verified
         self._setup_process_state()
 
@@ -158,14 +168,20 @@ class Records:
         reader = self.readers[shard]
         if reader is None:
             self._check_unchanged()
-            reader = self._checked(shard, self._format.open(self.paths[shard], self.info))
+            reader = self._checked(shard, self._open(shard))
             self.readers[shard] = reader
         return reader
+
+    def _open(self, shard: int) -> ShardReader:
+        if self._remote is not None:
+            return self._remote.open(shard)
+        return self._format.open(self.paths[shard], self.info)
 
     def _check_unchanged(self) -> None:
         """The prepared copy must still be the one this source was made for: a copy prepared
         again under it (``--overwrite``) has other shards and counts."""
-        if self.stamp is not None and stamp(self._folder) != self.stamp:
+        folder = self._folder
+        if self.stamp is not None and isinstance(folder, Path) and stamp(folder) != self.stamp:
             raise NotPreparedError(
                 f"{self._folder} was prepared again after this data source of "
                 f"{self.info.full_name} split {self.split!r} was made (its dataset_info.json "
@@ -188,13 +204,23 @@ class Records:
             if held != expected:
                 message = f"it holds {held} records, dataset_info.json says {expected}"
                 raise shard_error(path, message)
-            for record in range(min(held, _SIZE_PROBES) if self._record_size else 0):
+            lengths = getattr(reader, "lengths", None)  # known from a remote shard's index
+            wrong = None if lengths is None else lengths[lengths != self._record_size]
+            if self._record_size and wrong is not None and len(wrong):
+                size = int(wrong[0])
+                raise shard_error(
+                    path,
+                    f"its records have {size} bytes, but the features in dataset_info.json "
+                    f"encode to {self._record_size}: the data and its description differ",
+                )
+            probes = min(held, _SIZE_PROBES) if self._record_size and lengths is None else 0
+            for record in range(probes):
                 try:
                     reader.seek(record)
                     size = len(reader.read())
                 except _READ_ERRORS:  # a corrupt record: try the next on a fresh reader
                     _close(reader)
-                    reader = self._format.open(path, self.info)
+                    reader = self._open(shard)
                     continue
                 if size != self._record_size:
                     raise shard_error(
@@ -220,9 +246,12 @@ class Records:
                     if self._mappable:
                         self._reader(shard)  # checks the shard's records, once
                         count = self._starts[shard + 1] - self._starts[shard]
-                        path, sha256 = self.paths[shard], self._sha256[shard]
-                        known = self._known_maps.get(shard)
-                        mapped = map_shard(path, count, sha256, known) or _UNMAPPED
+                        path: str | None = self.paths[shard]
+                        if self._remote is not None:  # the cached copy (None: by ranges)
+                            path = self._remote.local_path(shard)
+                        sha256, known = self._sha256[shard], self._known_maps.get(shard)
+                        if path is not None:
+                            mapped = map_shard(path, count, sha256, known) or _UNMAPPED
                     self.maps[shard] = mapped
         return mapped if isinstance(mapped, MappedShard) else None
 
@@ -247,6 +276,8 @@ class Records:
                         mapped.close()
             self.readers = [None] * len(self.paths)
             self.maps = [None] * len(self.paths)
+            if self._remote is not None:
+                self._remote.close()
 
     # -- reads ----------------------------------------------------------------------------
     def read_one(self, position: int) -> bytes:
@@ -276,6 +307,8 @@ class Records:
         self._check_process()
         starts, out = self._starts, [] if out is None else out
         shard, pos = 0, 0
+        if self._remote is not None and self._remote.mode == "range":
+            return self._read_ranges(positions, out)
         with self._lock:
             try:
                 if len(self.paths) == 1:
@@ -291,6 +324,22 @@ class Records:
                         out.append(reader.read())
             except _READ_ERRORS as exc:
                 raise self._read_error(shard, pos - starts[shard], exc) from None
+        return out
+
+    def _read_ranges(self, positions: Sequence[int], out: list[bytes]) -> list[bytes]:
+        """The records at `positions` by byte ranges: one batch of coalesced requests per
+        shard (`catalog.read.remote_shard.RangeShard.read_many`)."""
+        flat = np.asarray(positions, np.int64)
+        shards = np.searchsorted(self._starts, flat, side="right") - 1
+        found: list[bytes | None] = [None] * len(flat)
+        for shard in np.unique(shards).tolist():
+            rows = np.flatnonzero(shards == shard)
+            with self._lock:
+                reader = self._reader(shard)
+            records = reader.read_many(flat[rows] - self._starts[shard])  # type: ignore[attr-defined]
+            for row, record in zip(rows.tolist(), records, strict=True):
+                found[row] = record
+        out.extend(r for r in found if r is not None)
         return out
 
     def gather(self, positions: Sequence[int]) -> np.ndarray[Any, Any] | None:

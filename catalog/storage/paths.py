@@ -68,11 +68,18 @@ def download_dir(
     explicit: str | os.PathLike[str] | None = None,
     data: str | os.PathLike[str] | None = None,
 ) -> Path:
-    """The download cache: `explicit`, else $CATALOG_DOWNLOAD_DIR, else <data dir>/downloads."""
+    """The download cache: `explicit`, else $CATALOG_DOWNLOAD_DIR, else <data dir>/downloads;
+    for a data dir that is a URL (downloads cannot go into a bucket), the platform's user
+    cache dir's ``downloads``."""
     if explicit is not None:
         return _given(explicit, "the download dir", f"--download-dir or ${DOWNLOAD_DIR_ENV}")
     if os.environ.get(DOWNLOAD_DIR_ENV):
         return Path(os.environ[DOWNLOAD_DIR_ENV]).expanduser()
+    given = data if data is not None else os.environ.get(DATA_DIR_ENV) or None
+    if isinstance(given, RemoteDir) or is_url(given):
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("catalog", appauthor=False)) / "downloads"
     return data_dir(data) / "downloads"
 
 

@@ -138,9 +138,36 @@ def _filesystem(protocol: str) -> AbstractFileSystem:
         _require_extra(protocol)
         import fsspec
 
-        _FILESYSTEMS[key] = fsspec.filesystem(protocol, skip_instance_cache=True)
-    fs: AbstractFileSystem = _FILESYSTEMS[key]
-    return fs
+        options = _timeouts(protocol)
+        retries = options.pop("retries", None)
+        fs = fsspec.filesystem(protocol, skip_instance_cache=True, **options)
+        if retries is not None:
+            fs.retries = retries  # s3fs's and gcsfs's own retries: few (see `_timeouts`)
+        _FILESYSTEMS[key] = fs
+    found: AbstractFileSystem = _FILESYSTEMS[key]
+    return found
+
+
+#: Seconds to connect, and to wait for the next bytes of an answer: a server that stops
+#: answering fails the attempt (`catalog.storage.remote_reads` retries it, to a deadline).
+CONNECT_TIMEOUT, READ_TIMEOUT = 10.0, 30.0
+
+
+def _timeouts(protocol: str) -> dict[str, Any]:
+    """The file-system layer's options that bound every request (no request waits forever;
+    the library's own retries stay few, so that catalog's deadline holds)."""
+    if protocol == "s3":
+        config = {"connect_timeout": CONNECT_TIMEOUT, "read_timeout": READ_TIMEOUT}
+        retries = {"max_attempts": 3, "mode": "standard"}
+        return {"config_kwargs": {**config, "retries": retries}, "retries": 2}
+    if protocol in ("http", "https"):
+        import aiohttp
+
+        timeout = aiohttp.ClientTimeout(sock_connect=CONNECT_TIMEOUT, sock_read=READ_TIMEOUT)
+        return {"client_kwargs": {"timeout": timeout}}
+    if protocol in ("gs", "gcs"):
+        return {"timeout": READ_TIMEOUT}
+    return {}
 
 
 def pointer_name(version: str) -> str:
@@ -152,7 +179,9 @@ def read_pointer(dataset_dir: RemoteDir, version: str) -> str | None:
     fs = dataset_dir.filesystem()
     try:
         data = fs.cat_file((dataset_dir / pointer_name(version)).path)
-    except FileNotFoundError:
+    except FileNotFoundError as error:
+        if "bucket" in str(error).lower():  # no bucket at all: not "no pointer" (s3fs says so)
+            raise
         return None
     try:
         generation = json.loads(data)["generation"]

@@ -7,7 +7,7 @@ are in `catalog.read.array_record`, which opens them).
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from catalog.errors import ShardError
 
@@ -34,6 +34,6 @@ def is_compressed(writer_options: str | None) -> bool:
     return "uncompressed" not in writer_options.split(",")
 
 
-def shard_error(path: str | Path, problem: str) -> ShardError:
+def shard_error(path: str | os.PathLike[str], problem: str) -> ShardError:
     """The error for a shard that is missing, truncated or corrupt: which file, what, the fix."""
     return ShardError(f"shard {path}: {problem}; {_FIX}")

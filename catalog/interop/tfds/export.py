@@ -26,6 +26,7 @@ from catalog.interop.tfds.codec import ExampleCodec, image_paths
 from catalog.interop.tfds.features import to_tfds_json
 from catalog.interop.tfrecord.io import TFRecordWriter
 from catalog.read.data_source import DataSource
+from catalog.storage.remote import RemoteDir
 
 __all__ = ["ExportFormat", "export"]
 
@@ -70,7 +71,7 @@ def _tfds_info(info: DatasetInfo, counts: Mapping[str, tuple[int, int]]) -> dict
 
 def export(
     info: DatasetInfo,
-    folder: str | Path,
+    folder: str | Path | RemoteDir,
     out: str | Path,
     *,
     format: ExportFormat = "tfds",

@@ -20,6 +20,7 @@ from catalog.spec.load import load_spec
 from catalog.spec.model import SPEC_FILE
 from catalog.spec.registry import list_datasets, resolve
 from catalog.storage.diskspace import disk_usage
+from catalog.storage.remote import RemoteDir
 
 __all__ = ["Entry", "class_labels", "entries", "slug"]
 
@@ -84,7 +85,10 @@ def _entry(b: DatasetBuilder, folder_request: str) -> Entry:
         return Entry(b, declared_info(b.spec), False, 0, True, str(exc), folder_request)
     counts = {name: s.num_examples for name, s in info.splits.items()}
     expected = {name: s.num_examples for name, s in b.spec.splits.items()}
-    usage = disk_usage(b.data_path)
+    if isinstance(b.data_path, RemoteDir):  # what the shards take, as recorded
+        usage = sum(s.num_bytes for s in info.splits.values())
+    else:
+        usage = disk_usage(b.data_path)
     return Entry(b, info, True, usage, counts == expected, "", folder_request)
 
 
