@@ -31,8 +31,9 @@ from catalog.errors import (
 )
 
 if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `__getattr__` below
-    from catalog.api.builder import DatasetBuilder, builder, data_source
+    from catalog.api.builder import DatasetBuilder, builder
     from catalog.api.files import prepare_files
+    from catalog.api.one_call import data_source
     from catalog.features import (
         Audio,
         BBox,
@@ -54,7 +55,8 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `_
 
 #: Where each name that is imported on first use is defined.
 _LAZY = {
-    **dict.fromkeys(["DatasetBuilder", "builder", "data_source"], "catalog.api.builder"),
+    **dict.fromkeys(["DatasetBuilder", "builder"], "catalog.api.builder"),
+    "data_source": "catalog.api.one_call",
     "DataSource": "catalog.read.data_source",
     "prepare_files": "catalog.api.files",
     **dict.fromkeys(

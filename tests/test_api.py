@@ -113,7 +113,7 @@ def test_builder_and_data_source_stay_functions_whatever_is_imported_first() -> 
             print(callable(catalog.builder), callable(catalog.data_source),
                   catalog.data_source.__module__, catalog.pipeline.__module__)
         """)
-        assert out == "True True catalog.api.builder catalog.loader.pipeline", (first, out)
+        assert out == "True True catalog.api.one_call catalog.loader.pipeline", (first, out)
 
 
 #: Every name `import catalog` gives, as the re-layout found them (ReadInstruction added since):

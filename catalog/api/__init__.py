@@ -1,3 +1,4 @@
-"""The layer users call: `builder` / `DatasetBuilder` and `data_source` (`api.builder`), and
-datasets opened by the path of their directory (`api.local`). It composes the stages below
-(spec, download, prepare, read, interop) and holds no logic of its own beyond choosing them."""
+"""The layer users call: `builder` / `DatasetBuilder` (`api.builder`), `data_source`
+(`api.one_call`), and datasets opened by the path of their directory (`api.local`). It
+composes the stages below (spec, download, prepare, read, interop) and holds no logic of its
+own beyond choosing them."""

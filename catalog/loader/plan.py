@@ -13,6 +13,7 @@ before `cache()` always see epoch 0 (their results are kept for later epochs).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,11 +83,20 @@ class Plan:
     pad: PadSpec = None
     batch_ops: tuple[MapBatch, ...] = ()
     _memo: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: Examples a thread is computing for the cache, and the lock guarding memo and claims:
+    #: threads sharing this plan compute each cached example once (a unit of the next epoch
+    #: waits for the one of this epoch that is computing it instead of computing it again).
+    _claims: dict[int, threading.Event] = field(default_factory=dict, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_memo"] = {}  # each process keeps its own cache
+        del state["_claims"], state["_lock"]
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _claims={}, _lock=threading.Lock())
 
     @property
     def has_filter(self) -> bool:
@@ -158,6 +168,30 @@ class Plan:
                 return columns
         return stack(self._get(records))
 
+    def _fill_cache(self, keys: list[int]) -> dict[int, Any]:
+        """The memo, holding every example of `keys`: those no thread has or is computing are
+        computed here; those another thread is computing are waited for (computed here if
+        it failed). A thread waits only after computing its own claims, so never in a cycle."""
+        with self._lock:
+            mine = [i for i in dict.fromkeys(keys) if i not in self._memo and i not in self._claims]
+            theirs = {i: self._claims[i] for i in keys if i in self._claims}
+            done = threading.Event()
+            self._claims.update(dict.fromkeys(mine, done))
+        try:
+            if mine:
+                _apply_cached(self, mine)
+        finally:
+            with self._lock:
+                for index in mine:
+                    del self._claims[index]
+            done.set()
+        for event in set(theirs.values()):
+            event.wait()
+        failed = [i for i in theirs if i not in self._memo]  # its thread raised: try here
+        if failed:
+            _apply_cached(self, failed)
+        return self._memo
+
     def _examples(self, epoch: int, records: Array) -> list[Any]:
         keys: list[int] = records.tolist()
         out: list[Any] = []
@@ -168,11 +202,7 @@ class Plan:
                 if value is not _DROPPED:
                     out.append(value)
             return out
-        memo = self._memo
-        missing = [i for i in keys if i not in memo]
-        if missing:
-            for index, example in zip(missing, self._get(missing), strict=True):
-                memo[index] = _apply(self.cached_ops, example, self.seed, 0, index, 0)
+        memo = self._fill_cache(keys)
         offset = len(self.cached_ops)
         for index in keys:
             value = memo[index]
@@ -181,6 +211,12 @@ class Plan:
             if value is not _DROPPED:
                 out.append(value)
         return out
+
+
+def _apply_cached(plan: Plan, keys: list[int]) -> None:
+    """Compute into `plan`'s memo the cached part of the examples `keys`."""
+    for index, example in zip(keys, plan._get(keys), strict=True):
+        plan._memo[index] = _apply(plan.cached_ops, example, plan.seed, 0, index, 0)
 
 
 def _apply(

@@ -4,7 +4,7 @@ storage (s3://, gs://), which has no rename, no symlink and no flock.
 In ``<data dir>/<name>[/<config>]/`` (the layout `catalog.storage.remote` reads)::
 
     <version>.gen-<id>/              shards, then dataset_info.json; never changed once complete
-    <version>.pointer                {"generation": "<version>.gen-<id>"}: written last
+    <version>.pointer                {"generation": "<version>.gen-<id>", "previous": ...}: last
     <version>.incomplete-<plan key>  {"generation": "<version>.gen-<id>"}: a prepare under way
     <version>.lock                   the preparers' lock (`catalog.storage.bucket_lock`)
 
@@ -19,10 +19,12 @@ In ``<data dir>/<name>[/<config>]/`` (the layout `catalog.storage.remote` reads)
   reader resolves the pointer, so it sees the old generation or the new one, never a mix, and
   never a generation without its dataset_info.json.
 - `collect`, the grace rule (readers of a bucket cannot hold a lock): the generation the
-  pointer names and the one published before it are kept, so a reader that resolved the pointer
-  just before an overwrite reads on through it; older complete generations, and unfinished
-  ones no marker names, are removed. A reader still on a generation two overwrites old finds
-  its objects gone and says the dataset was prepared again (the read side's error).
+  pointer names and the one published before it (which the pointer names as ``previous``:
+  object timestamps are too coarse to order two prepares within a second) are kept, so a
+  reader that resolved the pointer just before an overwrite reads on through it; older
+  complete generations, and unfinished ones no marker names, are removed. A reader still on
+  a generation two overwrites old finds its objects gone and says the dataset was prepared
+  again (the read side's error).
 """
 
 from __future__ import annotations
@@ -44,7 +46,13 @@ from catalog.storage.bucket_io import (
 )
 from catalog.storage.generations import GENERATION
 from catalog.storage.locking import INCOMPLETE
-from catalog.storage.remote import RemoteDir, pointer_name, read_pointer, write_pointer
+from catalog.storage.remote import (
+    RemoteDir,
+    pointer_name,
+    pointer_record,
+    read_pointer,
+    write_pointer,
+)
 
 __all__ = [
     "Listing",
@@ -183,6 +191,12 @@ def _pointer(dataset: RemoteDir, version: str) -> str | None:
     return retrying(dataset, "reading the pointer", lambda: read_pointer(dataset, version))
 
 
+def _pointer_record(dataset: RemoteDir, version: str) -> dict[str, Any]:
+    """The pointer's record ({} without one)."""
+    record = retrying(dataset, "reading the pointer", lambda: pointer_record(dataset, version))
+    return record or {}
+
+
 # -- the publisher (under the lock) ----------------------------------------------------------
 def begin(
     dataset: RemoteDir, version: str, key: str, shard_bytes: int, *, fresh: bool = False
@@ -242,21 +256,31 @@ def publish(
                 )
     body = (json.dumps(info.to_json(), indent=2) + "\n").encode()
     put_bytes(body, generation / INFO_FILE)
-    retrying(dataset, "publishing", lambda: write_pointer(dataset, version, generation.name))
+    previous = _pointer(dataset, version)
+    if previous == generation.name:  # published already, by a prepare killed after that
+        previous = _pointer_record(dataset, version).get("previous")
+    retrying(
+        dataset,
+        "publishing",
+        lambda: write_pointer(dataset, version, generation.name, previous),
+    )
     delete([dataset / f"{version}{INCOMPLETE}{key}"])
     return collect(dataset, version)
 
 
 def collect(dataset: RemoteDir, version: str) -> list[str]:
     """Remove the generations the grace rule (module docstring) does not keep; their names."""
-    current = _pointer(dataset, version)
+    record = _pointer_record(dataset, version)
+    current = record.get("generation")
     generations = _generations(dataset, version)
     markers = _markers(dataset, version)
     keep = {current, *markers.values()}
+    if record.get("previous"):
+        keep.add(record["previous"])
     complete = {g: objects[INFO_FILE].modified for g, objects in generations.items()
                 if INFO_FILE in objects}  # fmt: skip
     older = sorted((g for g in complete if g not in keep), key=lambda g: complete[g])
-    if current is not None and older:
+    if current is not None and older and "previous" not in record:  # an older catalog's pointer
         keep.add(older[-1])  # the one published before the current one
     doomed = [g for g in generations if g not in keep]
     for generation in doomed:  # dataset_info.json first: a half-removed one is no dataset

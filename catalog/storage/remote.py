@@ -176,6 +176,14 @@ def pointer_name(version: str) -> str:
 
 def read_pointer(dataset_dir: RemoteDir, version: str) -> str | None:
     """The generation ``<version>.pointer`` names in `dataset_dir`, or None without one."""
+    record = pointer_record(dataset_dir, version)
+    return None if record is None else record["generation"]
+
+
+def pointer_record(dataset_dir: RemoteDir, version: str) -> dict[str, Any] | None:
+    """``<version>.pointer`` in `dataset_dir`: ``{"generation": ..., "previous": ...}`` (the
+    generation it replaced, None for the first; absent in pointers of older catalogs), or None
+    without one."""
     fs = dataset_dir.filesystem()
     try:
         data = fs.cat_file((dataset_dir / pointer_name(version)).path)
@@ -184,7 +192,8 @@ def read_pointer(dataset_dir: RemoteDir, version: str) -> str | None:
             raise
         return None
     try:
-        generation = json.loads(data)["generation"]
+        record = json.loads(data)
+        generation = record["generation"]
     except (ValueError, KeyError, TypeError) as error:
         raise StorageError(
             f"{dataset_dir / pointer_name(version)} is not a catalog pointer "
@@ -192,13 +201,16 @@ def read_pointer(dataset_dir: RemoteDir, version: str) -> str | None:
         ) from error
     if not isinstance(generation, str) or "/" in generation or not generation:
         raise StorageError(f"{dataset_dir / pointer_name(version)} names no generation")
-    return generation
+    return dict(record)
 
 
-def write_pointer(dataset_dir: RemoteDir, version: str, generation: str) -> None:
-    """Publish `generation`: one small object, written last (a PUT is atomic in S3 and GCS)."""
+def write_pointer(
+    dataset_dir: RemoteDir, version: str, generation: str, previous: str | None = None
+) -> None:
+    """Publish `generation`: one small object, written last (a PUT is atomic in S3 and GCS),
+    naming also the generation it replaces (`previous`), which the grace rule keeps."""
     if dataset_dir.read_only:
         raise StorageError(f"{dataset_dir} is read-only: prepare into s3:// or gs:// instead")
     fs = dataset_dir.filesystem()
-    body = json.dumps({"generation": generation}).encode()
+    body = json.dumps({"generation": generation, "previous": previous}).encode()
     fs.pipe_file((dataset_dir / pointer_name(version)).path, body)

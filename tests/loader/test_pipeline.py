@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -229,6 +232,30 @@ def test_cache_keeps_the_first_epoch(ds: Any) -> None:
     assert draws[0].tolist() != draws[1].tolist()  # in a new order
     resumed = p.batch(40).iterator({"unit": 7, "skip": 0, "batch": 2})
     assert_same(list(resumed), batches[7:])  # an empty cache recomputes the same values
+
+
+def test_cache_computes_each_example_once_when_threads_overlap_epochs() -> None:
+    """Two threads computing, at the same time, a unit of epoch 0 and the unit of epoch 1 that
+    holds the same examples (what tuned threads do at an epoch's end): each cached example is
+    computed by one of them, the other waits for it."""
+    calls: list[int] = []
+    started = threading.Barrier(2)
+
+    def slow(example: int) -> int:
+        calls.append(example)
+        time.sleep(0.01)  # both threads are inside the cache at once
+        return example * 10
+
+    plan = catalog.pipeline(list(range(40))).repeat(2).map(slow).cache().batch(40).plan()
+
+    def unit(number: int) -> Any:
+        started.wait()
+        return plan.compute(number)
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        blocks = list(pool.map(unit, [0, 1]))
+    assert sorted(calls) == list(range(40))
+    assert [b.struct.tolist() for b in blocks] == [[i * 10 for i in range(40)]] * 2
 
 
 def test_map_error_names_the_example(ds: Any) -> None:

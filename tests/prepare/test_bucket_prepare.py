@@ -136,7 +136,12 @@ def test_overwrite_moves_the_pointer_and_keeps_the_previous_generation(
         published.append(pointer(s3))
     assert len(set(published)) == 3  # a new generation every time, never rewritten
     left = {k.split("/")[2] for k in s3.keys("data", "team/tiny/1.0.0.gen-")}
-    # the grace rule: the current generation and the one before it; the oldest is gone
+    # the grace rule: the current generation and the one before it; the oldest is gone. The
+    # pointer names the one before (object timestamps have a second's resolution: three
+    # prepares of a tiny dataset may fall in the same second)
+    body = s3.client().get_object(Bucket="data", Key="team/tiny/1.0.0.pointer")["Body"]
+    record = json.loads(body.read())
+    assert record == {"generation": published[2], "previous": published[1]}
     assert left == {published[2], published[1]}
 
 

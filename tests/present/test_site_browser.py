@@ -22,9 +22,10 @@ import numpy as np
 import pytest
 from PIL import Image as PILImage
 
-import catalog
 from catalog.cli.listing import matches
+from catalog.errors import CatalogError
 from catalog.present.site.html import POLICY
+from catalog.spec.index import FULL_NAME, summaries
 from catalog.spec.registry import list_datasets
 
 from chromium import Chromium, find_chromium
@@ -87,10 +88,10 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
 def expected(words: str, tag: str | None = None) -> list[str]:
     """The registered datasets (and configs) `catalog list [--tag T] WORD` keeps."""
     names = []
-    for name in list_datasets():
-        spec = catalog.builder(name).spec
-        specs = [catalog.builder(f"{name}/{c}").spec for c in spec.configs] or [spec]
-        names += [s.full_name for s in specs if matches(s, [tag] if tag else [], words)]
+    tags = [tag] if tag else []
+    for name, summary in summaries():
+        assert not isinstance(summary, CatalogError), (name, summary)
+        names += [row[FULL_NAME] for row in summary["rows"] if matches(summary, row, tags, words)]
     return sorted(names)
 
 

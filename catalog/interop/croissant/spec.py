@@ -24,7 +24,7 @@ from catalog.errors import ChecksumError, SourceFormatError, SpecError
 from catalog.features import ClassLabel, Feature, FeaturesDict
 from catalog.formats import FORMATS
 from catalog.interop.croissant.read import Download, Draft, SplitDraft, parse
-from catalog.prepare.driver import split_sources
+from catalog.prepare.split_sources import split_sources
 from catalog.spec.model import BuilderSpec, DownloadSpec, SplitSpec
 
 __all__ = ["MAX_CROISSANT_SIZE", "croissant_spec"]

@@ -1,0 +1,195 @@
+"""The one call: `data_source(name)` downloads, checks and prepares a dataset when needed and
+returns its random-access data sources. `name` may also be a dataset directory (TFDS's or
+catalog's), the URL of one, or the name of a dataset `catalog.prepare_files` prepared."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, overload
+
+from catalog.api.builder import DatasetBuilder, PathLike, builder
+from catalog.api.local import local_dataset, prepared_by_name
+from catalog.api.remote import remote_dataset
+from catalog.errors import DatasetNotFoundError, NotPreparedError
+from catalog.info.dataset_info import DatasetInfo
+from catalog.info.splits import SplitArg, SplitsArg
+from catalog.prepare.reuse import reusable
+from catalog.read.data_source import DataSource, Decoder, open_sources
+from catalog.read.remote_shard import RemoteRead
+from catalog.storage import paths
+from catalog.storage.remote import RemoteDir
+from catalog.storage.shard_cache import ShardCache
+
+if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
+    from catalog.download import DownloadConfig
+
+__all__ = ["data_source"]
+
+
+@overload
+def data_source(
+    name: PathLike,
+    *,
+    split: None = None,
+    data_dir: PathLike | None = None,
+    download_dir: PathLike | None = None,
+    download: bool = True,
+    download_config: DownloadConfig | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
+    image_max_side: int | None = None,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
+) -> dict[str, DataSource]: ...
+@overload
+def data_source(
+    name: PathLike,
+    *,
+    split: SplitArg,
+    data_dir: PathLike | None = None,
+    download_dir: PathLike | None = None,
+    download: bool = True,
+    download_config: DownloadConfig | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
+    image_max_side: int | None = None,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
+) -> DataSource: ...
+@overload
+def data_source(
+    name: PathLike,
+    *,
+    split: list[SplitArg] | tuple[SplitArg, ...],
+    data_dir: PathLike | None = None,
+    download_dir: PathLike | None = None,
+    download: bool = True,
+    download_config: DownloadConfig | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
+    image_max_side: int | None = None,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
+) -> list[DataSource]: ...
+def data_source(
+    name: PathLike,
+    *,
+    split: SplitsArg | None = None,
+    data_dir: PathLike | None = None,
+    download_dir: PathLike | None = None,
+    download: bool = True,
+    download_config: DownloadConfig | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
+    num_proc: int = 1,
+    beam_pipeline_options: str | None = None,
+    image_max_side: int | None = None,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
+) -> DataSource | list[DataSource] | dict[str, DataSource]:
+    """Random-access data sources of a dataset, downloading and preparing it when needed.
+
+    `name` may also be the path of a dataset directory: one TensorFlow Datasets prepared
+    (``~/tensorflow_datasets/mnist/3.0.1``, see `open_tfds`) or one catalog prepared or
+    imported; it is read where it is. A name no builder has may be that of a dataset
+    `catalog.prepare_files` prepared in the data dir (a registered name wins).
+
+    Returns ``{split: DataSource}``, one DataSource when `split` is given (a spec or a
+    `catalog.ReadInstruction`), or a list of them for a list of specs. With
+    ``download=False`` a dataset that is not prepared raises NotPreparedError.
+    ``download_config`` (a `catalog.download.DownloadConfig`) sets how files are fetched, e.g.
+    ``DownloadConfig(offline=True, mirrors=["/srv/mirror"], manual_dir="~/manual")``.
+    `decoders`, `as_supervised`, `remote_read`, `cache_dir` and `cache_size` are as for
+    `DatasetBuilder.as_data_source`; `num_proc` and `beam_pipeline_options` as for
+    `DatasetBuilder.download_and_prepare`. `data_dir` (or `name`, for one dataset) may be a
+    URL: ``s3://bucket/prefix``, ``gs://...``, ``https://...`` (read-only).
+    ``image_max_side=N`` reads (and prepares) the copy with images at most N pixels on their
+    longer side; without it the full-size copy is read, never a downscaled one: when only that
+    one is prepared, the full-size one is prepared (or, with ``download=False``,
+    NotPreparedError says which sizes are there).
+
+    >>> ds = data_source("fashion_mnist")  # doctest: +SKIP
+    >>> ds["train"][0]["image"].shape       # doctest: +SKIP
+    (28, 28, 1)
+    """
+    if "://" in os.fspath(name):  # the URL of one prepared dataset: read where it is
+        remote = remote_dataset(os.fspath(name))
+        if remote is None:
+            raise NotPreparedError(
+                f"no prepared dataset at {os.fspath(name)} (neither a "
+                f"{os.fspath(name).rsplit('/', 1)[-1]}.pointer beside it nor a dataset_info.json "
+                "in it): give the URL of <data dir>/<name>/<version>, or the name with "
+                "data_dir=<data dir URL>"
+            )
+        remote_generation, info = remote
+        cache = ShardCache(cache_dir, cache_size) if remote_read == "cache" else None
+        return open_sources(
+            remote_generation,
+            info,
+            split,
+            decoders=decoders,
+            as_supervised=as_supervised,
+            remote_read=remote_read,
+            cache=cache,
+        )
+    local = local_dataset(name)  # a dataset directory (TFDS's or catalog's): read where it is
+    if local is not None:
+        generation, info = local
+        return open_sources(
+            generation.path, info, split, decoders=decoders, as_supervised=as_supervised
+        )
+    try:
+        b = builder(name, data_dir=data_dir, image_max_side=image_max_side)
+    except DatasetNotFoundError:  # a dataset prepared from local files under this name
+        where = paths.data_location(data_dir)
+        found = None if isinstance(where, RemoteDir) else prepared_by_name(os.fspath(name), where)
+        local = None if found is None else local_dataset(found)
+        if local is None:
+            raise
+        return open_sources(
+            local[0].path, local[1], split, decoders=decoders, as_supervised=as_supervised
+        )
+    b._check_split(split)
+    if isinstance(b.data_path, RemoteDir):  # resolved and its info read once
+        opened = b._open_prepared()
+        if download and not _complete(b, opened and opened[1]):
+            b.download_and_prepare(
+                download_dir=download_dir,
+                download_config=download_config,
+                num_proc=num_proc,
+                beam_pipeline_options=beam_pipeline_options,
+            )
+            opened = b._open_prepared()
+        return b._sources(
+            opened, split, decoders, as_supervised, remote_read, cache_dir, cache_size
+        )
+    if download and not _complete(b):
+        b.download_and_prepare(
+            download_dir=download_dir,
+            download_config=download_config,
+            num_proc=num_proc,
+            beam_pipeline_options=beam_pipeline_options,
+        )
+    return b.as_data_source(split, decoders=decoders, as_supervised=as_supervised)
+
+
+def _complete(b: DatasetBuilder, remote_info: DatasetInfo | None = None) -> bool:
+    """Whether the prepared copy holds every example the spec declares (a copy prepared with
+    ``max_examples_per_split`` does not, and is never taken for the whole dataset) in shards
+    of today's format (older copies are prepared again: see `catalog.storage.shards`)."""
+    if isinstance(b.data_path, RemoteDir):  # `remote_info`: read once by the caller
+        full = {name: s.num_examples for name, s in b.spec.splits.items()}
+        got = {n: s.num_examples for n, s in remote_info.splits.items()} if remote_info else None
+        return got == full
+    return reusable(b.spec, b.data_path) is not None
