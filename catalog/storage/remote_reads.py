@@ -20,8 +20,9 @@ import os
 import random
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any, TypeVar
 
@@ -239,15 +240,27 @@ def cat(where: RemoteDir) -> bytes:
     return data
 
 
-def copy_to(obj: RemoteObject, out: IO[bytes], chunk: int = 8 << 20, in_flight: int = 4) -> None:
+def copy_to(obj: RemoteObject, out: IO[bytes], chunk: int = 16 << 20, in_flight: int = 4) -> None:
     """Stream `obj` into `out` (at its current position) at the version `obj` names
-    (If-Match): `chunk`-byte ranges, `in_flight` of them fetched together (memory stays under
-    chunk * in_flight), each retried on its own after a dropped connection."""
+    (If-Match): `chunk`-byte ranges, up to `in_flight` of them requested at once and written
+    in order as each arrives while the next ones are fetched (a sliding window: memory stays
+    under chunk * in_flight), each retried on its own after a dropped connection."""
     handle = open_object(obj)
-    spans = [(start, min(start + chunk, obj.size)) for start in range(0, obj.size, chunk)]
-    for first in range(0, len(spans), in_flight):
-        for data in read_ranges(handle, obj, spans[first : first + in_flight]):
-            out.write(data)
+
+    def one(span: tuple[int, int]) -> bytes:
+        return attempt(lambda: _fetch(handle, obj, span[0], span[1]), obj.where, "read")
+
+    pending: deque[Future[bytes]] = deque()
+    try:
+        for start in range(0, obj.size, chunk):
+            pending.append(_pool().submit(one, (start, min(start + chunk, obj.size))))
+            if len(pending) >= in_flight:
+                out.write(pending.popleft().result())
+        while pending:
+            out.write(pending.popleft().result())
+    finally:
+        for future in pending:  # an error (or Ctrl-C) stops the rest
+            future.cancel()
 
 
 def open_object(obj: RemoteObject) -> Any:
