@@ -273,7 +273,7 @@ def open_object(obj: RemoteObject) -> Any:
         if obj.etag:
             kwargs["headers"] = {"If-Match": obj.etag}
     handle = attempt(lambda: fs.open(obj.where.path, "rb", **kwargs), obj.where, "read")
-    etag = getattr(handle, "details", {}).get("ETag") if not obj.where.read_only else obj.etag
+    etag = _etag(getattr(handle, "details", {})) if not obj.where.read_only else obj.etag
     if obj.etag and etag and etag != obj.etag:
         raise _translate(OSError("PreconditionFailed"), obj.where, "read")
     return handle
