@@ -19,6 +19,9 @@ Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other fil
   ``label`` giving the class (``rps/(?P<label>rock|paper|scissors)/[\\w-]*\\.png``); files that
   do not match are left out silently, at any depth.
 - ``lowercase_label``: lower-case the label (``BACKGROUND_Google`` -> ``background_google``).
+- ``labelled: false``: images without classes (Hugging Face's imagefolder with no class
+  folders): no ``label`` feature; without ``match`` every file lies directly in the root, and
+  a ``match`` needs no ``label`` group.
 - ``require_header``: keep a file only if these bytes appear within its first
   ``header_size`` (512) bytes (cats_vs_dogs keeps a JPEG only if it holds ``JFIF``);
   ``expected_skipped``: how many files the check must leave out, else an error.
@@ -71,8 +74,16 @@ def _skipped(relative: str, patterns: Sequence[str]) -> bool:
 def _label(member: Member, source: Source, match: re.Pattern[str] | None) -> str | None:
     """The member's class name, or None when it is not an example."""
     root = source.stream("root")
+    labelled = source.options["labelled"]
     if match is None:
         parts = member.path.split("/")
+        if not labelled:
+            if len(parts) > 1:
+                raise SourceFormatError(
+                    f"{root}/{parts[0]}: a folder in a folder of unlabelled images (files lie "
+                    f"directly in it){_HINT}"
+                )
+            return ""
         if len(parts) == 1:
             raise SourceFormatError(
                 f"{root}/{member.path}: a file outside the class directories{_HINT}"
@@ -82,7 +93,9 @@ def _label(member: Member, source: Source, match: re.Pattern[str] | None) -> str
             raise SourceFormatError(f"{root}/{inner}: not a file, inside a class directory{_HINT}")
         return parts[0]
     found = match.fullmatch(member.path)
-    return found.group("label") if found else None
+    if found is None:
+        return None
+    return found.group("label") if labelled else ""
 
 
 def _sampled(source: Source, match: re.Pattern[str] | None) -> set[str]:
@@ -153,7 +166,9 @@ def examples(source: Source) -> Examples:
             image = decode_pixels(member.read(), where)
         elif options["reencode_invalid"]:
             image = stored_or_pixels(source.features["image"], image, where)
-        example = {"image": image, "label": label.lower() if options["lowercase_label"] else label}
+        example = {"image": image}
+        if options["labelled"]:
+            example["label"] = label.lower() if options["lowercase_label"] else label
         for feature, what in texts.items():
             example[feature] = member.path if what == "path" else member.name
         if rows is not None:
@@ -176,19 +191,23 @@ def examples(source: Source) -> Examples:
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
-    given = {"image", "label", *options["text_features"], *options["metadata_columns"]}
+    labels = ["label"] if options["labelled"] else []
+    given = {"image", *labels, *options["text_features"], *options["metadata_columns"]}
     return frozenset(given), frozenset()
 
 
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
-    if not isinstance(features["label"], ClassLabel):
+    labelled = options["labelled"]
+    if labelled and not isinstance(features["label"], ClassLabel):
         return f"feature 'label' must be a ClassLabel, got {features['label']!r}"
+    if not labelled and (options["sample_per_class"] is not None or options["lowercase_label"]):
+        return "sample_per_class and lowercase_label need labelled images"
     if options["match"] is not None:
         try:
             pattern = re.compile(options["match"])
         except re.error as error:
             return f"match is not a regular expression: {error}"
-        if "label" not in pattern.groupindex:
+        if labelled and "label" not in pattern.groupindex:
             return "match needs a group named label: (?P<label>...)"
     for feature, what in options["text_features"].items():
         if what not in _TEXT_VALUES:
@@ -217,6 +236,9 @@ FORMAT = SourceFormat(
         "skip": Option("strs", [], "glob patterns of files under the root to leave out"),
         "match": Option("str", None, "a regex every example's path matches, group 'label'"),
         "lowercase_label": Option("bool", False, "lower-case the class name"),
+        "labelled": Option(
+            "bool", True, "false: images without classes, no label", counted_at_default=False
+        ),
         "require_header": Option("str", None, "bytes a file's head must hold, else skipped"),
         "header_size": Option("int", 512, "how many leading bytes require_header looks at"),
         "expected_skipped": Option("int", None, "how many files require_header must skip"),

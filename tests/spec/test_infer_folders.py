@@ -19,6 +19,9 @@ from PIL import Image as PILImage
 import catalog
 from catalog.api.files import files_builder
 from catalog.errors import ChecksumError, SourceFormatError, SpecError
+from catalog.features import FeaturesDict, Image
+from catalog.formats import FORMATS
+from catalog.formats.base import Source
 from catalog.spec.load import load_spec
 
 RNG = np.random.default_rng(7)
@@ -301,3 +304,72 @@ def test_a_path_that_names_nothing_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.startswith("catalog: error: ./notes.txt: not a kind of data catalog can")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def _loose_images(folder: Path, count: int) -> list[Path]:
+    files = []
+    for i in range(count):
+        fmt = "PNG" if i % 2 else "JPEG"
+        path = folder / f"p{i}.{'png' if fmt == 'PNG' else 'jpg'}"
+        _image(path, (7 + i, 9, 3), fmt)
+        files.append(path)
+    return files
+
+
+def test_images_without_class_folders_are_unlabelled_with_their_metadata(tmp_path: Path) -> None:
+    # Hugging Face's imagefolder layout for captions: images directly in the (split) folder,
+    # metadata.csv beside them; no label feature, every pixel and caption as in the files.
+    expected = {}
+    for split, count in (("train", 5), ("test", 3)):
+        folder = tmp_path / "captions" / split
+        files = _loose_images(folder, count)
+        lines = ["file_name,text"] + [f"{f.name},caption of {split} {f.stem}" for f in files]
+        (folder / "metadata.csv").write_text("\n".join(lines) + "\n")
+        expected[split] = [(f, f"caption of {split} {f.stem}") for f in sorted(files)]
+    b = catalog.prepare_files(tmp_path / "captions", "captions", data_dir=tmp_path / "d")
+    assert list(b.info.features) == ["image", "text"]
+    assert b.info.supervised_keys is None
+    for split, wanted in expected.items():
+        ds = b.as_data_source(split)
+        assert len(ds) == len(wanted)
+        for i, (file, text) in enumerate(wanted):
+            assert ds[i]["text"] == text
+            np.testing.assert_array_equal(ds[i]["image"], pixels(file))
+    # With no split folders and no metadata: one train split of images only; --write-spec
+    # gives a builder folder that prepares the same shards.
+    _loose_images(tmp_path / "plain", 4)
+    one = catalog.prepare_files(
+        tmp_path / "plain", "plain", data_dir=tmp_path / "e", write_spec=tmp_path / "plain"
+    )
+    assert list(one.info.features) == ["image"] and list(one.info.splits) == ["train"]
+    again = catalog.builder(tmp_path / "plain", data_dir=tmp_path / "f")
+    again.download_and_prepare()
+    assert [s.sha256 for s in again.info.splits["train"].shards] == [
+        s.sha256 for s in one.info.splits["train"].shards
+    ]
+
+
+def test_images_both_loose_and_in_class_folders_are_refused(tmp_path: Path) -> None:
+    _loose_images(tmp_path / "mix", 2)
+    _image(tmp_path / "mix" / "cats" / "x.png", (4, 5, 3), "PNG")
+    with pytest.raises(SpecError, match=r"images lie both directly in .*mix and in class folders"):
+        files_builder(tmp_path / "mix", "mix")
+
+
+def test_the_unlabelled_image_folder_format_without_a_match(tmp_path: Path) -> None:
+    # As a hand-written builder.yaml may use it: every file directly in the root, no label;
+    # a folder inside is one error naming it.
+    files = _loose_images(tmp_path / "imgs", 3)
+    features = FeaturesDict({"image": Image((None, None, 3))})
+    fmt = FORMATS["image_folder"]
+    options = {name: option.default for name, option in fmt.options.items()}
+    options["labelled"] = False
+    assert fmt.problem(options, features) is None
+    source = Source("train", {"root": (tmp_path / "imgs",)}, options, features)
+    got = list(fmt.examples(source))
+    assert [key for key, _ in got] == sorted(f.name for f in files)
+    assert all(list(example) == ["image"] for _, example in got)
+    assert "no feature 'label'" in str(fmt.problem({**options, "labelled": True}, features))
+    _image(tmp_path / "imgs" / "sub" / "y.png", (4, 5, 3), "PNG")
+    with pytest.raises(SourceFormatError, match=r"imgs/sub: a folder in a folder of unlabelled"):
+        list(fmt.examples(source))

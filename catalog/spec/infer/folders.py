@@ -2,7 +2,9 @@
 
 The layout is Hugging Face's imagefolder/audiofolder: ``<root>/<split>/<class>/<file>``, where
 the split folders are named as `catalog.spec.infer.layout` says (train, validation, test...);
-without split folders, ``<root>/<class>/<file>`` is one ``train`` split. The class names are
+without split folders, ``<root>/<class>/<file>`` is one ``train`` split. Images that lie
+directly in the split folders (or the root), with no class folders, are unlabelled: ``image``
+only (plus their metadata columns), as Hugging Face's imagefolder does. The class names are
 the class folders' names over every split, sorted (``label`` 0 is the first); other files
 (notes, hidden files) are left out. Images are PNG or JPEG files of any size, stored byte for
 byte; the channels (1, 3 or 4) are the widest the first `InferOptions.sample` files hold
@@ -89,8 +91,9 @@ def _split_roots(root: Path) -> dict[str, Path]:
 
 
 def _files(split_root: Path, suffixes: tuple[str, ...]) -> dict[str, list[Path]]:
-    """``{class: files}`` of one split folder; SpecError for a media file outside a class
-    folder or deeper inside one."""
+    """``{class: files}`` of one split folder, files lying directly in it under the class
+    ``""`` (images without classes); SpecError for a media file deeper inside a class folder,
+    or for audio outside one."""
     classes: dict[str, list[Path]] = {}
     for file in sorted(split_root.rglob("*")):
         if not file.is_file() or not _visible(file, split_root):
@@ -99,6 +102,9 @@ def _files(split_root: Path, suffixes: tuple[str, ...]) -> dict[str, list[Path]]
         if suffix not in suffixes:  # the wav_folder reader's pattern is case-sensitive
             continue
         parts = file.relative_to(split_root).parts
+        if len(parts) == 1 and suffixes == IMAGE_SUFFIXES:
+            classes.setdefault("", []).append(file)
+            continue
         if len(parts) != 2:
             raise SpecError(
                 f"{file}: expected <split>/<class>/<file> (a file directly in a class folder), "
@@ -139,12 +145,21 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
         if not classes:
             raise SpecError(f"{roots[split]}: no {kind} files in class folders (<class>/<file>)")
     names = sorted({name for classes in per_split.values() for name in classes})
+    labelled = "" not in names
+    if not labelled and len(names) > 1:
+        loose = next(classes[""][0] for classes in per_split.values() if "" in classes)
+        raise SpecError(
+            f"{loose}: images lie both directly in {loose.parent} and in class folders; put "
+            "every image in a class folder (<class>/<file>), or none (unlabelled images)"
+        )
     metadata, extra = _metadata(root, roots, options)
     everything = [f for classes in per_split.values() for files in classes.values() for f in files]
     features: dict[str, Feature]
     if kind == "image":
         shape = (None, None, _channels(everything, options.sample))
-        features = {"image": Image(shape, encoding="png"), "label": ClassLabel(names=names)}
+        features = {"image": Image(shape, encoding="png")}
+        if labelled:
+            features["label"] = ClassLabel(names=names)
     else:
         kinds = sorted({f.suffix for f in everything})
         if len(kinds) > 1:
@@ -161,9 +176,12 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
     for split, folder in roots.items():
         member = "." if folder == root else folder.name
         count = sum(len(files) for files in per_split[split].values())
-        if kind == "image":
+        if kind == "image" and not labelled:
+            given: dict[str, object] = {"match": r"[^/]+\.(?i:png|jpe?g)", "labelled": False}
+            fmt, role = "image_folder", "root"
+        elif kind == "image":
             pattern = r"(?P<label>[^/]+)/[^/]+\.(?i:png|jpe?g)"
-            given: dict[str, object] = {"match": pattern}
+            given = {"match": pattern}
             fmt, role = "image_folder", "root"
         else:
             flac = everything[0].suffix == ".flac"
@@ -176,9 +194,11 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
         )
     return make_spec(
         options, text, features, {"folder": download}, splits,
-        description=f"{kind.capitalize()} files in {len(names)} class folders",
-        supervised=(kind, "label"),
-        tags=(kind, f"{kind}-classification"),
+        description=f"{kind.capitalize()} files in {len(names)} class folders"
+        if labelled
+        else "Image files without classes",
+        supervised=(kind, "label") if labelled else None,
+        tags=(kind, f"{kind}-classification") if labelled else (kind,),
     )  # fmt: skip
 
 
