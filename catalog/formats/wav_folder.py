@@ -13,6 +13,8 @@ The label: option ``label``, a regular expression searched in the relative path 
 ``label`` is the label text (default ``^(?P<label>[^/]+)/``: the first folder). Option
 ``labels`` maps label texts to class names (``_background_noise_: _silence_``); a text that is
 no class name then takes option ``other`` (``_unknown_``), and without it is an error.
+With ``labelled: false`` the files have no class (Hugging Face's audiofolder without class
+folders): no ``label`` feature.
 
 Windows: files matching a glob of option ``windows`` are decoded and cut into clips of
 ``window`` samples starting at 0, ``hop``, 2 * ``hop``, ... for every start < length -
@@ -106,8 +108,9 @@ def examples(source: Source) -> Examples:
             root / options["metadata"], options["metadata_columns"], source.features
         )
     for relative in sorted(chosen):
-        label = label_of(relative)
-        extra = {"filename": posixpath.basename(relative)} if named else {}
+        extra: dict[str, Any] = {"filename": posixpath.basename(relative)} if named else {}
+        if label_of is not None:
+            extra["label"] = label_of(relative)
         if rows is not None:
             if relative not in rows:
                 raise SourceFormatError(
@@ -116,14 +119,14 @@ def examples(source: Source) -> Examples:
             extra.update(rows[relative])
         if any(fnmatch.fnmatchcase(relative, p) for p in options["windows"]):
             for start, clip in _windows(files[relative], options["window"], options["hop"]):
-                yield f"{relative}@{start}", {"audio": clip, "label": label, **extra}
+                yield f"{relative}@{start}", {"audio": clip, **extra}
         else:
             audio: Any = files[relative]
             if options["soundfile"]:
                 feature = source.features["audio"]
                 assert isinstance(feature, Audio)  # checked when the spec was loaded
                 audio = decode_sound(audio, feature)
-            yield relative, {"audio": audio, "label": label, **extra}
+            yield relative, {"audio": audio, **extra}
     if rows is not None:
         unused_rows(root / options["metadata"], rows, chosen)
 
@@ -141,6 +144,9 @@ def _windows(path: Path, window: int, hop: int) -> Iterator[tuple[int, Any]]:
 
 
 def _labeller(source: Source) -> Any:
+    """The function giving a file's class name, or None for unlabelled files."""
+    if not source.options["labelled"]:
+        return None
     options, feature = source.options, source.features["label"]
     assert isinstance(feature, ClassLabel)  # checked when the spec was loaded
     pattern, mapping, other = re.compile(options["label"]), options["labels"], options["other"]
@@ -169,6 +175,10 @@ def _labeller(source: Source) -> Any:
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
     if not isinstance(features["audio"], Audio):
         return f"feature 'audio' must be Audio, got {features['audio']!r}"
+    if not options["labelled"]:
+        if options["labels"] or options["other"]:
+            return "options.labels and options.other need labelled files"
+        return _validate_windows(options)
     label = features["label"]
     if not isinstance(label, ClassLabel):
         return f"feature 'label' must be a ClassLabel, got {label!r}"
@@ -180,6 +190,10 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
     for text in [*options["labels"].values(), *([options["other"]] if options["other"] else [])]:
         if text not in label.names:
             return f"{text!r} (options.labels/other) is no class name of feature 'label'"
+    return _validate_windows(options)
+
+
+def _validate_windows(options: Mapping[str, Any]) -> str | None:
     if options["windows"] and (options["window"] < 1 or options["hop"] < 1):
         return "options.windows needs options.window and options.hop (in samples, >= 1)"
     return None
@@ -214,9 +228,14 @@ FORMAT = SourceFormat(
         "metadata_columns": Option(
             "str_map", {}, "feature -> a column of the metadata file", counted_at_default=False
         ),
+        "labelled": Option(
+            "bool", True, "false: files without classes, no label", counted_at_default=False
+        ),
     },
     features=lambda options: (
-        frozenset({"audio", "label", *options["metadata_columns"]}),
+        frozenset(
+            {"audio", *(["label"] if options["labelled"] else []), *options["metadata_columns"]}
+        ),
         frozenset({"filename"}),
     ),
     examples=examples,

@@ -352,7 +352,9 @@ def test_images_without_class_folders_are_unlabelled_with_their_metadata(tmp_pat
 def test_images_both_loose_and_in_class_folders_are_refused(tmp_path: Path) -> None:
     _loose_images(tmp_path / "mix", 2)
     _image(tmp_path / "mix" / "cats" / "x.png", (4, 5, 3), "PNG")
-    with pytest.raises(SpecError, match=r"images lie both directly in .*mix and in class folders"):
+    with pytest.raises(
+        SpecError, match=r"image files lie both directly in .*mix and in class folders"
+    ):
         files_builder(tmp_path / "mix", "mix")
 
 
@@ -373,3 +375,26 @@ def test_the_unlabelled_image_folder_format_without_a_match(tmp_path: Path) -> N
     _image(tmp_path / "imgs" / "sub" / "y.png", (4, 5, 3), "PNG")
     with pytest.raises(SourceFormatError, match=r"imgs/sub: a folder in a folder of unlabelled"):
         list(fmt.examples(source))
+
+
+def test_audio_files_without_class_folders_are_unlabelled(tmp_path: Path) -> None:
+    # Hugging Face's audiofolder for transcripts: WAV files directly in the folder,
+    # metadata.jsonl beside them; no label, every sample and text as in the files.
+    sounds, rows = {}, []
+    for i in range(3):
+        samples = RNG.integers(-32768, 32767, 80 + 11 * i, dtype=np.int16)
+        _wav(tmp_path / "talk" / f"clip{i}.wav", samples)
+        sounds[f"clip{i}.wav"] = samples
+        rows.append({"file_name": f"clip{i}.wav", "transcription": f"words {i}"})
+    (tmp_path / "talk" / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    b = catalog.prepare_files(tmp_path / "talk", "talk", data_dir=tmp_path / "d")
+    assert list(b.info.features) == ["audio", "transcription"]
+    ds = b.as_data_source("train")
+    assert len(ds) == 3
+    for i, name in enumerate(sorted(sounds)):
+        np.testing.assert_array_equal(ds[i]["audio"].reshape(-1), sounds[name])
+        assert ds[i]["transcription"] == f"words {name[4]}"
+    # A WAV file beside class folders is one error naming the folder.
+    _wav(tmp_path / "talk" / "yes" / "x.wav", np.zeros(10, dtype=np.int16))
+    with pytest.raises(SpecError, match=r"audio files lie both directly in .*talk and in class"):
+        files_builder(tmp_path / "talk", "talk2")

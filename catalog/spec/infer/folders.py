@@ -4,7 +4,8 @@ The layout is Hugging Face's imagefolder/audiofolder: ``<root>/<split>/<class>/<
 the split folders are named as `catalog.spec.infer.layout` says (train, validation, test...);
 without split folders, ``<root>/<class>/<file>`` is one ``train`` split. Images that lie
 directly in the split folders (or the root), with no class folders, are unlabelled: ``image``
-only (plus their metadata columns), as Hugging Face's imagefolder does. The class names are
+(or ``audio``) only, plus their metadata columns, as Hugging Face's imagefolder and
+audiofolder do. The class names are
 the class folders' names over every split, sorted (``label`` 0 is the first); other files
 (notes, hidden files) are left out. Images are PNG or JPEG files of any size, stored byte for
 byte; the channels (1, 3 or 4) are the widest the first `InferOptions.sample` files hold
@@ -92,8 +93,7 @@ def _split_roots(root: Path) -> dict[str, Path]:
 
 def _files(split_root: Path, suffixes: tuple[str, ...]) -> dict[str, list[Path]]:
     """``{class: files}`` of one split folder, files lying directly in it under the class
-    ``""`` (images without classes); SpecError for a media file deeper inside a class folder,
-    or for audio outside one."""
+    ``""`` (files without classes); SpecError for a media file deeper inside a class folder."""
     classes: dict[str, list[Path]] = {}
     for file in sorted(split_root.rglob("*")):
         if not file.is_file() or not _visible(file, split_root):
@@ -102,13 +102,13 @@ def _files(split_root: Path, suffixes: tuple[str, ...]) -> dict[str, list[Path]]
         if suffix not in suffixes:  # the wav_folder reader's pattern is case-sensitive
             continue
         parts = file.relative_to(split_root).parts
-        if len(parts) == 1 and suffixes == IMAGE_SUFFIXES:
+        if len(parts) == 1:
             classes.setdefault("", []).append(file)
             continue
         if len(parts) != 2:
             raise SpecError(
-                f"{file}: expected <split>/<class>/<file> (a file directly in a class folder), "
-                f"but this one is {len(parts) - 1} folders deep"
+                f"{file}: expected <split>/<class>/<file> (a file directly in a class folder) "
+                f"or <split>/<file> (no classes), but this one is {len(parts) - 1} folders deep"
             )
         classes.setdefault(parts[0], []).append(file)
     return classes
@@ -149,8 +149,8 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
     if not labelled and len(names) > 1:
         loose = next(classes[""][0] for classes in per_split.values() if "" in classes)
         raise SpecError(
-            f"{loose}: images lie both directly in {loose.parent} and in class folders; put "
-            "every image in a class folder (<class>/<file>), or none (unlabelled images)"
+            f"{loose}: {kind} files lie both directly in {loose.parent} and in class folders; "
+            f"put every file in a class folder (<class>/<file>), or none (unlabelled {kind})"
         )
     metadata, extra = _metadata(root, roots, options)
     everything = [f for classes in per_split.values() for files in classes.values() for f in files]
@@ -164,7 +164,9 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
         kinds = sorted({f.suffix for f in everything})
         if len(kinds) > 1:
             raise SpecError(f"{root}: holds both {' and '.join(kinds)} files; use one kind")
-        features = {"audio": _audio(everything[0]), "label": ClassLabel(names=names)}
+        features = {"audio": _audio(everything[0])}
+        if labelled:
+            features["label"] = ClassLabel(names=names)
     for name, feature in extra.items():
         if name in features:
             raise SpecError(
@@ -185,7 +187,10 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
             fmt, role = "image_folder", "root"
         else:
             flac = everything[0].suffix == ".flac"
-            given = {"pattern": "*/*.flac", "soundfile": True} if flac else {"pattern": "*/*.wav"}
+            pattern = ("*/" if labelled else "") + ("*.flac" if flac else "*.wav")
+            given = {"pattern": pattern, **({"soundfile": True} if flac else {})}
+            if not labelled:
+                given = {**given, "labelled": False}
             fmt, role = "wav_folder", "root"
         if metadata:
             given = {**given, "metadata": metadata, "metadata_columns": {n: n for n in extra}}
@@ -196,7 +201,7 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
         options, text, features, {"folder": download}, splits,
         description=f"{kind.capitalize()} files in {len(names)} class folders"
         if labelled
-        else "Image files without classes",
+        else f"{kind.capitalize()} files without classes",
         supervised=(kind, "label") if labelled else None,
         tags=(kind, f"{kind}-classification") if labelled else (kind,),
     )  # fmt: skip
