@@ -29,11 +29,19 @@ FIRST50_LABELS = [
 ]  # fmt: skip
 
 
+@pytest.fixture(scope="session")
+def _user_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("user-cache")
+
+
 @pytest.fixture(autouse=True)
-def _no_user_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never see the developer's CATALOG_* settings (offline mode, mirrors, dirs)."""
+def _no_user_settings(monkeypatch: pytest.MonkeyPatch, _user_cache: Path) -> None:
+    """Tests never see the developer's CATALOG_* settings (offline mode, mirrors, dirs), nor
+    write into the developer's cache dir (the registry's listing index, the shard cache): the
+    user cache dir is one of this test session's (a test may still set its own)."""
     for name in [n for n in os.environ if n.startswith("CATALOG_")]:
         monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(_user_cache))
 
 
 @pytest.fixture
