@@ -189,16 +189,34 @@ _exits: list[int] = []  # return codes of worker shells, as Beam's threads raise
 _WORKER_EXIT = re.compile(r"Worker subprocess exited with return code (-?\d+)")
 
 
+#: Set once a lost worker is reported: Beam's own threads then fail one after another as they
+#: lose their peer (grpc errors in the control and data planes), and their tracebacks, printed
+#: a piece at a time, would break into the one-line error the caller prints meanwhile.
+_reported = threading.Event()
+
+
+def _from_beam(args: Any) -> bool:
+    """Whether the exception of a thread was raised in Beam's or grpc's code."""
+    tb = args.exc_traceback
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename.replace(os.sep, "/")
+        if "/apache_beam/" in name or "/grpc/" in name:
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def _hook(previous: Any) -> Any:
-    """A threading.excepthook keeping the exit of a Beam worker, which `_lost` reports as
-    WorkerLostError, off stderr (its traceback would follow the one-line error)."""
+    """A threading.excepthook keeping off stderr the exit of a Beam worker, which `_lost`
+    reports as WorkerLostError (its traceback would follow the one-line error), and, once that
+    is reported, the failures of Beam's own threads that follow it."""
 
     def hook(args: Any) -> None:
         found = _WORKER_EXIT.search(str(args.exc_value))
-        if found is None:
-            previous(args)
-        else:
+        if found is not None:
             _exits.append(int(found.group(1)))
+        elif not (_reported.is_set() and _from_beam(args)):
+            previous(args)
 
     hook.catalog_beam = True  # type: ignore[attr-defined]
     return hook
@@ -212,6 +230,7 @@ def _watch(thread: threading.Thread, work: Path, tasks: list[Task]) -> None:
         thread.join(_POLL_SECONDS)
         lost = _lost(work, tasks, ours)
         if lost is not None:
+            _reported.set()
             raise lost
 
 
@@ -252,6 +271,7 @@ def run_with_beam(tasks: list[Task], options: str) -> list[Outcome]:
 
     if not getattr(threading.excepthook, "catalog_beam", False):
         threading.excepthook = _hook(threading.excepthook)
+    _reported.clear()
     thread = threading.Thread(target=run, name="catalog-beam-pipeline", daemon=True)
     thread.start()
     _watch(thread, work, tasks)
