@@ -4,6 +4,7 @@ local S3 server in the bucket layout (`catalog.storage.remote`), the pointer wri
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -40,3 +41,11 @@ def publish_to_bucket(s3: S3Server, generation: Path, bucket: str, prefix: str) 
 def shard_files(generation: Path) -> list[str]:
     info = json.loads((generation / "dataset_info.json").read_text())
     return [s["file"] for split in info["splits"].values() for s in split["shards"]]
+
+
+def local_shards(folder: Path) -> dict[str, str]:
+    """``{shard file name: sha256}`` of a prepared generation on disk."""
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.glob("*.array_record-*"))
+    }

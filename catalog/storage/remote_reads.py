@@ -246,14 +246,11 @@ def copy_to(obj: RemoteObject, out: IO[bytes], chunk: int = 16 << 20, in_flight:
     in order as each arrives while the next ones are fetched (a sliding window: memory stays
     under chunk * in_flight), each retried on its own after a dropped connection."""
     handle = open_object(obj)
-
-    def one(span: tuple[int, int]) -> bytes:
-        return attempt(lambda: _fetch(handle, obj, span[0], span[1]), obj.where, "read")
-
     pending: deque[Future[bytes]] = deque()
     try:
         for start in range(0, obj.size, chunk):
-            pending.append(_pool().submit(one, (start, min(start + chunk, obj.size))))
+            span = (start, min(start + chunk, obj.size))
+            pending.append(_pool().submit(_read_span, handle, obj, span))
             if len(pending) >= in_flight:
                 out.write(pending.popleft().result())
         while pending:
@@ -286,15 +283,16 @@ def _fetch(handle: Any, obj: RemoteObject, start: int, stop: int) -> bytes:
     return data
 
 
+def _read_span(handle: Any, obj: RemoteObject, span: tuple[int, int]) -> bytes:
+    """The bytes of one ``(start, stop)`` span of `obj`, retried to the deadline."""
+    return attempt(lambda: _fetch(handle, obj, span[0], span[1]), obj.where, "read")
+
+
 def read_ranges(handle: Any, obj: RemoteObject, spans: Sequence[tuple[int, int]]) -> list[bytes]:
     """The bytes of each ``(start, stop)`` span of `obj`, requests in flight together."""
-
-    def one(span: tuple[int, int]) -> bytes:
-        return attempt(lambda: _fetch(handle, obj, span[0], span[1]), obj.where, "read")
-
     if len(spans) == 1:
-        return [one(spans[0])]
-    return list(_pool().map(one, spans))
+        return [_read_span(handle, obj, spans[0])]
+    return list(_pool().map(lambda span: _read_span(handle, obj, span), spans))
 
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}

@@ -30,6 +30,7 @@ from catalog.testing.http_server import LoopbackServer
 
 from bucket_server import S3Server, serve_s3
 from conftest import idx_builder, kill_prepare_after
+from remote_fixtures import local_shards
 
 SHARD = 60_000  # bytes: 300 28x28 examples make 5 shards
 URL = "s3://data/team"
@@ -46,13 +47,6 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "catalog", *args], capture_output=True, text=True, timeout=120
     )
-
-
-def local_shards(folder: Path) -> dict[str, str]:
-    return {
-        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.glob("*.array_record-*"))
-    }
 
 
 def bucket_shards(s3: S3Server, generation: str) -> dict[str, str]:

@@ -33,6 +33,8 @@ from catalog.storage import remote
 from catalog.testing.http_server import LoopbackServer
 
 from conftest import idx_builder
+from remote_fixtures import local_shards
+from s3server import free_port
 
 # gcsfs reads GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT when it is imported: it is imported only once the
 # fixture has set the environment
@@ -43,17 +45,10 @@ URL = "gs://data/team"
 SHARD = 60_000  # bytes: 300 28x28 examples make 5 shards
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def gcs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     """The emulator in its own process, a bucket ``data`` in it; yields its endpoint."""
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "gcp_storage_emulator", "start", "--host", "127.0.0.1",
          "--port", str(port), "--in-memory"],
@@ -123,10 +118,7 @@ def test_prepare_into_gs_and_read_it_back_both_ways(
     local = catalog.builder(folder, data_dir=tmp_path / "local")
     local.download_and_prepare(shard_size=SHARD)
     local_path = Path(local.data_path)
-    assert {name: hashlib.sha256(data).hexdigest() for name, data in shards.items()} == {
-        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in local_path.glob("*.array_record-*")
-    }
+    assert {n: hashlib.sha256(d).hexdigest() for n, d in shards.items()} == local_shards(local_path)
 
     want = catalog.data_source(str(local_path), split="train")
     picks = [0, 7, 61, 62, 150, 299]

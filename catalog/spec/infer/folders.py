@@ -2,20 +2,19 @@
 
 The layout is Hugging Face's imagefolder/audiofolder: ``<root>/<split>/<class>/<file>``, where
 the split folders are named as `catalog.spec.infer.layout` says (train, validation, test...);
-without split folders, ``<root>/<class>/<file>`` is one ``train`` split. Images that lie
+without split folders, ``<root>/<class>/<file>`` is one ``train`` split. Files that lie
 directly in the split folders (or the root), with no class folders, are unlabelled: ``image``
-(or ``audio``) only, plus their metadata columns, as Hugging Face's imagefolder and
-audiofolder do. The class names are
-the class folders' names over every split, sorted (``label`` 0 is the first); other files
-(notes, hidden files) are left out. Images are PNG or JPEG files of any size, stored byte for
-byte; the channels (1, 3 or 4) are the widest the first `InferOptions.sample` files hold
-(grayscale files in a colour folder decode as RGB, exactly as Pillow converts them). Audio
-is WAV: the sample rate, channels and sample type come from the first file, and every other
-file must match (the Audio feature checks each one's header). A ``metadata.csv`` or
-``metadata.jsonl`` in a split folder (Hugging Face's convention: a ``file_name`` column, the
-file's path under that folder, e.g. ``cat/1.png``) adds its other columns as features, typed
-as `catalog.spec.infer.tables` types a table's columns; every split then needs one, with the
-same columns. The whole folder is one download, recorded file by file
+(or ``audio``) only, plus their metadata columns, as Hugging Face's imagefolder and audiofolder
+do. The class names are the class folders' names over every split, sorted (``label`` 0 is the
+first); other files (notes, hidden files) are left out. Images are PNG or JPEG files of any
+size, stored byte for byte; the channels (1, 3 or 4) are the widest the first
+`InferOptions.sample` files hold (grayscale files in a colour folder decode as RGB, exactly as
+Pillow converts them). Audio is WAV: the sample rate, channels and sample type come from the
+first file, and every other file must match (the Audio feature checks each one's header). A
+``metadata.csv`` or ``metadata.jsonl`` in a split folder (Hugging Face's convention: a
+``file_name`` column, the file's path under that folder, e.g. ``cat/1.png``) adds its other
+columns as features, typed as `catalog.spec.infer.tables` types a table's columns; every split
+then needs one, with the same columns. The whole folder is one download, recorded file by file
 (`catalog.download.local_tree`).
 """
 
@@ -158,15 +157,13 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
     if kind == "image":
         shape = (None, None, _channels(everything, options.sample))
         features = {"image": Image(shape, encoding="png")}
-        if labelled:
-            features["label"] = ClassLabel(names=names)
     else:
         kinds = sorted({f.suffix for f in everything})
         if len(kinds) > 1:
             raise SpecError(f"{root}: holds both {' and '.join(kinds)} files; use one kind")
         features = {"audio": _audio(everything[0])}
-        if labelled:
-            features["label"] = ClassLabel(names=names)
+    if labelled:
+        features["label"] = ClassLabel(names=names)
     for name, feature in extra.items():
         if name in features:
             raise SpecError(
@@ -178,24 +175,22 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
     for split, folder in roots.items():
         member = "." if folder == root else folder.name
         count = sum(len(files) for files in per_split[split].values())
-        if kind == "image" and not labelled:
-            given: dict[str, object] = {"match": r"[^/]+\.(?i:png|jpe?g)", "labelled": False}
-            fmt, role = "image_folder", "root"
-        elif kind == "image":
-            pattern = r"(?P<label>[^/]+)/[^/]+\.(?i:png|jpe?g)"
-            given = {"match": pattern}
-            fmt, role = "image_folder", "root"
+        given: dict[str, object]
+        if kind == "image":
+            folder_part = r"(?P<label>[^/]+)/" if labelled else ""
+            given = {"match": folder_part + r"[^/]+\.(?i:png|jpe?g)"}
+            fmt = "image_folder"
         else:
             flac = everything[0].suffix == ".flac"
             pattern = ("*/" if labelled else "") + ("*.flac" if flac else "*.wav")
             given = {"pattern": pattern, **({"soundfile": True} if flac else {})}
-            if not labelled:
-                given = {**given, "labelled": False}
-            fmt, role = "wav_folder", "root"
+            fmt = "wav_folder"
+        if not labelled:
+            given = {**given, "labelled": False}
         if metadata:
             given = {**given, "metadata": metadata, "metadata_columns": {n: n for n in extra}}
         splits[split] = SplitSpec(
-            split, fmt, {role: FileRef("folder", member)}, count, complete_options(fmt, given)
+            split, fmt, {"root": FileRef("folder", member)}, count, complete_options(fmt, given)
         )
     return make_spec(
         options, text, features, {"folder": download}, splits,
