@@ -216,7 +216,8 @@ class Pipeline:
         stop = plan.sampler.num_units
 
         if workers and not self._tuner:
-            self._tuner.append(Tuner(workers, fixed=not spec.autotune))
+            alike = spec.kind == "thread"  # see Tuner
+            self._tuner.append(Tuner(workers, fixed=not spec.autotune, alike=alike))
             self._pool.append(Pool())
             weakref.finalize(self, self._pool[0].close)
         # the iterator holds the tuner and the pool, not this pipeline: a pipeline that is

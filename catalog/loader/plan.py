@@ -7,8 +7,10 @@ computed it.
 
 Per-example randomness: a function mapped with ``with_rng=True`` gets a
 ``np.random.Generator`` seeded from (seed, epoch, source index, position of the map in the
-chain): the same example in the same epoch always gets the same random numbers. Functions
-before `cache()` always see epoch 0 (their results are kept for later epochs).
+chain): the same example in the same epoch always gets the same random numbers (those of
+``np.random.default_rng([seed, epoch, index, position])``, made a unit at a time by
+`catalog.loader.rngs`). Functions before `cache()` always see epoch 0 (their results are
+kept for later epochs).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from catalog.errors import PipelineError
+from catalog.loader.rngs import generators
 from catalog.loader.sampler import Sampler
 from catalog.loader.stacking import PadSpec, pad_ragged, stack
 
@@ -197,17 +200,19 @@ class Plan:
         out: list[Any] = []
         if not self.cache:
             ops = (*self.cached_ops, *self.ops)
-            for index, example in zip(keys, self._get(keys), strict=True):
-                value = _apply(ops, example, self.seed, epoch, index, 0)
+            rngs = _generators(ops, self.seed, epoch, keys, 0)
+            for j, (index, example) in enumerate(zip(keys, self._get(keys), strict=True)):
+                value = _apply(ops, example, epoch, index, rngs, j)
                 if value is not _DROPPED:
                     out.append(value)
             return out
         memo = self._fill_cache(keys)
         offset = len(self.cached_ops)
-        for index in keys:
+        rngs = _generators(self.ops, self.seed, epoch, keys, offset)
+        for j, index in enumerate(keys):
             value = memo[index]
             if value is not _DROPPED and self.ops:
-                value = _apply(self.ops, value, self.seed, epoch, index, offset)
+                value = _apply(self.ops, value, epoch, index, rngs, j)
             if value is not _DROPPED:
                 out.append(value)
         return out
@@ -215,21 +220,39 @@ class Plan:
 
 def _apply_cached(plan: Plan, keys: list[int]) -> None:
     """Compute into `plan`'s memo the cached part of the examples `keys`."""
-    for index, example in zip(keys, plan._get(keys), strict=True):
-        plan._memo[index] = _apply(plan.cached_ops, example, plan.seed, 0, index, 0)
+    rngs = _generators(plan.cached_ops, plan.seed, 0, keys, 0)
+    for j, (index, example) in enumerate(zip(keys, plan._get(keys), strict=True)):
+        plan._memo[index] = _apply(plan.cached_ops, example, 0, index, rngs, j)
+
+
+def _generators(
+    ops: Sequence[Map | Filter], seed: int, epoch: int, keys: list[int], offset: int
+) -> list[list[np.random.Generator] | None]:
+    """For each op, the generators of the examples `keys` (`catalog.loader.rngs`: those of
+    ``default_rng([seed, epoch, index, position])``, made together), None without with_rng."""
+    return [
+        generators(seed, epoch, keys, i) if isinstance(op, Map) and op.with_rng else None
+        for i, op in enumerate(ops, offset)
+    ]
 
 
 def _apply(
-    ops: Sequence[Map | Filter], example: Any, seed: int, epoch: int, index: int, offset: int
+    ops: Sequence[Map | Filter],
+    example: Any,
+    epoch: int,
+    index: int,
+    rngs: Sequence[list[np.random.Generator] | None],
+    j: int,
 ) -> Any:
-    """Run `ops` on one example; _DROPPED when a filter drops it."""
-    for i, op in enumerate(ops, offset):
+    """Run `ops` on one example, the `j`-th of its unit (`rngs[k][j]` is its generator for
+    the k-th op); _DROPPED when a filter drops it."""
+    for op, column in zip(ops, rngs, strict=True):
         try:
             if isinstance(op, Filter):
                 if not op.predicate(example):
                     return _DROPPED
-            elif op.with_rng:
-                example = op.fn(example, np.random.default_rng([seed, epoch, index, i]))
+            elif column is not None:
+                example = op.fn(example, column[j])
             else:
                 example = op.fn(example)
         except Exception as error:

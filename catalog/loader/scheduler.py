@@ -65,19 +65,28 @@ class Tuner:
     docstring). Shared by the iterators of one pipeline; used by one consumer at a time.
 
     A round measures one window at the current level (home) and one at each neighbour (one
-    worker fewer, one more, and none). The fewest workers within `MARGIN` of the fastest
-    rate win (a tie goes to fewer: they cost less). A new winner becomes home and its own
-    neighbours are measured at once (climbing); when home wins, it is kept for a hold of
-    `FIRST_HOLD` windows, doubled each time it wins again (up to `MAX_HOLD`), before the next
-    round."""
+    worker fewer, one more, and none, in that order). The fewest workers within `MARGIN` of
+    the fastest rate win (a tie goes to fewer: they cost less). A new winner becomes home and
+    its own neighbours are measured at once (climbing); when home wins, it is kept for a hold
+    of `FIRST_HOLD` windows, doubled each time it wins again (up to `MAX_HOLD`), before the
+    next round.
+
+    With `alike` workers (threads: a worker computes a unit exactly as the consumer would,
+    and hands it over in microseconds), none is not measured when one worker fewer than home
+    was already clearly slower (by more than the margin): the consumer alone is then about
+    as fast as one worker it waits on, so no faster than that level, and its window would be
+    the dearest of the round (on a photo pipeline whose units take tens of milliseconds, the
+    consumer alone runs at half the speed of two threads). Process workers are not alike:
+    each also copies its output through shared memory, which the consumer alone does not,
+    so none may be much faster than one of them: it is always measured."""
 
     WINDOW_SECONDS = 0.03  # a measurement window lasts at least this long
     MIN_WINDOW_UNITS = 4
     MARGIN = 1.10  # a rate must beat this much to win over fewer workers (windows are noisy)
     FIRST_HOLD, MAX_HOLD = 4, 256  # windows: at most ~8 s between rounds of 30 ms windows
 
-    def __init__(self, workers: int, fixed: bool = False) -> None:
-        self.workers, self.fixed = workers, fixed
+    def __init__(self, workers: int, fixed: bool = False, alike: bool = False) -> None:
+        self.workers, self.fixed, self.alike = workers, fixed, alike
         self.level = workers  # what the user asked for, until measured otherwise
         self._home = workers
         self._probes = self._neighbours(workers)
@@ -87,9 +96,17 @@ class Tuner:
         self._lock = threading.Lock()
 
     def _neighbours(self, level: int) -> list[int]:
-        """The levels to compare with `level`: one fewer and one more worker, and none at
+        """The levels to compare with `level`: one fewer and one more worker, then none at
         all (one worker can be the worst of all: the consumer waits on it alone)."""
-        return sorted({n for n in (level - 1, level + 1, 0) if 0 <= n <= self.workers} - {level})
+        near = [n for n in (level - 1, level + 1) if 0 <= n <= self.workers]
+        return near + ([0] if level > 0 and 0 not in near else [])
+
+    def _needed(self, level: int) -> bool:
+        """Whether `level` is still worth a window this round (see the class docstring)."""
+        if level != 0 or self._home < 2 or not self.alike:
+            return True
+        home, fewer = self._rates.get(self._home), self._rates.get(self._home - 1)
+        return home is None or fewer is None or fewer * self.MARGIN >= home
 
     def window_units(self, unit_seconds: float) -> int:
         if unit_seconds <= 0:
@@ -105,6 +122,7 @@ class Tuner:
                 self._hold -= 1
                 return
             self._rates[self.level] = rate
+            self._probes = [n for n in self._probes if self._needed(n)]
             while not self._probes:
                 # the fewest workers within the margin of the fastest: ties cost less
                 fastest = max(self._rates.values())
@@ -115,7 +133,9 @@ class Tuner:
                     self._rates, self._probes = {}, self._neighbours(self._home)
                     return
                 self._home, self._hold_length = best, self.FIRST_HOLD  # climb on
-                self._probes = [n for n in self._neighbours(best) if n not in self._rates]
+                self._probes = [
+                    n for n in self._neighbours(best) if n not in self._rates and self._needed(n)
+                ]
             self.level = self._probes.pop(0)
 
 

@@ -71,6 +71,29 @@ def test_a_tie_goes_to_fewer_workers_and_a_fixed_tuner_never_moves() -> None:
     assert set(run_tuner(Tuner(2, fixed=True), {0: 9e9, 1: 1.0, 2: 1.0}, 20)) == {2}
 
 
+def test_thread_workers_that_clearly_help_are_not_measured_against_none() -> None:
+    """Photos on 2 cores: units of tens of milliseconds, the consumer alone (or waiting on
+    one thread) at half the speed of two. With threads, a round measures one worker fewer
+    and, that being clearly slower, not none: the dearest window is skipped."""
+    speed = {0: 20.0, 1: 21.0, 2: 40.0}
+    alike = run_tuner(Tuner(2, alike=True), speed, 300)
+    assert 0 not in alike and alike[-1] == 2
+    assert alike.count(1) >= 3  # it does look at one fewer now and then
+    # the same rates from process workers: none is measured each round
+    assert 0 in run_tuner(Tuner(2), speed, 300)
+
+
+def test_thread_workers_still_measure_none_when_one_fewer_is_as_fast() -> None:
+    """A GIL-bound map: one worker fewer is as fast as home (or faster), so none is measured,
+    and wins."""
+    levels = run_tuner(Tuner(2, alike=True), {0: 13000.0, 1: 12000.0, 2: 8000.0}, 200)
+    assert levels[-1] == 0 and levels[100:].count(0) >= 0.95 * 100
+    levels = run_tuner(
+        Tuner(4, alike=True), {0: 900.0, 1: 300.0, 2: 320.0, 3: 330.0, 4: 340.0}, 300
+    )
+    assert levels[-1] == 0  # from 4, 3 is within the margin: the climb goes on down to none
+
+
 # -- the scheduler ------------------------------------------------------------------------
 class Cycling(Tuner):
     """Changes the level after every unit: orders are outstanding at every change."""

@@ -108,21 +108,25 @@ def consumer(tmp_path: Path, script: str) -> Iterator[subprocess.Popen[bytes]]:
             shm.sweep(f"catalog-{pid}-")
         # A resource tracker killed with the group unlinks nothing: the semaphores made since
         # the test began that no live process maps any more are orphans (any process using
-        # one maps it), so they go; another process's are never touched.
+        # one maps it), so they go; another process's (another test's, run alongside) never.
         in_use = mapped_semaphores()
-        for orphan in set(Path("/dev/shm").glob("sem.mp-*")) - before - in_use:
+        for orphan in set(Path("/dev/shm").glob("sem.mp-*")) - before:
             with contextlib.suppress(OSError):
-                orphan.unlink()
+                if orphan.stat().st_ino not in in_use:
+                    orphan.unlink()
 
 
-def mapped_semaphores() -> set[Path]:
-    """The /dev/shm/sem.* files (POSIX named semaphores) that any live process maps."""
+def mapped_semaphores() -> set[int]:
+    """The inodes of the /dev/shm files (POSIX named semaphores among them) that any live
+    process maps. By inode, not name: glibc maps a semaphore's file under a temporary name
+    before linking it as sem.<name>, so /proc/<pid>/maps shows ``/dev/shm/sem.XXXXXX
+    (deleted)`` for a semaphore that is very much alive."""
     found = set()
     for maps in Path("/proc").glob("[0-9]*/maps"):
         with contextlib.suppress(OSError):
             for line in maps.read_text().splitlines():
-                if "/dev/shm/sem." in line:
-                    found.add(Path(line[line.index("/dev/shm/sem.") :].split(" (deleted)")[0]))
+                if "/dev/shm/" in line:
+                    found.add(int(line.split()[4]))
     return found
 
 
