@@ -30,10 +30,9 @@ the middle of an order; then the forkserver and the resource tracker, which live
 workers, end too. Segments do not wait for that: the consumer removes a segment's name as
 soon as it has mapped it (`shm.Reader`), so the memory goes with the last process that maps it.
 
-spawn and forkserver run the main script again in each worker (as ``__mp_main__``). A script
-that starts process workers without ``if __name__ == "__main__":`` would start them again
-there: the worker exits at once with `_NO_MAIN_GUARD` instead, and the consumer raises one
-`PipelineError` saying to add the guard.
+spawn and forkserver run the main script again in each worker: a script that would start
+workers again there (no ``if __name__ == "__main__":``) is refused first
+(`catalog.loader.main_guard`).
 """
 
 from __future__ import annotations
@@ -47,7 +46,6 @@ import pickle
 import queue
 import secrets
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -57,6 +55,7 @@ from typing import Any
 
 from catalog.errors import PipelineError, StorageError
 from catalog.loader import shm
+from catalog.loader.main_guard import NO_MAIN_GUARD, message, refuse_unguarded_start
 from catalog.loader.plan import Block, Plan
 from catalog.loader.start_methods import DEFAULT_START_METHOD, START_METHODS
 
@@ -66,32 +65,7 @@ _JOIN_TIMEOUT = 5.0
 _PLAN_INLINE = 64 * 1024  # a bigger pickled plan goes to the workers through shared memory
 _Result = tuple[bool, Any]
 _NAME = "catalog-pipeline-"  # the workers' process names: catalog-pipeline-0, ...
-_NO_MAIN_GUARD = 87  # a worker's exit code: it re-ran a script that starts process workers
 _GONE = 88  # a worker's exit code: its consumer ended without closing it
-
-
-def _refuse_while_bootstrapping() -> None:
-    """Called before starting workers: in a process that multiprocessing is still
-    bootstrapping (spawn and forkserver run the main script again in every new process),
-    starting them would start them again in each of those, for ever. One of ours exits at once
-    and its consumer explains (`_check_alive`); any other such process gets the explanation."""
-    me = mp.current_process()
-    if not getattr(me, "_inheriting", False):
-        return
-    if me.name.startswith(_NAME):
-        os._exit(_NO_MAIN_GUARD)  # silently: the consumer raises the one error
-    raise PipelineError(_no_main_guard_message())
-
-
-def _no_main_guard_message() -> str:
-    main = getattr(sys.modules.get("__main__"), "__file__", None) or "the main script"
-    return (
-        f"process workers run {main} again as they start (spawn and forkserver import the main "
-        "module in every worker), and it starts process workers at its top level, so each "
-        "worker would start its own. Put the code that runs the pipeline under `if __name__ == "
-        '"__main__":` (keep the functions given to map and filter at module level), or use '
-        "prefetch(kind='thread')"
-    )
 
 
 def _watch_consumer(pool_prefix: str) -> None:
@@ -257,7 +231,7 @@ class ProcessWorkers:
                 f"start_method must be one of {START_METHODS} (fork is unsafe once "
                 f"array_record was used), got {start_method!r}"
             )
-        _refuse_while_bootstrapping()
+        refuse_unguarded_start(_NAME)
         # Map and verify the shards here first (the caller needs them for the units it
         # computes anyway): the workers get what was verified with the plan and skip it.
         with contextlib.suppress(Exception):  # what fails here fails again where it is read
@@ -362,8 +336,8 @@ class ProcessWorkers:
         for w, proc in enumerate(self._procs):
             if proc is None or (code := self._exitcode(proc)) is None:
                 continue
-            if code == _NO_MAIN_GUARD and not self._ready_events[w].is_set():
-                raise PipelineError(_no_main_guard_message())
+            if code == NO_MAIN_GUARD and not self._ready_events[w].is_set():
+                raise PipelineError(message())
             raise PipelineError(
                 f"process worker {w} (pid {proc.pid}) died with exit code "
                 f"{code} without reporting an error (killed, or out of memory)"

@@ -304,6 +304,51 @@ def test_process_workers_without_a_main_guard_are_one_clear_error(
         assert not segments(proc.pid)
 
 
+UNGUARDED_SHORT = """
+    import numpy as np
+    import catalog
+
+    def double(i):
+        return i * 2
+
+    def train():
+        return sum(len(b) for b in pipeline.prefetch(2, "process", start_method="START"))
+
+    print("top level", flush=True)
+    pipeline = catalog.pipeline(np.arange(64)).map(double).batch(8)
+    GUARD
+    print("examples", train(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("start", ["forkserver", "spawn"])
+def test_a_missing_main_guard_is_refused_before_any_worker_runs_the_script(
+    tmp_path: Path, start: str
+) -> None:
+    """A pipeline short enough that the caller computes it all while workers start: without
+    the guard each worker would still run the script (its top level, and the pipeline) again.
+    The line that runs it is read from the script's source first: one error naming it, and the
+    top level ran once. Under the guard (the same script, indented) it runs as usual."""
+    unguarded = UNGUARDED_SHORT.replace("START", start).replace("    GUARD\n", "")
+    with consumer(tmp_path, unguarded) as proc:
+        assert wait_until(lambda: proc.poll() is not None), read(tmp_path, "err")
+        err = read(tmp_path, "err")
+        assert proc.returncode == 1
+        assert err.count("catalog.errors.PipelineError") == 1 and err.count("Traceback") == 1
+        lines = enumerate(unguarded.splitlines(), 1)
+        line = next(i for i, text in lines if text.strip().startswith('print("examples"'))
+        assert f"run.py, line {line}" in err, err  # the call at the top level, not in train
+        assert 'if __name__ == "__main__":' in err
+        assert read(tmp_path, "out") == "top level\n"  # no worker ran the script
+    guarded = UNGUARDED_SHORT.replace("START", start)
+    guarded = guarded.replace("GUARD\n    print", 'if __name__ == "__main__":\n        print')
+    (tmp_path / "out").unlink()
+    with consumer(tmp_path, guarded) as proc:
+        assert wait_until(lambda: proc.poll() is not None), read(tmp_path, "err")
+        assert proc.returncode == 0, read(tmp_path, "err")
+        assert "examples 64" in read(tmp_path, "out").splitlines()
+
+
 # -- a worker that cannot start ------------------------------------------------------------
 def test_a_worker_that_cannot_start_is_an_error_not_a_hang(
     monkeypatch: pytest.MonkeyPatch,

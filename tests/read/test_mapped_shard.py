@@ -10,6 +10,7 @@ import hashlib
 import multiprocessing
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -21,11 +22,13 @@ import pytest
 from array_record.python.array_record_module import ArrayRecordReader, ArrayRecordWriter
 
 import catalog
+from catalog.api.files import files_builder
 from catalog.read.array_record import READER_OPTIONS
 from catalog.read.mapped_shard import MappedShard, map_shard
 from catalog.storage.shards import WRITER_OPTIONS
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels
+from tests.photos import photo
 
 from conftest import idx_builder
 
@@ -294,3 +297,59 @@ def test_a_copy_maps_what_its_original_verified_without_hashing_again(
     again = pickle.loads(blob)
     np.testing.assert_array_equal(again.read_batch(order)["image"], IMAGES[order])
     assert hashed == ["x"]
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory: pytest.TempPathFactory) -> catalog.DataSource:
+    """JPEG bytes of many sizes (some over a 64 KiB block, so stored in pieces), kept
+    encoded, in several shards."""
+    tmp = tmp_path_factory.mktemp("photos")
+    for i in range(60):
+        side = 40 + (i * 37) % 300
+        path = tmp / "photos" / f"class{i % 3}" / f"{i:03d}.jpg"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(photo(side, side + i, seed=i, quality=95))
+    builder = files_builder(tmp / "photos", "photos", data_dir=tmp / "data")
+    builder.download_and_prepare(shard_size=600_000)
+    ds = builder.as_data_source("train", decoders={"image": False})
+    assert len(ds.info.splits["train"].shards) >= 3
+    return ds
+
+
+def test_records_of_many_sizes_are_read_through_the_maps(photos: catalog.DataSource) -> None:
+    """Batched reads and iteration of variable-size records (encoded images) take slices of
+    the verified maps: the same bytes as reading each record through array_record."""
+    ds = pickle.loads(pickle.dumps(photos))  # nothing open yet
+    one_by_one = [ds[i]["image"] for i in range(len(ds))]  # array_record's reader per record
+    assert all(m is None for m in ds._records.maps)
+    assert max(len(b) for b in one_by_one) > 1 << 16  # some records span a block header
+    order = np.random.default_rng(5).permutation(len(ds))
+    batch = ds.__getitems__(order)
+    assert all(isinstance(m, MappedShard) for m in ds._records.maps)  # every shard mapped
+    assert [e["image"] for e in batch] == [one_by_one[i] for i in order]
+    assert [e["image"] for e in ds] == one_by_one  # iteration: range reads of the maps
+    seen = [b for b in catalog.pipeline(ds).shuffle(1).batch(7).prefetch(0) for b in b["image"]]
+    assert sorted(seen) == sorted(one_by_one)
+
+
+def test_a_corrupt_shard_of_variable_records_is_not_mapped_and_names_the_record(
+    photos: catalog.DataSource, tmp_path: Path
+) -> None:
+    """A flipped byte inside one JPEG: the shard's sha256 differs, so its batches go through
+    array_record, whose chunk hashes name that record; the other shards are still mapped."""
+    copy = tmp_path / "copy"
+    shutil.copytree(photos.path, copy)
+    shard = copy / photos.info.splits["train"].shards[1].file
+    first = photos.__getitems__([photos._records._starts[1]])[0]["image"]
+    blob = bytearray(shard.read_bytes())
+    at = blob.find(first)
+    assert at > 0
+    blob[at + len(first) // 2] ^= 0xFF
+    shard.write_bytes(bytes(blob))
+    fresh = catalog.DataSource(copy, photos.info, "train", decoders={"image": False})
+    start = photos._records._starts[1]
+    with pytest.raises(catalog.ShardError, match=rf"{shard.name}\b.*record 0 cannot be read"):
+        fresh.__getitems__([0, start])
+    assert not isinstance(fresh._records.maps[1], MappedShard)
+    assert isinstance(fresh._records.maps[0], MappedShard)
+    assert fresh.__getitems__([start + 1])[0]["image"] == photos[start + 1]["image"]
