@@ -42,8 +42,9 @@ def join_path(parent: str, child: str) -> str:
 
 
 def stored_bytes(buf: bytearray, offset: int, length: int) -> bytes:
-    """A DecodeFn that skips decoding: the value's stored bytes (e.g. the JPEG file), copied."""
-    return bytes(buf[offset : offset + length])
+    """A DecodeFn that skips decoding: the value's stored bytes (e.g. the JPEG file), copied
+    once (slicing the bytearray itself would copy them twice)."""
+    return bytes(memoryview(buf)[offset : offset + length])
 
 
 class Feature(abc.ABC):

@@ -291,7 +291,7 @@ def _from_stored_bytes(fn: Callable[[bytes], Any]) -> DecodeFn:
     """A DecodeFn calling `fn` with a value's stored bytes."""
 
     def decode(buf: bytearray, offset: int, length: int) -> Any:
-        return fn(bytes(buf[offset : offset + length]))
+        return fn(stored_bytes(buf, offset, length))
 
     return decode
 
