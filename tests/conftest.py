@@ -1,4 +1,5 @@
-"""Shared fixtures: a loopback HTTP server, and builder folders whose URLs point at it."""
+"""Shared fixtures: a loopback HTTP server, builder folders whose URLs point at it, and the CLI
+run as a user runs it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,26 @@ FIRST50_LABELS = [
     9, 2, 1, 1, 6, 1, 4, 6, 5, 7, 4, 5, 7, 3, 4, 1, 2, 4, 8, 0, 2, 5, 7, 9, 1,
     4, 6, 0, 9, 3, 8, 8, 3, 3, 8, 0, 7, 5, 7, 9, 6, 1, 3, 7, 6, 7, 2, 1, 2, 2,
 ]  # fmt: skip
+
+
+def catalog_cli(
+    *args: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str | None] | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """``python -m catalog ARGS`` in a subprocess, its output captured as text. `env` changes
+    this process's environment for it: a name set to None is removed."""
+    environ = dict(os.environ)
+    for name, value in (env or {}).items():
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
+    return subprocess.run(
+        [sys.executable, "-m", "catalog", *args],
+        capture_output=True, text=True, timeout=timeout, cwd=cwd, env=environ,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="session")

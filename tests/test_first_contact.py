@@ -19,14 +19,7 @@ import catalog
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_labels
 
-from conftest import idx_builder
-
-
-def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "catalog", *args],
-        capture_output=True, text=True, timeout=120, cwd=cwd,
-    )  # fmt: skip
+from conftest import catalog_cli, idx_builder
 
 
 def one_error_line(result: subprocess.CompletedProcess[str], code: int) -> str:
@@ -70,20 +63,20 @@ def test_a_copy_prepared_from_another_builder_is_refused_everywhere(
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     small = idx_builder(tmp_path / "b", server, 5)
-    assert cli("prepare", str(small), "--data-dir", str(data), "-q").returncode == 0
+    assert catalog_cli("prepare", str(small), "--data-dir", str(data), "-q").returncode == 0
     big = idx_builder(tmp_path / "a", server, 20)  # serves its own files at the same paths
     assert not catalog.builder(big, data_dir=data).is_prepared
     with pytest.raises(catalog.NotPreparedError, match="prepared from another builder"):
         catalog.builder(big, data_dir=data).as_data_source("train")
     with pytest.raises(catalog.NotPreparedError, match="--overwrite"):
         catalog.data_source(big, split="train", data_dir=data, download=False)
-    info = json.loads(cli("info", str(big), "--data-dir", str(data), "--json").stdout)
+    info = json.loads(catalog_cli("info", str(big), "--data-dir", str(data), "--json").stdout)
     assert info["prepared"] is False and info["splits"]["train"]["num_examples"] == 20
-    line = one_error_line(cli("verify", str(big), "--data-dir", str(data)), 2)
+    line = one_error_line(catalog_cli("verify", str(big), "--data-dir", str(data)), 2)
     assert "prepared from another builder" in line and str(small) in line
     # The builder it was prepared from still reads it; preparing the other one replaces it.
     assert len(catalog.builder(small, data_dir=data).as_data_source("train")) == 5
-    result = cli("prepare", str(big), "--data-dir", str(data))
+    result = catalog_cli("prepare", str(big), "--data-dir", str(data))
     assert result.returncode == 0 and "prepared in" in result.stdout
     assert len(catalog.data_source(big, split="train", data_dir=data, download=False)) == 20
 
@@ -114,13 +107,13 @@ def test_prepare_reuses_a_dataset_in_a_read_only_data_dir(
     folder = idx_builder(tmp_path, server, 5)
     (tmp_path / "o").mkdir()
     other = idx_builder(tmp_path / "o", server, 3, name="other")
-    assert cli("prepare", str(folder), "--data-dir", str(data), "-q").returncode == 0
+    assert catalog_cli("prepare", str(folder), "--data-dir", str(data), "-q").returncode == 0
     make_immutable(immutable, data, data / "tiny", data / "tiny" / "1.0.0")
-    result = cli("prepare", str(folder), "--data-dir", str(data))
+    result = catalog_cli("prepare", str(folder), "--data-dir", str(data))
     assert result.returncode == 0, result.stderr
     assert "reused" in result.stdout
     # Something to prepare there is a usage error naming the folder.
-    line = one_error_line(cli("prepare", str(other), "--data-dir", str(data)), 2)
+    line = one_error_line(catalog_cli("prepare", str(other), "--data-dir", str(data)), 2)
     assert f"the data dir {data}" in line and "not writable" in line and "--data-dir" in line
 
 
@@ -136,7 +129,7 @@ def test_unusable_data_or_download_dirs_are_one_line_usage_errors(
         args = ["prepare", str(folder), flag, value]
         if flag == "--download-dir":
             args += ["--data-dir", str(tmp_path / "data")]
-        line = one_error_line(cli(*args), 2)
+        line = one_error_line(catalog_cli(*args), 2)
         what = "data dir" if flag == "--data-dir" else "download dir"
         assert what in line and flag in line, line
         if problem != "empty":
@@ -158,7 +151,7 @@ def test_a_deleted_or_damaged_shard_is_found(tmp_path: Path, server: LoopbackSer
     with pytest.raises(catalog.ShardError, match="missing"):
         ds[0]  # an open source whose shard went away: our error, not array_record's
     # `prepare` does not call it reused: it prepares it again.
-    result = cli("prepare", str(folder), "--data-dir", str(data))
+    result = catalog_cli("prepare", str(folder), "--data-dir", str(data))
     assert result.returncode == 0 and "prepared in" in result.stdout, result.stdout
     # A shard truncated to garbage of the same size (in the generation prepared now).
     shard = Path(catalog.data_source(folder, split="train", data_dir=data)._records.paths[0])
@@ -252,7 +245,7 @@ def test_a_mirror_that_cannot_serve_says_why(
         for name in ("tiny-i.gz", "tiny-l.gz"):
             shutil.copy(tmp_path / name, mirror / "i.gz" if "-i" in name else mirror / "l.gz")
     args = ["prepare", str(folder), "--data-dir", str(tmp_path / "d"), "--offline"]
-    result = cli(*args, "--mirror", str(mirror))
+    result = catalog_cli(*args, "--mirror", str(mirror))
     assert result.returncode == 1
     expected = {
         "missing": f"the mirror dir {mirror} does not exist",
@@ -308,17 +301,19 @@ def test_show_writes_jpeg_for_jpg_and_refuses_unknown_suffixes(
 ) -> None:
     folder = idx_builder(tmp_path, server, 8)
     data = str(tmp_path / "data")
-    assert cli("prepare", str(folder), "--data-dir", data, "-q").returncode == 0
+    assert catalog_cli("prepare", str(folder), "--data-dir", data, "-q").returncode == 0
     for name, magic in (
         ("x.jpg", b"\xff\xd8\xff"),
         ("x.JPEG", b"\xff\xd8\xff"),
         ("x.png", b"\x89PNG"),
     ):
-        result = cli("show", str(folder), "--data-dir", data, "-n", "4", "-o", str(tmp_path / name))
+        result = catalog_cli(
+            "show", str(folder), "--data-dir", data, "-n", "4", "-o", str(tmp_path / name)
+        )
         assert result.returncode == 0, result.stderr
         assert (tmp_path / name).read_bytes().startswith(magic), name
     line = one_error_line(
-        cli("show", str(folder), "--data-dir", data, "-o", str(tmp_path / "x.gif2")), 2
+        catalog_cli("show", str(folder), "--data-dir", data, "-o", str(tmp_path / "x.gif2")), 2
     )
     assert "x.gif2" in line and ".png" in line and ".jpg" in line
     assert not (tmp_path / "x.gif2").exists()

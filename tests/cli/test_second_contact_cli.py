@@ -15,20 +15,13 @@ import catalog
 from catalog.errors import NotPreparedError
 from catalog.testing.http_server import LoopbackServer
 
-from conftest import idx_builder, kill_prepare_after
+from conftest import catalog_cli, idx_builder, kill_prepare_after
 
 SHARD = 60_000  # bytes: 300 28x28 examples make 5 shards
 
 
 def cli(*args: str, data_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **({"CATALOG_DATA_DIR": str(data_dir)} if data_dir else {})}
-    return subprocess.run(
-        [sys.executable, "-m", "catalog", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    return catalog_cli(*args, env={"CATALOG_DATA_DIR": str(data_dir)} if data_dir else None)
 
 
 def one_error_line(result: subprocess.CompletedProcess[str]) -> str:

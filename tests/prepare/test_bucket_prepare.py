@@ -29,7 +29,7 @@ from catalog.storage.remote import RemoteDir
 from catalog.testing.http_server import LoopbackServer
 
 from bucket_server import S3Server, serve_s3
-from conftest import idx_builder, kill_prepare_after
+from conftest import catalog_cli, idx_builder, kill_prepare_after
 from remote_fixtures import local_shards
 
 SHARD = 60_000  # bytes: 300 28x28 examples make 5 shards
@@ -41,12 +41,6 @@ DATASET = RemoteDir(f"{URL}/tiny")
 def s3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[S3Server]:
     monkeypatch.setenv("CATALOG_DOWNLOAD_DIR", str(tmp_path / "downloads"))
     yield from serve_s3(monkeypatch)
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "catalog", *args], capture_output=True, text=True, timeout=120
-    )
 
 
 def bucket_shards(s3: S3Server, generation: str) -> dict[str, str]:
@@ -72,7 +66,9 @@ def test_prepare_publishes_one_generation_behind_a_pointer_written_last(
     tmp_path: Path, server: LoopbackServer, s3: S3Server
 ) -> None:
     folder = idx_builder(tmp_path, server, 300)
-    result = cli("prepare", str(folder), "--data-dir", URL, "--shard-size", str(SHARD), "--json")
+    result = catalog_cli(
+        "prepare", str(folder), "--data-dir", URL, "--shard-size", str(SHARD), "--json"
+    )
     assert result.returncode == 0, result.stderr
     entry = json.loads(result.stdout)["datasets"][0]
     assert (entry["status"], entry["path"]) == ("prepared", f"{URL}/tiny/1.0.0")
@@ -99,7 +95,7 @@ def test_prepare_publishes_one_generation_behind_a_pointer_written_last(
     assert scratch.is_dir() and not [p for p in scratch.rglob("*") if p.is_file()]
     # prepared already: reused, and nothing is written to the bucket
     s3.requests.clear()
-    again = cli("prepare", str(folder), "--data-dir", URL, "--shard-size", str(SHARD))
+    again = catalog_cli("prepare", str(folder), "--data-dir", URL, "--shard-size", str(SHARD))
     assert again.returncode == 0, again.stderr
     assert "reused" in again.stdout
     assert s3.puts() == []
@@ -195,7 +191,7 @@ def test_worker_processes_upload_their_shards(
     tmp_path: Path, server: LoopbackServer, s3: S3Server
 ) -> None:
     folder = idx_builder(tmp_path, server, 300)
-    result = cli(
+    result = catalog_cli(
         "prepare", str(folder), "--data-dir", URL, "--shard-size", str(SHARD), "--num-proc", "2"
     )
     assert result.returncode == 0, result.stderr
@@ -235,7 +231,7 @@ def test_a_failed_prepare_leaves_nothing_in_the_bucket(
     folder = idx_builder(tmp_path, server, 300)
     spec = folder / "builder.yaml"
     spec.write_text(spec.read_text().replace("num_examples: 300", "num_examples: 301"))
-    result = cli("prepare", str(folder), "--data-dir", URL, "--shard-size", str(SHARD))
+    result = catalog_cli("prepare", str(folder), "--data-dir", URL, "--shard-size", str(SHARD))
     assert result.returncode == 1
     assert "301" in result.stderr and "Traceback" not in result.stderr
     assert s3.keys("data", "team/") == {}
@@ -244,7 +240,7 @@ def test_a_failed_prepare_leaves_nothing_in_the_bucket(
 def test_an_https_data_dir_is_read_only(tmp_path: Path, server: LoopbackServer) -> None:
     folder = idx_builder(tmp_path, server, 30)
     for command in ("prepare", "rm"):
-        result = cli(command, str(folder), "--data-dir", server.url("/mirror"))
+        result = catalog_cli(command, str(folder), "--data-dir", server.url("/mirror"))
         assert result.returncode != 0
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "read-only" in lines[0], result.stderr
@@ -253,11 +249,11 @@ def test_an_https_data_dir_is_read_only(tmp_path: Path, server: LoopbackServer) 
 def test_list_prepared_reads_a_bucket(
     tmp_path: Path, server: LoopbackServer, s3: S3Server, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    empty = cli("list", "--prepared", "--data-dir", URL)
+    empty = catalog_cli("list", "--prepared", "--data-dir", URL)
     assert empty.returncode == 0 and empty.stdout == ""
     folder = idx_builder(tmp_path, server, 120)
     catalog.builder(folder, data_dir=URL).download_and_prepare(shard_size=SHARD)
-    listed = cli("list", "--prepared", "--data-dir", URL, "--json")
+    listed = catalog_cli("list", "--prepared", "--data-dir", URL, "--json")
     assert listed.returncode == 0, listed.stderr
     (entry,) = json.loads(listed.stdout)
     assert (entry["name"], entry["version"], entry["splits"]) == ("tiny", "1.0.0", {"train": 120})
@@ -279,7 +275,7 @@ def test_rm_removes_a_dataset_from_a_bucket(
     assert main(["rm", str(folder), "--data-dir", URL, "--dry-run"]) == 0
     assert "would remove" in capsys.readouterr().out
     assert pointer(s3) is not None
-    removed = cli("rm", str(folder), "--data-dir", URL)  # the command, as users run it
+    removed = catalog_cli("rm", str(folder), "--data-dir", URL)  # the command, as users run it
     assert removed.returncode == 0, removed.stderr
     assert f"removed {URL}/tiny/1.0.0" in removed.stdout
     assert s3.keys("data", "team/") == {}

@@ -8,8 +8,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import subprocess
-import sys
 import tarfile
 import textwrap
 from pathlib import Path
@@ -29,6 +27,8 @@ from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import foreign_to
 from catalog.spec.load import load_spec
 from catalog.testing.http_server import LoopbackServer
+
+from conftest import catalog_cli
 
 #: (height, width, mode) of the photos: larger than 64 on either side, one already small
 #: enough (kept byte for byte), a grayscale one (converted to RGB before resizing).
@@ -100,12 +100,6 @@ def reference(data: bytes, max_side: int) -> tuple[bytes, np.ndarray]:
     return out.getvalue(), np.asarray(small)
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "catalog", *args], capture_output=True, text=True, timeout=120
-    )
-
-
 def test_prepared_pixels_are_the_reference_downscale(
     tmp_path: Path, server: LoopbackServer
 ) -> None:
@@ -141,7 +135,9 @@ def test_prepared_pixels_are_the_reference_downscale(
 def test_the_setting_is_recorded_and_info_shows_it(tmp_path: Path, server: LoopbackServer) -> None:
     folder = photo_builder(tmp_path, server)
     data = tmp_path / "data"
-    result = cli("prepare", str(folder), "--data-dir", str(data), "--image-max-side=64", "--json")
+    result = catalog_cli(
+        "prepare", str(folder), "--data-dir", str(data), "--image-max-side=64", "--json"
+    )
     assert result.returncode == 0, result.stderr
     entry = json.loads(result.stdout)["datasets"][0]
     assert entry["image_max_side"] == 64
@@ -149,20 +145,20 @@ def test_the_setting_is_recorded_and_info_shows_it(tmp_path: Path, server: Loopb
     saved = json.loads((data / "photos" / "1.0.0-max64" / "dataset_info.json").read_text())
     image = saved["features"]["features"]["image"]
     assert (image["max_side"], image["quality"]) == (64, DOWNSCALE_QUALITY)
-    shown = cli("info", str(folder), "--data-dir", str(data), "--image-max-side", "64")
+    shown = catalog_cli("info", str(folder), "--data-dir", str(data), "--image-max-side", "64")
     assert shown.returncode == 0, shown.stderr
     assert f"downscaled to at most 64 px (JPEG quality {DOWNSCALE_QUALITY})" in shown.stdout
     assert "1.0.0-max64" in shown.stdout
     # the full-size copy is not prepared: info of it says so, and never shows the other
-    full = cli("info", str(folder), "--data-dir", str(data), "--json")
+    full = catalog_cli("info", str(folder), "--data-dir", str(data), "--json")
     assert json.loads(full.stdout)["prepared"] is False
     assert "max_side" not in json.loads(full.stdout)["features"]["features"]["image"]
     # the copy opened by path shows it too
-    by_path = cli("info", str(data / "photos" / "1.0.0-max64"))
+    by_path = catalog_cli("info", str(data / "photos" / "1.0.0-max64"))
     assert "downscaled to at most 64 px" in by_path.stdout, by_path.stderr
     # rm removes the copy of the size named, and only that one
     catalog.builder(folder, data_dir=data).download_and_prepare()
-    removed = cli("rm", str(folder), "--data-dir", str(data), "--image-max-side", "64")
+    removed = catalog_cli("rm", str(folder), "--data-dir", str(data), "--image-max-side", "64")
     assert removed.returncode == 0, removed.stderr
     assert not (data / "photos" / "1.0.0-max64").exists()
     assert catalog.builder(folder, data_dir=data).is_prepared
@@ -267,14 +263,16 @@ def test_a_bad_value_is_one_clear_error(tmp_path: Path, bad: object) -> None:
     with pytest.raises(SpecError, match="image_max_side must be a positive int"):
         catalog.builder("tf_flowers", data_dir=tmp_path, image_max_side=bad)  # type: ignore[arg-type]
     for value in ("0", "-5"):
-        result = cli("prepare", "tf_flowers", f"--data-dir={tmp_path}", f"--image-max-side={value}")
+        result = catalog_cli(
+            "prepare", "tf_flowers", f"--data-dir={tmp_path}", f"--image-max-side={value}"
+        )
         assert result.returncode == 2
         assert result.stderr.strip().splitlines() == [
             f"catalog: error: argument --image-max-side: expected a positive integer, got "
             f"'{value}' (see 'catalog prepare --help')"
         ]
     # a dataset without images: one line naming it
-    result = cli("prepare", "iris", "--data-dir", str(tmp_path), "--image-max-side", "64")
+    result = catalog_cli("prepare", "iris", "--data-dir", str(tmp_path), "--image-max-side", "64")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "catalog: error: iris has no image feature: image_max_side (64) applies to image "

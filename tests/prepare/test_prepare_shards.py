@@ -27,7 +27,7 @@ from catalog.storage.locking import dataset_lock
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
-from conftest import idx_builder, kill_prepare_after, write_builder
+from conftest import catalog_cli, idx_builder, kill_prepare_after, write_builder
 
 SHARD = 60_000  # bytes: 300 28x28 examples (about 1000 bytes each, framed) make 5 shards
 
@@ -38,16 +38,6 @@ def shards(data_path: Path) -> dict[str, str]:
         p.name: hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(data_path.glob("*.array_record-*"))
     }
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "catalog", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def test_shards_are_cut_by_size_and_read_as_one_split(
@@ -95,7 +85,7 @@ def test_beam_writes_the_same_bytes_as_serial(
     serial = catalog.builder(folder, data_dir=tmp_path / "serial")
     serial.download_and_prepare(shard_size=SHARD)
     options = f"runner=DirectRunner,direct_num_workers=2,direct_running_mode={mode}"
-    result = cli(
+    result = catalog_cli(
         "prepare", str(folder), "--data-dir", str(tmp_path / "beam"), "--shard-size",
         str(SHARD), "--beam-pipeline-options", options, "--json",
     )  # fmt: skip
@@ -110,7 +100,9 @@ def test_beam_writes_the_same_bytes_as_serial(
 
 def test_a_malformed_beam_option_is_a_usage_error(tmp_path: Path) -> None:
     pytest.importorskip("apache_beam")
-    result = cli("prepare", "mnist", "--data-dir", str(tmp_path), "--beam-pipeline-options", "x")
+    result = catalog_cli(
+        "prepare", "mnist", "--data-dir", str(tmp_path), "--beam-pipeline-options", "x"
+    )
     assert result.returncode == 2
     assert "expected key=value pairs separated by commas, got 'x'" in result.stderr
     assert "Traceback" not in result.stderr
@@ -279,7 +271,7 @@ def test_units_are_reported_one_line_each_in_json_mode(
     tmp_path: Path, server: LoopbackServer
 ) -> None:
     folder = idx_builder(tmp_path, server, 300)
-    result = cli(
+    result = catalog_cli(
         "prepare", str(folder), "--data-dir", str(tmp_path / "data"), "--json", "--num-proc",
         "2", "--shard-size", str(SHARD),
     )  # fmt: skip
@@ -299,11 +291,11 @@ def test_verify_reports_work_dirs_of_killed_prepares(
     stale = work_dir(b.data_path, "0123456789abcdef")
     stale.mkdir()
     (stale / "tiny-train.array_record-00000-of-00002").write_bytes(b"x" * 1000)
-    result = cli("verify", str(folder), "--data-dir", str(tmp_path / "data"), "--json")
+    result = catalog_cli("verify", str(folder), "--data-dir", str(tmp_path / "data"), "--json")
     entry: dict[str, Any] = json.loads(result.stdout)["datasets"][0]
     assert entry["ok"] and result.returncode == 0
     assert entry["stale_work_dirs"] == [{"path": str(stale), "num_bytes": 1000}]
-    text = cli("verify", str(folder), "--data-dir", str(tmp_path / "data")).stdout
+    text = catalog_cli("verify", str(folder), "--data-dir", str(tmp_path / "data")).stdout
     assert f"work dir of a killed prepare: {stale} (1000 B)" in text
     # The next prepare (taking the lock) removes it, even when it has nothing to prepare.
     b.download_and_prepare()
@@ -400,10 +392,10 @@ def test_a_sequential_source_is_read_once_per_unit(
 
 
 def test_shard_size_and_workers_are_checked_before_any_work(tmp_path: Path) -> None:
-    bad_size = cli("prepare", "mnist", "--data-dir", str(tmp_path), "--shard-size", "big")
+    bad_size = catalog_cli("prepare", "mnist", "--data-dir", str(tmp_path), "--shard-size", "big")
     assert bad_size.returncode == 2
     assert "expected a size such as 1000, 32KiB or 2GiB, got 'big'" in bad_size.stderr
-    both = cli(
+    both = catalog_cli(
         "prepare", "mnist", "--data-dir", str(tmp_path), "--num-proc", "2",
         "--beam-pipeline-options", "runner=DirectRunner",
     )  # fmt: skip

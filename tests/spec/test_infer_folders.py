@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import wave
 from pathlib import Path
 
@@ -23,6 +21,8 @@ from catalog.features import FeaturesDict, Image
 from catalog.formats import FORMATS
 from catalog.formats.base import Source
 from catalog.spec.load import load_spec
+
+from conftest import catalog_cli
 
 RNG = np.random.default_rng(7)
 
@@ -192,27 +192,22 @@ def test_lossy_audio_is_refused_by_name(tmp_path: Path) -> None:
         files_builder(tmp_path / "a", "a")
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "catalog", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-
-
 def test_the_cli_prepares_a_path_and_a_registered_name_wins(tmp_path: Path) -> None:
     photo_folder(tmp_path / "mnist")  # a local folder named like a registered dataset
     data = str(tmp_path / "data")
-    done = _cli("prepare", "./mnist", "--name", "digits", "--data-dir", data, "-q", cwd=tmp_path)
+    done = catalog_cli(
+        "prepare", "./mnist", "--name", "digits", "--data-dir", data, "-q", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert "digits 1.0.0: prepared" in done.stdout
     ds = catalog.data_source("digits", data_dir=data, split="train")
     assert len(ds) == 6
     # A bare word that is a registered name is that dataset (offline: nothing is fetched).
-    bare = _cli("prepare", "mnist", "--data-dir", data, "--offline", "-q", cwd=tmp_path)
+    bare = catalog_cli("prepare", "mnist", "--data-dir", data, "--offline", "-q", cwd=tmp_path)
     assert "'mnist' is the registered dataset; to prepare the local mnist, write it as ./mnist" in (
         bare.stderr
     )
-    wrong = _cli("prepare", "./mnist", "--name", "mnist", "--data-dir", data, cwd=tmp_path)
+    wrong = catalog_cli("prepare", "./mnist", "--name", "mnist", "--data-dir", data, cwd=tmp_path)
     assert wrong.returncode == 2
     assert wrong.stderr.strip().splitlines() == [
         "catalog: error: 'mnist' is a registered dataset; give the prepared files another name "
@@ -221,7 +216,7 @@ def test_the_cli_prepares_a_path_and_a_registered_name_wins(tmp_path: Path) -> N
 
 
 def test_the_cli_refuses_file_flags_for_a_dataset_name(tmp_path: Path) -> None:
-    done = _cli("prepare", "mnist", "--label", "x", cwd=tmp_path)
+    done = catalog_cli("prepare", "mnist", "--label", "x", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "catalog: error: --label is for one PATH of local files (catalog prepare PATH --label ...)"
@@ -294,13 +289,13 @@ def test_a_flac_folder_is_decoded_exactly_and_stored_as_wav(tmp_path: Path) -> N
 
 def test_a_path_that_names_nothing_is_one_line(tmp_path: Path) -> None:
     for arg in ("./nope", "nope.csv", "data/*.parquet"):
-        done = _cli("prepare", arg, cwd=tmp_path)
+        done = catalog_cli("prepare", arg, cwd=tmp_path)
         assert done.returncode == 2
         assert done.stderr.strip().splitlines() == [
             f"catalog: error: {arg}: no such file or folder (and no glob match)"
         ]
     (tmp_path / "notes.txt").write_text("hello\n")
-    done = _cli("prepare", "./notes.txt", cwd=tmp_path)
+    done = catalog_cli("prepare", "./notes.txt", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.startswith("catalog: error: ./notes.txt: not a kind of data catalog can")
     assert len(done.stderr.strip().splitlines()) == 1

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,8 @@ from catalog.features.class_label import MAX_NAMES_FILE_SIZE, read_names_file
 from catalog.spec.load import load_spec
 from catalog.spec.yaml_file import MAX_SPEC_FILE_SIZE
 from catalog.testing.http_server import LoopbackServer
+
+from conftest import catalog_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = (ROOT / "builders" / "mnist" / "builder.yaml").read_text()
@@ -36,12 +37,9 @@ def spec_with(folder: Path, old: str, new: str) -> Path:
     return folder
 
 
-def catalog_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CATALOG_")}
-    return subprocess.run(
-        [sys.executable, "-m", "catalog", *args], capture_output=True, text=True, timeout=120,
-        env=env,
-    )  # fmt: skip
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI without the CATALOG_* settings of the environment."""
+    return catalog_cli(*args, env=dict.fromkeys(k for k in os.environ if k.startswith("CATALOG_")))
 
 
 # YAML.
@@ -51,7 +49,7 @@ def test_billion_laughs_is_refused_quickly_by_the_cli(tmp_path: Path) -> None:
     folder = tmp_path / "laughs"
     folder.mkdir()
     (folder / "builder.yaml").write_text(LAUGHS + GOOD)
-    result = catalog_cli("info", str(folder))  # before: hangs, then runs out of memory
+    result = cli("info", str(folder))  # before: hangs, then runs out of memory
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "expands to more than 100000 YAML nodes" in result.stderr
     assert str(folder / "builder.yaml") in result.stderr
@@ -200,7 +198,7 @@ def test_register_checksums_never_copies_a_local_file(tmp_path: Path) -> None:
         f"url: {secret.as_uri()}",
     )
     data = tmp_path / "data"
-    result = catalog_cli("prepare", str(folder), "--register-checksums", "--data-dir", str(data))
+    result = cli("prepare", str(folder), "--register-checksums", "--data-dir", str(data))
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "expected an http:// or https:// URL" in result.stderr
     copied = [p for p in data.rglob("*") if p.is_file()] if data.exists() else []

@@ -16,7 +16,6 @@ import contextlib
 import hashlib
 import importlib.util
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -32,7 +31,7 @@ import catalog
 from catalog.storage import remote
 from catalog.testing.http_server import LoopbackServer
 
-from conftest import idx_builder
+from conftest import catalog_cli, idx_builder
 from remote_fixtures import local_shards
 from s3server import free_port
 
@@ -92,18 +91,13 @@ def _objects(prefix: str) -> dict[str, bytes]:
     return {p[len(prefix) + 1 :]: fs.cat_file(p) for p in fs.find(prefix)}
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "catalog", *args],
-        capture_output=True, text=True, timeout=180, env=os.environ.copy(),
-    )  # fmt: skip
-
-
 def test_prepare_into_gs_and_read_it_back_both_ways(
     tmp_path: Path, server: LoopbackServer, gcs: str
 ) -> None:
     folder = idx_builder(tmp_path, server, 300)
-    result = _cli("prepare", str(folder), "--data-dir", URL, "--shard-size", str(SHARD), "--json")
+    result = catalog_cli(
+        "prepare", str(folder), "--data-dir", URL, "--shard-size", str(SHARD), "--json"
+    )
     assert result.returncode == 0, result.stderr
     entry = json.loads(result.stdout)["datasets"][0]
     assert (entry["status"], entry["path"]) == ("prepared", f"{URL}/tiny/1.0.0")
@@ -133,10 +127,10 @@ def test_prepare_into_gs_and_read_it_back_both_ways(
         assert [int(e["label"]) for e in ds] == [int(e["label"]) for e in want]
         ds.close()
 
-    again = _cli("prepare", str(folder), "--data-dir", URL, "--shard-size", str(SHARD))
+    again = catalog_cli("prepare", str(folder), "--data-dir", URL, "--shard-size", str(SHARD))
     assert again.returncode == 0, again.stderr
     assert "reused" in again.stdout
 
-    gone = _cli("rm", str(folder), "--data-dir", URL)
+    gone = catalog_cli("rm", str(folder), "--data-dir", URL)
     assert gone.returncode == 0, gone.stderr
     assert not [k for k in _objects("data/team/tiny") if k.startswith("1.0.0")]
