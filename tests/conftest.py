@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import io
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -48,6 +49,19 @@ def catalog_cli(
         [sys.executable, "-m", "catalog", *args],
         capture_output=True, text=True, timeout=timeout, cwd=cwd, env=environ,
     )  # fmt: skip
+
+
+@contextlib.contextmanager
+def ctrl_c_reaches_children() -> Iterator[None]:
+    """Processes started inside get Ctrl-C (SIGINT) as a terminal's programs do. A test run
+    started as a background job (``cmd &`` in a script) ignores SIGINT, every child inherits
+    that, and Python then installs no KeyboardInterrupt handler: a test of what Ctrl-C does
+    would fail. A handler set here is reset to the default by the children's exec."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(scope="session")

@@ -217,13 +217,19 @@ class Scheduler:
         return max(1, min(self.MAX_ORDER_UNITS, int(wanted)))
 
     def _top_up(self, level: int) -> None:
-        """Send orders for the next units to workers 0 .. level - 1 that have room."""
+        """Send orders for the next units to workers 0 .. level - 1 that have room, one order
+        per worker in turn: the units the consumer needs next are then spread over the
+        workers, each computing its oldest order, instead of queued behind each other on one
+        while another works further ahead (and then idles, its orders done but not yet
+        collected)."""
         if not level:
             return
         count = self._order_units()
-        for worker in range(level):
-            orders = self._orders[worker]
-            while len(orders) < self._depth:
+        for slot in range(self._depth):
+            for worker in range(level):
+                orders = self._orders[worker]
+                if len(orders) > slot:
+                    continue
                 first = self._claimed
                 n = count if self._stop is None else min(count, self._stop - first)
                 if n <= 0:

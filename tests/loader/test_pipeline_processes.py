@@ -21,7 +21,7 @@ import pytest
 import catalog
 from catalog.testing.http_server import LoopbackServer
 
-from conftest import ROOT, idx_builder
+from conftest import ROOT, ctrl_c_reaches_children, idx_builder
 
 COUNT = 150
 SHM = Path("/dev/shm")
@@ -180,14 +180,15 @@ def test_ctrl_c_stops_workers_and_frees_shared_memory(tmp_path: Path) -> None:
     script = tmp_path / "run.py"
     script.write_text(SCRIPT)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [sys.executable, str(script)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,  # its own process group, as a terminal's foreground job
-    )
+    with ctrl_c_reaches_children():
+        proc = subprocess.Popen(
+            [sys.executable, str(script)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,  # its own process group, as a terminal's foreground job
+        )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()

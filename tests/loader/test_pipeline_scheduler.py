@@ -189,6 +189,49 @@ def test_without_autotune_the_workers_compute_everything() -> None:
     assert scheduler.computed == {"caller": 0, "workers": 30}
 
 
+class Recorder:
+    """Workers that compute nothing themselves: they note each order and answer it, in
+    order, from the plan."""
+
+    order_seconds = 0.0
+
+    def __init__(self, plan: Any, size: int) -> None:
+        self.plan, self.size = plan, size
+        self.sent: list[tuple[int, int]] = []  # (worker, first unit)
+        self.queues: list[list[tuple[int, int]]] = [[] for _ in range(size)]
+
+    def ready(self, wait: bool = False) -> int:
+        return self.size
+
+    def send(self, worker: int, first: int, count: int) -> None:
+        self.sent.append((worker, first))
+        self.queues[worker].append((first, count))
+
+    def receive(self, worker: int) -> tuple[list[tuple[bool, Any]], float]:
+        first, count = self.queues[worker].pop(0)
+        window: list[Any] = [None]
+        return [(True, self.plan.compute(u, window)) for u in range(first, first + count)], 0.0
+
+    def close(self) -> None:
+        pass
+
+
+def test_orders_go_to_the_workers_in_turn() -> None:
+    """The units the consumer needs next are spread over the workers (each computes its
+    oldest order first), not queued on one while the next works further ahead: that one
+    would finish its orders and then wait, idle, until the consumer collected them."""
+    plan = catalog.pipeline(np.arange(200)).map(square).batch(10).plan()
+    workers = Recorder(plan, 2)
+    scheduler = Scheduler(plan, 0, 20, workers, Tuner(2, fixed=True), depth=3)
+    got = [scheduler.get() for _ in range(20)]
+    scheduler.close()
+    assert workers.sent[:6] == [(0, 0), (1, 1), (0, 2), (1, 3), (0, 4), (1, 5)]
+    assert [w for w, _ in workers.sent] == [0, 1] * 10  # and so on as orders are collected
+    want = [b.struct["x"] for b in (plan.compute(u, [None]) for u in range(20))]
+    for block, expected in zip(got, want, strict=True):
+        np.testing.assert_array_equal(block.struct["x"], expected)
+
+
 # -- workers kept between iterators ---------------------------------------------------------
 def epoch_pids(p: catalog.Pipeline, count: int) -> tuple[list[int], int]:
     it = p.iterator()

@@ -22,7 +22,7 @@ import pytest
 
 from catalog.loader import shm
 
-from conftest import ROOT
+from conftest import ROOT, ctrl_c_reaches_children
 
 SHM = Path("/dev/shm")
 PROC = Path("/proc")
@@ -78,7 +78,11 @@ def consumer(tmp_path: Path, script: str) -> Iterator[subprocess.Popen[bytes]]:
     path = tmp_path / "run.py"
     path.write_text(textwrap.dedent(script))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with (tmp_path / "out").open("wb") as out, (tmp_path / "err").open("wb") as err:
+    with (
+        (tmp_path / "out").open("wb") as out,
+        (tmp_path / "err").open("wb") as err,
+        ctrl_c_reaches_children(),
+    ):
         proc = subprocess.Popen(
             [sys.executable, str(path)],
             stdout=out,
