@@ -139,10 +139,13 @@ def read(tmp_path: Path, name: str) -> str:
 
 
 def wait_for_line(tmp_path: Path, proc: subprocess.Popen[bytes], marker: str) -> str:
-    """The first line of the consumer's stdout starting with `marker`."""
+    """The first whole line of the consumer's stdout starting with `marker`. Only lines
+    already ended count: unbuffered (PYTHONUNBUFFERED), `print` writes each of its pieces
+    with a write of its own, and a read between them sees half a line."""
 
     def line() -> str | None:
-        for text in read(tmp_path, "out").splitlines():
+        out = read(tmp_path, "out")
+        for text in out[: out.rfind("\n") + 1].splitlines():
             if text.startswith(marker):
                 return text
         return None
