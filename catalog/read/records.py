@@ -9,9 +9,10 @@ through the shard readers its record format opens (`catalog.read.record_format`)
 - reads take a lock (readers are not thread-safe; decoding, elsewhere, needs none);
 - batched reads take the records from a memory map of each shard when the format allows it
   (`catalog.read.mapped_shard`): fixed-size records in one NumPy gather, others as a slice
-  of the map each (measured: ~1 us instead of ~6 for a 1 KB record, ~15 instead of ~40 for
-  50 KB, array_record's read also checking each record's hash: the map's whole file was
-  checked against its sha256 once instead); what a process verified of its maps is pickled
+  of the map each, once a sixteenth of the shard was read (measured: ~1 us instead of ~6
+  for a 1 KB record, ~15 instead of ~40 for 50 KB, array_record's read also checking each
+  record's hash: the map's whole file is checked against its sha256 once instead, which a
+  few reads would not earn back); what a process verified of its maps is pickled
   along, so a worker need not hash the shards again;
 - honest: the shards are checked when the records are set up (each split's shards are its own
   and hold its count; each file has the size it was written with), each reader when it opens
@@ -134,6 +135,8 @@ class Records:
         self.readers: list[ShardReader | None] = [None] * len(self.paths)
         # batched reads through memory maps (`_UNMAPPED` for a shard that cannot be mapped)
         self.maps: list[MappedShard | object | None] = [None] * len(self.paths)
+        # records of varying size read through the readers, per shard, until it is mapped
+        self._unmapped_reads = [0] * len(self.paths)
         self._generation = _process.generation
 
     def __getstate__(self) -> dict[str, Any]:
@@ -144,7 +147,7 @@ class Records:
             **self._known_maps,
             **{i: m.index() for i, m in enumerate(self.maps) if isinstance(m, MappedShard)},
         }
-        for name in ("_lock", "readers", "maps", "_generation"):
+        for name in ("_lock", "readers", "maps", "_unmapped_reads", "_generation"):
             del state[name]
         return state
 
@@ -257,6 +260,30 @@ class Records:
                     self.maps[shard] = mapped
         return mapped if isinstance(mapped, MappedShard) else None
 
+    def _mapped_for_reads(self, shard: int, count: int) -> MappedShard | None:
+        """Shard `shard`'s map for reading `count` of its records, or None (read them through
+        its reader). Fixed-size records map at once (their batches are gathered from it).
+        Records of varying size are read through the reader until this process has read a
+        sixteenth of the shard's records (at least 8): mapping first hashes the whole shard
+        (~1 ms per MB, a second for a 1 GiB one), which a few reads (`catalog show`, a
+        notebook's ``ds[[...]]``) never earn back and an epoch does many times."""
+        if (
+            self.maps[shard] is None
+            and self._record_size is None
+            and shard not in self._known_maps  # verified by another process: no hashing
+        ):
+            held = self._starts[shard + 1] - self._starts[shard]
+            self._unmapped_reads[shard] += count
+            if self._unmapped_reads[shard] < min(held, max(8, held // 16)):
+                return None
+        return self._mapped(shard)
+
+    def _by_shard(self, flat: np.ndarray[Any, Any]) -> Iterator[tuple[int, np.ndarray[Any, Any]]]:
+        """Flat positions grouped by shard: each shard with the rows of `flat` in it."""
+        shards = np.searchsorted(self._starts, flat, side="right") - 1
+        for shard in np.unique(shards).tolist():
+            yield shard, np.flatnonzero(shards == shard)
+
     def warm(self, batched: bool = True) -> None:
         """Open every shard now, and with `batched` also map and verify the shards batched
         reads gather from, instead of at the first read."""
@@ -335,16 +362,14 @@ class Records:
         """The records at flat `positions` as slices of the shards' memory maps; None when a
         shard they are in is not mapped (read them through the readers then)."""
         if len(self.paths) == 1:
-            mapped = self._mapped(0)
+            mapped = self._mapped_for_reads(0, len(positions))
             return None if mapped is None else mapped.read(positions)
         flat = np.asarray(positions, np.int64)
-        shards = np.searchsorted(self._starts, flat, side="right") - 1
         found: list[bytes] = [b""] * len(flat)
-        for shard in np.unique(shards).tolist():
-            mapped = self._mapped(shard)
+        for shard, rows in self._by_shard(flat):
+            mapped = self._mapped_for_reads(shard, len(rows))
             if mapped is None:
                 return None
-            rows = np.flatnonzero(shards == shard)
             records = mapped.read(flat[rows] - self._starts[shard])
             for row, record in zip(rows.tolist(), records, strict=True):
                 found[row] = record
@@ -354,10 +379,8 @@ class Records:
         """The records at `positions` by byte ranges: one batch of coalesced requests per
         shard (`catalog.read.remote_shard.RangeShard.read_many`)."""
         flat = np.asarray(positions, np.int64)
-        shards = np.searchsorted(self._starts, flat, side="right") - 1
         found: list[bytes | None] = [None] * len(flat)
-        for shard in np.unique(shards).tolist():
-            rows = np.flatnonzero(shards == shard)
+        for shard, rows in self._by_shard(flat):
             with self._lock:
                 reader = self._reader(shard)
             records = reader.read_many(flat[rows] - self._starts[shard])  # type: ignore[attr-defined]
@@ -378,11 +401,9 @@ class Records:
             mapped = self._mapped(0)
             return None if mapped is None else mapped.gather(positions, size)
         flat = np.asarray(positions, np.int64)
-        shards = np.searchsorted(starts, flat, side="right") - 1
         out = np.empty((len(flat), size), np.uint8)
-        for shard in np.unique(shards).tolist():
+        for shard, rows in self._by_shard(flat):
             mapped = self._mapped(shard)
-            rows = np.flatnonzero(shards == shard)
             part = None if mapped is None else mapped.gather(flat[rows] - starts[shard], size)
             if part is None:
                 return None
@@ -396,7 +417,7 @@ class Records:
         self._check_process()
         shard = bisect.bisect_right(self._starts, first) - 1
         base = self._starts[shard]
-        if (mapped := self._mapped(shard)) is not None:
+        if (mapped := self._mapped_for_reads(shard, stop - first)) is not None:
             return mapped.read(np.arange(first - base, stop - base))
         with self._lock:
             try:

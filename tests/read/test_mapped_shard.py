@@ -332,6 +332,20 @@ def test_records_of_many_sizes_are_read_through_the_maps(photos: catalog.DataSou
     assert sorted(seen) == sorted(one_by_one)
 
 
+def test_records_of_many_sizes_map_a_shard_only_once_a_sixteenth_was_read(
+    photos: catalog.DataSource,
+) -> None:
+    """Mapping hashes the whole shard first: a few reads (`catalog show`) go through
+    array_record; once 8 of a shard's ~20 records were read in batches, it is mapped."""
+    ds = pickle.loads(pickle.dumps(photos))
+    ds.__getitems__(list(range(4)))
+    ds.__getitems__(list(range(4, 7)))
+    assert ds._records.maps[0] is None  # 7 read: not worth hashing the shard yet
+    assert [e["image"] for e in ds.__getitems__([7, 0])] == [photos[7]["image"], photos[0]["image"]]
+    assert isinstance(ds._records.maps[0], MappedShard)
+    assert all(m is None for m in ds._records.maps[1:])
+
+
 def test_a_corrupt_shard_of_variable_records_is_not_mapped_and_names_the_record(
     photos: catalog.DataSource, tmp_path: Path
 ) -> None:
@@ -347,9 +361,10 @@ def test_a_corrupt_shard_of_variable_records_is_not_mapped_and_names_the_record(
     blob[at + len(first) // 2] ^= 0xFF
     shard.write_bytes(bytes(blob))
     fresh = catalog.DataSource(copy, photos.info, "train", decoders={"image": False})
-    start = photos._records._starts[1]
+    start, stop = photos._records._starts[1:3]
     with pytest.raises(catalog.ShardError, match=rf"{shard.name}\b.*record 0 cannot be read"):
-        fresh.__getitems__([0, start])
-    assert not isinstance(fresh._records.maps[1], MappedShard)
+        fresh.__getitems__(list(range(start)) + list(range(start, stop)))  # whole shards
+    assert fresh._records.maps[1] is not None  # tried,
+    assert not isinstance(fresh._records.maps[1], MappedShard)  # and refused
     assert isinstance(fresh._records.maps[0], MappedShard)
     assert fresh.__getitems__([start + 1])[0]["image"] == photos[start + 1]["image"]
