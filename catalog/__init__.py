@@ -31,9 +31,11 @@ from catalog.errors import (
 )
 
 if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `__getattr__` below
-    from catalog.api.builder import DatasetBuilder, builder
+    from catalog.api.builder import DatasetBuilder
     from catalog.api.files import prepare_files
+    from catalog.api.manage import list_prepared, remove, verify
     from catalog.api.one_call import data_source
+    from catalog.api.resolve import builder
     from catalog.features import (
         Audio,
         BBox,
@@ -55,10 +57,12 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `_
 
 #: Where each name that is imported on first use is defined.
 _LAZY = {
-    **dict.fromkeys(["DatasetBuilder", "builder"], "catalog.api.builder"),
+    "DatasetBuilder": "catalog.api.builder",
+    "builder": "catalog.api.resolve",
     "data_source": "catalog.api.one_call",
     "DataSource": "catalog.read.data_source",
     "prepare_files": "catalog.api.files",
+    **dict.fromkeys(["list_prepared", "remove", "verify"], "catalog.api.manage"),
     **dict.fromkeys(
         [
             "Audio",
@@ -132,8 +136,11 @@ __all__ = [
     "data_source",
     "even_splits",
     "list_datasets",
+    "list_prepared",
     "mix",
     "open_tfds",
     "pipeline",
     "prepare_files",
+    "remove",
+    "verify",
 ]

@@ -126,7 +126,9 @@ PUBLIC_NAMES = [
     "ShardError",
     "ShardInfo", "SourceFormatError", "SpecError", "SplitError", "SplitInfo", "StorageError",
     "Tensor", "Text", "__version__", "builder", "data_source", "even_splits", "list_datasets",
+    "list_prepared",
     "mix", "open_tfds", "pipeline", "prepare_files",
+    "remove", "verify",
 ]  # fmt: skip
 
 

@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
 from catalog._util.units import count, format_size
-from catalog.api.remote import remote_dataset
 from catalog.errors import (
     DatasetNotFoundError,
     NotPreparedError,
     SpecError,
     SplitError,
 )
-from catalog.info.dataset_info import INFO_FILE, DatasetInfo
+from catalog.info.dataset_info import DatasetInfo
 from catalog.info.splits import SplitArg, SplitsArg, check_split_names, each_split
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import declared_info, foreign_to
@@ -26,19 +25,15 @@ from catalog.read.remote_shard import RemoteRead
 from catalog.spec.load import load_spec
 from catalog.spec.model import BuilderSpec
 from catalog.spec.registry import resolve, version_matches
-from catalog.storage import paths
-from catalog.storage.diskspace import disk_usage
-from catalog.storage.generations import Pin, pin
-from catalog.storage.locking import work_dirs
+from catalog.storage.data_dir import Opened, Store, data_dir_store
 from catalog.storage.remote import RemoteDir
-from catalog.storage.shard_cache import ShardCache
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
     from catalog.prepare.driver import Prepared
     from catalog.prepare.progress import PrepareProgress
 
-__all__ = ["DatasetBuilder", "builder"]
+__all__ = ["DatasetBuilder", "read_opened", "registered_builder"]
 
 PathLike = str | os.PathLike[str]
 
@@ -56,9 +51,11 @@ class DatasetBuilder:
     pointer is an object, resolved once per open.
     """
 
-    def __init__(self, spec: BuilderSpec, *, data_dir: PathLike | None = None) -> None:
+    def __init__(self, spec: BuilderSpec, *, data_dir: PathLike | RemoteDir | None = None) -> None:
         self.spec = spec
-        self.data_dir: Path | RemoteDir = paths.data_location(data_dir)
+        #: the data dir (`catalog.storage.data_dir`): where this dataset is prepared and read
+        self.store: Store = data_dir_store(data_dir)
+        self.data_dir: Path | RemoteDir = self.store.root
 
     @property
     def name(self) -> str:
@@ -81,7 +78,7 @@ class DatasetBuilder:
     @property
     def data_path(self) -> Path | RemoteDir:
         """Where the prepared files are (or will be): a local path, or a bucket's URL."""
-        return self.data_dir / self.full_name / self.spec.version_dir
+        return self.store.target(self.full_name, self.spec.version_dir)
 
     @property
     def image_max_side(self) -> int | None:
@@ -99,19 +96,9 @@ class DatasetBuilder:
         """Beside `data_path`, the folders holding this version with images of another size
         (``3.0.1``, ``3.0.1-max256``), prepared."""
         pattern = re.compile(rf"{re.escape(self.version)}(-max\d+)?")
-        if isinstance(self.data_path, RemoteDir):
-            return []
-        try:
-            names = sorted(p.name for p in self.data_path.parent.iterdir())
-        except OSError:
-            return []
-        return [
-            n
-            for n in names
-            if pattern.fullmatch(n)
-            and n != self.data_path.name
-            and (self.data_path.parent / n / INFO_FILE).is_file()
-        ]
+        prefix = f"{self.config}/" if self.config else ""
+        names = [f[len(prefix) :] for f in self.store.found(self.name) if f.startswith(prefix)]
+        return sorted(n for n in names if pattern.fullmatch(n) and n != self.spec.version_dir)
 
     @property
     def is_prepared(self) -> bool:
@@ -129,23 +116,17 @@ class DatasetBuilder:
         return self._prepared_info() or declared_info(self.spec)
 
     def _prepared_info(self) -> DatasetInfo | None:
-        opened = self._open_prepared()
-        return None if opened is None else opened[1]
+        opened = self.open()
+        return None if opened is None else opened.info
 
-    def _open_prepared(self) -> tuple[Pin | RemoteDir, DatasetInfo] | None:
-        """The generation `data_path` names, pinned (or the remote generation, resolved
-        once), with its info (read from it: never another generation's); None when none is
-        prepared from this builder."""
-        if isinstance(self.data_path, RemoteDir):
-            remote = remote_dataset(self.data_path)
-            if remote is None or foreign_to(remote[1], self.spec, self.data_path):
-                return None
-            return remote
-        generation = pin(self.data_path)
-        if not (generation.path / INFO_FILE).is_file():
+    def open(self) -> Opened | None:
+        """The generation `data_path` names, pinned (in a bucket: resolved once), with its
+        info (read from it: never another generation's); None when none is prepared from
+        this builder. Data sources made from it read that generation only."""
+        opened = self.store.open(self.data_path)
+        if opened is None or foreign_to(opened.info, self.spec, self.data_path):
             return None
-        info = DatasetInfo.read(generation.path)
-        return None if foreign_to(info, self.spec, self.data_path) else (generation, info)
+        return opened
 
     def not_prepared_error(
         self, asked: str | None = None, data_dir: str | None = None
@@ -155,40 +136,36 @@ class DatasetBuilder:
         prepare = f"catalog prepare {asked or self.full_name}" + (
             f" --data-dir {data_dir}" if data_dir else ""
         )
-        if isinstance(self.data_path, RemoteDir):
-            remote = remote_dataset(self.data_path)
-            foreign = remote and foreign_to(remote[1], self.spec, self.data_path)
-            if foreign:
-                return NotPreparedError(f"{foreign}; run '{prepare} --overwrite' to replace it")
-        elif (self.data_path / INFO_FILE).is_file():
-            foreign = foreign_to(DatasetInfo.read(self.data_path), self.spec, self.data_path)
-            if foreign:
-                return NotPreparedError(
-                    f"{foreign}; run '{prepare} --overwrite' to replace it with this one's, "
-                    "or use another data dir"
-                )
+        there = self.store.open(self.data_path)
+        foreign = there and foreign_to(there.info, self.spec, self.data_path)
+        if foreign:
+            return NotPreparedError(
+                f"{foreign}; run '{prepare} --overwrite' to replace it with this one's, "
+                "or use another data dir"
+            )
         python = "" if asked else " (or call download_and_prepare())"
         others = self._other_sizes()
-        if others and isinstance(self.data_path, Path):  # never served for this one: say so
+        if others:  # never served for this one: say so
             sizes = ", ".join(
                 "full size" if n == self.version else f"at most {n.rsplit('max', 1)[1]} px"
                 for n in others
             )
             python += (
-                f"; {self.data_path.parent} holds it with images of another size ({sizes}): "
+                f"; {self.data_dir / self.full_name} holds it with images of another size "
+                f"({sizes}): "
                 "read that with image_max_side=N (--image-max-side N)"
             )
-        leftovers = [] if isinstance(self.data_path, RemoteDir) else work_dirs(self.data_path)
+        leftovers = self.store.leftovers(self.data_path)
         if leftovers:  # an interrupted prepare: say what it left and how to go on
-            shards = sum(1 for w in leftovers for f in w.glob("*.array_record-*") if f.is_file())
-            size = format_size(sum(disk_usage(w) for w in leftovers))
+            shards = sum(w.shards for w in leftovers)
+            size = format_size(sum(w.size for w in leftovers))
             rm = f"catalog rm {asked or self.full_name}" + (
                 f" --data-dir {data_dir}" if data_dir else ""
             )
             return NotPreparedError(
                 f"{self.full_name} {self.version} is not prepared in {self.data_dir}, but an "
                 f"interrupted prepare left {count(shards, 'finished shard')} ({size}) in "
-                f"{leftovers[0]}: '{prepare}' resumes it{python}, '{rm}' removes it"
+                f"{leftovers[0].path}: '{prepare}' resumes it{python}, '{rm}' removes it"
             )
         return NotPreparedError(
             f"{self.full_name} {self.version} is not prepared in {self.data_dir}; prepare it "
@@ -260,7 +237,7 @@ class DatasetBuilder:
         config = resolve_config(download_config, data_dir=self.data_dir, download_dir=download_dir)
         return prepare_dataset(self.spec, self.data_path, config, options, progress)
 
-    def _check_split(self, split: SplitsArg | None) -> None:
+    def check_split(self, split: SplitsArg | None) -> None:
         """Check a split spec against the spec's splits before any work is done."""
         for one in each_split(split):
             try:
@@ -324,43 +301,12 @@ class DatasetBuilder:
         ``$CATALOG_CACHE_SIZE``, else 20 GiB), each fetched once and verified;
         ``remote_read="range"`` reads single records by byte ranges, without local disk.
         """
-        self._check_split(split)
-        return self._sources(
-            self._open_prepared(),
-            split,
-            decoders,
-            as_supervised,
-            remote_read,
-            cache_dir,
-            cache_size,
-        )
-
-    def _sources(
-        self,
-        opened: tuple[Pin | RemoteDir, DatasetInfo] | None,
-        split: SplitsArg | None,
-        decoders: Mapping[str, Decoder] | None,
-        as_supervised: bool,
-        remote_read: RemoteRead,
-        cache_dir: PathLike | None,
-        cache_size: int | str | None,
-    ) -> DataSource | list[DataSource] | dict[str, DataSource]:
-        """`as_data_source` over the generation `opened` (`_open_prepared`)."""
+        self.check_split(split)
+        opened = self.open()
         if opened is None:
             raise self.not_prepared_error(data_dir=str(self.data_dir))
-        generation, info = opened  # the sources read this generation only, and hold it
-        folder = generation if isinstance(generation, RemoteDir) else generation.path
-        cache = None
-        if isinstance(folder, RemoteDir) and remote_read == "cache":
-            cache = ShardCache(cache_dir, cache_size)
-        return open_sources(
-            folder,
-            info,
-            split,
-            decoders=decoders,
-            as_supervised=as_supervised,
-            remote_read=remote_read,
-            cache=cache,
+        return read_opened(
+            self.store, opened, split, decoders, as_supervised, remote_read, cache_dir, cache_size
         )
 
     def __repr__(self) -> str:
@@ -370,13 +316,36 @@ class DatasetBuilder:
         )
 
 
-def builder(
+def read_opened(
+    store: Store,
+    opened: Opened,
+    split: SplitsArg | None,
+    decoders: Mapping[str, Decoder] | None = None,
+    as_supervised: bool = False,
+    remote_read: RemoteRead = "cache",
+    cache_dir: PathLike | None = None,
+    cache_size: int | str | None = None,
+) -> DataSource | list[DataSource] | dict[str, DataSource]:
+    """The data sources of the generation `opened` (`Store.open`) in `store`: they read that
+    generation only, and hold it; the store says how its shards are read."""
+    return open_sources(
+        opened.folder,
+        opened.info,
+        split,
+        decoders=decoders,
+        as_supervised=as_supervised,
+        **store.source_options(remote_read, cache_dir, cache_size),
+    )
+
+
+def registered_builder(
     name_or_path: PathLike,
     *,
-    data_dir: PathLike | None = None,
+    data_dir: PathLike | RemoteDir | None = None,
     image_max_side: int | None = None,
 ) -> DatasetBuilder:
-    """The builder of ``name[/config][:version]`` or of a builder folder path.
+    """The builder of a registered ``name[/config][:version]`` or of a builder folder path
+    (`catalog.builder` also finds datasets prepared from files by name: `catalog.api.resolve`).
 
     ``image_max_side=N``: the copy with images at most N pixels on their longer side
     (`DatasetBuilder.with_image_max_side`; None: as the builder declares, full size unless

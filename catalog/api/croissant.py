@@ -4,10 +4,11 @@ metadata.json`` uses)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalog.api.builder import DatasetBuilder
-from catalog.storage import paths
+from catalog.storage.data_dir import data_dir_store
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
@@ -33,6 +34,14 @@ def croissant_builder(
     from catalog.download import resolve_config
     from catalog.interop.croissant.spec import croissant_spec
 
-    root = paths.data_dir(data_dir)
-    config = resolve_config(download_config, data_dir=root, download_dir=download_dir)
-    return DatasetBuilder(croissant_spec(os.fspath(location), config), data_dir=root)
+    store = data_dir_store(data_dir)  # any data dir, checked before anything is fetched
+    config = resolve_config(download_config, data_dir=store.root, download_dir=download_dir)
+    spec = croissant_spec(os.fspath(location), config).replace(
+        origin=("croissant", _where(os.fspath(location)))
+    )
+    return DatasetBuilder(spec, data_dir=store.root)
+
+
+def _where(location: str) -> str:
+    """The Croissant file as stored with the dataset: a URL, or an absolute path."""
+    return location if "://" in location else str(Path(location).expanduser().resolve())

@@ -7,6 +7,7 @@ into ``<data_dir>/<name>/1.0.0/``, where ``catalog.data_source(name)`` finds it.
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -47,7 +48,9 @@ def files_builder(
             f"{name!r} is a registered dataset; give the prepared files another name (--name)"
         )
     options = InferOptions(name, label=label, fill=dict(fill or {}), sample=sample, note=note)
-    return DatasetBuilder(infer_spec(text, options), data_dir=data_dir)
+    spec = infer_spec(text, options)
+    where = text if glob.has_magic(text) else str(Path(text).expanduser().resolve())
+    return DatasetBuilder(spec.replace(origin=("files", where)), data_dir=data_dir)
 
 
 def prepare_files(

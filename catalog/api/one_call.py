@@ -4,22 +4,17 @@ catalog's), the URL of one, or the name of a dataset `catalog.prepare_files` pre
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, overload
 
-from catalog.api.builder import DatasetBuilder, PathLike, builder
-from catalog.api.local import local_dataset, prepared_by_name
-from catalog.api.remote import remote_dataset
-from catalog.errors import DatasetNotFoundError, NotPreparedError
-from catalog.info.dataset_info import DatasetInfo
+from catalog.api.builder import DatasetBuilder, PathLike, read_opened
+from catalog.api.resolve import resolve_dataset
+from catalog.errors import NotPreparedError
 from catalog.info.splits import SplitArg, SplitsArg
-from catalog.prepare.reuse import reusable
-from catalog.read.data_source import DataSource, Decoder, open_sources
+from catalog.prepare.reuse import serves
+from catalog.read.data_source import DataSource, Decoder
 from catalog.read.remote_shard import RemoteRead
-from catalog.storage import paths
-from catalog.storage.remote import RemoteDir
-from catalog.storage.shard_cache import ShardCache
+from catalog.storage.data_dir import Opened
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
@@ -123,73 +118,40 @@ def data_source(
     >>> ds["train"][0]["image"].shape       # doctest: +SKIP
     (28, 28, 1)
     """
-    if "://" in os.fspath(name):  # the URL of one prepared dataset: read where it is
-        remote = remote_dataset(os.fspath(name))
-        if remote is None:
+    handle = resolve_dataset(name, data_dir=data_dir, image_max_side=image_max_side)
+    b = handle.builder
+    if b is None:  # a dataset directory, the URL of one, a TFDS import: read where it is
+        if handle.open() is None:
             raise NotPreparedError(
-                f"no prepared dataset at {os.fspath(name)} (neither a "
-                f"{os.fspath(name).rsplit('/', 1)[-1]}.pointer beside it nor a dataset_info.json "
-                "in it): give the URL of <data dir>/<name>/<version>, or the name with "
-                "data_dir=<data dir URL>"
+                f"no prepared dataset at {handle.target} (neither a pointer nor a "
+                "dataset_info.json there): give <data dir>/<name>/<version>, or the name with "
+                "data_dir=<data dir>"
             )
-        remote_generation, info = remote
-        cache = ShardCache(cache_dir, cache_size) if remote_read == "cache" else None
-        return open_sources(
-            remote_generation,
-            info,
-            split,
-            decoders=decoders,
-            as_supervised=as_supervised,
-            remote_read=remote_read,
-            cache=cache,
-        )
-    local = local_dataset(name)  # a dataset directory (TFDS's or catalog's): read where it is
-    if local is not None:
-        generation, info = local
-        return open_sources(
-            generation.path, info, split, decoders=decoders, as_supervised=as_supervised
-        )
-    try:
-        b = builder(name, data_dir=data_dir, image_max_side=image_max_side)
-    except DatasetNotFoundError:  # a dataset prepared from local files under this name
-        where = paths.data_location(data_dir)
-        found = None if isinstance(where, RemoteDir) else prepared_by_name(os.fspath(name), where)
-        local = None if found is None else local_dataset(found)
-        if local is None:
-            raise
-        return open_sources(
-            local[0].path, local[1], split, decoders=decoders, as_supervised=as_supervised
-        )
-    b._check_split(split)
-    if isinstance(b.data_path, RemoteDir):  # resolved and its info read once
-        opened = b._open_prepared()
-        if download and not _complete(b, opened and opened[1]):
-            b.download_and_prepare(
-                download_dir=download_dir,
-                download_config=download_config,
-                num_proc=num_proc,
-                beam_pipeline_options=beam_pipeline_options,
-            )
-            opened = b._open_prepared()
-        return b._sources(
-            opened, split, decoders, as_supervised, remote_read, cache_dir, cache_size
-        )
-    if download and not _complete(b):
+        return handle.as_data_source(
+            split, decoders=decoders, as_supervised=as_supervised, remote_read=remote_read,
+            cache_dir=cache_dir, cache_size=cache_size,
+        )  # fmt: skip
+    b.check_split(split)
+    opened = b.open()  # resolved (and its info read) once
+    if download and not _complete(b, opened):
         b.download_and_prepare(
             download_dir=download_dir,
             download_config=download_config,
             num_proc=num_proc,
             beam_pipeline_options=beam_pipeline_options,
         )
-    return b.as_data_source(split, decoders=decoders, as_supervised=as_supervised)
+        opened = b.open()
+    if opened is None:
+        raise b.not_prepared_error(data_dir=str(b.data_dir))
+    return read_opened(
+        b.store, opened, split, decoders, as_supervised, remote_read, cache_dir, cache_size
+    )
 
 
-def _complete(b: DatasetBuilder, remote_info: DatasetInfo | None = None) -> bool:
+def _complete(b: DatasetBuilder, opened: Opened | None) -> bool:
     """Whether the prepared copy holds every example the spec declares (a copy prepared with
     ``max_examples_per_split`` does not, and is never taken for the whole dataset) in shards
     of today's format (older copies are prepared again: see `catalog.storage.shards`)."""
-    if isinstance(b.data_path, RemoteDir):  # `remote_info`: read once by the caller
-        full = {name: s.num_examples for name, s in b.spec.splits.items()}
-        got = {n: s.num_examples for n, s in remote_info.splits.items()} if remote_info else None
-        return got == full
-    return reusable(b.spec, b.data_path) is not None
+    if opened is None:
+        return False
+    return serves(b.store, opened, b.spec, b.data_path) is not None

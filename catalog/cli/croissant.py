@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from catalog.api.builder import builder
-from catalog.api.local import local_info
+from catalog.api.resolve import resolve_dataset
 from catalog.cli.common import EXIT_OK, add_command, add_dataset_args
 from catalog.interop.croissant.write import to_croissant
 from catalog.present.strings import no_surrogates
@@ -33,8 +32,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def run(args: argparse.Namespace) -> int:
-    info = local_info(args.name)  # a dataset directory given by path, else a builder
-    if info is None:
-        info = builder(args.name, data_dir=args.data_dir).info
+    info = resolve_dataset(args.name, data_dir=args.data_dir).info
     print(no_surrogates(json.dumps(to_croissant(info), indent=2, ensure_ascii=False)))
     return EXIT_OK

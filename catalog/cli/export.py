@@ -6,11 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from catalog.api.builder import builder
-from catalog.api.local import local_info
+from catalog.api.resolve import resolve_dataset
 from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, add_dataset_args, error
 from catalog.interop.tfds.export import export
-from catalog.storage.remote import RemoteDir
 
 __all__ = ["register"]
 
@@ -37,22 +35,16 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def run(args: argparse.Namespace) -> int:
-    info = local_info(args.name)
-    folder = Path(args.name).expanduser()
-    if info is None:
-        b = builder(args.name, data_dir=args.data_dir)
-        if not b.is_prepared:
-            error(f"{args.name} is not prepared; prepare it first: catalog prepare {args.name}")
-            return EXIT_USAGE
-        opened = b._open_prepared()  # a remote data dir: its generation, resolved once
-        if isinstance(b.data_path, RemoteDir) and opened is not None:
-            folder, info = opened  # type: ignore[assignment]
-        else:
-            info, folder = b.info, b.data_path  # type: ignore[assignment]
+    handle = resolve_dataset(args.name, data_dir=args.data_dir)
+    opened = handle.open()  # the generation, resolved once (held while it is read)
+    if opened is None:
+        error(str(handle.not_prepared_error(args.name, args.data_dir)))
+        return EXIT_USAGE
+    folder, info = opened.folder, opened.info
     if args.format == "parquet":
         from catalog.interop.parquet.export import export_parquet
 
-        files = export_parquet(info, folder, args.output, overwrite=args.overwrite)
+        files = export_parquet(info, folder, args.output, overwrite=args.overwrite)  # type: ignore[arg-type]
         written = Path(args.output).expanduser()
         if len(files) == 1:
             written = next(iter(files.values()))

@@ -8,11 +8,12 @@ import json
 from pathlib import Path
 
 from catalog._util.units import format_size
-from catalog.api.builder import builder
+from catalog.api.builder import registered_builder
 from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, error
 from catalog.interop.tfds.directory import is_tfds_dir
 from catalog.spec.model import SPEC_FILE
 from catalog.storage import paths
+from catalog.storage.data_dir import data_dir_store
 
 __all__ = ["register"]
 
@@ -26,7 +27,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "dir: ArrayRecord shards of catalog records, for fast random access. The TFDS directory "
         "is only read. A builder folder (builder.yaml whose splits use the tfrecord format) is "
         "prepared like 'catalog prepare PATH'. Open the result with catalog.data_source(PATH "
-        "printed) or by name when a builder of that name exists.",
+        "printed) or by its name (with the same --data-dir): every command finds it there.",
         example="catalog import ~/tensorflow_datasets/mnist/3.0.1 --data-dir ~/datasets",
     )
     parser.add_argument("path", metavar="PATH", help="a TFDS-prepared directory or builder folder")
@@ -39,8 +40,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def run(args: argparse.Namespace) -> int:
     source = Path(args.path).expanduser()
+    store = data_dir_store(args.data_dir)  # a file, an unknown scheme: one error, before work
     if (source / SPEC_FILE).is_file():
-        b = builder(source, data_dir=args.data_dir)
+        b = registered_builder(source, data_dir=store.root)
         info = b.download_and_prepare(overwrite=args.overwrite)
         target = b.data_path
     elif is_tfds_dir(source):
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         )
 
         info, target = import_tfds(
-            source, data_dir=args.data_dir, name=args.name, overwrite=args.overwrite
+            source, data_dir=store.root, name=args.name, overwrite=args.overwrite
         )
     else:
         error(

@@ -9,16 +9,13 @@ import json
 import sys
 from typing import Any
 
-from catalog.api.builder import builder
-from catalog.api.local import dataset_dir, local_info
+from catalog.api.resolve import resolve_dataset
 from catalog.cli.common import EXIT_OK, add_command, add_dataset_args, add_image_max_side
 from catalog.info.dataset_info import DatasetInfo
 from catalog.info.text import Location, format_info
+from catalog.prepare.reuse import declared_info
 from catalog.present.strings import no_surrogates
 from catalog.spec.model import BuilderSpec
-from catalog.storage import paths
-from catalog.storage.diskspace import disk_usage
-from catalog.storage.remote import RemoteDir
 
 __all__ = ["info_json", "register"]
 
@@ -57,47 +54,28 @@ def info_json(info: DatasetInfo, location: Location, spec: BuilderSpec) -> dict[
 
 
 def run(args: argparse.Namespace) -> int:
-    # A dataset directory (TFDS's or catalog's) given by path, or prepared from files by name.
-    found = dataset_dir(args.name, paths.data_location(args.data_dir))
-    local = local_info(found) if found is not None else None
-    if local is not None:
-        assert found is not None
-        path = found
-        location = Location(path, True, disk_usage(path))
-        if args.json:
-            document = {
-                **local.to_json(),
-                "configs": [],
-                "default_config": None,
-                "download_size": local.download_size,
-                "prepared": True,
-                "data_path": str(path),
-                "prepared_size": location.num_bytes,
-            }
-            print(no_surrogates(json.dumps(document, indent=2, ensure_ascii=False)))
-        else:
-            sys.stdout.write(no_surrogates(format_info(local, location)))
-        return EXIT_OK
-    b = builder(args.name, data_dir=args.data_dir, image_max_side=args.image_max_side)
-    prepared = b.is_prepared
-    info = b.info
-    usage = 0
-    if prepared:  # a remote data dir: what its shards take, as dataset_info.json records
-        if isinstance(b.data_path, RemoteDir):
-            usage = sum(s.num_bytes for s in info.splits.values())
-        else:
-            usage = disk_usage(b.data_path)
-    location = Location(b.data_path, prepared, usage)
+    handle = resolve_dataset(args.name, data_dir=args.data_dir, image_max_side=args.image_max_side)
+    b = handle.builder
+    opened = handle.open()
+    if opened is None and b is None:
+        raise handle.not_prepared_error(args.name, args.data_dir)
+    info = opened.info if opened is not None else declared_info(b.spec)  # type: ignore[union-attr]
+    usage = 0 if opened is None else handle.store.usage(opened)
+    location = Location(handle.target, opened is not None, usage)
+    configs = b.spec.configs if b is not None else {}
+    default = b.spec.default_config if b is not None else None
     if args.json:
-        print(
-            no_surrogates(
-                json.dumps(info_json(info, location, b.spec), indent=2, ensure_ascii=False)
-            )
-        )
+        document = {
+            **info.to_json(),
+            "configs": list(configs),
+            "default_config": default,
+            "download_size": info.download_size,
+            "prepared": location.prepared,
+            "data_path": str(location.path),
+            "prepared_size": location.num_bytes if location.prepared else None,
+        }
+        print(no_surrogates(json.dumps(document, indent=2, ensure_ascii=False)))
     else:
-        configs = b.spec.configs
-        default = b.spec.default_config
-        sys.stdout.write(
-            no_surrogates(format_info(info, location, configs=configs, default_config=default))
-        )
+        text = format_info(info, location, configs=configs, default_config=default)
+        sys.stdout.write(no_surrogates(text))
     return EXIT_OK

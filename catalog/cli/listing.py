@@ -13,8 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from catalog._util.units import format_size
 from catalog.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, add_command, error
@@ -30,9 +29,6 @@ from catalog.spec.index import (
     summaries,
 )
 from catalog.storage.environment import DATA_DIR_ENV
-
-if TYPE_CHECKING:
-    from catalog.storage.remote import RemoteDir
 
 __all__ = ["register"]
 
@@ -94,59 +90,17 @@ def matches(summary: Summary, row: list[Any], tags: list[str], search: str | Non
     return search.lower() in " ".join([*parts, *summary["entry"]["tags"]]).lower()
 
 
-def _prepared(data_dir: Path | RemoteDir) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """(``name[/config]``, version, where, dataset_info.json) of every dataset prepared in
-    `data_dir`: behind a pointer (or, locally, an older catalog's plain directory)."""
-    # Imported here: a plain listing must not pay for NumPy (dataset_info) or the bucket layer.
-    from catalog.info.dataset_info import INFO_FILE
-    from catalog.storage import bucket_publish
-    from catalog.storage.generations import GENERATION
-    from catalog.storage.locking import INCOMPLETE
-    from catalog.storage.remote import RemoteDir
-
-    found = []
-    if isinstance(data_dir, RemoteDir):
-        for name, version, _ in bucket_publish.prepared(data_dir):
-            published = bucket_publish.published(data_dir / name, version)
-            if published is not None:
-                found.append((name, version, str(data_dir / name / version), published[1]))
-        return found
-    candidates = sorted({*data_dir.glob("*/*"), *data_dir.glob("*/*/*")})
-    for folder in candidates:  # <name>/<version> and <name>/<config>/<version>
-        relative = folder.relative_to(data_dir).parts
-        if GENERATION in folder.name or INCOMPLETE in folder.name or relative[0] == "downloads":
-            continue  # a generation is listed through its pointer; a work dir is no dataset
-        if any(part.startswith(".") for part in relative) or not (folder / INFO_FILE).is_file():
-            continue
-        try:
-            data = json.loads((folder / INFO_FILE).read_text("utf-8"))
-        except (OSError, ValueError):
-            continue
-        found.append(("/".join(relative[:-1]), relative[-1], str(folder), data))
-    return found
-
-
 def _run_prepared(args: argparse.Namespace) -> int:
-    from catalog.storage.paths import data_location
+    from catalog.api.manage import list_prepared  # a plain listing must not pay for NumPy
+    from catalog.storage.data_dir import data_dir_store
 
-    data_dir = data_location(args.data_dir)
-    try:
-        found = _prepared(data_dir)
-    except CatalogError as exc:
-        error(str(exc))
-        return EXIT_USAGE
-    entries = []
-    for name, version, where, data in found:
-        splits = {n: s.get("num_examples", 0) for n, s in (data.get("splits") or {}).items()}
-        size = sum(s.get("num_bytes", 0) for s in (data.get("splits") or {}).values())
-        entries.append(
-            {"name": name, "version": version, "path": where, "splits": splits, "num_bytes": size}
-        )
+    store = data_dir_store(args.data_dir)  # a file, an unknown scheme: one error
+    entries = [vars(d) for d in list_prepared(store.root)]
     if args.json:
         print(json.dumps(entries, indent=2))
         return EXIT_OK
     if not entries:
-        print(f"nothing is prepared in {data_dir}", file=sys.stderr)
+        print(f"nothing is prepared in {store.root}", file=sys.stderr)
     for e in entries:
         counts = ", ".join(f"{n} {c}" for n, c in e["splits"].items())
         print(f"{e['name']}  {e['version']}  {counts}  {format_size(e['num_bytes'])}  {e['path']}")

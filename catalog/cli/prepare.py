@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog._util.units import format_size, parse_size
-from catalog.api.builder import DatasetBuilder, builder
+from catalog.api.builder import DatasetBuilder
+from catalog.api.resolve import resolve_dataset
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -37,14 +38,11 @@ from catalog.cli.common import (
     positive_int,
 )
 from catalog.download.report import summary
-from catalog.errors import CatalogError, DatasetNotFoundError
+from catalog.errors import CatalogError
 from catalog.features.image import DOWNSCALE_QUALITY
-from catalog.interop.croissant import is_croissant
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import reusable
 from catalog.storage import paths
-from catalog.storage.bucket_io import probe
-from catalog.storage.remote import RemoteDir
 
 if TYPE_CHECKING:
     from catalog.download import DownloadConfig, ProgressMode
@@ -277,13 +275,8 @@ def _check_dirs(
         or config.register_checksums
         or reusable(b.spec, b.data_path, args.max_examples_per_split) is None
     ]
-    for b in todo:
-        if isinstance(b.data_path, RemoteDir):  # reachable, writable: one clear error if not
-            probe(b.data_path)
-        else:
-            paths.usable_dir(
-                b.data_path.parent, "the data dir", f"--data-dir or ${paths.DATA_DIR_ENV}"
-            )
+    for b in todo:  # reachable, writable: one clear error if not
+        b.store.check_writable(b.data_path)
     if todo:
         resolved = resolve_config(config, data_dir=todo[0].data_dir, download_dir=args.download_dir)
         assert resolved.download_dir is not None
@@ -294,40 +287,20 @@ def _check_dirs(
         )
 
 
-#: Suffixes that make an argument a path even when nothing is there (to say so).
-_DATA_SUFFIXES = frozenset({".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".tar", ".json"})
-
-
-def _is_files(text: str) -> bool:
-    """Whether `text` names local files rather than a dataset: a registered name or a builder
-    folder wins (a note says so when a path of the same name exists)."""
-    from catalog.spec.infer import is_path
-    from catalog.spec.registry import resolve
-
-    try:
-        resolve(text)
-    except DatasetNotFoundError:  # a path, or one that looks like one ("no such file" then)
-        suffix = Path(text).suffix.lower()
-        return is_path(text) or text.startswith((".", "/", "~")) or suffix in _DATA_SUFFIXES
-    if is_path(text) and not (Path(text) / "builder.yaml").is_file():
-        print(
-            f"catalog: {text!r} is the registered dataset; to prepare the local {text}, write "
-            f"it as ./{text}",
-            file=sys.stderr,
-        )
-    return False
-
-
 def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
-    """The builder of each NAME or PATH (None for a Croissant file, resolved later); the
-    --write-spec folder written."""
+    """The builder of each NAME or PATH (`catalog.api.resolve`; None for a Croissant file,
+    resolved later); the --write-spec folder written."""
     from catalog.api.files import files_builder
+    from catalog.spec.infer import is_path
     from catalog.spec.infer.write import write_spec
 
-    croissant = [is_croissant(name) for name in args.names]
-    is_files = [not c and _is_files(name) for name, c in zip(args.names, croissant, strict=True)]
+    side = args.image_max_side
+    handles = [
+        resolve_dataset(name, data_dir=args.data_dir, image_max_side=side, files=True)
+        for name in args.names
+    ]
     given = [f for f in ("name", "label", "fill", "write_spec") if getattr(args, f)]
-    if given and (len(args.names) != 1 or not is_files[0]):
+    if given and (len(handles) != 1 or handles[0].kind != "files"):
         flag = "--" + given[0].replace("_", "-")
         raise UsageError(f"{flag} is for one PATH of local files (catalog prepare PATH {flag} ...)")
     fill = {}
@@ -342,14 +315,23 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
             print(f"note: {text}", file=sys.stderr)
 
     builders: list[DatasetBuilder | None] = []
-    for name, files, described in zip(args.names, is_files, croissant, strict=True):
-        if described:
+    for name, handle in zip(args.names, handles, strict=True):
+        if handle.kind == "croissant":
             builders.append(None)
             continue
-        if not files:
-            builders.append(
-                builder(name, data_dir=args.data_dir, image_max_side=args.image_max_side)
-            )
+        if handle.kind != "files":
+            if handle.builder is None:
+                raise UsageError(
+                    f"{name} is a prepared dataset no builder or stored spec describes "
+                    f"({handle.target}): there is nothing to prepare it from"
+                )
+            if handle.kind == "registered" and is_path(name):
+                print(
+                    f"catalog: {name!r} is the registered dataset; to prepare the local {name}, "
+                    f"write it as ./{name}",
+                    file=sys.stderr,
+                )
+            builders.append(handle.builder)
             continue
         b = files_builder(
             name, args.name, data_dir=args.data_dir, label=args.label, fill=fill, note=note

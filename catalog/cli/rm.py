@@ -14,12 +14,13 @@ an error: the command says so and exits 0.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 from pathlib import Path
 
 from catalog._util.units import count, format_size
-from catalog.api.builder import DatasetBuilder, builder
+from catalog.api.builder import DatasetBuilder
+from catalog.api.manage import remove
+from catalog.api.resolve import DatasetHandle, resolve_dataset
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -30,12 +31,9 @@ from catalog.cli.common import (
     error,
 )
 from catalog.errors import CatalogError
-from catalog.storage import bucket_publish, paths
-from catalog.storage.bucket_lock import bucket_lock
+from catalog.storage import paths
+from catalog.storage.data_dir import Removal
 from catalog.storage.diskspace import disk_usage
-from catalog.storage.generations import collect, generations, remove_pointer
-from catalog.storage.locking import dataset_lock, work_dirs
-from catalog.storage.remote import RemoteDir
 
 __all__ = ["register"]
 
@@ -74,64 +72,26 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _remove_prepared(b: DatasetBuilder, dry_run: bool) -> str:
-    """Remove the prepared version under the prepare lock: its pointer, every generation no
-    reader holds (`catalog.storage.generations`) and the work dirs; a line saying what
-    happened."""
-    target, label = b.data_path, dataset_label(b)
-    if isinstance(target, RemoteDir):
-        return _remove_from_bucket(b, target, dry_run)
-    if not target.parent.is_dir():
-        return f"{label}: not prepared in {b.data_dir}; nothing to remove"
-    with dataset_lock(target):
-        leftovers = work_dirs(target)
-        prepared = os.path.lexists(target)
-        plain = [target] if target.is_dir() and not target.is_symlink() else []
-        kept = generations(target)
-        if not (prepared or kept or leftovers):
-            return f"{label}: not prepared in {b.data_dir}; nothing to remove"
-        sizes = {path: disk_usage(path) for path in [*plain, *kept, *leftovers]}
-        size = format_size(sum(sizes.values()))
-        what = str(target) if prepared or kept else ""
-        if leftovers:  # name them: a work dir is not the prepared copy
-            work = f"{count(len(leftovers), 'work dir')} of an interrupted prepare"
-            what = f"{what} and {work}" if what else f"{work} ({', '.join(map(str, leftovers))})"
-        if dry_run:
-            return f"{label}: would remove {what} ({size})"
-        remove_pointer(target)
-        held = collect(target)
-        for path in leftovers:
-            _remove(path)
-        freed = sum(sizes.values()) - sum(sizes.get(path, 0) for path in held)
-        line = f"{label}: removed {what} ({format_size(freed)})"
-        if held:  # an open data source still reads it: the next rm or prepare removes it
-            line += (
-                f"; {count(len(held), 'generation')} still read by a running process "
-                f"{'is' if len(held) == 1 else 'are'} left until it closes them "
-                f"({', '.join(map(str, held))}): run 'catalog rm' again then"
-            )
-        return line
-
-
-def _remove_from_bucket(b: DatasetBuilder, target: RemoteDir, dry_run: bool) -> str:
-    """`_remove_prepared` for a bucket, under the preparers' lock there
-    (`catalog.storage.bucket_publish`): the pointer first, then every generation and the
-    markers of interrupted prepares. Readers cannot hold a generation in a bucket: one still
-    reading the dataset finds its objects gone and says so."""
-    label = dataset_label(b)
-    dataset, version = RemoteDir(target.url.rsplit("/", 1)[0]), target.name
-    with bucket_lock(dataset, version):
-        generations = bucket_publish.generation_sizes(dataset, version)
-        leftovers = bucket_publish.markers(dataset, version)
-        prepared = bucket_publish.published(dataset, version) is not None
-        if not (prepared or generations or leftovers):
-            return f"{label}: not prepared in {b.data_dir}; nothing to remove"
-        size = format_size(sum(generations.values()))
-        what = str(target) if prepared else f"what interrupted prepares left in {dataset}"
-        if dry_run:
-            return f"{label}: would remove {what} ({size})"
-        bucket_publish.remove(dataset, version)
-        return f"{label}: removed {what} ({size})"
+def _removed_line(handle: DatasetHandle, removal: Removal, dry_run: bool) -> str:
+    """What `catalog.remove` did (or, `dry_run`, would do), as one line."""
+    label = handle.label
+    if not removal.found:
+        return f"{label}: not prepared in {handle.data_dir}; nothing to remove"
+    what = removal.what
+    if removal.leftovers:  # name them: a work dir is not the prepared copy
+        work = f"{count(len(removal.leftovers), 'work dir')} of an interrupted prepare"
+        what = f"{what} and {work}" if what else f"{work} ({', '.join(removal.leftovers)})"
+    if dry_run:
+        return f"{label}: would remove {what} ({format_size(removal.size)})"
+    line = f"{label}: removed {what} ({format_size(removal.freed)})"
+    if removal.held:  # an open data source still reads it: the next rm or prepare removes it
+        held = removal.held
+        line += (
+            f"; {count(len(held), 'generation')} still read by a running process "
+            f"{'is' if len(held) == 1 else 'are'} left until it closes them "
+            f"({', '.join(held)}): run 'catalog rm' again then"
+        )
+    return line
 
 
 def _remove_downloads(b: DatasetBuilder, download_dir: Path, dry_run: bool) -> str:
@@ -167,17 +127,24 @@ def _remove_downloads(b: DatasetBuilder, download_dir: Path, dry_run: bool) -> s
 
 
 def run(args: argparse.Namespace) -> int:
-    builders = [
-        builder(n, data_dir=args.data_dir, image_max_side=args.image_max_side) for n in args.names
+    handles = [
+        resolve_dataset(n, data_dir=args.data_dir, image_max_side=args.image_max_side)
+        for n in args.names
     ]
     failed = False
-    for b in builders:
+    for name, handle in zip(args.names, handles, strict=True):
+        label = name
         try:
-            print(_remove_prepared(b, args.dry_run))
-            if args.downloads:
-                download_dir = paths.download_dir(args.download_dir, b.data_dir)
-                print(_remove_downloads(b, download_dir, args.dry_run))
+            label = handle.label
+            removal = remove(
+                name, data_dir=args.data_dir, image_max_side=args.image_max_side,
+                dry_run=args.dry_run,
+            )  # fmt: skip
+            print(_removed_line(handle, removal, args.dry_run))
+            if args.downloads and handle.builder is not None:
+                download_dir = paths.download_dir(args.download_dir, handle.data_dir)
+                print(_remove_downloads(handle.builder, download_dir, args.dry_run))
         except (OSError, CatalogError) as exc:
-            error(f"{dataset_label(b)}: {exc}")
+            error(f"{label}: {exc}")
             failed = True
     return EXIT_FAILED if failed else EXIT_OK

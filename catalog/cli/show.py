@@ -8,8 +8,7 @@ import argparse
 import re
 from pathlib import Path
 
-from catalog.api.builder import builder
-from catalog.api.local import dataset_dir, local_info, open_local
+from catalog.api.resolve import resolve_dataset
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -25,7 +24,6 @@ from catalog.errors import NotPreparedError
 from catalog.present.show import MAX_EXAMPLES, MAX_SIDE, show_examples, show_kind
 from catalog.present.strings import no_surrogates
 from catalog.read.data_source import DataSource
-from catalog.storage import paths
 
 __all__ = ["register"]
 
@@ -105,20 +103,17 @@ def run(args: argparse.Namespace) -> int:
     if args.num_examples > MAX_EXAMPLES:
         error(f"-n {args.num_examples}: at most {MAX_EXAMPLES} examples fit in one picture")
         return EXIT_USAGE
-    # A dataset directory (TFDS's or catalog's) given by path, or prepared from files by name.
-    found = dataset_dir(args.name, paths.data_location(args.data_dir))
-    local = local_info(found) if found is not None else None
+    handle = resolve_dataset(args.name, data_dir=args.data_dir, image_max_side=args.image_max_side)
+    b = handle.builder
     split = args.split
-    b = None
-    if local is not None:
-        name, label, features, tags = local.name, local.full_name, local.features, local.tags
-        split = split or ("train" if "train" in local.splits else next(iter(local.splits)))
-    else:
-        b = builder(args.name, data_dir=args.data_dir, image_max_side=args.image_max_side)
+    if b is not None:
         name = f"{b.name}-{b.config}" if b.config else b.name
-        label, features, tags = dataset_name(b), b.spec.features, b.spec.tags
-        if split is None:
-            split = "train" if "train" in b.spec.splits else next(iter(b.spec.splits))
+        label, features, tags, splits = dataset_name(b), b.spec.features, b.spec.tags, b.spec.splits
+    else:
+        info = handle.info  # not prepared: NotPreparedError
+        name, label, features, tags = info.name, info.full_name, info.features, info.tags
+        splits = info.splits  # type: ignore[assignment]
+    split = split or ("train" if "train" in splits else next(iter(splits)))
     output = args.output or Path(f"{file_stem(name)}.png")
     as_text = show_kind(features, tags, args.image_key) in ("text", "table")
     image_format = IMAGE_FORMATS.get(output.suffix.lower())
@@ -126,18 +121,13 @@ def run(args: argparse.Namespace) -> int:
         known = ", ".join(IMAGE_FORMATS)
         error(f"-o {output}: cannot tell the image format from {output.suffix!r}; use {known}")
         return EXIT_USAGE
-    if b is None:
-        assert local is not None
-        assert found is not None
-        opened = open_local(found, local, split=split)
-        assert isinstance(opened, DataSource)
-        ds = opened
-    else:
-        try:
-            ds = b.as_data_source(split)
-        except NotPreparedError:
-            error(str(b.not_prepared_error(args.name, args.data_dir)))
-            return EXIT_USAGE
+    try:
+        opened = handle.as_data_source(split)
+    except NotPreparedError:
+        error(str(handle.not_prepared_error(args.name, args.data_dir)))
+        return EXIT_USAGE
+    assert isinstance(opened, DataSource)
+    ds = opened
     if as_text:
         return _print_text(args, ds)
     try:

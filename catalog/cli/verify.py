@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from typing import Any
 
 from catalog._util.units import format_size
-from catalog.api.builder import DatasetBuilder, builder
+from catalog.api.manage import Verification, verify
+from catalog.api.resolve import resolve_dataset
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -16,14 +16,8 @@ from catalog.cli.common import (
     add_command,
     add_dataset_args,
     add_image_max_side,
-    dataset_label,
     error,
 )
-from catalog.info.dataset_info import DatasetInfo
-from catalog.read.verify import verify
-from catalog.storage.diskspace import disk_usage
-from catalog.storage.locking import work_dirs
-from catalog.storage.remote import RemoteDir
 
 __all__ = ["register"]
 
@@ -50,37 +44,22 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser.set_defaults(run=run)
 
 
-def _verify_one(b: DatasetBuilder, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    label = dataset_label(b)
-    start = time.perf_counter()
-    problems = verify(b.data_path)
-    seconds = time.perf_counter() - start
-    try:
-        splits = list(
-            (
-                b.info if isinstance(b.data_path, RemoteDir) else DatasetInfo.read(b.data_path)
-            ).splits.values()
-        )
-    except Exception:  # unreadable: verify() said so already
-        splits = []
-    shards = sum(len(s.shards) for s in splits)
-    num_examples = sum(s.num_examples for s in splits)
-    num_bytes = sum(s.num_bytes for s in splits)
+def _verify_one(checked: Verification, args: argparse.Namespace, name: str) -> dict[str, Any]:
+    label = f"{checked.name}/{checked.config}" if checked.config else checked.name
+    label = f"{label} {checked.version}"
+    shards = checked.shards
     entry: dict[str, Any] = {
-        "name": b.name,
-        "config": b.config,
-        "version": b.version,
-        "path": str(b.data_path),
-        "ok": not problems,
+        "name": checked.name,
+        "config": checked.config,
+        "version": checked.version,
+        "path": checked.path,
+        "ok": checked.ok,
         "shards": shards,
-        "num_examples": num_examples,
-        "num_bytes": num_bytes,
-        "seconds": round(seconds, 3),
-        "problems": [vars(p) for p in problems],
-        "stale_work_dirs": [
-            {"path": str(p), "num_bytes": disk_usage(p)}
-            for p in ([] if isinstance(b.data_path, RemoteDir) else work_dirs(b.data_path))
-        ],
+        "num_examples": checked.num_examples,
+        "num_bytes": checked.num_bytes,
+        "seconds": round(checked.seconds, 3),
+        "problems": [vars(p) for p in checked.problems],
+        "stale_work_dirs": [{"path": w.path, "num_bytes": w.size} for w in checked.stale_work_dirs],
     }
     if args.json:
         return entry
@@ -89,33 +68,36 @@ def _verify_one(b: DatasetBuilder, args: argparse.Namespace, name: str) -> dict[
             f"{label}: work dir of a killed prepare: {stale['path']} "
             f"({format_size(stale['num_bytes'])}); the next prepare resumes or removes it"
         )
-    for problem in problems:
+    for problem in checked.problems:
         print(f"{label}: {problem}")
-    if problems:
+    if checked.problems:
         again = f"catalog prepare {name} --overwrite" + (
             f" --data-dir {args.data_dir}" if args.data_dir else ""
         )
-        count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        count = f"{len(checked.problems)} problem{'s' if len(checked.problems) != 1 else ''}"
         where = f"{shards} shard{'s' if shards != 1 else ''}"
         print(f"{label}: {count} in {where}; prepare it again: {again}")
     else:
         print(
             f"{label}: ok: {shards} shard{'s' if shards != 1 else ''}, "
-            f"{num_examples} examples, {format_size(num_bytes)} "
-            f"verified in {seconds:.1f} s -> {b.data_path}"
+            f"{checked.num_examples} examples, {format_size(checked.num_bytes)} "
+            f"verified in {checked.seconds:.1f} s -> {checked.path}"
         )
     return entry
 
 
 def run(args: argparse.Namespace) -> int:
-    builders = [
-        builder(n, data_dir=args.data_dir, image_max_side=args.image_max_side) for n in args.names
-    ]
-    for name, b in zip(args.names, builders, strict=True):
-        if not b.is_prepared:
-            error(str(b.not_prepared_error(name, args.data_dir)))
+    for name in args.names:  # every dataset must be known and prepared before any is hashed
+        handle = resolve_dataset(name, data_dir=args.data_dir, image_max_side=args.image_max_side)
+        if handle.open() is None:
+            error(str(handle.not_prepared_error(name, args.data_dir)))
             return EXIT_USAGE
-    entries = [_verify_one(b, args, name) for name, b in zip(args.names, builders, strict=True)]
+    entries = [
+        _verify_one(
+            verify(name, data_dir=args.data_dir, image_max_side=args.image_max_side), args, name
+        )
+        for name in args.names
+    ]
     ok = all(e["ok"] for e in entries)
     if args.json:
         print(json.dumps({"ok": ok, "datasets": entries}, indent=2))

@@ -143,6 +143,9 @@ class DatasetInfo:
     #: recorded by an older catalog).
     builder_path: str = ""
     fingerprint: str | None = None
+    #: What a dataset with no builder folder was prepared from (local files, a Croissant
+    #: file): its spec as JSON and where it came from (`catalog.spec.stored`); None otherwise.
+    source: dict[str, Any] | None = None
 
     @property
     def full_name(self) -> str:
@@ -190,6 +193,7 @@ class DatasetInfo:
             "record_format": self.record_format,
             "shard_options": self.shard_options,
             "builder": {"path": self.builder_path, "fingerprint": self.fingerprint},
+            **({"source": self.source} if self.source is not None else {}),
         }
 
     @classmethod
@@ -227,6 +231,7 @@ class DatasetInfo:
             shard_options=data.get("shard_options"),
             builder_path=(data.get("builder") or {}).get("path", ""),
             fingerprint=(data.get("builder") or {}).get("fingerprint"),
+            source=data.get("source") if isinstance(data.get("source"), dict) else None,
         )
 
     def write(self, folder: Path) -> None:

@@ -39,7 +39,7 @@ from catalog.prepare import beam
 from catalog.prepare.destination import Destination, destination
 from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
 from catalog.prepare.progress import PrepareProgress
-from catalog.prepare.reuse import declared_info
+from catalog.prepare.reuse import declared_info, reusable
 from catalog.prepare.runners import run_in_processes, run_serially
 from catalog.prepare.shard_plan import Plan, make_plan, plan_key
 from catalog.prepare.split_sources import check_class_names, split_sources
@@ -184,7 +184,7 @@ def prepare_dataset(
     scratch = None if downloads.download_dir is None else downloads.download_dir / SCRATCH
     dest = destination(target, scratch)
     if not overwrite and not downloads.register_checksums and not dest.leftovers():
-        reused = dest.reusable(spec, limit)
+        reused = reusable(spec, target, limit)
         if reused is not None:  # no lock needed to read a complete copy: read-only dirs work
             return Prepared(reused, "reused")  # (with work dirs to clean, the lock is taken)
     dest.check()
@@ -198,7 +198,7 @@ def prepare_dataset(
         if downloads.register_checksums:
             fetched = _download(spec, manager)
             spec = register_checksums(spec, fetched)
-        prepared = None if overwrite else dest.reusable(spec, limit)
+        prepared = None if overwrite else reusable(spec, target, limit)
         shard_bytes = options.shard_bytes or _resumable_size(spec, dest, limit)
         key = plan_key(spec, limit, shard_bytes, WRITER_OPTIONS)
         work = work_dir(dest.local, key)

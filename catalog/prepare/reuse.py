@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from catalog.errors import SpecError
-from catalog.info.dataset_info import INFO_FILE, DatasetInfo, SplitInfo
+from catalog.info.dataset_info import DatasetInfo, SplitInfo
 from catalog.spec.model import BuilderSpec, images_max_side
-from catalog.storage.bucket_publish import listing, published
-from catalog.storage.generations import pin
+from catalog.spec.stored import source_json
+from catalog.storage.data_dir import Opened, Store, store_for
 from catalog.storage.remote import RemoteDir
 from catalog.storage.shards import WRITER_OPTIONS
 
-__all__ = ["declared_info", "foreign_to", "reusable"]
+__all__ = ["declared_info", "foreign_to", "reusable", "serves"]
 
 
 def declared_info(spec: BuilderSpec) -> DatasetInfo:
@@ -37,6 +36,7 @@ def declared_info(spec: BuilderSpec) -> DatasetInfo:
         config_description=spec.config_description,
         builder_path=str(spec.path or ""),
         fingerprint=spec.fingerprint,
+        source=None if spec.origin is None else source_json(spec, *spec.origin),
     )
 
 
@@ -77,40 +77,22 @@ def reusable(
     ``max_examples_per_split=N`` (min(N, expected) per split) serves only the same limit, so
     preparing without one replaces it.
     """
-    if isinstance(target, RemoteDir):
-        return _reusable_in_bucket(spec, target, max_examples_per_split)
-    generation = pin(target)  # resolved once, held while it is checked
-    folder = generation.path
-    if not (folder / INFO_FILE).is_file():
+    store = store_for(target)
+    opened = store.open(target)  # resolved once, held while it is checked
+    if opened is None:
         return None
-    info = DatasetInfo.read(folder)
-    sizes = {}
-    for split in info.splits.values():
-        for shard in split.shards:
-            try:
-                sizes[shard.file] = (folder / shard.file).stat().st_size
-            except OSError:
-                return None
-    return _serves(info, spec, target, sizes, max_examples_per_split)
+    return serves(store, opened, spec, target, max_examples_per_split)
 
 
-def _reusable_in_bucket(
-    spec: BuilderSpec, target: RemoteDir, limit: int | None
+def serves(
+    store: Store,
+    opened: Opened,
+    spec: BuilderSpec,
+    target: Path | RemoteDir,
+    max_examples_per_split: int | None = None,
 ) -> DatasetInfo | None:
-    """`reusable` for a dataset in a bucket: the generation its pointer names, read once."""
-    found = published(RemoteDir(target.url.rsplit("/", 1)[0]), target.name)
-    if found is None:
-        return None
-    generation, data = found
-    try:
-        info = DatasetInfo.from_json(data)
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise SpecError(
-            f"{generation}/{INFO_FILE} is unreadable ({type(error).__name__}: {error}); "
-            "prepare the dataset again with --overwrite"
-        ) from None
-    sizes = {name: entry.size for name, entry in listing(generation).items()}
-    return _serves(info, spec, target, sizes, limit)
+    """`reusable` for a generation opened already (`Store.open`)."""
+    return _serves(opened.info, spec, target, store.shard_sizes(opened), max_examples_per_split)
 
 
 def _serves(

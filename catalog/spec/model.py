@@ -97,6 +97,9 @@ class BuilderSpec:
     config_description: str = ""
     configs: dict[str, str] = field(default_factory=dict)
     default_config: str | None = None
+    #: For a spec with no builder folder: what it was made from, (kind, path or URL), kind
+    #: ``files`` or ``croissant``; stored with the prepared data (`catalog.spec.stored`).
+    origin: tuple[str, str] | None = field(default=None, compare=False)
 
     @property
     def full_name(self) -> str:

@@ -15,7 +15,7 @@ from catalog.storage.environment import (
     MIRRORS_ENV,
     OFFLINE_ENV,
 )
-from catalog.storage.remote import RemoteDir, is_url, remote_dir
+from catalog.storage.remote import RemoteDir, is_url
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -24,8 +24,8 @@ __all__ = [
     "MIRRORS_ENV",
     "OFFLINE_ENV",
     "data_dir",
-    "data_location",
     "download_dir",
+    "local_dir",
     "manual_dir",
     "mirrors",
     "offline",
@@ -36,20 +36,10 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
 
 
-def data_location(explicit: str | os.PathLike[str] | None = None) -> Path | RemoteDir:
-    """The data dir, which may be a URL (`catalog.storage.remote`): `explicit`, else
-    $CATALOG_DATA_DIR, else the platform's user data dir."""
-    given = explicit if explicit is not None else os.environ.get(DATA_DIR_ENV) or None
-    if isinstance(given, RemoteDir):
-        return given
-    if is_url(given):
-        return remote_dir(str(given))
-    return data_dir(explicit)
-
-
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The local data dir: `explicit`, else $CATALOG_DATA_DIR, else the platform's user data
-    dir. A URL is refused here; callers that take one use `data_location`."""
+    dir. A URL is refused here: a data dir that may be a bucket is opened as a store
+    (`catalog.storage.data_dir.data_dir_store`); local caches beside it use `local_dir`."""
     if explicit is not None:
         if is_url(explicit) or isinstance(explicit, RemoteDir):
             raise StorageError(f"{explicit}: this needs a local data dir, not a URL")
@@ -62,6 +52,17 @@ def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     import platformdirs  # only needed when neither an argument nor the variable says
 
     return Path(platformdirs.user_data_dir("catalog", appauthor=False))
+
+
+def local_dir() -> Path:
+    """A local folder for what catalog keeps beside the data (indexes, caches): the data dir
+    when it is local, else (a data dir in a bucket) the platform's user cache dir."""
+    given = os.environ.get(DATA_DIR_ENV) or None
+    if is_url(given):
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("catalog", appauthor=False))
+    return data_dir()
 
 
 def download_dir(

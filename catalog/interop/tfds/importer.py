@@ -3,15 +3,17 @@
 The result is catalog's own layout (ArrayRecord shards of catalog records, dataset_info.json),
 with the features mapped from features.json, read with `catalog.data_source(path)` at catalog's
 random-access speed. PNG/JPEG images are carried over byte for byte (never re-encoded). It is
-written like a prepared dataset: into a temporary folder beside the target, moved into place
-whole, under the dataset's lock; the TFDS directory is only read.
+published like a prepared dataset, through the data dir's store (a local work dir renamed
+into a generation, or shards uploaded into a bucket's and a pointer written last), under the
+dataset's lock; the TFDS directory is only read.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from array_record.python.array_record_module import ArrayRecordWriter
@@ -19,13 +21,14 @@ from array_record.python.array_record_module import ArrayRecordWriter
 from catalog._util.hashing import sha256_file
 from catalog.errors import FeatureError, SourceFormatError, SpecError
 from catalog.features.codec import RECORD_FORMAT, RecordCodec
-from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo, SplitInfo
+from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.interop.tfds.codec import image_paths
 from catalog.interop.tfds.directory import read_tfds_info
 from catalog.read.data_source import DataSource
 from catalog.storage import paths
-from catalog.storage.generations import publish
-from catalog.storage.locking import INCOMPLETE, dataset_lock, work_dirs
+from catalog.storage.data_dir import data_dir_store
+from catalog.storage.locking import INCOMPLETE, make_dir, work_dirs
+from catalog.storage.remote import RemoteDir
 from catalog.storage.shards import WRITER_OPTIONS, shard_name
 
 __all__ = ["image_paths", "import_tfds"]
@@ -43,33 +46,40 @@ def _where(folder: Path, split: SplitInfo, index: int) -> str:
 def import_tfds(
     source: str | Path,
     *,
-    data_dir: str | Path | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
     name: str | None = None,
     overwrite: bool = False,
-) -> tuple[DatasetInfo, Path]:
-    """Import the TFDS directory `source` into ``<data dir>/<name>[/<config>]/<version>``.
+    download_dir: str | os.PathLike[str] | None = None,
+) -> tuple[DatasetInfo, Path | RemoteDir]:
+    """Import the TFDS directory `source` into ``<data dir>/<name>[/<config>]/<version>``, in
+    any data dir (local or a bucket: published through its store, `catalog.storage.data_dir`).
 
-    Returns the new dataset's info and folder. An existing dataset there is kept (SpecError
-    saying so) unless `overwrite`.
+    Returns the new dataset's info and where it is. An existing dataset there is kept
+    (SpecError saying so) unless `overwrite`.
     """
     folder = Path(source).expanduser()
     tfds_info = read_tfds_info(folder)
     name = name or tfds_info.name
-    target = paths.data_dir(data_dir) / name
-    if tfds_info.config:
-        target /= tfds_info.config
-    target /= tfds_info.version
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with dataset_lock(target):
-        if (target / INFO_FILE).is_file() and not overwrite:
+    store = data_dir_store(data_dir)
+    full_name = f"{name}/{tfds_info.config}" if tfds_info.config else name
+    target = store.target(full_name, tfds_info.version)
+    scratch = paths.download_dir(download_dir, store.root) / "scratch"
+    dest = store.publisher(target, scratch)
+    dest.check()
+    key = "import-" + hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
+    with dest.lock():
+        if not overwrite and store.open(target) is not None:
             raise SpecError(
                 f"{target} holds a dataset already; pass --overwrite to replace it, or --name "
                 "to import under another name"
             )
-        for stale in work_dirs(target):
+        for stale in work_dirs(dest.local):
             shutil.rmtree(stale, ignore_errors=True)
-        work = Path(tempfile.mkdtemp(prefix=f"{target.name}{INCOMPLETE}", dir=target.parent))
+        dest.local.parent.mkdir(parents=True, exist_ok=True)
+        work = make_dir(dest.local.parent, f"{dest.local.name}{INCOMPLETE}")
+        upload = None
         try:
+            upload = dest.begin(key, 0, True)
             skip = dict.fromkeys(image_paths(tfds_info.features), False)
             encode = RecordCodec(tfds_info.features).encode
             splits = {}
@@ -90,13 +100,18 @@ def import_tfds(
                 finally:
                     writer.close()
                 shard = ShardInfo(path.name, len(ds), path.stat().st_size, sha256_file(path))
+                dest.put(path, upload, shard)
                 splits[split] = SplitInfo(split, len(ds), (shard,))
             info = dataclasses.replace(
-                tfds_info, name=name, splits=splits, record_format=dict(RECORD_FORMAT)
+                tfds_info,
+                name=name,
+                splits=splits,
+                record_format=dict(RECORD_FORMAT),
+                shard_options=WRITER_OPTIONS,
             )
-            info.write(work)
-            publish(work, target)
+            dest.publish(work, key, upload, info)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
+            dest.discard(key, upload)
             raise
     return info, target

@@ -66,11 +66,12 @@ def record_offsets(
 ) -> np.ndarray[Any, Any]:
     """The record offsets of a TFRecord file, from the index dir or scanned and stored there.
 
-    `index_dir` defaults to ``<data dir>/tfrecord-index``. The index is written atomically;
+    `index_dir` defaults to ``<data dir>/tfrecord-index`` (for a data dir in a bucket, the
+    user cache dir's). The index is written atomically;
     when it cannot be written (a read-only data dir) the scan is used without storing it.
     """
     path = Path(path)
-    folder = Path(index_dir) if index_dir is not None else paths.data_dir() / INDEX_DIR
+    folder = Path(index_dir) if index_dir is not None else paths.local_dir() / INDEX_DIR
     stored = _index_file(path, folder)
     if stored.is_file():
         try:

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalog.api.builder import DatasetBuilder, builder
+from catalog.api.builder import DatasetBuilder
+from catalog.api.resolve import builder
 from catalog.errors import CatalogError
 from catalog.features import ClassLabel, Feature, Sequence
 from catalog.info.dataset_info import DatasetInfo
@@ -19,8 +20,6 @@ from catalog.prepare.reuse import declared_info
 from catalog.spec.load import load_spec
 from catalog.spec.model import SPEC_FILE
 from catalog.spec.registry import list_datasets, resolve
-from catalog.storage.diskspace import disk_usage
-from catalog.storage.remote import RemoteDir
 
 __all__ = ["Entry", "class_labels", "entries", "slug"]
 
@@ -77,18 +76,16 @@ class Entry:
 
 
 def _entry(b: DatasetBuilder, folder_request: str) -> Entry:
-    if not b.is_prepared:
-        return Entry(b, declared_info(b.spec), False, 0, True, "", folder_request)
     try:
-        info = b.info
+        opened = b.open()
     except CatalogError as exc:  # an unreadable dataset_info.json: show what the spec says
         return Entry(b, declared_info(b.spec), False, 0, True, str(exc), folder_request)
+    if opened is None:
+        return Entry(b, declared_info(b.spec), False, 0, True, "", folder_request)
+    info = opened.info
     counts = {name: s.num_examples for name, s in info.splits.items()}
     expected = {name: s.num_examples for name, s in b.spec.splits.items()}
-    if isinstance(b.data_path, RemoteDir):  # what the shards take, as recorded
-        usage = sum(s.num_bytes for s in info.splits.values())
-    else:
-        usage = disk_usage(b.data_path)
+    usage = b.store.usage(opened)
     return Entry(b, info, True, usage, counts == expected, "", folder_request)
 
 
@@ -123,7 +120,7 @@ def entries(
     for name in list(names) or list_datasets():
         first = builder(name, data_dir=data_dir)  # checks the name and the version
         spec = first.spec
-        if resolve(name).config is not None or not spec.configs:
+        if not spec.configs or spec.path is None or resolve(name).config is not None:
             configs = [spec.config]
         else:
             configs = list(spec.configs)

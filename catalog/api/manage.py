@@ -1,0 +1,117 @@
+"""What a data dir holds, and keeping it: `list_prepared`, `verify`, `remove`. The CLI's
+``catalog list --prepared``, ``catalog verify`` and ``catalog rm`` are thin layers over them;
+each works the same on every dataset the resolver finds (`catalog.api.resolve`) in any data
+dir, local or in a bucket (`catalog.storage.data_dir`).
+
+>>> for d in catalog.list_prepared("s3://team/datasets"):  # doctest: +SKIP
+...     print(d.name, d.version, d.splits)
+>>> catalog.verify("mnist").ok                              # doctest: +SKIP
+True
+>>> catalog.remove("mytable", data_dir="~/datasets").found  # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from catalog.api.builder import PathLike
+from catalog.api.resolve import resolve_dataset
+from catalog.read.verify import Problem
+from catalog.read.verify import verify as verify_shards
+from catalog.storage.data_dir import Leftover, Removal, data_dir_store
+from catalog.storage.remote import RemoteDir
+
+__all__ = ["PreparedDataset", "Removal", "Verification", "list_prepared", "remove", "verify"]
+
+
+@dataclass(frozen=True)
+class PreparedDataset:
+    """A dataset prepared in a data dir: ``name[/config]``, version folder (``1.0.0``,
+    ``1.0.0-max64``), where it is, its example count per split and its shards' bytes."""
+
+    name: str
+    version: str
+    path: str
+    splits: dict[str, int]
+    num_bytes: int
+
+
+def list_prepared(data_dir: PathLike | RemoteDir | None = None) -> list[PreparedDataset]:
+    """Every dataset prepared in the data dir (`data_dir`, else $CATALOG_DATA_DIR, else the
+    platform's user data dir; a local dir or a bucket URL), sorted by name."""
+    found = []
+    for entry in data_dir_store(data_dir).prepared():
+        splits = entry.data.get("splits") or {}
+        counts = {n: int(s.get("num_examples", 0)) for n, s in splits.items()}
+        size = sum(int(s.get("num_bytes", 0)) for s in splits.values())
+        found.append(PreparedDataset(entry.name, entry.version, entry.path, counts, size))
+    return sorted(found, key=lambda d: (d.name, d.version))
+
+
+@dataclass
+class Verification:
+    """What `verify` found: `problems` (empty: intact), what was checked, and the work dirs
+    interrupted prepares left beside it (no problem of the prepared copy)."""
+
+    name: str
+    config: str | None
+    version: str
+    path: str
+    problems: list[Problem]
+    shards: int = 0
+    num_examples: int = 0
+    num_bytes: int = 0
+    seconds: float = 0.0
+    stale_work_dirs: list[Leftover] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify(
+    name: PathLike,
+    *,
+    data_dir: PathLike | RemoteDir | None = None,
+    image_max_side: int | None = None,
+) -> Verification:
+    """Re-hash every shard of the prepared dataset `name` against its dataset_info.json and
+    count its records (`catalog.read.verify`). NotPreparedError when it is not prepared."""
+    handle = resolve_dataset(name, data_dir=data_dir, image_max_side=image_max_side)
+    opened = handle.open()
+    if opened is None:
+        raise handle.not_prepared_error(str(name), None if data_dir is None else str(data_dir))
+    info = opened.info
+    start = time.perf_counter()
+    problems = verify_shards(handle.target)
+    seconds = time.perf_counter() - start
+    splits = list(info.splits.values())
+    return Verification(
+        info.name,
+        info.config,
+        info.version,
+        str(handle.target),
+        problems,
+        sum(len(s.shards) for s in splits),
+        sum(s.num_examples for s in splits),
+        sum(s.num_bytes for s in splits),
+        seconds,
+        handle.store.leftovers(handle.target) if handle.kind != "directory" else [],
+    )
+
+
+def remove(
+    name: PathLike,
+    *,
+    data_dir: PathLike | RemoteDir | None = None,
+    image_max_side: int | None = None,
+    dry_run: bool = False,
+) -> Removal:
+    """Remove the prepared dataset `name` from the data dir, under the lock preparing holds
+    (a prepare running meanwhile is waited for): its pointer, every generation no reader
+    holds, and what interrupted prepares left. ``Removal.found`` is False when nothing was
+    there (not an error); with ``dry_run`` nothing is removed, the answer says what would be."""
+    handle = resolve_dataset(name, data_dir=data_dir, image_max_side=image_max_side)
+    return handle.store.remove(handle.target, dry_run)

@@ -1,0 +1,294 @@
+"""What a user's dataset argument names, and where that dataset lives: the one resolver every
+entry point calls (`catalog.data_source`, `catalog.builder`, and each CLI command).
+
+``resolve_dataset(text, data_dir=...)`` answers with a `DatasetHandle`: what the argument is
+(`Kind`) and where the dataset lives (its data dir's `Store` and its target there). Tried in
+this order, the first that fits wins:
+
+==================  ========================================================================
+kind                the argument is
+==================  ========================================================================
+``croissant``       a Croissant file, a path or an http(s) URL ending in .json/.jsonld
+                    (prepared by ``catalog prepare``; its spec is stored with the data)
+``url``             the URL of one prepared dataset, ``<data dir URL>/<name>/<version>``
+``directory``       the path of a dataset directory, catalog's or TensorFlow Datasets'
+``registered``      a registered ``name[/config][:version]``
+``builder_folder``  the path of a builder folder (holding builder.yaml)
+``stored``          a dataset in the data dir that no builder describes, by
+                    ``name[/config][:version]``: one prepared from local files or a Croissant
+                    file (its spec is stored in its dataset_info.json, `catalog.spec.stored`,
+                    so it is a builder like any other), or imported from a TFDS directory
+``files``           local files (a folder, CSV/TSV/JSON Lines/Parquet, WebDataset shards; only
+                    ``catalog prepare`` reads them: every other command finds the dataset by
+                    the name it was prepared as)
+==================  ========================================================================
+
+A registered name wins over a dataset of the same name in the data dir, and over a local path
+of the same name (write ``./mnist`` for the folder). The data dir is checked once, here: a
+file, or a URL of a scheme no store reads, is one StorageError (`catalog.storage.data_dir`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from catalog.api.builder import DatasetBuilder, PathLike, read_opened, registered_builder
+from catalog.errors import DatasetNotFoundError, NotPreparedError
+from catalog.info.dataset_info import DatasetInfo
+from catalog.info.splits import SplitsArg
+from catalog.interop.croissant import is_croissant
+from catalog.read.data_source import DataSource, Decoder
+from catalog.read.remote_shard import RemoteRead
+from catalog.spec.registry import resolve as resolve_registered
+from catalog.spec.registry import version_matches
+from catalog.spec.stored import stored_origin, stored_spec
+from catalog.storage.data_dir import Opened, Store, data_dir_store, store_for
+from catalog.storage.remote import RemoteDir, is_url, remote_dir
+
+__all__ = ["DatasetHandle", "Kind", "builder", "resolve_dataset"]
+
+Kind = Literal["croissant", "url", "directory", "registered", "builder_folder", "stored", "files"]
+
+#: Suffixes that make an argument a path even when nothing is there (to say so).
+DATA_SUFFIXES = frozenset({".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".tar", ".json"})
+_VERSION_DIR = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-max(\d+))?$")
+
+
+@dataclass
+class DatasetHandle:
+    """A dataset as the user named it (`text`): what it is (`kind`), its data dir (`store`),
+    where it lives there (`target`: ``<data dir>/<name>[/<config>]/<version>``, or the
+    directory or URL given), and its builder when a spec describes it (registered, builder
+    folder, and datasets prepared from files or Croissant files, by the spec stored with
+    them); `builder` is None for a dataset directory, a dataset URL and a TFDS import."""
+
+    kind: Kind
+    text: str
+    store: Store
+    target: Path | RemoteDir
+    builder: DatasetBuilder | None = None
+    _opened: Opened | None = None
+
+    @property
+    def data_dir(self) -> Path | RemoteDir:
+        return self.store.root
+
+    def open(self) -> Opened | None:
+        """The generation it names, pinned, with its info; None when not prepared."""
+        if self.builder is not None:
+            return self.builder.open()
+        if self._opened is not None:
+            return self._opened
+        return self.store.open(self.target)
+
+    @property
+    def origin(self) -> tuple[str, str] | None:
+        """(kind, path or URL) of the files or Croissant file it was prepared from."""
+        opened = self.open()
+        return None if opened is None else stored_origin(opened.info.source)
+
+    @property
+    def info(self) -> DatasetInfo:
+        """The prepared dataset's info, else (not prepared) what its spec declares."""
+        if self.builder is not None:
+            return self.builder.info
+        opened = self.open()
+        if opened is None:
+            raise self.not_prepared_error()
+        return opened.info
+
+    @property
+    def label(self) -> str:
+        """``name[/config] version``: how output lines name it."""
+        info = self.builder.spec if self.builder is not None else self.info
+        return f"{info.full_name} {info.version}"
+
+    @property
+    def full_name(self) -> str:
+        return self.builder.full_name if self.builder is not None else self.info.full_name
+
+    def not_prepared_error(
+        self, asked: str | None = None, data_dir: str | None = None
+    ) -> NotPreparedError:
+        if self.builder is not None:
+            return self.builder.not_prepared_error(asked, data_dir)
+        return NotPreparedError(f"no prepared dataset at {self.target}")
+
+    def as_data_source(
+        self,
+        split: SplitsArg | None = None,
+        *,
+        decoders: Mapping[str, Decoder] | None = None,
+        as_supervised: bool = False,
+        remote_read: RemoteRead = "cache",
+        cache_dir: PathLike | None = None,
+        cache_size: int | str | None = None,
+    ) -> DataSource | list[DataSource] | dict[str, DataSource]:
+        """Its data sources (as `DatasetBuilder.as_data_source`)."""
+        if self.builder is not None:
+            return self.builder.as_data_source(
+                split, decoders=decoders, as_supervised=as_supervised, remote_read=remote_read,
+                cache_dir=cache_dir, cache_size=cache_size,
+            )  # fmt: skip
+        opened = self.open()
+        if opened is None:
+            raise self.not_prepared_error()
+        return read_opened(
+            self.store, opened, split, decoders, as_supervised, remote_read, cache_dir, cache_size
+        )
+
+
+def resolve_dataset(
+    text: PathLike,
+    *,
+    data_dir: PathLike | RemoteDir | None = None,
+    image_max_side: int | None = None,
+    files: bool = False,
+) -> DatasetHandle:
+    """What `text` names (see the module docstring). With ``files=True`` (``catalog
+    prepare``), local files and Croissant files are answered as such (kinds ``files`` and
+    ``croissant``, with no builder yet: their spec is made by reading them); otherwise a path
+    of local files is DatasetNotFoundError saying to prepare it first."""
+    text = os.fspath(text)
+    if is_croissant(text):
+        if not files:
+            raise DatasetNotFoundError(
+                f"{text} is a Croissant file: prepare it first ('catalog prepare {text}'), then "
+                "use the dataset by the name it was prepared as"
+            )
+        return DatasetHandle("croissant", text, data_dir_store(data_dir), Path(text))
+    if is_url(text):
+        target = remote_dir(text)
+        return DatasetHandle("url", text, store_for(target), target)
+    directory = _directory(text)
+    if directory is not None:
+        return directory
+    try:
+        request = resolve_registered(text)
+    except DatasetNotFoundError as error:
+        store = data_dir_store(data_dir)
+        stored = _stored(text, store, image_max_side)
+        if stored is not None:
+            return stored
+        if _looks_like_files(text):
+            if files:
+                return DatasetHandle("files", text, store, Path(text).expanduser())
+            raise DatasetNotFoundError(
+                f"{text} are local files: prepare them first ('catalog prepare {text} --name "
+                "NAME'), then use the dataset by its NAME"
+            ) from None
+        raise error from None
+    b = registered_builder(text, data_dir=data_dir, image_max_side=image_max_side)
+    kind: Kind = "registered" if _is_name(text, request.folder) else "builder_folder"
+    return DatasetHandle(kind, text, b.store, b.data_path, b)
+
+
+def builder(
+    name_or_path: PathLike,
+    *,
+    data_dir: PathLike | None = None,
+    image_max_side: int | None = None,
+) -> DatasetBuilder:
+    """The builder of ``name[/config][:version]``, of a builder folder path, or of a dataset
+    prepared in the data dir from local files or a Croissant file (by the name it was
+    prepared as: its spec is stored with it).
+
+    ``image_max_side=N``: the copy with images at most N pixels on their longer side
+    (`DatasetBuilder.with_image_max_side`; None: as the builder declares, full size unless
+    its builder.yaml gives its image features a ``max_side``).
+
+    ``builder("cmaterdb")`` is the default config, ``builder("cmaterdb/telugu")`` another;
+    ``builder("mnist:3.0.1")`` or ``builder("mnist:3.*")`` also checks the version (a builder
+    has one version: asking for another raises DatasetNotFoundError naming it).
+    """
+    handle = resolve_dataset(name_or_path, data_dir=data_dir, image_max_side=image_max_side)
+    if handle.builder is None:
+        raise DatasetNotFoundError(
+            f"{handle.text} is a prepared dataset no builder describes ({handle.kind}: "
+            f"{handle.target}); read it with catalog.data_source({handle.text!r}"
+            + (f", data_dir={str(data_dir)!r})" if data_dir is not None else ")")
+        )
+    return handle.builder
+
+
+def _is_name(text: str, folder: Path) -> bool:
+    """Whether `text` named a registered dataset (not the path of its builder folder)."""
+    return not (Path(text).expanduser() / "builder.yaml").is_file()
+
+
+def _directory(text: str) -> DatasetHandle | None:
+    """A dataset directory given by path (catalog's generation or pointer, or TFDS's)."""
+    from catalog.api.local import local_dataset
+
+    path = Path(text).expanduser()
+    if not path.is_dir():
+        return None
+    found = local_dataset(path)
+    if found is None:
+        return None
+    generation, info = found
+    opened = Opened(generation.path, info, generation)
+    return DatasetHandle("directory", text, store_for(path), path, None, opened)
+
+
+def _looks_like_files(text: str) -> bool:
+    from catalog.spec.infer import is_path
+
+    suffix = Path(text).suffix.lower()
+    return is_path(text) or text.startswith((".", "/", "~")) or suffix in DATA_SUFFIXES
+
+
+def _stored(text: str, store: Store, image_max_side: int | None) -> DatasetHandle | None:
+    """A dataset no builder describes, prepared in `store` as ``name[/config][:version]``."""
+    base, _, version = text.partition(":")
+    name, _, config = base.partition("/")
+    if not _safe(name) or (config and not _safe(config)) or "/" in config:
+        return None
+    listed = store.found(name)
+    wanted = _versions(listed, config, version, image_max_side)
+    resize = image_max_side is not None and not wanted
+    if resize:  # prepared at full size only: the copy of another size comes from its spec
+        wanted = _versions(listed, config, version, None)
+    if not wanted:
+        return None
+    target = store.target(name, max(wanted)[1])
+    opened = store.open(target)
+    if opened is None:
+        return None
+    b = None
+    if stored_origin(opened.info.source) is not None:
+        assert opened.info.source is not None
+        b = DatasetBuilder(stored_spec(opened.info.source, str(target)), data_dir=store.root)
+        if resize:
+            b = b.with_image_max_side(image_max_side)
+    elif resize:
+        return None
+    return DatasetHandle("stored", text, store, target if b is None else b.data_path, b,
+                         None if b else opened)  # fmt: skip
+
+
+def _versions(
+    listed: list[str], config: str, version: str, image_max_side: int | None
+) -> list[tuple[tuple[int, ...], str]]:
+    """(version numbers, folder) of the listed ``[<config>/]<version>`` folders asked for."""
+    wanted = []
+    for found in listed:
+        cfg, _, folder = found.rpartition("/")
+        match = _VERSION_DIR.match(folder)
+        if match is None or (cfg or "") != (config or ""):
+            continue
+        number = ".".join(match.group(i) for i in (1, 2, 3))
+        side = int(match.group(4)) if match.group(4) else None
+        if side != image_max_side or (version and not version_matches(version, number)):
+            continue
+        wanted.append((tuple(int(match.group(i)) for i in (1, 2, 3)), found))
+    return wanted
+
+
+def _safe(part: str) -> bool:
+    return bool(part) and not part.startswith(".") and "\\" not in part and part == part.strip()

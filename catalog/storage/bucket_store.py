@@ -1,0 +1,226 @@
+"""A data dir in object storage (``s3://``, ``gs://``) or on a web server (``https://``,
+read-only): the `catalog.storage.data_dir.Store` protocol over a pointer object per dataset
+version (`catalog.storage.remote`), the bucket publish protocol (`bucket_publish`), the
+preparers' lock (`bucket_lock`) and checked, retried reads (`remote_reads`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from catalog.errors import NotPreparedError, SpecError, StorageError
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
+from catalog.storage import bucket_publish
+from catalog.storage.bucket_io import probe
+from catalog.storage.bucket_lock import Held, bucket_lock
+from catalog.storage.data_dir import Leftover, Opened, Prepared, Removal, parts_of
+from catalog.storage.remote import RemoteDir, pointer_name, remote_dir
+from catalog.storage.remote_reads import cat, resolve_generation
+
+__all__ = ["BucketPublisher", "BucketStore", "read_remote_info", "remote_dataset"]
+
+
+def _remote(location: Path | RemoteDir) -> RemoteDir:
+    assert isinstance(location, RemoteDir), location
+    return location
+
+
+def _split(target: RemoteDir) -> tuple[RemoteDir, str]:
+    """(``<data dir>/<name>[/<config>]``, version) of a target."""
+    return RemoteDir(target.url.rsplit("/", 1)[0]), target.name
+
+
+class BucketStore:
+    """A data dir named by URL (see `catalog.storage.data_dir`)."""
+
+    def __init__(self, root: str | os.PathLike[str] | RemoteDir, *, check: bool = True) -> None:
+        self.root: RemoteDir = root if isinstance(root, RemoteDir) else remote_dir(os.fspath(root))
+        self.read_only = self.root.read_only
+
+    def __repr__(self) -> str:
+        return f"BucketStore({self.root.url!r})"
+
+    def target(self, name: str, version_dir: str) -> RemoteDir:
+        return self.root.joinpath(*parts_of(name), version_dir)
+
+    # -- reading ---------------------------------------------------------------------------
+    def open(self, target: Path | RemoteDir) -> Opened | None:
+        found = remote_dataset(_remote(target))
+        return None if found is None else Opened(found[0], found[1])
+
+    def shard_sizes(self, opened: Opened) -> dict[str, int]:
+        listed = bucket_publish.listing(_remote(opened.folder))
+        return {name: entry.size for name, entry in listed.items()}
+
+    def usage(self, opened: Opened) -> int:
+        return sum(s.num_bytes for s in opened.info.splits.values())  # as recorded
+
+    def source_options(
+        self, remote_read: str, cache_dir: Any, cache_size: Any
+    ) -> Mapping[str, Any]:
+        from catalog.storage.shard_cache import ShardCache
+
+        cache = ShardCache(cache_dir, cache_size) if remote_read == "cache" else None
+        return {"remote_read": remote_read, "cache": cache}
+
+    def found(self, name: str) -> list[str]:
+        """``<version>`` and ``<config>/<version>`` published under `name` (their pointers)."""
+        folder = self.root.joinpath(*parts_of(name))
+        suffix = pointer_name("")
+        out = []
+        for path in bucket_publish.listing(folder) if not self.read_only else ():
+            parent, _, file = path.rpartition("/")
+            if file.endswith(suffix) and parent.count("/") == 0 and "." not in parent[:1]:
+                out.append(f"{parent}/{file[: -len(suffix)]}".lstrip("/"))
+        return sorted(out)
+
+    def prepared(self) -> list[Prepared]:
+        found = []
+        for name, version, _ in bucket_publish.prepared(self.root):
+            published = bucket_publish.published(self.root / name, version)
+            if published is not None:
+                found.append(Prepared(name, version, str(self.root / name / version), published[1]))
+        return found
+
+    def leftovers(self, target: Path | RemoteDir) -> list[Leftover]:
+        if self.read_only:
+            return []
+        dataset, version = _split(_remote(target))
+        return [Leftover(str(dataset / n)) for n in bucket_publish.markers(dataset, version)]
+
+    # -- writing ---------------------------------------------------------------------------
+    def _writable(self) -> None:
+        if self.read_only:
+            raise StorageError(
+                f"{self.root} is read-only ({self.root.protocol}://): prepare, import and rm "
+                "write into a local data dir, s3:// or gs://"
+            )
+
+    def lock(self, target: Path | RemoteDir) -> contextlib.AbstractContextManager[Held]:
+        self._writable()
+        return bucket_lock(*_split(_remote(target)))
+
+    def publisher(self, target: Path | RemoteDir, scratch: Path | None) -> BucketPublisher:
+        self._writable()
+        assert scratch is not None, "a bucket destination needs local scratch space"
+        return BucketPublisher(_remote(target), scratch)
+
+    def check_writable(self, target: Path | RemoteDir) -> None:
+        self._writable()
+        probe(_split(_remote(target))[0])
+
+    def remove(self, target: Path | RemoteDir, dry_run: bool = False) -> Removal:
+        """The pointer first, then every generation and the markers of interrupted prepares,
+        under the preparers' lock. Readers cannot hold a generation in a bucket: one still
+        reading the dataset finds its objects gone and says so."""
+        self._writable()
+        target = _remote(target)
+        dataset, version = _split(target)
+        with bucket_lock(dataset, version):
+            sizes = bucket_publish.generation_sizes(dataset, version)
+            markers = bucket_publish.markers(dataset, version)
+            prepared = bucket_publish.published(dataset, version) is not None
+            if not (prepared or sizes or markers):
+                return Removal(False)
+            size = sum(sizes.values())
+            leftovers = [str(dataset / m) for m in markers]
+            removal = Removal(True, str(target) if prepared else "", leftovers, size, size)
+            if not dry_run:
+                bucket_publish.remove(dataset, version)
+            return removal
+
+
+class BucketPublisher:
+    """A dataset version in a bucket (`catalog.storage.bucket_publish`): the work dir is local
+    scratch space (``<scratch>/<scheme>/<bucket>/<prefix>/<name>[/<config>]/``); each unit
+    uploads its shard into the generation `begin` names as soon as it is written."""
+
+    def __init__(self, target: RemoteDir, scratch: Path) -> None:
+        self.target = target
+        self.dataset, self.version = _split(target)
+        self.local = scratch / target.protocol / target.path
+        self.held: Held | None = None
+
+    def leftovers(self) -> bool:
+        return bool(bucket_publish.markers(self.dataset, self.version))
+
+    def check(self) -> None:
+        probe(self.dataset)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[bool]:
+        with bucket_lock(self.dataset, self.version) as held:
+            self.held = held
+            bucket_publish.collect(self.dataset, self.version)
+            yield held.waited
+
+    def resumable_plans(self) -> list[tuple[str, int]]:
+        """(plan key, shard size) of the prepares under way in the bucket."""
+        notes = bucket_publish.markers(self.dataset, self.version).values()
+        return [
+            (str(n.get("plan")), n["shard_bytes"])
+            for n in notes
+            if isinstance(n.get("shard_bytes"), int)
+        ]
+
+    def begin(self, key: str, shard_bytes: int, fresh: bool) -> RemoteDir | None:
+        return bucket_publish.begin(self.dataset, self.version, key, shard_bytes, fresh=fresh)
+
+    def stored(self, upload: RemoteDir | None) -> dict[str, ShardInfo]:
+        """The shards already uploaded whole into the generation (by an earlier run)."""
+        assert upload is not None
+        return bucket_publish.stored_shards(upload)
+
+    def publish(self, work: Path, key: str, upload: RemoteDir | None, info: DatasetInfo) -> None:
+        assert upload is not None
+        assert self.held is not None
+        self.held.check()  # another preparer took the lock over: publish nothing
+        bucket_publish.publish(self.dataset, self.version, key, upload, info)
+        shutil.rmtree(work, ignore_errors=True)
+
+    def discard(self, key: str, upload: RemoteDir | None) -> None:
+        if upload is not None:
+            bucket_publish.discard(self.dataset, self.version, key, upload)
+
+    def put(self, local: Path, upload: RemoteDir | None, shard: ShardInfo) -> None:
+        """Upload the finished shard `local` into the generation, then drop the local copy."""
+        assert upload is not None
+        bucket_publish.put_shard(str(local), upload, shard)
+        local.unlink(missing_ok=True)
+
+
+def read_remote_info(generation: RemoteDir) -> DatasetInfo:
+    """The dataset_info.json of the remote `generation` (one request)."""
+    where = generation / INFO_FILE
+    data = cat(where)
+    try:
+        return DatasetInfo.from_json(json.loads(data))
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise SpecError(
+            f"{where} is unreadable ({type(error).__name__}: {error}); prepare the dataset "
+            "again with --overwrite"
+        ) from None
+
+
+def remote_dataset(target: RemoteDir) -> tuple[RemoteDir, DatasetInfo] | None:
+    """The generation that `target` (``<data dir>/<name>[/<config>]/<version>``) names and its
+    info, or None when nothing is prepared there. A `target` that is itself a generation
+    (it holds a dataset_info.json) is read as it is."""
+    parent_url, _, version = target.url.rpartition("/")
+    if "://" not in parent_url or parent_url.endswith("://") or not version:
+        return None
+    generation = resolve_generation(RemoteDir(parent_url), version)
+    try:
+        return generation, read_remote_info(generation)
+    except NotPreparedError:
+        if generation.name == version:  # no pointer, and no dataset in <version>/ either
+            return None
+        raise NotPreparedError(  # the pointer names a generation that is gone
+            f"{target} names generation {generation.name}, which is not there (removed, or "
+            "the upload was interrupted): prepare the dataset again"
+        ) from None

@@ -1,0 +1,208 @@
+"""The data-dir seam: one protocol for every place prepared datasets live, one table choosing
+its implementation by URL scheme (as fsspec's registry maps protocols to classes).
+
+A `Store` is a data dir. Its verbs are all that the rest of catalog asks of one:
+
+==============================  ==========================================================
+``prepared()``                  every dataset published there (`Prepared`)
+``found(name)``                 the ``[<config>/]<version>`` folders prepared under a name
+``target(name, version_dir)``   where ``<name>[/<config>]/<version_dir>`` lives (or will)
+``open(target)``                the generation a target names, pinned, with its info
+                                (`Opened`; None when nothing is prepared there)
+``shard_sizes(opened)``         the sizes of the files in the generation
+``usage(opened)``               the bytes it takes
+``source_options(...)``         how data sources read its shards (a local cache for a bucket)
+``leftovers(target)``           what interrupted prepares left there
+``lock(target)``                the preparers' lock
+``publisher(target, scratch)``  begin / publish / discard a generation (`Publisher`)
+``check_writable(target)``      StorageError unless a prepare can write there
+``remove(target, dry_run)``     remove the dataset (`Removal`)
+==============================  ==========================================================
+
+`SCHEMES` maps a URL scheme to the module and class implementing it (a local path has the
+scheme ``""``); a new backend (another object store, a non-fsspec client) is one module with
+one class, and one line here. `data_dir_store` resolves the data dir (argument > environment
+> platformdirs, `catalog.storage.paths`) and makes its store; a data dir that is a file, or a
+URL of a scheme no backend reads, is one StorageError there, for every command.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from catalog.errors import StorageError
+from catalog.info.dataset_info import DatasetInfo, ShardInfo
+from catalog.storage.environment import DATA_DIR_ENV
+from catalog.storage.remote import RemoteDir
+
+if TYPE_CHECKING:
+    from catalog.storage.generations import Pin
+
+__all__ = [
+    "SCHEMES",
+    "Leftover",
+    "Opened",
+    "Prepared",
+    "Publisher",
+    "Removal",
+    "Store",
+    "data_dir_store",
+    "store_for",
+]
+
+Location = Path | RemoteDir
+
+#: URL scheme -> "module:Class" of its `Store` ("" is a local path). https is the bucket
+#: store refusing writes.
+SCHEMES: dict[str, str] = {
+    "": "catalog.storage.local_store:LocalStore",
+    "file": "catalog.storage.local_store:LocalStore",
+    "s3": "catalog.storage.bucket_store:BucketStore",
+    "gs": "catalog.storage.bucket_store:BucketStore",
+    "gcs": "catalog.storage.bucket_store:BucketStore",
+    "http": "catalog.storage.bucket_store:BucketStore",
+    "https": "catalog.storage.bucket_store:BucketStore",
+}
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A dataset published in a data dir: ``name[/config]``, version folder, where it is,
+    and its dataset_info.json as JSON."""
+
+    name: str
+    version: str
+    path: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Opened:
+    """The generation a target names, resolved once: `folder` is read (a local directory held
+    by `pin` while this lives, or a bucket's immutable generation), `info` is its own."""
+
+    folder: Location
+    info: DatasetInfo
+    pin: Pin | None = None
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """What an interrupted prepare left: where, how many finished shards, their bytes."""
+
+    path: str
+    shards: int = 0
+    size: int = 0
+
+
+@dataclass
+class Removal:
+    """What `Store.remove` found and did: `found` False when nothing was there; `what` names
+    the prepared copy removed (or empty), `leftovers` the work of interrupted prepares, `size`
+    their bytes, `held` the generations a running reader keeps (removed later)."""
+
+    found: bool
+    what: str = ""
+    leftovers: list[str] = field(default_factory=list)
+    size: int = 0
+    freed: int = 0
+    held: list[str] = field(default_factory=list)
+
+
+class Publisher(Protocol):
+    """Where one prepare publishes (`catalog.prepare.driver` runs the same steps for every
+    data dir): units write into the local work dir `local` (or upload into the generation
+    `begin` names), `publish` makes it the dataset's generation."""
+
+    target: Location
+    local: Path
+
+    def leftovers(self) -> bool: ...
+    def check(self) -> None: ...
+    def lock(self) -> AbstractContextManager[bool]: ...
+    def resumable_plans(self) -> list[tuple[str, int]]: ...
+    def begin(self, key: str, shard_bytes: int, fresh: bool) -> RemoteDir | None: ...
+    def stored(self, upload: RemoteDir | None) -> dict[str, ShardInfo]: ...
+    def publish(
+        self, work: Path, key: str, upload: RemoteDir | None, info: DatasetInfo
+    ) -> None: ...
+    def discard(self, key: str, upload: RemoteDir | None) -> None: ...
+    def put(self, local: Path, upload: RemoteDir | None, shard: ShardInfo) -> None: ...
+
+
+class Store(Protocol):
+    """A data dir (see the module docstring)."""
+
+    root: Location
+    read_only: bool
+
+    def target(self, name: str, version_dir: str) -> Location: ...
+    def prepared(self) -> list[Prepared]: ...
+    def found(self, name: str) -> list[str]: ...
+    def open(self, target: Location) -> Opened | None: ...
+    def shard_sizes(self, opened: Opened) -> dict[str, int]: ...
+    def usage(self, opened: Opened) -> int: ...
+    def source_options(
+        self, remote_read: str, cache_dir: Any, cache_size: Any
+    ) -> Mapping[str, Any]: ...
+    def leftovers(self, target: Location) -> list[Leftover]: ...
+    def lock(self, target: Location) -> AbstractContextManager[Any]: ...
+    def publisher(self, target: Location, scratch: Path | None) -> Publisher: ...
+    def check_writable(self, target: Location) -> None: ...
+    def remove(self, target: Location, dry_run: bool = False) -> Removal: ...
+
+
+def scheme_of(location: str | os.PathLike[str] | RemoteDir) -> str:
+    """``s3`` for ``s3://b/p``, ``""`` for a local path."""
+    text = os.fspath(location)
+    head, sep, _ = text.partition("://")
+    if not sep or not head or not head.replace("+", "").replace("-", "").replace(".", "").isalnum():
+        return ""
+    return head.lower()
+
+
+def _store_class(scheme: str, where: str) -> type:
+    entry = SCHEMES.get(scheme)
+    if entry is None:
+        known = ", ".join(sorted(f"{s}://" for s in SCHEMES if s))
+        raise StorageError(
+            f"{where}: catalog has no data dirs of scheme {scheme}:// (it reads local paths and "
+            f"{known}); use one of those (--data-dir or ${DATA_DIR_ENV})"
+        )
+    module, _, name = entry.partition(":")
+    found: type = getattr(importlib.import_module(module), name)
+    return found
+
+
+def data_dir_store(explicit: str | os.PathLike[str] | RemoteDir | None = None) -> Store:
+    """The store of the data dir: `explicit`, else $CATALOG_DATA_DIR, else the platform's user
+    data dir; StorageError for a data dir that is a file or of an unknown scheme."""
+    given: Any = explicit if explicit is not None else os.environ.get(DATA_DIR_ENV) or None
+    if isinstance(given, RemoteDir):
+        given = given.url
+    if given is None:
+        from catalog.storage.paths import data_dir
+
+        given = data_dir()
+    scheme = scheme_of(given)
+    store: Store = _store_class(scheme, os.fspath(given))(given)
+    return store
+
+
+def store_for(location: Location) -> Store:
+    """The store holding `location` (``<data dir>/<name>[/<config>]/<version>``)."""
+    text = location.url if isinstance(location, RemoteDir) else os.fspath(location)
+    parent = text.rsplit("/", 1)[0] if scheme_of(text) else os.fspath(Path(text).parent)
+    store: Store = _store_class(scheme_of(text), text)(parent, check=False)
+    return store
+
+
+def parts_of(relative: str) -> Iterator[str]:
+    """The non-empty parts of a ``/``-separated relative path."""
+    return (p for p in relative.split("/") if p)

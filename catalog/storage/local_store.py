@@ -1,0 +1,226 @@
+"""A data dir on a local (or network) file system: the `catalog.storage.data_dir.Store`
+protocol over generations behind a symlink (`catalog.storage.generations`), the dataset
+lock and work dirs (`catalog.storage.locking`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from catalog.errors import StorageError
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
+from catalog.storage.data_dir import Leftover, Opened, Prepared, Removal, parts_of
+from catalog.storage.diskspace import disk_usage
+from catalog.storage.environment import DATA_DIR_ENV
+from catalog.storage.generations import GENERATION, collect, generations, pin, publish
+from catalog.storage.generations import remove_pointer as _remove_pointer
+from catalog.storage.locking import INCOMPLETE, dataset_lock, work_dirs
+from catalog.storage.paths import usable_dir
+from catalog.storage.remote import RemoteDir
+
+__all__ = ["LocalPublisher", "LocalStore"]
+
+_HOW = f"--data-dir or ${DATA_DIR_ENV}"
+
+
+def _local(location: Path | RemoteDir) -> Path:
+    assert isinstance(location, Path), location
+    return location
+
+
+class LocalStore:
+    """A local data dir (see `catalog.storage.data_dir`)."""
+
+    read_only = False
+
+    def __init__(self, root: str | os.PathLike[str], *, check: bool = True) -> None:
+        text = os.fspath(root)
+        if text.startswith("file://"):
+            text = text[len("file://") :]
+        if not text.strip():
+            raise StorageError(f"the data dir is an empty string: give a directory ({_HOW})")
+        self.root: Path = Path(text).expanduser()
+        if check:
+            existing = next((p for p in (self.root, *self.root.parents) if p.exists()), None)
+            if existing is not None and not existing.is_dir():
+                raise StorageError(
+                    f"the data dir {self.root}: {existing} is a file, not a directory; use "
+                    f"another ({_HOW})"
+                )
+
+    def __repr__(self) -> str:
+        return f"LocalStore({str(self.root)!r})"
+
+    def target(self, name: str, version_dir: str) -> Path:
+        return self.root.joinpath(*parts_of(name), version_dir)
+
+    # -- reading ---------------------------------------------------------------------------
+    def open(self, target: Path | RemoteDir) -> Opened | None:
+        generation = pin(_local(target))
+        if not (generation.path / INFO_FILE).is_file():
+            return None
+        return Opened(generation.path, DatasetInfo.read(generation.path), generation)
+
+    def shard_sizes(self, opened: Opened) -> dict[str, int]:
+        folder = _local(opened.folder)
+        sizes = {}
+        for split in opened.info.splits.values():
+            for shard in split.shards:
+                with contextlib.suppress(OSError):
+                    sizes[shard.file] = (folder / shard.file).stat().st_size
+        return sizes
+
+    def usage(self, opened: Opened) -> int:
+        return disk_usage(_local(opened.folder))
+
+    def source_options(
+        self, remote_read: str, cache_dir: Any, cache_size: Any
+    ) -> Mapping[str, Any]:
+        return {}
+
+    def found(self, name: str) -> list[str]:
+        """``<version>`` and ``<config>/<version>`` folders prepared under `name`."""
+        folder = self.root.joinpath(*parts_of(name))
+        return [
+            str(child.relative_to(folder).as_posix())
+            for child in _candidates(folder, 2)
+            if (child / INFO_FILE).is_file()
+        ]
+
+    def prepared(self) -> list[Prepared]:
+        """Every dataset behind a pointer (or an older catalog's plain directory)."""
+        if not self.root.is_dir():
+            return []
+        found = []
+        for folder in _candidates(self.root, 3):
+            relative = folder.relative_to(self.root).parts
+            if len(relative) < 2 or relative[0] == "downloads":
+                continue
+            try:
+                data = json.loads((folder / INFO_FILE).read_text("utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict):
+                found.append(Prepared("/".join(relative[:-1]), relative[-1], str(folder), data))
+        return found
+
+    def leftovers(self, target: Path | RemoteDir) -> list[Leftover]:
+        return [
+            Leftover(
+                str(w),
+                sum(1 for f in w.glob("*.array_record-*") if f.is_file()),
+                disk_usage(w),
+            )
+            for w in work_dirs(_local(target))
+        ]
+
+    # -- writing ---------------------------------------------------------------------------
+    def lock(self, target: Path | RemoteDir) -> contextlib.AbstractContextManager[bool]:
+        return dataset_lock(_local(target))
+
+    def publisher(self, target: Path | RemoteDir, scratch: Path | None) -> LocalPublisher:
+        return LocalPublisher(_local(target))
+
+    def check_writable(self, target: Path | RemoteDir) -> None:
+        usable_dir(_local(target).parent, "the data dir", _HOW)
+
+    def remove(self, target: Path | RemoteDir, dry_run: bool = False) -> Removal:
+        """Remove the prepared version under the prepare lock: its pointer, every generation
+        no reader holds (`catalog.storage.generations`) and the work dirs."""
+        target = _local(target)
+        if not target.parent.is_dir():
+            return Removal(False)
+        with dataset_lock(target):
+            leftovers = work_dirs(target)
+            prepared = os.path.lexists(target)
+            plain = [target] if target.is_dir() and not target.is_symlink() else []
+            kept = generations(target)
+            if not (prepared or kept or leftovers):
+                return Removal(False)
+            sizes = {path: disk_usage(path) for path in [*plain, *kept, *leftovers]}
+            removal = Removal(
+                True,
+                str(target) if prepared or kept else "",
+                [str(p) for p in leftovers],
+                sum(sizes.values()),
+            )
+            if dry_run:
+                return removal
+            _remove_pointer(target)
+            held = collect(target)
+            for path in leftovers:
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink(missing_ok=True)
+            removal.freed = removal.size - sum(sizes.get(path, 0) for path in held)
+            removal.held = [str(p) for p in held]
+            return removal
+
+
+def _candidates(root: Path, depth: int) -> list[Path]:
+    """Folders 1..`depth` levels under `root` that may be a dataset version: not hidden, not a
+    generation (listed through its pointer), not a work dir."""
+    found: list[Path] = []
+    level = [root]
+    for _ in range(depth):
+        deeper = []
+        for folder in level:
+            try:
+                children = sorted(folder.iterdir())
+            except OSError:
+                continue
+            for child in children:
+                name = child.name
+                if name.startswith(".") or GENERATION in name or INCOMPLETE in name:
+                    continue
+                if child.is_dir():
+                    deeper.append(child)
+        found += deeper
+        level = deeper
+    return sorted(p for p in found if (p / INFO_FILE).is_file())
+
+
+class LocalPublisher:
+    """A dataset version in a local data dir: work dirs beside the target, published by a
+    rename (`catalog.storage.generations`)."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.local = target  # where work dirs go: beside the target
+
+    def leftovers(self) -> bool:
+        return bool(work_dirs(self.target))
+
+    def check(self) -> None:
+        usable_dir(self.target.parent, "the data dir", _HOW)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[bool]:
+        with dataset_lock(self.target) as waited:
+            collect(self.target)  # generations left to readers that are gone now
+            yield waited
+
+    def resumable_plans(self) -> list[tuple[str, int]]:
+        return []  # the local work dirs' plans say (`driver._resumable_size`)
+
+    def begin(self, key: str, shard_bytes: int, fresh: bool) -> RemoteDir | None:
+        return None  # units write into the work dir itself
+
+    def stored(self, upload: RemoteDir | None) -> dict[str, ShardInfo]:
+        return {}
+
+    def publish(self, work: Path, key: str, upload: RemoteDir | None, info: DatasetInfo) -> None:
+        info.write(work)
+        publish(work, self.target)
+
+    def discard(self, key: str, upload: RemoteDir | None) -> None:
+        pass
+
+    def put(self, local: Path, upload: RemoteDir | None, shard: ShardInfo) -> None:
+        pass  # the shard is in the work dir, which becomes the generation
