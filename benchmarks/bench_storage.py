@@ -20,7 +20,7 @@ range-read record against its chunk hash costs (per record and per batch of 128,
 not side by side), and the issue's targets, each PASS or FAIL.
 
     python benchmarks/bench_storage.py [--examples 60000] [--repeat 3] [--range-batches 5]
-        [--range-reads 200] [--verify-batches 20]
+        [--range-reads 200] [--verify-batches 20] [--verify-only]
     (moto serves a few hundred requests a second: range reads are sampled)
 """
 
@@ -195,6 +195,15 @@ def verification_cost(
     return out
 
 
+def print_verification(rows: list[tuple[str, float, float]], args: argparse.Namespace) -> None:
+    print(f"\nrange reads checked against the chunk hashes (medians of {args.repeat} runs of "
+          f"{args.verify_batches} batches of {BATCH}; us per record / per batch):")  # fmt: skip
+    print(f"  {'':34} {'not checked':>18} {'checked':>18} {'ratio':>6}")
+    for what, plain, checked in rows:
+        cells = [f"{t * 1e6 / BATCH:7.2f} / {t * 1e6:8.1f}" for t in (plain, checked)]
+        print(f"  {what:34} {cells[0]:>18} {cells[1]:>18} {checked / plain:6.2f}")
+
+
 def obstore_store(endpoint: str) -> Any | None:
     try:
         from obstore.store import S3Store
@@ -227,6 +236,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--verify-batches", type=int, default=20, help="batches timed for the chunk-hash check"
     )
+    parser.add_argument(
+        "--verify-only",
+        action="store_true",
+        help="measure only what the range reads' chunk-hash check costs",
+    )
     args = parser.parse_args(argv)
     rows: list[tuple[str, float, float | None]] = []  # (what, epoch s, 10k ds[i] s)
     with tempfile.TemporaryDirectory(prefix="bench_storage-") as tmp_name, s3_server() as endpoint:
@@ -243,6 +257,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.examples} examples, {len(shards)} shard(s), {total / 2**20:.1f} MiB; "
               f"endpoint {endpoint}; repeat {args.repeat}", flush=True)  # fmt: skip
 
+        if args.verify_only:  # the chunk-hash check alone, side by side (issue 41)
+            ranged = catalog.data_source(url, split="train", remote_read="range")
+            ranged[0]  # the shard index
+            reader = ranged._records.readers[0]
+            assert isinstance(reader, RangeShard)
+            print_verification(verification_cost(reader, args.repeat, args.verify_batches), args)
+            return 0
         local = catalog.data_source(str(generation), split="train")
         rows.append(("local", median([epoch(local, r) for r in range(args.repeat)]),
                      median([random_reads(local, r) for r in range(args.repeat)])))  # fmt: skip
@@ -342,12 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"requests per 128-batch by range reads: random indices {random_requests}, "
           f"neighbours {neighbour_requests}")  # fmt: skip
 
-    print(f"\nrange reads checked against the chunk hashes (medians of {args.repeat} runs of "
-          f"{args.verify_batches} batches of {BATCH}; us per record / per batch):")  # fmt: skip
-    print(f"  {'':34} {'not checked':>18} {'checked':>18} {'ratio':>6}")
-    for what, plain, checked in verify_rows:
-        cells = [f"{t * 1e6 / BATCH:7.2f} / {t * 1e6:8.1f}" for t in (plain, checked)]
-        print(f"  {what:34} {cells[0]:>18} {cells[1]:>18} {checked / plain:6.2f}")
+    print_verification(verify_rows, args)
 
     local_epoch, warm_epoch, cold_epoch = rows[0][1], rows[2][1], rows[1][1]
     floor = min(f for f in (floor_fsspec, floor_obstore) if f is not None)
