@@ -77,6 +77,7 @@ environment:
   {env.MIRRORS_ENV}       mirrors tried first: base URLs or directories, space-separated
   {env.OFFLINE_ENV}       1: never use the network (the cache, mirror dirs, the manual dir)
   {env.MIN_RATE_ENV}  slowest average download rate before a file fails (default 32KiB)
+  CATALOG_MAX_IMAGE_PIXELS   most pixels an image may claim (default Pillow's, 89478485)
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY  proxies for downloads
 """
 
