@@ -15,11 +15,13 @@ S3 server (moto's ``moto_server``, started here in its own process on 127.0.0.1)
 
 For each: one full shuffled epoch in batches of 128 (``__getitems__``, what PyTorch's
 DataLoader calls) and 10,000 random ``ds[i]``, medians over ``--repeat`` runs. Then the
-requests a 128-batch costs by range reads (random indices, and neighbours), and the issue's
-targets, each PASS or FAIL.
+requests a 128-batch costs by range reads (random indices, and neighbours), what checking each
+range-read record against its chunk hash costs (per record and per batch of 128, checked and
+not side by side), and the issue's targets, each PASS or FAIL.
 
     python benchmarks/bench_storage.py [--examples 60000] [--repeat 3] [--range-batches 5]
-        [--range-reads 200]   (moto serves a few hundred requests a second: range reads are sampled)
+        [--range-reads 200] [--verify-batches 20] [--verify-only]
+    (moto serves a few hundred requests a second: range reads are sampled)
 """
 
 from __future__ import annotations
@@ -42,10 +44,12 @@ import numpy as np
 
 import catalog
 from catalog.api.builder import DatasetBuilder
-from catalog.read.remote_shard import RangeShard
+from catalog.read.mapped_shard import split_record
+from catalog.read.remote_shard import RangeShard, _Tail
 from catalog.spec.load import load_spec
 from catalog.storage import remote
 from catalog.storage.remote import remote_dir, write_pointer
+from catalog.storage.remote_reads import read_ranges
 from catalog.testing.harness import dummy_spec
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import write_idx
@@ -73,7 +77,7 @@ def s3_server() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a loaded machine starts it slowly
         while True:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
                 break
@@ -149,6 +153,57 @@ def timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
+def verification_cost(
+    reader: RangeShard, repeat: int, batches: int
+) -> list[tuple[str, float, float]]:
+    """Seconds per batch of 128, without and with the chunk-hash check (``reader._hash``
+    set to None for the first): whole range reads of neighbours and of random rows from the
+    server, and the same records split out of bytes already fetched (the check's CPU cost
+    alone, without the network's noise)."""
+    rng = np.random.default_rng(11)
+    n = reader.num_records()
+    neighbours = [np.arange(f, f + BATCH) for f in rng.integers(0, n - BATCH, batches)]
+    randoms = [np.sort(rng.choice(n, BATCH, replace=False)) for _ in range(batches)]
+    first = neighbours[0]
+    span = (int(reader._starts[first[0]]), int(reader._stops[first[-1]]))
+    data = read_ranges(reader._handle, reader.obj, [span])[0]
+    view = _Tail(data, span[0], reader.obj.size)
+    where = [(int(reader._offsets[r]), int(reader._lengths[r])) for r in first.tolist()]
+    hasher = reader._hash
+
+    def split_all(check: Any) -> None:
+        for offset, length in where:
+            split_record(view, offset, length, check)
+
+    def per_batch(fn: Callable[[], Any], count: int) -> float:
+        return median([timed(fn) for _ in range(repeat)]) / count
+
+    out = []
+    for what, work, count in (
+        ("s3 range reads, 128 neighbours", lambda: [reader.read_many(b) for b in neighbours],
+         batches),
+        ("s3 range reads, 128 random rows", lambda: [reader.read_many(b) for b in randoms],
+         batches),
+        ("split from fetched bytes (CPU)", lambda: [split_all(reader._hash) for _ in range(100)],
+         100),
+    ):  # fmt: skip
+        reader._hash = None  # type: ignore[assignment]
+        plain = per_batch(work, count)
+        reader._hash = hasher
+        checked = per_batch(work, count)
+        out.append((what, plain, checked))
+    return out
+
+
+def print_verification(rows: list[tuple[str, float, float]], args: argparse.Namespace) -> None:
+    print(f"\nrange reads checked against the chunk hashes (medians of {args.repeat} runs of "
+          f"{args.verify_batches} batches of {BATCH}; us per record / per batch):")  # fmt: skip
+    print(f"  {'':34} {'not checked':>18} {'checked':>18} {'ratio':>6}")
+    for what, plain, checked in rows:
+        cells = [f"{t * 1e6 / BATCH:7.2f} / {t * 1e6:8.1f}" for t in (plain, checked)]
+        print(f"  {what:34} {cells[0]:>18} {cells[1]:>18} {checked / plain:6.2f}")
+
+
 def obstore_store(endpoint: str) -> Any | None:
     try:
         from obstore.store import S3Store
@@ -178,6 +233,14 @@ def main(argv: list[str] | None = None) -> int:
         help="range-read batches timed (the epoch is extrapolated)",
     )
     parser.add_argument("--range-reads", type=int, default=200, help="range ds[i] timed (scaled)")
+    parser.add_argument(
+        "--verify-batches", type=int, default=20, help="batches timed for the chunk-hash check"
+    )
+    parser.add_argument(
+        "--verify-only",
+        action="store_true",
+        help="measure only what the range reads' chunk-hash check costs",
+    )
     args = parser.parse_args(argv)
     rows: list[tuple[str, float, float | None]] = []  # (what, epoch s, 10k ds[i] s)
     with tempfile.TemporaryDirectory(prefix="bench_storage-") as tmp_name, s3_server() as endpoint:
@@ -194,6 +257,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.examples} examples, {len(shards)} shard(s), {total / 2**20:.1f} MiB; "
               f"endpoint {endpoint}; repeat {args.repeat}", flush=True)  # fmt: skip
 
+        if args.verify_only:  # the chunk-hash check alone, side by side (issue 41)
+            ranged = catalog.data_source(url, split="train", remote_read="range")
+            ranged[0]  # the shard index
+            reader = ranged._records.readers[0]
+            assert isinstance(reader, RangeShard)
+            print_verification(verification_cost(reader, args.repeat, args.verify_batches), args)
+            return 0
         local = catalog.data_source(str(generation), split="train")
         rows.append(("local", median([epoch(local, r) for r in range(args.repeat)]),
                      median([random_reads(local, r) for r in range(args.repeat)])))  # fmt: skip
@@ -272,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
         reader.read_many(np.arange(1000, 1000 + BATCH))
         neighbour_requests = reader.requests - before
 
+        # -- what checking each record against its chunk hash costs (issue 41), side by side
+        verify_rows = verification_cost(reader, args.repeat, args.verify_batches)
+
     print(f"\n{'':22} {'epoch (s)':>10} {'10k ds[i] (s)':>14}")
     for what, e, r in rows:
         print(f"{what:22} {e:10.3f} {('-' if r is None else f'{r:.3f}'):>14}")
@@ -289,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.range_reads} reads")  # fmt: skip
     print(f"requests per 128-batch by range reads: random indices {random_requests}, "
           f"neighbours {neighbour_requests}")  # fmt: skip
+
+    print_verification(verify_rows, args)
 
     local_epoch, warm_epoch, cold_epoch = rows[0][1], rows[2][1], rows[1][1]
     floor = min(f for f in (floor_fsspec, floor_obstore) if f is not None)

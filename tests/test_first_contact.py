@@ -182,7 +182,7 @@ def test_a_full_disk_while_writing_is_one_line_and_leaves_nothing(
         [sys.executable, "-c", script, str(folder), str(data), str(tmp_path / "dl")],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.returncode == 2 and "Traceback" not in result.stderr
     # Progress lines (the plan, units) may come first in this non-terminal --json mode.
     errors = [x for x in result.stderr.splitlines() if x.startswith("catalog: ")]
     line, summary = errors
@@ -213,7 +213,7 @@ def test_without_network_prepare_says_so_briefly(tmp_path: Path) -> None:
     args = [sys.executable, "-c", DNS_FAILS, "prepare", "fashion_mnist",
             "--data-dir", str(tmp_path)]  # fmt: skip
     result = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 1
+    assert result.returncode == 3
     lines = result.stderr.strip().splitlines()
     assert lines[1:] == ["catalog: 1 of 1 failed: fashion_mnist"], result.stderr
     line = lines[0]
@@ -222,7 +222,7 @@ def test_without_network_prepare_says_so_briefly(tmp_path: Path) -> None:
     assert "--offline" in line and "--mirror" in line and "--verbose" in line
 
     result = subprocess.run([*args, "--verbose"], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 1
+    assert result.returncode == 3
     lines = result.stderr.strip().splitlines()
     assert len(lines) <= 16, result.stderr
     assert "trying again" not in result.stderr
@@ -246,7 +246,7 @@ def test_a_mirror_that_cannot_serve_says_why(
             shutil.copy(tmp_path / name, mirror / "i.gz" if "-i" in name else mirror / "l.gz")
     args = ["prepare", str(folder), "--data-dir", str(tmp_path / "d"), "--offline"]
     result = catalog_cli(*args, "--mirror", str(mirror))
-    assert result.returncode == 1
+    assert result.returncode == 3
     expected = {
         "missing": f"the mirror dir {mirror} does not exist",
         "file": f"the mirror {mirror} is a file, not a directory",

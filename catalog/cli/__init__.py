@@ -2,10 +2,11 @@
 `catalog.cli.commands`; only the module of the command that runs is imported, so `--help` and
 `--version` load nothing but argparse.
 
-Exit codes: 0 everything asked for was done; 1 at least one dataset failed (the others still
-ran) or `verify` found a problem; 2 usage error (bad arguments, an unknown dataset or split, a
-dataset that must be prepared first, a malformed builder.yaml, an unusable data dir, a
-missing optional library); 3 data error (a source file, download, shard or record that is
+Exit codes: 0 everything asked for was done; 1 at least one dataset failed and the others
+were done, `verify` found a problem, or a prepare's worker was killed (a command stopped by
+one error exits with that error's code); 2 usage error (bad arguments, an unknown dataset or
+split, a dataset that must be prepared first, a malformed builder.yaml, an unusable data dir,
+a missing optional library); 3 data error (a source file, download, shard or record that is
 missing, corrupt or does not match its description: SourceFormatError, FeatureError,
 ShardError, ChecksumError, DownloadError). Which catalog error gives 2 and which 3 is decided
 in one place, `catalog.cli.common.EXIT_CODES`, by the error's class; `catalog --help` lists

@@ -51,12 +51,16 @@ EXIT_CODES: dict[type[errors.CatalogError], int] = {
     errors.ChecksumError: EXIT_DATA,
     errors.DownloadError: EXIT_DATA,
     errors.PipelineError: EXIT_DATA,
+    # neither: it failed with nothing wrong in the command or the data (a prepare's worker
+    # process was killed: the same prepare again resumes)
+    errors.CatalogError: EXIT_FAILED,
 }
 
 #: The exit codes, as `catalog --help` ends with them (the README says the same).
 EXIT_HELP = """exit codes:
   0  everything asked for was done
-  1  some datasets failed (the others were done), or verify found a problem
+  1  some datasets failed (the others were done), verify found a problem, or a
+     prepare's worker process was killed (run it again: it resumes)
   2  usage: bad arguments, an unknown dataset or split, a dataset to prepare first,
      a malformed builder.yaml, an unusable data dir, a missing optional library
   3  data: a source file, download, shard or record is missing, corrupt or does not
@@ -73,6 +77,7 @@ environment:
   {env.MIRRORS_ENV}       mirrors tried first: base URLs or directories, space-separated
   {env.OFFLINE_ENV}       1: never use the network (the cache, mirror dirs, the manual dir)
   {env.MIN_RATE_ENV}  slowest average download rate before a file fails (default 32KiB)
+  CATALOG_MAX_IMAGE_PIXELS   most pixels an image may claim (default Pillow's, 89478485)
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY  proxies for downloads
 """
 
@@ -152,13 +157,13 @@ def dataset_label(b: DatasetBuilder) -> str:
 
 
 def exit_code(exc: BaseException) -> int:
-    """The exit code for a command stopped by `exc` (see `EXIT_CODES`); EXIT_DATA for a
-    catalog error no entry names."""
+    """The exit code for a command stopped by `exc` (see `EXIT_CODES`); EXIT_FAILED for
+    anything else (an OSError no catalog error describes)."""
     for cls in type(exc).__mro__:
         code = EXIT_CODES.get(cls)
         if code is not None:
             return code
-    return EXIT_DATA
+    return EXIT_FAILED
 
 
 def error(message: str) -> None:

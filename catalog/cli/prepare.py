@@ -232,6 +232,7 @@ def _prepare_one(
         done = b.prepare(options, download_config=config, download_dir=args.download_dir)
     except (CatalogError, OSError) as exc:
         entry.update(seconds=round(time.perf_counter() - start, 3), error=str(exc))
+        _codes[id(entry)] = exit_code(exc)
         short = None if args.verbose else summary(exc)
         error(f"{dataset_name(b)}: {exc if short is None else f'{short}; {_MORE}'}")
         return entry
@@ -406,11 +407,17 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     entries = [_prepare_one(b, args, config) for b in builders]
     failed = [dataset_name(b) for b, e in zip(builders, entries, strict=True) if e["error"]]
+    codes = [_codes.pop(id(e), EXIT_FAILED) for e in entries if e["error"]]
     if args.json:
         print(json.dumps({"ok": not failed, "datasets": entries}, indent=2))
     if failed:
         print(
             f"catalog: {len(failed)} of {len(entries)} failed: {', '.join(failed)}", file=sys.stderr
         )
-        return EXIT_FAILED
-    return EXIT_OK
+    if not failed:
+        return EXIT_OK
+    # some done, some failed: 1; nothing done: what stopped it (`EXIT_CODES`: 3 for bad data)
+    return EXIT_FAILED if len(failed) < len(entries) else max(codes)
+
+
+_codes: dict[int, int] = {}  # the exit code of each failed dataset's entry, by its id

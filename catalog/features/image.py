@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from catalog.errors import FeatureError
+from catalog.errors import FeatureError, SourceFormatError
+from catalog.features import pixel_budget
 from catalog.features.base import Feature
 
 __all__ = ["DOWNSCALE_QUALITY", "JPEG_QUALITY", "MAX_PIXELS", "RAW_MAX_BYTES", "Image", "fit_side"]
@@ -22,9 +23,9 @@ JPEG_QUALITY = 95
 #: The JPEG quality an image downscaled when it is stored (`Image` ``max_side``) is re-encoded
 #: at: FFCV's default, visually lossless at these sizes, about a third of the bytes of 95.
 DOWNSCALE_QUALITY = 90
-#: The most pixels an image file from foreign data (`Image.decode_file`) may have: Pillow's
-#: own limit (``PIL.Image.MAX_IMAGE_PIXELS``, past which it only warns), as an error.
-MAX_PIXELS = 89_478_485
+#: The most pixels an image file may have by default (`catalog.features.pixel_budget`, which
+#: ``$CATALOG_MAX_IMAGE_PIXELS`` overrides): Pillow's own default limit, as an error.
+MAX_PIXELS = pixel_budget.DEFAULT
 _ENCODINGS = ("raw", "png", "jpeg")
 #: The file formats a png or jpeg feature stores as they are, whichever its encoding: the
 #: file's own signature says which it is and decoding (Pillow) reads it from there, so a
@@ -225,14 +226,15 @@ class Image(Feature):
         return out.getvalue()
 
     def _open_file(self, data: bytes) -> Any:
-        """Pillow's image of the file `data` (its header read, no pixel decoded yet)."""
-        from PIL import Image as PILImage
-
+        """Pillow's image of the file `data` (its header read, no pixel decoded yet), within
+        the pixel budget (`catalog.features.pixel_budget`), checked from a PNG or JPEG
+        header before Pillow opens it."""
+        self._check_size(data)
         try:
-            return PILImage.open(io.BytesIO(data))
-        except PILImage.DecompressionBombError as error:
-            raise self._error(f"refused by Pillow: {error}") from None
-        except Exception:  # Pillow raises many types here: UnidentifiedImageError, OSError...
+            return pixel_budget.open_image(data, f"a file of {len(data)} bytes")
+        except pixel_budget.OverBudgetError as error:
+            raise self._error(str(error)) from None
+        except SourceFormatError:
             raise self._error(
                 f"the {len(data)} bytes given are not an image file Pillow can read"
             ) from None
@@ -262,9 +264,8 @@ class Image(Feature):
     def check_file(self, data: bytes) -> None:
         """Check the header of an image file from data catalog did not write (a TFDS
         directory, TFRecord files) without decoding its pixels: a PNG or JPEG of this
-        feature's height, width and channels, of at most `MAX_PIXELS` pixels. FeatureError
+        feature's height, width and channels, within the pixel budget. FeatureError
         otherwise."""
-        self._check_size(data)
         with self._open_file(data) as img:
             self._check_header(img)
 
@@ -273,7 +274,6 @@ class Image(Feature):
         `check_file` does before any pixel is decoded, then the pixels (a damaged file is a
         FeatureError, not Pillow's own exception). The checked counterpart of `decode`, which
         reads catalog's own records (checked when they were written)."""
-        self._check_size(data)
         with self._open_file(data) as img:
             self._check_header(img)
             target = _MODES[self.channels]
@@ -290,15 +290,13 @@ class Image(Feature):
         return array.reshape(height, width, self.channels)
 
     def _check_size(self, data: bytes) -> None:
-        """Refuse a PNG or JPEG file whose header claims more than `MAX_PIXELS` pixels, read
-        from the header itself before Pillow opens it (Pillow would warn, or raise its own
-        error)."""
-        size = _header_size(data)
-        if size is not None and size[0] * size[1] > MAX_PIXELS:
-            raise self._error(
-                f"a file of {len(data)} bytes claims {size[0]}x{size[1]} pixels, more than the "
-                f"{MAX_PIXELS} an image may have (a decompression bomb?)"
-            )
+        """Refuse a PNG or JPEG file whose header claims more pixels than the budget
+        (`catalog.features.pixel_budget`), read from the header itself before Pillow opens
+        it (Pillow would warn, or raise its own error)."""
+        size = pixel_budget.header_size(data)
+        reason = None if size is None else pixel_budget.over_budget(*size)
+        if reason is not None:
+            raise self._error(f"a file of {len(data)} bytes: {reason} {pixel_budget.advice()}")
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, buf: bytearray, offset: int, length: int) -> np.ndarray[Any, Any]:
@@ -365,29 +363,6 @@ def fit_side(height: int, width: int, max_side: int) -> tuple[int, int]:
     if longer <= max_side:
         return height, width
     return max(1, round(height * max_side / longer)), max(1, round(width * max_side / longer))
-
-
-def _header_size(data: bytes) -> tuple[int, int] | None:
-    """(height, width) from a PNG's IHDR or a JPEG's first SOF marker; None for other data
-    or a header this does not find."""
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and len(data) >= 24:
-        return int.from_bytes(data[20:24], "big"), int.from_bytes(data[16:20], "big")
-    if data[:2] != b"\xff\xd8":
-        return None
-    pos = 2
-    while pos + 9 <= len(data) and data[pos] == 0xFF:
-        marker = data[pos + 1]
-        if marker == 0xFF:  # fill byte
-            pos += 1
-            continue
-        if 0xD0 <= marker <= 0xD9 or marker == 0x01:  # markers without a length
-            pos += 2
-            continue
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # start of frame
-            height = int.from_bytes(data[pos + 5 : pos + 7], "big")
-            return height, int.from_bytes(data[pos + 7 : pos + 9], "big")
-        pos += 2 + int.from_bytes(data[pos + 2 : pos + 4], "big")
-    return None
 
 
 def _save(img: Any, encoding: str) -> bytes:

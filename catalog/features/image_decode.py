@@ -21,13 +21,13 @@ What goes which way is fixed by the file's header, never a silent fallback after
 
 `decoder_for` names the route of a file.
 
-A file that does not decode (corrupt, truncated, not an image) is a SourceFormatError saying
-so; a data source reading a prepared record adds the shard and record to it.
+A file that does not decode (corrupt, truncated, not an image), or whose header claims more
+pixels than the budget (`catalog.features.pixel_budget`), is a SourceFormatError saying so; a
+data source reading a prepared record adds the shard and record to it.
 """
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -36,6 +36,7 @@ import numpy as np
 import simplejpeg
 
 from catalog.errors import SourceFormatError
+from catalog.features import pixel_budget
 
 __all__ = ["SCALES", "decode", "decoder_for", "image_size", "jpeg_scale"]
 
@@ -134,6 +135,7 @@ def decode(
     *,
     window: Window | None = None,
     at_least: Sequence[int] | None = None,
+    max_pixels: int | None = None,
 ) -> Array:
     """The pixels of the image file `data` as uint8 ``(h, w, channels)``.
 
@@ -142,15 +144,27 @@ def decode(
     size: a JPEG is decoded at the smallest M/8 scale at which the window still has at least
     ``h`` x ``w`` pixels, and the window's pixels at that scale are returned. Without
     `at_least` the result is full size. A writable C-contiguous array of its own.
+
+    An image whose header claims more pixels than the budget
+    (`catalog.features.pixel_budget`: `max_pixels`, else ``$CATALOG_MAX_IMAGE_PIXELS``, else
+    Pillow's default) is a SourceFormatError before anything is allocated.
     """
     channels = _channels(channels)
     if _is_jpeg(data):
         height, width, colorspace = _jpeg_header(data)
+        pixel_budget.check(height, width, _what("JPEG", data), max_pixels)
         if colorspace not in _PILLOW_JPEG:
             return _simplejpeg(data, channels, height, width, window, at_least)
     elif _plain_png(data, channels):
+        height, width = int.from_bytes(data[20:24], "big"), int.from_bytes(data[16:20], "big")
+        pixel_budget.check(height, width, _what("PNG", data), max_pixels)
+        _check_png_chunks(data)
         return _opencv_png(data, channels, window)
-    return _pillow(data, channels, window, at_least)
+    return _pillow(data, channels, window, at_least, max_pixels)
+
+
+def _what(kind: str, data: Data) -> str:
+    return f"a {kind} file of {len(data)} bytes"
 
 
 def _check_window(window: Window | None, height: int, width: int) -> Window:
@@ -203,6 +217,20 @@ def _cut(pixels: Array, window: Window, height: int, width: int) -> Array:
     return np.ascontiguousarray(pixels[y0:y1, x0:x1])
 
 
+def _check_png_chunks(data: Data) -> None:
+    """Every chunk of a PNG file must fit in it: OpenCV's reader, given a chunk whose length
+    runs past the end (a damaged file), spent half a minute on 4 KB (found by
+    tests/test_fuzz.py). A few microseconds: a PNG has a handful of chunks per 100 KB."""
+    size, pos = len(data), 8
+    while pos + 8 <= size:
+        length = int.from_bytes(data[pos : pos + 4], "big")
+        if pos + 12 + length > size:
+            raise _damaged("PNG", data, ValueError(f"a chunk at byte {pos} runs past the end"))
+        if bytes(data[pos + 4 : pos + 8]) == b"IEND":
+            return
+        pos += 12 + length
+
+
 def _opencv_png(data: Data, channels: int, window: Window | None) -> Array:
     import cv2  # OpenCV: a core dependency, loaded when first needed (~0.1 s)
 
@@ -218,22 +246,20 @@ def _opencv_png(data: Data, channels: int, window: Window | None) -> Array:
     return _cut(pixels, _check_window(window, height, width), height, width)
 
 
-def _open(data: Data) -> Any:
-    from PIL import Image as PILImage  # Pillow: a core dependency, loaded when first needed
-
-    try:
-        return PILImage.open(io.BytesIO(data))
-    except Exception as error:  # Pillow raises UnidentifiedImageError, OSError, ...
-        raise SourceFormatError(
-            f"{len(data)} bytes are not an image file catalog can read (PNG, JPEG, ...): {error}"
-        ) from None
+def _open(data: Data, max_pixels: int | None = None) -> Any:
+    """Pillow's image of `data` (its header read), within the pixel budget."""
+    return pixel_budget.open_image(data, _what("image", data), max_pixels)
 
 
 def _pillow(
-    data: Data, channels: int, window: Window | None, at_least: Sequence[int] | None
+    data: Data,
+    channels: int,
+    window: Window | None,
+    at_least: Sequence[int] | None,
+    max_pixels: int | None = None,
 ) -> Array:
     mode = _MODES[channels]
-    with _open(data) as img:
+    with _open(data, max_pixels) as img:
         height, width = img.height, img.width
         top, left, h, w = _check_window(window, height, width)
         if img.format in ("JPEG", "MPO") and at_least is not None:

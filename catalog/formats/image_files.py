@@ -14,14 +14,13 @@ the pixels Pillow decoded from the file. Valid files keep their bytes.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from catalog.errors import FeatureError, SourceFormatError
-from catalog.features import Feature, Image
+from catalog.features import Feature, Image, pixel_budget
 
 __all__ = ["decode_pixels", "stored_or_pixels"]
 
@@ -31,17 +30,16 @@ _MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 def decode_pixels(data: bytes, where: str, channels: int | None = None) -> np.ndarray[Any, Any]:
     """An image file's pixels as a uint8 array: in `channels` (1, 3 or 4) when given, else
     as decoded (L, RGB or RGBA; other modes become RGB)."""
-    from PIL import Image as PILImage
     from PIL import UnidentifiedImageError
 
-    try:
-        with PILImage.open(io.BytesIO(data)) as img:
+    with pixel_budget.open_image(data, where) as img:  # the header, within the pixel budget
+        try:
             mode = _MODES[channels] if channels else img.mode
             if mode not in _MODES.values():
                 mode = "RGB"
             return np.array(img if img.mode == mode else img.convert(mode))
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as error:
-        raise SourceFormatError(f"{where}: not an image Pillow can decode ({error})") from None
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as error:
+            raise SourceFormatError(f"{where}: not an image Pillow can decode ({error})") from None
 
 
 def stored_or_pixels(feature: Feature, value: bytes | Path, where: str) -> Any:

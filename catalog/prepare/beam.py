@@ -23,7 +23,9 @@ pipeline runs in a thread while this one watches the worker processes the Direct
 (``multi_processing``): Beam waits forever for a worker that was killed ("Failed to read inputs
 in the data plane"), so a worker killed by a signal is `WorkerLostError` naming its unit (each
 work item leaves a marker naming its process while it runs) and the signal, at once; the
-other workers are stopped and the finished units kept.
+other workers are stopped and the finished units kept. What Beam itself writes while it runs
+(its logged tracebacks, its worker processes' output) goes to a log file that the error names
+(`catalog.prepare.engine_log`), never before catalog's one-line error on the terminal.
 """
 
 from __future__ import annotations
@@ -31,17 +33,21 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import logging
 import os
 import re
 import shutil
 import signal
+import tempfile
 import threading
 import time
+import traceback
 import uuid
 from pathlib import Path
 from typing import Any
 
 from catalog.errors import MissingDependencyError
+from catalog.prepare.engine_log import to_log_file
 from catalog.prepare.work_unit import (
     BOOKKEEPING,
     Outcome,
@@ -193,6 +199,7 @@ _WORKER_EXIT = re.compile(r"Worker subprocess exited with return code (-?\d+)")
 #: lose their peer (grpc errors in the control and data planes), and their tracebacks, printed
 #: a piece at a time, would break into the one-line error the caller prints meanwhile.
 _reported = threading.Event()
+_log_path: list[Path] = []  # Beam's log file since a pipeline started (`engine_log`)
 
 
 def _from_beam(args: Any) -> bool:
@@ -215,6 +222,11 @@ def _hook(previous: Any) -> Any:
         found = _WORKER_EXIT.search(str(args.exc_value))
         if found is not None:
             _exits.append(int(found.group(1)))
+        elif _log_path and _from_beam(args):  # Beam's own: into its log, off the terminal
+            with contextlib.suppress(OSError), open(_log_path[0], "a") as log:
+                traceback.print_exception(
+                    args.exc_type, args.exc_value, args.exc_traceback, file=log
+                )
         elif not (_reported.is_set() and _from_beam(args)):
             previous(args)
 
@@ -272,9 +284,20 @@ def run_with_beam(tasks: list[Task], options: str) -> list[Outcome]:
     if not getattr(threading.excepthook, "catalog_beam", False):
         threading.excepthook = _hook(threading.excepthook)
     _reported.clear()
+    logging.getLogger("apache_beam").disabled = False  # (silenced after an earlier failure)
     thread = threading.Thread(target=run, name="catalog-beam-pipeline", daemon=True)
-    thread.start()
-    _watch(thread, work, tasks)
+    name = f"{work.parent.name}-{work.name}-{os.getpid()}.log".lstrip(".")
+    with to_log_file(Path(tempfile.gettempdir()) / "catalog-beam" / name) as log:
+        _log_path[:] = [log.path]
+        thread.start()
+        try:
+            _watch(thread, work, tasks)
+        except WorkerLostError as lost:  # Beam goes on logging about it: not on the terminal
+            logging.getLogger("apache_beam").disabled = True
+            raise WorkerLostError(f"{lost}{log.mention()}") from None
+    mention = log.mention()
+    if not failure and not mention:
+        log.path.unlink(missing_ok=True)
     carried = _carried(failure[0]) if failure else {}
     outcomes = []
     for task in tasks:
@@ -290,9 +313,10 @@ def run_with_beam(tasks: list[Task], options: str) -> list[Outcome]:
         except (OSError, ValueError, KeyError):
             kind = "SourceFormatError"
             error = f"{task.unit.describe()}: the Beam pipeline finished without writing it"
-            if failure:
+            if failure:  # stopped by another unit's error: that one's kind (a full disk...)
+                kind = next((c["kind"] for c in carried.values()), kind)
                 error = f"{task.unit.describe()}: the Beam pipeline failed: {_first(failure[0])}"
-        outcomes.append(Outcome(task.unit, error_kind=kind, error=error))
+        outcomes.append(Outcome(task.unit, error_kind=kind, error=f"{error}{mention}"))
     if failure and all(o.shard is not None for o in outcomes):
         raise failure[0]  # not a unit's failure: Beam's own, as Beam raised it
     return outcomes

@@ -38,7 +38,7 @@ import contextlib
 import hashlib
 import mmap
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,15 @@ from catalog._util.varints import decode_varints, read_varint
 from catalog.errors import ShardError
 from catalog.storage.shards import shard_error
 
-__all__ = ["MappedShard", "ShardIndex", "chunk_index", "map_shard", "record_span", "split_record"]
+__all__ = [
+    "CorruptChunk",
+    "MappedShard",
+    "ShardIndex",
+    "chunk_index",
+    "map_shard",
+    "record_span",
+    "split_record",
+]
 
 _BLOCK = 1 << 16
 _BLOCK_HEADER = 24
@@ -189,10 +197,17 @@ def record_span(offset: int, length: int) -> tuple[int, int]:
     return offset, int(_physical(last)) + 1
 
 
-def split_record(view: Any, offset: int, length: int) -> bytes | None:
+class CorruptChunk(Exception):
+    """A chunk's data does not match the hash in its header (`split_record`)."""
+
+
+def split_record(
+    view: Any, offset: int, length: int, hasher: Callable[[bytes], bytes] | None = None
+) -> bytes | None:
     """The record of `length` bytes in the chunk at `offset` of `view` (sliced by file
     position), its chunk header checked against the index; None when it does not match
-    (the file is not the one indexed)."""
+    (the file is not the one indexed). With `hasher` (`catalog.read.chunk_hash`) the
+    chunk's data is checked against the hash in its header: CorruptChunk when it differs."""
     file = _File(view)
     size_bytes = len(_varint_bytes(length))
     try:
@@ -208,6 +223,8 @@ def split_record(view: Any, offset: int, length: int) -> bytes | None:
         data = file.chunk_bytes(offset, _CHUNK_HEADER, data_size)
     except (_NotMappable, IndexError, ValueError):
         return None
+    if hasher is not None and hasher(data) != header[16:24]:
+        raise CorruptChunk("its data does not match the hash in its chunk header")
     if data[0] != 0 or data[1] != size_bytes or data[2 : 2 + size_bytes] != _varint_bytes(length):
         return None
     return data[2 + size_bytes :]

@@ -10,7 +10,9 @@ two ways the user chooses (``remote_read=``):
 - ``"range"``: single records by byte ranges (`RangeShard`), for sparse access to datasets too
   large for the local disk. A shard's index (the ArrayRecord footer, `catalog.read.mapped_shard`)
   is fetched once per shard and process (one request, two when the footer is large); a record
-  is then one range read of its chunk, its chunk header checked against the index; the
+  is then one range read of its chunk, its chunk header checked against the index and its
+  data against the hash in that header (`catalog.read.chunk_hash`: a corrupt byte is a
+  ShardError naming the shard, the chunk and the record, never a wrong value); the
   records of a batch are sorted, neighbours less than `COALESCE` bytes apart fetched in one
   request, the requests in flight together. Every request names the object's version
   (If-Match): a shard replaced under a reader is an error, never another version's bytes.
@@ -24,15 +26,17 @@ forked child makes its own.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal, overload
 
 import numpy as np
 
 from catalog.errors import NotPreparedError, ShardError
 from catalog.info.dataset_info import DatasetInfo
-from catalog.read.mapped_shard import chunk_index, record_span, split_record
+from catalog.read.chunk_hash import chunk_hasher
+from catalog.read.mapped_shard import CorruptChunk, chunk_index, record_span, split_record
 from catalog.read.record_format import RecordFormat, ShardReader
 from catalog.storage.remote import RemoteDir
 from catalog.storage.remote_reads import (
@@ -77,6 +81,7 @@ class RangeShard:
 
     def __init__(self, obj: RemoteObject, expected_records: int) -> None:
         self.obj = obj
+        self._hash = chunk_hasher()  # every record is checked against its chunk's hash
         self._handle = open_object(obj)
         self._position = 0
         size = obj.size
@@ -130,13 +135,22 @@ class RangeShard:
         starts, stops = self._starts[unique], self._stops[unique]
         groups = _coalesce(starts, stops)
         spans = [(int(starts[a]), int(stops[b - 1])) for a, b in groups]
-        fetched = read_ranges(self._handle, self.obj, spans)
+        with _gone_means_prepared_again(self.obj.where):
+            fetched = read_ranges(self._handle, self.obj, spans)
         self.requests += len(spans)
         found: dict[int, bytes] = {}
         for (a, b), (base, _), data in zip(groups, spans, fetched, strict=True):
             view = _Tail(data, base, self.obj.size)
             for row in unique[a:b].tolist():
-                record = split_record(view, int(self._offsets[row]), int(self._lengths[row]))
+                offset = int(self._offsets[row])
+                try:
+                    record = split_record(view, offset, int(self._lengths[row]), self._hash)
+                except CorruptChunk as corrupt:
+                    raise shard_error(
+                        self.obj.where,
+                        f"record {row} (chunk {row}, at byte {offset}) is corrupt: {corrupt} "
+                        "(the object was damaged in storage or on the way)",
+                    ) from None
                 if record is None:
                     raise ShardError(
                         f"shard {self.obj.where}: record {row} is not where its index says "
@@ -148,6 +162,22 @@ class RangeShard:
 
     def close(self) -> None:
         self._handle = None
+
+
+@contextlib.contextmanager
+def _gone_means_prepared_again(where: RemoteDir) -> Iterator[None]:
+    """A shard of the generation a data source pinned that is no longer there: the dataset
+    was prepared again and the old generation collected (NotPreparedError saying so)."""
+    try:
+        yield
+    except NotPreparedError as error:
+        if "prepared again" in str(error):
+            raise
+        raise NotPreparedError(
+            f"{where} does not exist any more: the dataset was prepared again (--overwrite) "
+            "after this data source was made, and the generation it reads was removed; make "
+            "a new data source (catalog.data_source(...)) to read the new one"
+        ) from None
 
 
 def _coalesce(starts: np.ndarray[Any, Any], stops: np.ndarray[Any, Any]) -> list[tuple[int, int]]:
@@ -239,7 +269,8 @@ class RemoteShards:
         """A reader of shard `shard`: the cached file through the record format, or ranges."""
         self._in_process()
         if self.mode == "range":
-            return RangeShard(self._object(shard), self.shards[shard].num_examples)
+            with _gone_means_prepared_again(self.generation / self.shards[shard].file):
+                return RangeShard(self._object(shard), self.shards[shard].num_examples)
         path = self.local_path(shard)
         assert path is not None
         return self._format.open(path, self.info)
@@ -252,7 +283,8 @@ class RemoteShards:
             return None
         held = self._held.get(shard)
         if held is None:
-            held = self.cache.get(self._object(shard), self.shards[shard].sha256)
+            with _gone_means_prepared_again(self.generation / self.shards[shard].file):
+                held = self.cache.get(self._object(shard), self.shards[shard].sha256)
             self._held[shard] = held
         return str(held.path)
 

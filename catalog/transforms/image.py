@@ -59,10 +59,14 @@ _CVT = {
 }
 
 
-def decode_image(data: bytes | bytearray | memoryview, channels: int = 3) -> Array:
+def decode_image(
+    data: bytes | bytearray | memoryview, channels: int = 3, *, max_pixels: int | None = None
+) -> Array:
     """The pixels of a PNG/JPEG/... file as uint8 ``(height, width, channels)``, full size
-    (`catalog.features.image_decode`: libjpeg-turbo for JPEG, Pillow for the rest)."""
-    return image_decode.decode(data, channels)
+    (`catalog.features.image_decode`: libjpeg-turbo for JPEG, Pillow for the rest). A file
+    whose header claims more than `max_pixels` pixels (default ``$CATALOG_MAX_IMAGE_PIXELS``,
+    else Pillow's default limit) is a SourceFormatError before anything is allocated."""
+    return image_decode.decode(data, channels, max_pixels=max_pixels)
 
 
 def _size(size: int | Sequence[int]) -> tuple[int, int]:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from catalog import errors
-from catalog.cli.common import EXIT_CODES, EXIT_DATA, EXIT_USAGE, exit_code
+from catalog.cli.common import EXIT_CODES, EXIT_DATA, EXIT_FAILED, EXIT_USAGE, exit_code
 from catalog.interop.tfrecord import encode_example, parse_example, read_records, write_records
 
 SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "tf" / "tfds_tfrecord"
@@ -56,9 +56,11 @@ def change_record(copy: Path, key: str, value: object) -> None:
 
 
 def test_every_catalog_error_has_its_exit_code() -> None:
-    classes = [getattr(errors, n) for n in errors.__all__ if n != "CatalogError"]
+    classes = [getattr(errors, n) for n in errors.__all__]
     assert set(EXIT_CODES) == set(classes)
-    assert set(EXIT_CODES.values()) == {EXIT_USAGE, EXIT_DATA}
+    # a catalog error of no other class: failed, nothing wrong with the command or the data
+    assert set(EXIT_CODES.values()) == {EXIT_FAILED, EXIT_USAGE, EXIT_DATA}
+    assert EXIT_CODES[errors.CatalogError] == EXIT_FAILED
     assert exit_code(errors.SourceFormatError("x")) == exit_code(errors.ShardError("x")) == 3
     assert exit_code(errors.DatasetNotFoundError("x")) == exit_code(errors.SplitError("x")) == 2
 

@@ -117,7 +117,7 @@ def test_cli_offline_needs_a_local_source(tmp_path: Path, server: LoopbackServer
     folder = write_builder(tmp_path / "tiny", server, files, splits=SPLITS)
     data = str(tmp_path / "data")
     result = run("prepare", str(folder), "--data-dir", data, env={"CATALOG_OFFLINE": "1"})
-    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.returncode == 3 and "Traceback" not in result.stderr
     assert "catalog: error: tiny: " in result.stderr
     assert "2 of 2 files are needed but catalog is offline" in result.stderr
     assert "no local source has them (i.gz, l.gz)" in result.stderr

@@ -107,7 +107,7 @@ def test_cli_failed_download_is_one_line_and_verbose_lists_every_source(
     args = ["prepare", str(folder), "--data-dir", str(tmp_path / "data")]
 
     result = run(*args)
-    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.returncode == 3 and "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
     assert lines[-1] == "catalog: 1 of 1 failed: tiny"
     (line,) = [x for x in lines if x.startswith("catalog: error:")]
@@ -119,7 +119,7 @@ def test_cli_failed_download_is_one_line_and_verbose_lists_every_source(
     assert line.endswith("; --verbose lists every source tried")
 
     verbose = run(*args, "--verbose", "-q")
-    assert verbose.returncode == 1 and "Traceback" not in verbose.stderr
+    assert verbose.returncode == 3 and "Traceback" not in verbose.stderr
     for name in files:
         url = server.url(f"/files/tiny/{name}")
         assert f"\n  {url}: " in verbose.stderr and f"\n  {url}.mirror: " in verbose.stderr
@@ -312,7 +312,7 @@ def test_cli_a_directory_where_a_mirror_file_belongs_is_named_as_such(
     args = ["prepare", str(folder), "--data-dir", str(tmp_path / "data"), "--offline"]
 
     result = run(*args, "--mirror", str(mirror))
-    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.returncode == 3 and "Traceback" not in result.stderr
     (line,) = [x for x in result.stderr.splitlines() if x.startswith("catalog: error:")]
     assert f"{folder_there}: is a directory; expected the downloaded file itself" in line
     assert f"{folder_there}: not found" not in result.stderr

@@ -210,7 +210,7 @@ def test_missing_shard_is_named(tmp_path: Path) -> None:
     copy = tmp_path / "tiny" / "1.2.0"
     shutil.copytree(tfds_dir("array_record"), copy)
     (copy / "tiny_features-test.array_record-00000-of-00001").unlink()
-    with pytest.raises(catalog.NotPreparedError, match="shard 0 of split 'test'"):
+    with pytest.raises(catalog.ShardError, match="shard 0 of split 'test'"):
         catalog.open_tfds(copy)
 
 

@@ -76,7 +76,7 @@ def test_access_denied_is_one_clear_error_and_writes_nothing(
     # a policy that lets these credentials read the bucket but not write to it
     s3.faults.append(lambda method, path: (403, "AccessDenied") if method == "PUT" else None)
     result = prepare(folder)
-    assert result.returncode == 1
+    assert result.returncode == 2  # an unusable data dir
     line = one_line(result)
     assert "access denied" in line and URL in line
     assert s3.keys("data") == {}

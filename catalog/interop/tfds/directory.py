@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, overload
 
-from catalog.errors import DatasetNotFoundError, NotPreparedError, SourceFormatError
+from catalog.errors import DatasetNotFoundError, ShardError, SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.info.splits import SplitArg, SplitsArg
@@ -197,8 +197,8 @@ def read_tfds_info(path: str | os.PathLike[str]) -> DatasetInfo:
         for i, count in enumerate(lengths):
             file = _shard_name(template, name, split_name, fmt, i, len(lengths))
             shard_path = folder / file
-            if not shard_path.is_file():
-                raise NotPreparedError(
+            if not shard_path.is_file():  # a shard of a prepared dataset: ShardError (exit 3)
+                raise ShardError(
                     f"{shard_path}: shard {i} of split {split_name!r} that {info_path} lists is "
                     "missing; prepare the dataset again with TFDS, or copy the whole directory"
                 )

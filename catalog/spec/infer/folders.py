@@ -23,8 +23,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from catalog.errors import FeatureError, SpecError
-from catalog.features import Audio, ClassLabel, Feature, Image
+from catalog.errors import FeatureError, SourceFormatError, SpecError
+from catalog.features import Audio, ClassLabel, Feature, Image, pixel_budget
 from catalog.features.wav import read_header
 from catalog.spec.infer.common import InferOptions, complete_options, feature_names, make_spec
 from catalog.spec.infer.layout import SPLIT_NAMES
@@ -114,16 +114,15 @@ def _files(split_root: Path, suffixes: tuple[str, ...]) -> dict[str, list[Path]]
 
 
 def _channels(files: list[Path], sample: int) -> int:
-    from PIL import Image as PILImage
-    from PIL import UnidentifiedImageError
-
     channels = 1
     for file in files[:sample]:
-        try:
-            with PILImage.open(file) as img:
+        try:  # the header only, within the pixel budget
+            with pixel_budget.open_image(file.read_bytes(), str(file)) as img:
                 mode = img.mode
-        except (UnidentifiedImageError, OSError) as error:
-            raise SpecError(f"{file}: not an image Pillow can read ({error})") from None
+        except pixel_budget.OverBudgetError:
+            raise
+        except (SourceFormatError, OSError) as error:
+            raise SourceFormatError(f"{file}: not an image Pillow can read ({error})") from None
         if mode in ("RGBA", "LA", "PA") or (mode == "P" and "transparency" in img.info):
             return 4
         if mode not in ("1", "L", "I;16", "I", "F"):
@@ -214,7 +213,7 @@ def _audio(file: Path) -> Audio:
     try:
         header = read_header(file.read_bytes(), str(file))
     except FeatureError as error:
-        raise SpecError(f"{file}: not a WAV file catalog can read ({error})") from None
+        raise SourceFormatError(f"{file}: not a WAV file catalog can read ({error})") from None
     dtype = "float32" if header.is_float else ("int16" if header.bits <= 16 else "int32")
     shape: tuple[int | None, ...] = (None,) if header.channels == 1 else (None, header.channels)
     return Audio(header.sample_rate, dtype, shape)

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from catalog.errors import SpecError
+from catalog.errors import SourceFormatError, SpecError
 from catalog.features import ClassLabel, Feature, Image, Scalar, Text
 from catalog.formats.json_lines import objects
 from catalog.spec.infer.common import InferOptions, complete_options, feature_names, make_spec
@@ -128,9 +128,11 @@ def _csv_rows(path: Path, kind: str) -> Iterator[list[str]]:
         try:
             yield from (row for row in reader if row)
         except csv.Error as error:
-            raise SpecError(f"{path}:{reader.line_num}: cannot read this row: {error}") from None
+            raise SourceFormatError(
+                f"{path}:{reader.line_num}: cannot read this row: {error}"
+            ) from None
         except UnicodeDecodeError:
-            raise SpecError(f"{path}: not UTF-8 text") from None
+            raise SourceFormatError(f"{path}: not UTF-8 text") from None
 
 
 def sample_types(kind: str, path: Path, sample: int) -> tuple[list[str], dict[str, Feature]]:
@@ -148,12 +150,12 @@ def sample_types(kind: str, path: Path, sample: int) -> tuple[list[str], dict[st
                     )
                 values.setdefault(key, []).append(value)
         if not values:
-            raise SpecError(f"{path}: no JSON objects")
+            raise SourceFormatError(f"{path}: no JSON objects")
         return list(values), {k: _json_type(v) for k, v in values.items()}
     rows = _csv_rows(path, kind)
     header = next(rows, None)
     if header is None:
-        raise SpecError(f"{path}: empty; expected a header row")
+        raise SourceFormatError(f"{path}: empty; expected a header row")
     columns: list[list[str]] = [[] for _ in header]
     for row in itertools.islice(rows, sample):
         for i, cell in enumerate(row[: len(header)]):

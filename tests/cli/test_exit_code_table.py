@@ -1,0 +1,119 @@
+"""Exit codes come from one table (catalog.cli.common.EXIT_CODES, the one `catalog --help`
+prints), command by command: a bad source file is 3 wherever it is found (inferring a spec
+or preparing), a failed download 3, a missing shard of a TFDS dir in `catalog import` 3, a
+usage error 2, some datasets failed while others were done 1."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from catalog.cli import main
+from catalog.cli.common import EXIT_CODES, EXIT_HELP, exit_code
+from catalog.prepare.work_unit import WorkerLostError
+from catalog.testing.http_server import LoopbackServer
+from tests.bombs import small
+
+from conftest import catalog_cli, idx_builder
+
+TFDS = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
+
+
+def one_error(run: object, code: int) -> str:
+    assert run.returncode == code, (run.returncode, run.stderr)  # type: ignore[attr-defined]
+    stderr: str = run.stderr  # type: ignore[attr-defined]
+    assert "Traceback" not in stderr, stderr
+    assert [ln for ln in stderr.splitlines() if ln.startswith("catalog: error:")], stderr
+    return stderr
+
+
+def image_folder(root: Path, broken: bytes) -> Path:
+    for label in ("cat", "dog"):
+        (root / "train" / label).mkdir(parents=True)
+        (root / "train" / label / "0.png").write_bytes(small("PNG"))
+    (root / "train" / "cat" / "1.png").write_bytes(broken)
+    return root
+
+
+def csv_file(root: Path, text: str) -> Path:
+    root.mkdir(parents=True)
+    (root / "people.csv").write_text(text)
+    return root / "people.csv"
+
+
+BAD_SOURCES: dict[str, Callable[[Path], Path]] = {
+    # found while inferring the spec (used to be 2)
+    "not-an-image": lambda d: image_folder(d / "photos", b"not a png at all"),
+    "csv-broken-quote": lambda d: csv_file(d / "t", 'name,age\nA,1\n"B,2\n'),
+    # found while preparing, past the rows the types were inferred from (used to be 1)
+    "csv-short-row": lambda d: csv_file(d / "t", "name,age\n" + "A,1\n" * 1200 + "B\n"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_SOURCES))
+def test_a_bad_source_file_is_3_wherever_it_is_found(tmp_path: Path, case: str) -> None:
+    path = BAD_SOURCES[case](tmp_path)
+    stderr = one_error(catalog_cli("prepare", str(path), "--data-dir", str(tmp_path / "d")), 3)
+    assert path.name in stderr or "1.png" in stderr, stderr
+
+
+def test_a_failed_download_is_3_and_one_failure_among_others_is_1(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    good = idx_builder(tmp_path, server, 5, name="good")
+    bad = idx_builder(tmp_path, server, 5, name="bad")
+    server.add("/files/bad/i.gz", b"<html>gone</html>", status=404)
+    data = str(tmp_path / "data")
+    one_error(catalog_cli("prepare", str(bad), "--data-dir", data), 3)
+    one_error(catalog_cli("prepare", str(bad), str(good), "--data-dir", data), 1)
+
+
+def test_a_missing_shard_of_a_tfds_dir_in_import_is_3(tmp_path: Path) -> None:
+    expected = json.loads((TFDS / "expected.json").read_text("utf-8"))
+    copy = tmp_path / "tiny" / "1.2.0"
+    shutil.copytree(TFDS / expected["tfds"]["array_record"]["path"], copy)
+    (copy / "tiny_features-test.array_record-00000-of-00001").unlink()
+    run = catalog_cli("import", str(copy), "--data-dir", str(tmp_path / "d"))
+    assert "shard 0 of split 'test'" in one_error(run, 3)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("prepare", "no_such_dataset"), 2),
+        (("list", "--no-such-flag"), 2),
+        (("info", "no_such_dataset"), 2),
+        (("show", "mnist", "--data-dir", "{d}", "-o", "{d}/g.png"), 2),  # not prepared
+        (("verify", "mnist", "--data-dir", "{d}"), 2),
+        (("rm", "no_such_dataset", "--data-dir", "{d}"), 2),
+        (("import", "{d}"), 2),  # neither a TFDS dir nor a builder folder
+        (("export", "mnist", "--data-dir", "{d}", "--format", "parquet", "-o", "{d}/x"), 2),
+        (("croissant", "no_such_dataset"), 2),
+        (("site", "no_such_dataset", "-o", "{d}/site"), 2),
+    ],
+    ids=lambda v: v[0] if isinstance(v, tuple) else str(v),
+)
+def test_usage_errors_of_every_command_are_2(
+    tmp_path: Path, args: tuple[str, ...], code: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In this process (`catalog.cli.main`, what ``python -m catalog`` runs): the same code
+    and one error line, without a process start per command."""
+    try:
+        got = main([a.format(d=tmp_path) for a in args])
+    except SystemExit as stop:  # argparse's usage errors
+        got = int(stop.code or 0)
+    stderr = capsys.readouterr().err
+    assert got == code, stderr
+    assert stderr.startswith("catalog: error: ") and "Traceback" not in stderr, stderr
+
+
+def test_errors_of_no_class_in_the_table_are_1_as_help_says() -> None:
+    assert exit_code(WorkerLostError("x")) == 1  # nothing wrong with the command or the data
+    assert exit_code(OSError("x")) == 1
+    assert "worker process was killed" in EXIT_HELP.split("\n  2  ")[0]
+    for code in set(EXIT_CODES.values()):
+        assert f"\n  {code}  " in EXIT_HELP
