@@ -38,12 +38,13 @@ def files_builder(
     dtypes: Mapping[str, str] | None = None,
     delimiter: str | None = None,
     encoding: str | None = None,
+    channels: int | None = None,
 ) -> DatasetBuilder:
     """The builder of the local files `path` names (a file, a folder or a glob), its spec
     inferred (see `catalog.spec.infer`); not prepared yet. `name` defaults to one made from
     the path (``My Photos`` -> ``my_photos``) and may not be a registered dataset's. `note`
-    gets hints (a text column that looks like a label). `dtypes`, `delimiter`, `encoding`:
-    see `prepare_files`."""
+    gets hints (a text column that looks like a label). `dtypes`, `delimiter`, `encoding`,
+    `channels`: see `prepare_files`."""
     text = os.fspath(path)
     name = name or name_from_path(text)
     if name in list_datasets():
@@ -59,6 +60,7 @@ def files_builder(
         dtypes=dict(dtypes or {}),
         delimiter=delimiter,
         encoding=encoding,
+        channels=channels,
     )
     return DatasetBuilder(infer_spec(text, options), data_dir=data_dir)
 
@@ -73,6 +75,7 @@ def prepare_files(
     dtypes: Mapping[str, str] | None = None,
     delimiter: str | None = None,
     encoding: str | None = None,
+    channels: int | None = None,
     write_spec: PathLike | None = None,
     overwrite: bool = False,
     num_proc: int = 1,
@@ -87,7 +90,9 @@ def prepare_files(
     a missing value is an error naming file, line and column; a missing number is NaN).
     `dtypes` sets columns' types (``{"zip": "text", "n": "float32"}``) instead of inferring
     them from every row. `delimiter` and `encoding` of CSV/TSV files are found from the file
-    unless given (``delimiter=";"``). `write_spec` also writes the
+    unless given (``delimiter=";"``). `channels` (1, 3 or 4) are an image folder's channels,
+    every image converted to them (default: what most of its images have). `write_spec` also
+    writes the
     inferred spec there as builder.yaml + checksums.tsv (a folder holding the data, or one
     above it), to edit and keep as a builder folder. A prepared copy of the same files is
     reused; changed files are prepared again.
@@ -104,6 +109,7 @@ def prepare_files(
         dtypes=dtypes,
         delimiter=delimiter,
         encoding=encoding,
+        channels=channels,
     )
     if write_spec is not None:
         spec_writer.write_spec(b.spec, Path(os.fspath(write_spec)))

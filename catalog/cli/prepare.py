@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog._util.units import format_size, parse_size
 from catalog.api.builder import DatasetBuilder, builder
+from catalog.cli import local_files
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -176,6 +177,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="the value standing in for a column's missing values (else a missing value is an "
         "error); repeat for more columns",
     )
+    local_files.add_arguments(files)
     files.add_argument(
         "--write-spec",
         metavar="DIR",
@@ -304,6 +306,8 @@ def _is_files(text: str) -> bool:
     from catalog.spec.infer import is_path
     from catalog.spec.registry import resolve
 
+    if local_files.is_path_first(text):
+        return True
     try:
         resolve(text)
     except DatasetNotFoundError:  # a path, or one that looks like one ("no such file" then)
@@ -326,7 +330,12 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
 
     croissant = [is_croissant(name) for name in args.names]
     is_files = [not c and _is_files(name) for name, c in zip(args.names, croissant, strict=True)]
-    given = [f for f in ("name", "label", "fill", "write_spec") if getattr(args, f)]
+    joined = local_files.joined_paths(args.names, is_files, args.name)
+    if joined != args.names:  # several PATHs, one dataset: the glob naming them (run reads it)
+        args.names, croissant, is_files = joined, [False], [True]
+    given = [
+        f for f in ("name", "label", "fill", "write_spec", *local_files.FLAGS) if getattr(args, f)
+    ]
     if given and (len(args.names) != 1 or not is_files[0]):
         flag = "--" + given[0].replace("_", "-")
         raise UsageError(f"{flag} is for one PATH of local files (catalog prepare PATH {flag} ...)")
@@ -352,7 +361,13 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
             )
             continue
         b = files_builder(
-            name, args.name, data_dir=args.data_dir, label=args.label, fill=fill, note=note
+            name,
+            args.name,
+            data_dir=args.data_dir,
+            label=args.label,
+            fill=fill,
+            note=note,
+            **local_files.infer_arguments(args),
         ).with_image_max_side(args.image_max_side)
         if args.write_spec:
             print(f"wrote {write_spec(b.spec, Path(args.write_spec))}", file=sys.stderr)
@@ -378,7 +393,7 @@ def run(args: argparse.Namespace) -> int:
     # known: its spec is made by fetching and reading its files (None here).
     try:
         found = _builders(args)
-    except UsageError as exc:
+    except (UsageError, local_files.LocalFilesUsageError) as exc:
         error(str(exc))
         return EXIT_USAGE
     # Deferred like DatasetBuilder.download_and_prepare's: `catalog list` and `catalog info`

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from catalog._util.tree_walk import files_under
 from catalog.download.extract import archive_format
 from catalog.errors import SourceFormatError
 from catalog.formats.base import SourceFile
@@ -92,7 +93,7 @@ def walk(root: SourceFile) -> Iterator[Member]:
 
 def _walk_dir(root: Path) -> Iterator[Member]:
     # Sorted by path components: a directory's files, then the next directory's.
-    files = sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: p.parts)
+    files = sorted(files_under(root), key=lambda p: p.parts)
     for file in files:
         path = _kept(file.relative_to(root).as_posix())
         if path is not None:

@@ -39,6 +39,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from catalog._util.tree_walk import files_under
 from catalog.errors import FeatureError, SourceFormatError
 from catalog.features import Audio, ClassLabel, FeaturesDict
 from catalog.features.wav import read_header, read_samples
@@ -78,10 +79,9 @@ def _listed(lists: Mapping[str, Path], *, check: set[str] | None) -> set[str]:
 
 def _files(root: Path, pattern: str) -> dict[str, Path]:
     found = {}
-    for file in root.rglob("*"):
+    for file in files_under(root, hidden=False):
         relative = file.relative_to(root).as_posix()
-        hidden = any(part.startswith(".") for part in relative.split("/"))
-        if file.is_file() and not hidden and fnmatch.fnmatchcase(relative, pattern):
+        if fnmatch.fnmatchcase(relative, pattern):
             found[relative] = file
     return dict(sorted(found.items()))
 

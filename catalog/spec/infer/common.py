@@ -31,7 +31,8 @@ class InferOptions:
     `sample`, how many files (images, shards) are read to decide their features (a table's
     types come from every row); `dtypes`, ``{column: type}`` setting a table column's type
     (``int64``, ``float32``, ``bool``, ``text``, ...: `catalog.spec.infer.tables.DTYPES`);
-    `delimiter` and `encoding` of CSV/TSV files (default: found from the file)."""
+    `delimiter` and `encoding` of CSV/TSV files (default: found from the file); `channels`
+    of an image folder's images (default: what most of them have)."""
 
     name: str
     label: str | None = None
@@ -40,6 +41,7 @@ class InferOptions:
     dtypes: Mapping[str, str] = field(default_factory=dict)
     delimiter: str | None = None
     encoding: str | None = None
+    channels: int | None = None
     #: Where notes go (a text column that looks like a label, ...); None: nowhere.
     note: Callable[[str], None] | None = field(default=None, compare=False)
 
@@ -56,6 +58,8 @@ class InferOptions:
                 f"delimiter must be one character, got {self.delimiter!r} (a tab: $'\\t' in "
                 "a shell, or the word tab)"
             )
+        if self.channels not in (None, 1, 3, 4):
+            raise SpecError(f"channels must be 1, 3 or 4, got {self.channels}")
         if self.encoding is not None:
             import codecs
 
