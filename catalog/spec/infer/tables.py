@@ -19,7 +19,8 @@ integer CSV or JSON column with missing values becomes float64 (a note says so; 
 age=-1`` keeps it int64). Elsewhere (text, booleans, Parquet integers) catalog stores no
 nulls: a missing value is an error naming file, line and column unless ``fill`` gives the
 text standing in for that column's missing values (``--fill comment=`` keeps empty texts as
-empty). A CSV column that is empty in every row is Text.
+empty). A column that is empty in every row is float64 NaN, as pandas reads it (Text with a
+``fill``).
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ def table_spec(
     fill = dict(options.fill)
     for column, stats in found.stats.items():
         feature = types[column] = stats.feature()
+        if stats.kind == "empty" and stats.missing and column not in fill:
+            feature = types[column] = Scalar("float64")  # as pandas reads an empty column
         if isinstance(feature, Scalar) and stats.missing and column not in fill:
             if feature.dtype.kind in "iu":
                 feature = types[column] = Scalar("float64")
@@ -95,6 +98,9 @@ def table_spec(
             if feature.dtype.kind == "f":
                 fill[column] = "nan"
         _widening_notes(options, first, column, stats)
+    for column, feature in types.items():  # Parquet: a null float is NaN too
+        if isinstance(feature, Scalar) and feature.dtype.kind == "f" and column not in fill:
+            fill[column] = "nan"
     for column, dtype in options.dtypes.items():
         if dtype not in DTYPES:
             raise SpecError(
