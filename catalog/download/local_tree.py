@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from catalog._util.hashing import Digest
-from catalog._util.tree_walk import files_under
 from catalog.download.resource import Failure
+from catalog.storage.tree_walk import files_under
 
 __all__ = ["BUILDER_FILES", "file_digest", "tree_digest", "tree_files"]
 

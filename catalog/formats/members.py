@@ -29,10 +29,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalog._util.tree_walk import files_under
 from catalog.download.extract import archive_format
 from catalog.errors import SourceFormatError
 from catalog.formats.base import SourceFile
+from catalog.storage.tree_walk import files_under
 
 __all__ = ["Member", "paths", "walk"]
 

@@ -39,13 +39,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from catalog._util.tree_walk import files_under
 from catalog.errors import FeatureError, SourceFormatError
 from catalog.features import Audio, ClassLabel, FeaturesDict
 from catalog.features.wav import read_header, read_samples
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 from catalog.formats.folder_metadata import load_metadata, unused_rows
 from catalog.formats.sound_files import decode_sound
+from catalog.storage.tree_walk import files_under
 
 __all__ = ["FORMAT", "examples", "window_starts"]
 

@@ -12,6 +12,7 @@ catalog both see text (a column of digits is a number column for both, tested ap
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 import tempfile
@@ -23,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import catalog
@@ -206,3 +207,23 @@ def test_a_50_mb_line_is_read_as_pandas_reads_it(tmp_path: Path) -> None:
     b = catalog.prepare_files(path, "long", data_dir=tmp_path / "d")
     ds = b.as_data_source("train")
     assert ds[0]["b"] == big and ds[1]["b"] == "z"
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@example(head=b"a\n", body=b"1" * 5000 + b"\n", suffix=".csv")  # int() refuses 4300+ digits
+@example(head=b"", body=b'{"a": ' + b"[" * 5000 + b"]" * 5000 + b"}\n", suffix=".jsonl")
+@given(
+    head=st.sampled_from(
+        [b"", b"a,b\n", b"a;b\n", b'"a"\t"b"\n', b"\xef\xbb\xbfa,b\n", b"\xff\xfe"]
+    ),
+    body=st.binary(max_size=200),
+    suffix=st.sampled_from([".csv", ".tsv", ".jsonl"]),
+)
+def test_malformed_bytes_give_only_catalogs_errors(head: bytes, body: bytes, suffix: str) -> None:
+    """Issue 41: the CSV/TSV and JSON Lines readers (the inference's pass and the prepare's)
+    raise nothing but CatalogError subclasses, whatever the bytes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"f{suffix}"
+        path.write_bytes(head + body)
+        with contextlib.suppress(CatalogError):
+            catalog.prepare_files(path, "f", data_dir=Path(tmp) / "d")

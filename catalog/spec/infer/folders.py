@@ -15,7 +15,7 @@ feature checks each one's header). A ``metadata.csv`` or ``metadata.jsonl`` in a
 ``cat/1.png``) adds its other columns as features, typed as `catalog.spec.infer.tables` types a
 table's columns; every split then needs one, with the same columns. The whole folder is one
 download, recorded file by file (`catalog.download.local_tree`). Folders are walked by
-`catalog._util.tree_walk`: symlinked folders within the root are followed, one leaving it (or a
+`catalog.storage.tree_walk`: symlinked folders within the root are followed, one leaving it (or a
 loop) is an error.
 """
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from catalog._util.tree_walk import files_under
 from catalog.errors import FeatureError, SpecError
 from catalog.features import Audio, ClassLabel, Feature, Image
 from catalog.features.wav import read_header
@@ -33,6 +32,7 @@ from catalog.spec.infer.image_channels import folder_images
 from catalog.spec.infer.layout import SPLIT_NAMES
 from catalog.spec.local_files import measured_download
 from catalog.spec.model import BuilderSpec, FileRef, SplitSpec
+from catalog.storage.tree_walk import files_under
 
 _METADATA = ("metadata.csv", "metadata.jsonl")  # catalog.formats.folder_metadata's names
 
