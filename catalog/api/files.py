@@ -36,18 +36,33 @@ def files_builder(
     fill: Mapping[str, str] | None = None,
     sample: int = 1000,
     note: Callable[[str], None] | None = None,
+    dtypes: Mapping[str, str] | None = None,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+    channels: int | None = None,
 ) -> DatasetBuilder:
     """The builder of the local files `path` names (a file, a folder or a glob), its spec
     inferred (see `catalog.spec.infer`); not prepared yet. `name` defaults to one made from
     the path (``My Photos`` -> ``my_photos``) and may not be a registered dataset's. `note`
-    gets hints (a text column that looks like a label)."""
+    gets hints (a text column that looks like a label). `dtypes`, `delimiter`, `encoding`,
+    `channels`: see `prepare_files`."""
     text = os.fspath(path)
     name = name or name_from_path(text)
     if name in list_datasets():
         raise SpecError(
             f"{name!r} is a registered dataset; give the prepared files another name (--name)"
         )
-    options = InferOptions(name, label=label, fill=dict(fill or {}), sample=sample, note=note)
+    options = InferOptions(
+        name,
+        label=label,
+        fill=dict(fill or {}),
+        sample=sample,
+        note=note,
+        dtypes=dict(dtypes or {}),
+        delimiter=delimiter,
+        encoding=encoding,
+        channels=channels,
+    )
     spec = infer_spec(text, options)
     where = text if glob.has_magic(text) else str(Path(text).expanduser().resolve())
     return DatasetBuilder(spec.replace(origin=("files", where)), data_dir=data_dir)
@@ -60,6 +75,10 @@ def prepare_files(
     data_dir: PathLike | None = None,
     label: str | None = None,
     fill: Mapping[str, str] | None = None,
+    dtypes: Mapping[str, str] | None = None,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+    channels: int | None = None,
     write_spec: PathLike | None = None,
     overwrite: bool = False,
     num_proc: int = 1,
@@ -71,7 +90,12 @@ def prepare_files(
 
     `label` makes a text column a ClassLabel (its distinct values, sorted, are the class
     names); `fill` gives, per column, the text standing in for its missing values (without it
-    a missing value is an error naming file, line and column). `write_spec` also writes the
+    a missing value is an error naming file, line and column; a missing number is NaN).
+    `dtypes` sets columns' types (``{"zip": "text", "n": "float32"}``) instead of inferring
+    them from every row. `delimiter` and `encoding` of CSV/TSV files are found from the file
+    unless given (``delimiter=";"``). `channels` (1, 3 or 4) are an image folder's channels,
+    every image converted to them (default: what most of its images have). `write_spec` also
+    writes the
     inferred spec there as builder.yaml + checksums.tsv (a folder holding the data, or one
     above it), to edit and keep as a builder folder. A prepared copy of the same files is
     reused; changed files are prepared again.
@@ -79,7 +103,17 @@ def prepare_files(
     >>> b = catalog.prepare_files("photos/", "photos")   # doctest: +SKIP
     >>> b.as_data_source("train")[0]["label"]             # doctest: +SKIP
     """
-    b = files_builder(path, name, data_dir=data_dir, label=label, fill=fill)
+    b = files_builder(
+        path,
+        name,
+        data_dir=data_dir,
+        label=label,
+        fill=fill,
+        dtypes=dtypes,
+        delimiter=delimiter,
+        encoding=encoding,
+        channels=channels,
+    )
     if write_spec is not None:
         spec_writer.write_spec(b.spec, Path(os.fspath(write_spec)))
     b.prepare(

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from catalog._util.units import format_size, parse_size
 from catalog.api.builder import DatasetBuilder
-from catalog.api.resolve import resolve_dataset
+from catalog.api.resolve import DatasetHandle, resolve_dataset
+from catalog.cli import local_files
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -174,6 +175,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="the value standing in for a column's missing values (else a missing value is an "
         "error); repeat for more columns",
     )
+    local_files.add_arguments(files)
     files.add_argument(
         "--write-spec",
         metavar="DIR",
@@ -288,6 +290,20 @@ def _check_dirs(
         )
 
 
+def _handle(name: str, args: argparse.Namespace) -> DatasetHandle:
+    """What NAME or PATH names (`catalog.api.resolve`), a path being a path first (an existing
+    file, or a folder with no builder.yaml, is local files: `local_files.is_path_first`)."""
+    from catalog.interop.croissant import is_croissant
+    from catalog.storage.data_dir import data_dir_store
+
+    if not is_croissant(name) and local_files.is_path_first(name):
+        store = data_dir_store(args.data_dir)
+        return DatasetHandle("files", name, store, Path(name).expanduser())
+    return resolve_dataset(
+        name, data_dir=args.data_dir, image_max_side=args.image_max_side, files=True
+    )
+
+
 def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
     """The builder of each NAME or PATH (`catalog.api.resolve`; None for a Croissant file,
     resolved later); the --write-spec folder written."""
@@ -295,12 +311,17 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
     from catalog.spec.infer import is_path
     from catalog.spec.infer.write import write_spec
 
-    side = args.image_max_side
-    handles = [
-        resolve_dataset(name, data_dir=args.data_dir, image_max_side=side, files=True)
-        for name in args.names
+    handles = [_handle(name, args) for name in args.names]
+    is_files = [h.kind == "files" for h in handles]
+    joined = local_files.joined_paths(args.names, is_files, args.name)
+    if joined != args.names:  # several PATHs, one dataset: the glob naming them (run reads it)
+        args.names = joined
+        handles = [
+            DatasetHandle("files", joined[0], handles[0].store, Path(joined[0]).expanduser())
+        ]
+    given = [
+        f for f in ("name", "label", "fill", "write_spec", *local_files.FLAGS) if getattr(args, f)
     ]
-    given = [f for f in ("name", "label", "fill", "write_spec") if getattr(args, f)]
     if given and (len(handles) != 1 or handles[0].kind != "files"):
         flag = "--" + given[0].replace("_", "-")
         raise UsageError(f"{flag} is for one PATH of local files (catalog prepare PATH {flag} ...)")
@@ -335,7 +356,13 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
             builders.append(handle.builder)
             continue
         b = files_builder(
-            name, args.name, data_dir=args.data_dir, label=args.label, fill=fill, note=note
+            name,
+            args.name,
+            data_dir=args.data_dir,
+            label=args.label,
+            fill=fill,
+            note=note,
+            **local_files.infer_arguments(args),
         ).with_image_max_side(args.image_max_side)
         if args.write_spec:
             print(f"wrote {write_spec(b.spec, Path(args.write_spec))}", file=sys.stderr)
@@ -361,7 +388,7 @@ def run(args: argparse.Namespace) -> int:
     # known: its spec is made by fetching and reading its files (None here).
     try:
         found = _builders(args)
-    except UsageError as exc:
+    except (UsageError, local_files.LocalFilesUsageError) as exc:
         error(str(exc))
         return EXIT_USAGE
     # Deferred like DatasetBuilder.download_and_prepare's: `catalog list` and `catalog info`

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from catalog._util.hashing import Digest
 from catalog.download.resource import Failure
+from catalog.storage.tree_walk import files_under
 
 __all__ = ["BUILDER_FILES", "file_digest", "tree_digest", "tree_files"]
 
@@ -33,11 +34,11 @@ BUILDER_FILES = frozenset({"builder.yaml", "checksums.tsv"})
 def tree_files(root: Path) -> Iterator[tuple[str, Path]]:
     """``(relative posix path, file)`` of every file the digest counts, in sorted path order."""
     found = []
-    for file in root.rglob("*"):
+    for file in files_under(root):
         relative = file.relative_to(root).as_posix()
         if any(part.startswith(".") for part in relative.split("/")):
             continue
-        if relative in BUILDER_FILES or not file.is_file():
+        if relative in BUILDER_FILES:
             continue
         found.append((relative, file))
     yield from sorted(found)

@@ -20,8 +20,12 @@ row). Options (all optional except the mapping):
 - ``values``: ``{feature path: {text in the file: text given to the feature}}``, e.g.
   ``embarked: {C: Cherbourg}``; texts not listed pass unchanged. Applied after ``fill``.
 - ``strip``: features whose text loses its surrounding whitespace. ``encoding``: of the file
-  (default utf-8). ``incomplete``: ``error`` (default) or ``skip`` a row with fewer fields
-  than the header.
+  (default utf-8; a BOM is found by `catalog.formats.csv_dialect`). ``incomplete``: ``error``
+  (default), ``skip`` a row with fewer fields than the header, or ``missing``: its absent
+  fields are missing values (as pandas reads them: NaN), filled or refused as ``fill`` says.
+  A row with more fields than the header is always an error naming file, line and counts
+  (pandas' C parser refuses it too; pandas' one exception, a first data row one field longer
+  whose first field becomes the index, is refused as well).
 
 Texts become values by the feature's type: Text as is; Scalar and Tensor elements parsed as
 numbers of their dtype (a bool one: ``true``/``false`` in any case, or ``1``/``0``);
@@ -31,6 +35,7 @@ lines are skipped. The key is the row index. Errors name the file and line.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import re
 from collections.abc import Iterator, Mapping
@@ -43,7 +48,10 @@ from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 
-__all__ = ["FORMAT", "examples", "to_value"]
+__all__ = ["FIELD_LIMIT", "FORMAT", "examples", "rows", "to_value", "too_many_fields"]
+
+#: The longest field read, in characters (Python's csv module stops at 128 KiB by default).
+FIELD_LIMIT = 1 << 28
 
 _INT = re.compile(r"^[+-]?\d+$")
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
@@ -96,32 +104,64 @@ def to_value(feature: Feature, text: str) -> Any:
 
 
 def _lines(path: Path, encoding: str) -> Iterator[str]:
-    """The file's lines, decoded one at a time so a decoding error names its line."""
+    """The file's lines, decoded one at a time so a decoding error names its line (UTF-16 and
+    UTF-32, whose newline is not one byte, are decoded as a stream, their lines counted)."""
+    if "\n".encode(encoding, errors="ignore") != b"\n":
+        yield from _stream_lines(path, encoding)
+        return
     with open(path, "rb") as f:
         for number, line in enumerate(f, 1):
             try:
-                yield line.decode(encoding)
+                yield line.decode(encoding if number == 1 else _after_bom(encoding))
             except UnicodeDecodeError as error:
-                raise SourceFormatError(
-                    f"{path}:{number}: not {encoding} text at byte {error.start} of the line"
-                ) from None
+                raise SourceFormatError(_not_text(path, number, encoding, error.start)) from None
 
 
-def _rows(path: Path, options: Mapping[str, Any]) -> Iterator[tuple[int, list[str]]]:
-    """(line number, fields) of each non-blank row; SourceFormatError naming file:line."""
+def _after_bom(encoding: str) -> str:
+    return "utf-8" if codecs.lookup(encoding).name == "utf-8-sig" else encoding
+
+
+def _stream_lines(path: Path, encoding: str) -> Iterator[str]:
+    number = 0
+    with open(path, encoding=encoding, newline="") as f:
+        try:
+            for number, line in enumerate(f, 1):  # noqa: B007 (read after the loop)
+                yield line
+        except UnicodeDecodeError:
+            raise SourceFormatError(_not_text(path, number + 1, encoding, None)) from None
+
+
+def _not_text(path: Path, line: int, encoding: str, byte: int | None) -> str:
+    at = "" if byte is None else f" at byte {byte} of the line"
+    return (
+        f"{path}:{line}: not {encoding} text{at}; give the file's encoding (options.encoding, "
+        "e.g. latin-1 or cp1252; catalog prepare FILE: --encoding ENCODING)"
+    )
+
+
+def rows(path: Path, options: Mapping[str, Any]) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of each non-blank row, the line its first field is on;
+    SourceFormatError naming file:line for a row that cannot be read (broken quoting, a
+    field over `FIELD_LIMIT` characters, bytes that are not the file's encoding)."""
+    if csv.field_size_limit() < FIELD_LIMIT:  # the module's default is 128 KiB
+        csv.field_size_limit(FIELD_LIMIT)
     reader = csv.reader(
         _lines(path, options["encoding"]),
         delimiter=options["delimiter"],
         quoting=_QUOTING[options["quoting"]],
         strict=options["quoting"] == "minimal",
     )
+    start = 1
     try:
         for row in reader:
             if row:
-                yield reader.line_num, row
+                yield start, row
+            start = reader.line_num + 1
     except csv.Error as error:
         raise SourceFormatError(
-            f"{path}:{reader.line_num}: cannot read this row: {error}"
+            f"{path}:{start}: cannot read this row: {error} (a quoted field ends with its "
+            f"closing quote, then {options['delimiter']!r} or the line's end; a quote inside "
+            "one is written twice)"
         ) from None
 
 
@@ -140,10 +180,10 @@ def examples(source: Source) -> Examples:
 def _file_examples(
     path: Path, options: Mapping[str, Any], features: FeaturesDict
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    rows = _rows(path, options)
+    rows_ = rows(path, options)
     header: list[str] = list(options["header"])
     if not header:
-        first = next(rows, None)
+        first = next(rows_, None)
         if first is None:
             raise SourceFormatError(f"{path}: empty; expected a header row")
         header = first[1]
@@ -168,14 +208,20 @@ def _file_examples(
     stacked = set(options["stack"])
     missing, fill, values = set(options["missing"]), options["fill"], options["values"]
     strip, skip_incomplete = set(options["strip"]), options["incomplete"] == "skip"
-    for index, (line, row) in enumerate(rows):
+    absent_missing = options["incomplete"] == "missing"
+    for index, (line, row) in enumerate(rows_):
+        if len(row) > len(header):
+            raise too_many_fields(path, line, len(header), len(row), options["delimiter"])
         if len(row) < len(header):
             if skip_incomplete:
                 continue
-            raise SourceFormatError(
-                f"{path}:{line}: {len(row)} fields, the header has {len(header)} "
-                "(options.incomplete: skip drops such rows)"
-            )
+            if not absent_missing:
+                raise SourceFormatError(
+                    f"{path}:{line}: {len(row)} fields, the header has {len(header)} "
+                    "(options.incomplete: skip drops such rows, missing reads the absent "
+                    "fields as missing values)"
+                )
+            row = row + [options["missing"][0]] * (len(header) - len(row))
         flat: dict[str, Any] = dict(constants)
         if options["row_index"]:
             flat[options["row_index"]] = index
@@ -207,6 +253,16 @@ def _file_examples(
         yield index, _nest(flat)
 
 
+def too_many_fields(path: Path, line: int, expected: int, saw: int, delimiter: str) -> Exception:
+    """The error for a row longer than the header (pandas' C parser's words, plus where and
+    what to check)."""
+    return SourceFormatError(
+        f"{path}:{line}: expected {expected} fields (as the header), saw {saw}; is the "
+        f"delimiter {delimiter!r} right (catalog prepare FILE: --delimiter), or is a field "
+        f"holding {delimiter!r} not quoted?"
+    )
+
+
 def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
     """``{"a/b": 1, "c": 2}`` -> ``{"a": {"b": 1}, "c": 2}``."""
     out: dict[str, Any] = {}
@@ -231,8 +287,10 @@ def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
     if options["quoting"] not in _QUOTING:
         return f"options.quoting must be one of {', '.join(_QUOTING)}, got {options['quoting']!r}"
-    if options["incomplete"] not in ("error", "skip"):
-        return f"options.incomplete must be error or skip, got {options['incomplete']!r}"
+    if options["incomplete"] not in ("error", "skip", "missing"):
+        return f"options.incomplete must be error, skip or missing, got {options['incomplete']!r}"
+    if options["incomplete"] == "missing" and not options["missing"]:
+        return "options.incomplete: missing needs options.missing (the texts of a missing value)"
     if len(options["delimiter"]) != 1:
         return f"options.delimiter must be one character, got {options['delimiter']!r}"
     mapped = _mapped(options)
@@ -273,7 +331,9 @@ FORMAT = SourceFormat(
         "values": Option("str_maps", {}, "feature path -> {text in the file: text to use}"),
         "strip": Option("strs", [], "features whose text loses surrounding whitespace"),
         "encoding": Option("str", "utf-8", "the file's text encoding"),
-        "incomplete": Option("str", "error", "error or skip: a row shorter than the header"),
+        "incomplete": Option(
+            "str", "error", "error, skip or missing: a row shorter than the header"
+        ),
     },
     features=_features,
     examples=examples,

@@ -13,6 +13,7 @@ key.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,8 @@ __all__ = ["FORMAT", "examples", "objects"]
 
 def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` of every non-blank line; SourceFormatError naming file:line
-    for a line that is not UTF-8 JSON holding an object."""
+    for a line that is not UTF-8 JSON holding an object (nested past the interpreter's
+    recursion limit included: never a RecursionError)."""
     with open(path, "rb") as f:
         for number, raw in enumerate(f, 1):
             if not raw.strip():
@@ -41,6 +43,11 @@ def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 ) from None
             except ValueError as error:
                 raise SourceFormatError(f"{path}:{number}: not JSON ({error})") from None
+            except RecursionError:  # Python's parser recurses once per [ or {
+                raise SourceFormatError(
+                    f"{path}:{number}: JSON nested too deeply (more than about "
+                    f"{sys.getrecursionlimit()} levels of [ and {{); catalog reads flat objects"
+                ) from None
             if not isinstance(value, dict):
                 raise SourceFormatError(
                     f"{path}:{number}: expected a JSON object per line, got {type(value).__name__}"

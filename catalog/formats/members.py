@@ -32,6 +32,7 @@ from pathlib import Path
 from catalog.download.extract import archive_format
 from catalog.errors import SourceFormatError
 from catalog.formats.base import SourceFile
+from catalog.storage.tree_walk import files_under
 
 __all__ = ["Member", "paths", "walk"]
 
@@ -92,7 +93,7 @@ def walk(root: SourceFile) -> Iterator[Member]:
 
 def _walk_dir(root: Path) -> Iterator[Member]:
     # Sorted by path components: a directory's files, then the next directory's.
-    files = sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: p.parts)
+    files = sorted(files_under(root), key=lambda p: p.parts)
     for file in files:
         path = _kept(file.relative_to(root).as_posix())
         if path is not None:

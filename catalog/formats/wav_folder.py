@@ -45,6 +45,7 @@ from catalog.features.wav import read_header, read_samples
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 from catalog.formats.folder_metadata import load_metadata, unused_rows
 from catalog.formats.sound_files import decode_sound
+from catalog.storage.tree_walk import files_under
 
 __all__ = ["FORMAT", "examples", "window_starts"]
 
@@ -78,10 +79,9 @@ def _listed(lists: Mapping[str, Path], *, check: set[str] | None) -> set[str]:
 
 def _files(root: Path, pattern: str) -> dict[str, Path]:
     found = {}
-    for file in root.rglob("*"):
+    for file in files_under(root, hidden=False):
         relative = file.relative_to(root).as_posix()
-        hidden = any(part.startswith(".") for part in relative.split("/"))
-        if file.is_file() and not hidden and fnmatch.fnmatchcase(relative, pattern):
+        if fnmatch.fnmatchcase(relative, pattern):
             found[relative] = file
     return dict(sorted(found.items()))
 

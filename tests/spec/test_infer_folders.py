@@ -86,12 +86,61 @@ def test_no_split_folders_is_one_train_split(tmp_path: Path) -> None:
     assert spec.features["label"].names == ["ant", "bee", "zebra"]
 
 
-def test_a_grayscale_folder_stays_one_channel_and_rgba_makes_four(tmp_path: Path) -> None:
+def test_the_channels_are_what_most_images_have_or_channels(tmp_path: Path) -> None:
     _image(tmp_path / "g" / "a" / "x.png", (4, 5), "PNG")
     _image(tmp_path / "g" / "b" / "y.png", (6, 3), "PNG")
     assert files_builder(tmp_path / "g", "g").spec.features["image"].shape == (None, None, 1)
     _image(tmp_path / "g" / "b" / "z.png", (6, 3, 4), "PNG")
-    assert files_builder(tmp_path / "g", "g").spec.features["image"].shape == (None, None, 4)
+    assert files_builder(tmp_path / "g", "g").spec.features["image"].shape == (None, None, 1)
+    four = files_builder(tmp_path / "g", "g", channels=4).spec
+    assert four.features["image"].shape == (None, None, 4)
+
+
+def test_one_rgba_png_among_jpegs_is_converted_not_the_folder(tmp_path: Path) -> None:
+    """Finding 6 of issue 37: one RGBA PNG made every image of a folder of JPEGs 4 channels,
+    and `info` said png for a folder of JPEGs."""
+    for i in range(4):
+        _image(tmp_path / "f" / "cat" / f"{i}.jpg", (5, 6, 3), "JPEG")
+    _image(tmp_path / "j" / "cat" / "0.jpg", (5, 6, 3), "JPEG")
+    assert files_builder(tmp_path / "j", "j").spec.features["image"].encoding == "jpeg"
+    rgba = tmp_path / "f" / "dog" / "x.png"
+    _image(rgba, (5, 6, 4), "PNG")
+    _image(tmp_path / "f" / "dog" / "y.jpg", (5, 6, 3), "JPEG")
+    notes: list[str] = []
+    b = files_builder(tmp_path / "f", "f", data_dir=tmp_path / "d", note=notes.append)
+    assert b.spec.features["image"].shape == (None, None, 3)
+    assert notes == [
+        f"{tmp_path / 'f'}: images are stored with 3 channel(s): of 6 looked at, 1 with 4 converted"
+    ]
+    assert "1 with 4 converted" in b.spec.description
+    b.download_and_prepare()
+    ds = b.as_data_source("train")
+    with PILImage.open(rgba) as img:
+        expected = np.array(img.convert("RGB"))
+    np.testing.assert_array_equal(ds[4]["image"], expected)
+    with PILImage.open(tmp_path / "f" / "cat" / "0.jpg") as img:
+        np.testing.assert_array_equal(ds[0]["image"], np.array(img))
+
+
+def test_symlinked_class_folders_are_followed_within_the_folder_only(tmp_path: Path) -> None:
+    """Issue 41: a class folder that is a symlink was dropped in silence."""
+    root = tmp_path / "root"
+    _image(root / "dog" / "0.png", (4, 4, 3), "PNG")
+    _image(root / "dog" / "1.png", (4, 4, 3), "PNG")
+    _image(tmp_path / "elsewhere" / "cat" / "0.png", (4, 4, 3), "PNG")
+    (root / "cat").symlink_to(tmp_path / "elsewhere" / "cat")
+    with pytest.raises(SourceFormatError, match=r"cat: a symlink to the folder .*outside"):
+        files_builder(root, "r")
+    (root / "cat").unlink()
+    (root / ".store" / "cat").mkdir(parents=True)
+    _image(root / ".store" / "cat" / "0.png", (4, 4, 3), "PNG")
+    (root / "cat").symlink_to(root / ".store" / "cat")
+    b = catalog.prepare_files(root, "r", data_dir=tmp_path / "d")
+    assert b.info.features["label"].names == ["cat", "dog"]
+    assert b.info.splits["train"].num_examples == 3
+    (root / "dog" / "loop").symlink_to(root / "dog")
+    with pytest.raises(SourceFormatError, match=r"loop: a symlink to .*a folder it is inside"):
+        files_builder(root, "r")
 
 
 def test_mixed_split_and_class_folders_are_refused(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """CSV, TSV, JSON Lines and Parquet files prepared with no builder.yaml
-(catalog.spec.infer.tables): types inferred from a sample, every row checked, missing values
-refused unless filled, class labels when asked, splits from file names; every prepared value
-equals its source."""
+(catalog.spec.infer.tables): types inferred from every row, every row checked, missing
+numbers NaN and other missing values refused unless filled, class labels when asked, splits
+from file names; every prepared value equals its source."""
 
 from __future__ import annotations
 
@@ -92,45 +92,92 @@ def test_files_named_by_split_are_splits_and_a_glob_reads_many(tmp_path: Path) -
     assert [plain(ds[i]["id"]) for i in range(len(ds))] == [1, -7, -7, 2**40, 2**40, 0]
 
 
-def test_a_value_past_the_sample_that_does_not_fit_names_file_line_and_column(
-    tmp_path: Path,
-) -> None:
-    rows = [{"n": str(i), "t": "x"} for i in range(50)]
-    rows[37]["n"] = "3.5"
+def test_types_come_from_every_row_widening_as_values_come(tmp_path: Path) -> None:
+    """Finding 2 of issue 37: the red-wine CSV's ``77.5`` at row 1297 in a column whose first
+    1000 rows are integers failed the prepare; every row now decides the type."""
+    rows = [{"n": str(i), "t": str(i), "b": "true"} for i in range(1500)]
+    rows[1296]["n"] = "77.5"
+    rows[1400]["t"] = "many"
     write_csv(tmp_path / "d.csv", rows)
-    b = files_builder(tmp_path / "d.csv", "d", data_dir=tmp_path / "out", sample=10)
-    assert b.spec.features["n"] == Scalar("int64")
-    with pytest.raises(SourceFormatError) as info:
-        b.download_and_prepare()
-    message = str(info.value)
-    assert f"{tmp_path / 'd.csv'}:39: column(s) n for feature 'n': '3.5' is not a number" in message
-    assert not any((tmp_path / "out").glob("d/1.0.0*/dataset_info.json"))
+    notes: list[str] = []
+    b = catalog.prepare_files(tmp_path / "d.csv", "d", data_dir=tmp_path / "out")
+    assert b.info.features["n"] == Scalar("float64")
+    assert b.info.features["t"] == Text()
+    assert b.info.features["b"] == Scalar("bool")
+    ds = b.as_data_source("train")
+    assert plain(ds[1296]["n"]) == 77.5 and plain(ds[5]["n"]) == 5.0
+    assert ds[1400]["t"] == "many" and ds[7]["t"] == "7"
+    files_builder(tmp_path / "d.csv", "d", note=notes.append)
+    assert (
+        f"{tmp_path / 'd.csv'}: column 'n' holds integers and decimals (the first decimal at "
+        "line 1298): float64"
+    ) in notes
 
-    lines = [json.dumps({"n": i}) for i in range(20)] + ['{"n": "seven"}']
+    lines = [json.dumps({"n": i}) for i in range(20)] + ['{"n": 2.5}', '{"n": "seven"}']
     (tmp_path / "j.jsonl").write_text("\n".join(lines) + "\n")
-    b = files_builder(tmp_path / "j.jsonl", "j", data_dir=tmp_path / "out", sample=5)
     with pytest.raises(
-        SourceFormatError, match=r"j.jsonl:21: key 'n': expected a number \(int64\)"
+        SpecError, match=r"j.jsonl:22: key 'n' holds a string where line 1 holds a number"
     ):
-        b.download_and_prepare()
+        files_builder(tmp_path / "j.jsonl", "j")
+    (tmp_path / "j.jsonl").write_text("\n".join(lines[:-1]) + "\n")
+    assert files_builder(tmp_path / "j.jsonl", "j").spec.features["n"] == Scalar("float64")
+
+
+def test_dtype_sets_a_column_type_and_every_value_is_checked(tmp_path: Path) -> None:
+    write_csv(tmp_path / "d.csv", [{"n": "1", "z": "007"}, {"n": "2", "z": "010"}])
+    b = catalog.prepare_files(
+        tmp_path / "d.csv", "d", data_dir=tmp_path / "o", dtypes={"n": "int8", "z": "text"}
+    )
+    assert b.info.features["n"] == Scalar("int8") and b.info.features["z"] == Text()
+    assert b.as_data_source("train")[1]["z"] == "010"
+    write_csv(tmp_path / "e.csv", [{"n": "1"}, {"n": "1.5"}])
+    builder = files_builder(tmp_path / "e.csv", "e", data_dir=tmp_path / "o", dtypes={"n": "int64"})
+    with pytest.raises(SourceFormatError, match=r"e.csv:3: column\(s\) n .*'1.5' is not a number"):
+        builder.download_and_prepare()
+    assert not any((tmp_path / "o").glob("e/1.0.0*/dataset_info.json"))
+    with pytest.raises(SpecError, match="--dtype n=int65: unknown type; the types are int8"):
+        files_builder(tmp_path / "e.csv", "e", dtypes={"n": "int65"})
+    with pytest.raises(SpecError, match="no column 'm'; the columns are n"):
+        files_builder(tmp_path / "e.csv", "e", dtypes={"m": "int64"})
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_missing_values_are_refused_unless_filled(tmp_path: Path, suffix: str) -> None:
-    rows: list[dict[str, object]] = [{"a": 1, "b": "x"}, {"a": None, "b": "y"}]
+    rows: list[dict[str, object]] = [{"a": 1, "b": "x"}, {"a": 2, "b": None}]
     path = tmp_path / f"m{suffix}"
     if suffix == ".csv":
-        path.write_text("a,b\n1,x\n,y\n")
+        path.write_text("a,b\n1,x\n2,\n")
     else:
         WRITERS[suffix](path, rows)
     b = files_builder(path, "m", data_dir=tmp_path / "d")
-    where = {".csv": "m.csv:3: column 'a'", ".jsonl": "m.jsonl:2: key 'a'", ".parquet": "row 1"}
-    with pytest.raises(SourceFormatError, match="--fill a=VALUE") as info:
+    where = {".csv": "m.csv:3: column 'b'", ".jsonl": "m.jsonl:2: key 'b'", ".parquet": "row 1"}
+    with pytest.raises(SourceFormatError, match="--fill b=VALUE") as info:
         b.download_and_prepare()
     assert where[suffix] in str(info.value)
-    filled = catalog.prepare_files(path, "m", data_dir=tmp_path / "d", fill={"a": "-1"})
+    filled = catalog.prepare_files(path, "m", data_dir=tmp_path / "d", fill={"b": "?"})
     ds = filled.as_data_source("train")
-    assert [plain(ds[i]["a"]) for i in range(2)] == [1, -1]
+    assert [ds[i]["b"] for i in range(2)] == ["x", "?"]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_missing_numbers_are_nan_as_pandas_reads_them(tmp_path: Path, suffix: str) -> None:
+    import pandas as pd
+
+    path = tmp_path / f"m{suffix}"
+    if suffix == ".csv":
+        path.write_text("a,f\n1,0.5\n,\n3\n")  # the last row is short: both missing
+    else:
+        path.write_text('{"a": 1, "f": 0.5}\n{"a": null, "f": null}\n{"a": 3}\n')
+    b = catalog.prepare_files(path, "m", data_dir=tmp_path / "d")
+    assert b.info.features["a"] == Scalar("float64") == b.info.features["f"]
+    ds = b.as_data_source("train")
+    frame = pd.read_csv(path) if suffix == ".csv" else pd.read_json(path, lines=True)
+    for column in ("a", "f"):
+        got = np.array([plain(ds[i][column]) for i in range(3)], dtype=float)
+        np.testing.assert_array_equal(got, frame[column].to_numpy(dtype=float))
+    kept = catalog.prepare_files(path, "k", data_dir=tmp_path / "d", fill={"a": "-1"})
+    assert kept.info.features["a"] == Scalar("int64")
+    assert [plain(kept.as_data_source("train")[i]["a"]) for i in range(3)] == [1, -1, 3]
 
 
 def test_the_cli_prepares_a_csv_with_a_label_and_writes_its_spec(tmp_path: Path) -> None:
@@ -206,8 +253,9 @@ def test_a_text_column_with_few_values_is_offered_as_a_label(tmp_path: Path, suf
     WRITERS[suffix](tmp_path / f"p{suffix}", rows)
     notes: list[str] = []
     files_builder(tmp_path / f"p{suffix}", "p", note=notes.append)
+    within = " in its first rows" if suffix == ".parquet" else ""  # CSV, JSONL: every row
     assert notes == [
-        f"{tmp_path / f'p{suffix}'}: column 'kind' holds 3 distinct values in its first rows; "
+        f"{tmp_path / f'p{suffix}'}: column 'kind' holds 3 distinct values{within}; "
         "--label kind (label='kind') makes it a ClassLabel"
     ]
     notes.clear()

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from catalog.errors import SpecError
 from catalog.spec.infer.common import LOCAL_VERSION, InferOptions, name_from_path
+from catalog.spec.infer.layout import glob_of
 from catalog.spec.model import BuilderSpec
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "InferOptions",
     "Kind",
     "add_kind",
+    "glob_of",
     "infer_spec",
     "is_path",
     "kind_of",

@@ -28,13 +28,20 @@ class InferOptions:
     """What the user says about local files: the dataset's `name`; `label`, a text column to
     make a ClassLabel (its distinct values, sorted, are the class names); `fill`, ``{column:
     text}`` standing in for missing values of a column (else a missing value is an error);
-    `sample`, how many rows or files are read to decide the types (every row is then checked
-    when the dataset is prepared)."""
+    `sample`, how many files (images, shards) are read to decide their features (a table's
+    types come from every row); `dtypes`, ``{column: type}`` setting a table column's type
+    (``int64``, ``float32``, ``bool``, ``text``, ...: `catalog.spec.infer.tables.DTYPES`);
+    `delimiter` and `encoding` of CSV/TSV files (default: found from the file); `channels`
+    of an image folder's images (default: what most of them have)."""
 
     name: str
     label: str | None = None
     fill: Mapping[str, str] = field(default_factory=dict)
     sample: int = 1000
+    dtypes: Mapping[str, str] = field(default_factory=dict)
+    delimiter: str | None = None
+    encoding: str | None = None
+    channels: int | None = None
     #: Where notes go (a text column that looks like a label, ...); None: nowhere.
     note: Callable[[str], None] | None = field(default=None, compare=False)
 
@@ -46,6 +53,20 @@ class InferOptions:
             )
         if self.sample < 1:
             raise SpecError(f"sample must be >= 1, got {self.sample}")
+        if self.delimiter is not None and len(self.delimiter) != 1:
+            raise SpecError(
+                f"delimiter must be one character, got {self.delimiter!r} (a tab: $'\\t' in "
+                "a shell, or the word tab)"
+            )
+        if self.channels not in (None, 1, 3, 4):
+            raise SpecError(f"channels must be 1, 3 or 4, got {self.channels}")
+        if self.encoding is not None:
+            import codecs
+
+            try:
+                codecs.lookup(self.encoding)
+            except LookupError:
+                raise SpecError(f"encoding {self.encoding!r}: no such text encoding") from None
 
 
 def name_from_path(text: str) -> str:

@@ -1,21 +1,22 @@
-"""Folders of images or audio files -> a spec of ``image`` (or ``audio``) + ``label``.
-
-The layout is Hugging Face's imagefolder/audiofolder: ``<root>/<split>/<class>/<file>``, where
-the split folders are named as `catalog.spec.infer.layout` says (train, validation, test...);
-without split folders, ``<root>/<class>/<file>`` is one ``train`` split. Files that lie
-directly in the split folders (or the root), with no class folders, are unlabelled: ``image``
-(or ``audio``) only, plus their metadata columns, as Hugging Face's imagefolder and audiofolder
-do. The class names are the class folders' names over every split, sorted (``label`` 0 is the
-first); other files (notes, hidden files) are left out. Images are PNG or JPEG files of any
-size, stored byte for byte; the channels (1, 3 or 4) are the widest the first
-`InferOptions.sample` files hold (grayscale files in a colour folder decode as RGB, exactly as
-Pillow converts them). Audio is WAV: the sample rate, channels and sample type come from the
-first file, and every other file must match (the Audio feature checks each one's header). A
-``metadata.csv`` or ``metadata.jsonl`` in a split folder (Hugging Face's convention: a
-``file_name`` column, the file's path under that folder, e.g. ``cat/1.png``) adds its other
-columns as features, typed as `catalog.spec.infer.tables` types a table's columns; every split
-then needs one, with the same columns. The whole folder is one download, recorded file by file
-(`catalog.download.local_tree`).
+"""Folders of images or audio files -> a spec of ``image`` (or ``audio``) + ``label``. The layout
+is Hugging Face's imagefolder/audiofolder: ``<root>/<split>/<class>/<file>``, where the split
+folders are named as `catalog.spec.infer.layout` says (train, validation, test...); without
+split folders, ``<root>/<class>/<file>`` is one ``train`` split. Files that lie directly in the
+split folders (or the root), with no class folders, are unlabelled: ``image`` (or ``audio``)
+only, plus their metadata columns, as Hugging Face's imagefolder and audiofolder do. The class
+names are the class folders' names over every split, sorted (``label`` 0 is the first); other
+files (notes, hidden files) are left out. Images are PNG or JPEG files of any size, stored byte
+for byte; the channels (1, 3 or 4) are the dataset's, chosen as
+`catalog.spec.infer.image_channels` says (``--channels``, else what most images have; the
+others converted, the conversion recorded in the description). Audio is WAV: the sample rate,
+channels and sample type come from the first file, and every other file must match (the Audio
+feature checks each one's header). A ``metadata.csv`` or ``metadata.jsonl`` in a split folder
+(Hugging Face's convention: a ``file_name`` column, the file's path under that folder, e.g.
+``cat/1.png``) adds its other columns as features, typed as `catalog.spec.infer.tables` types a
+table's columns; every split then needs one, with the same columns. The whole folder is one
+download, recorded file by file (`catalog.download.local_tree`). Folders are walked by
+`catalog.storage.tree_walk`: symlinked folders within the root are followed, one leaving it (or a
+loop) is an error.
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ import itertools
 from pathlib import Path
 
 from catalog.errors import FeatureError, SourceFormatError, SpecError
-from catalog.features import Audio, ClassLabel, Feature, Image, pixel_budget
+from catalog.features import Audio, ClassLabel, Feature, Image
 from catalog.features.wav import read_header
 from catalog.spec.infer.common import InferOptions, complete_options, feature_names, make_spec
+from catalog.spec.infer.image_channels import folder_images
 from catalog.spec.infer.layout import SPLIT_NAMES
 from catalog.spec.local_files import measured_download
 from catalog.spec.model import BuilderSpec, FileRef, SplitSpec
+from catalog.storage.tree_walk import files_under
 
 _METADATA = ("metadata.csv", "metadata.jsonl")  # catalog.formats.folder_metadata's names
 
@@ -49,7 +52,7 @@ def _visible(path: Path, root: Path) -> bool:
 def media_kind(root: Path) -> str | None:
     """``"image"`` or ``"audio"`` for a folder holding such files (looking at the first
     files found), else None."""
-    for file in itertools.islice(root.rglob("*"), _LIMIT_SCAN):
+    for file in itertools.islice(files_under(root, hidden=False), _LIMIT_SCAN):
         suffix = file.suffix.lower()
         if not file.is_file() or not _visible(file, root):
             continue
@@ -94,9 +97,7 @@ def _files(split_root: Path, suffixes: tuple[str, ...]) -> dict[str, list[Path]]
     """``{class: files}`` of one split folder, files lying directly in it under the class
     ``""`` (files without classes); SpecError for a media file deeper inside a class folder."""
     classes: dict[str, list[Path]] = {}
-    for file in sorted(split_root.rglob("*")):
-        if not file.is_file() or not _visible(file, split_root):
-            continue
+    for file in files_under(split_root, hidden=False):
         suffix = file.suffix.lower() if suffixes == IMAGE_SUFFIXES else file.suffix
         if suffix not in suffixes:  # the wav_folder reader's pattern is case-sensitive
             continue
@@ -111,23 +112,6 @@ def _files(split_root: Path, suffixes: tuple[str, ...]) -> dict[str, list[Path]]
             )
         classes.setdefault(parts[0], []).append(file)
     return classes
-
-
-def _channels(files: list[Path], sample: int) -> int:
-    channels = 1
-    for file in files[:sample]:
-        try:  # the header only, within the pixel budget
-            with pixel_budget.open_image(file.read_bytes(), str(file)) as img:
-                mode = img.mode
-        except pixel_budget.OverBudgetError:
-            raise
-        except (SourceFormatError, OSError) as error:
-            raise SourceFormatError(f"{file}: not an image Pillow can read ({error})") from None
-        if mode in ("RGBA", "LA", "PA") or (mode == "P" and "transparency" in img.info):
-            return 4
-        if mode not in ("1", "L", "I;16", "I", "F"):
-            channels = 3
-    return channels
 
 
 def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
@@ -153,9 +137,13 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
     metadata, extra = _metadata(root, roots, options)
     everything = [f for classes in per_split.values() for files in classes.values() for f in files]
     features: dict[str, Feature]
+    record = ""
     if kind == "image":
-        shape = (None, None, _channels(everything, options.sample))
-        features = {"image": Image(shape, encoding="png")}
+        images = folder_images(everything, options.sample, options.channels)
+        features = {"image": Image((None, None, images.channels), encoding=images.encoding)}
+        record = images.record()
+        if record and options.note is not None:
+            options.note(f"{root}:{record[1:]}")
     else:
         kinds = sorted({f.suffix for f in everything})
         if len(kinds) > 1:
@@ -177,7 +165,7 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
         given: dict[str, object]
         if kind == "image":
             folder_part = r"(?P<label>[^/]+)/" if labelled else ""
-            given = {"match": folder_part + r"[^/]+\.(?i:png|jpe?g)"}
+            given = {"match": folder_part + r"[^/]+\.(?i:png|jpe?g)", "reencode_invalid": True}
             fmt = "image_folder"
         else:
             flac = everything[0].suffix == ".flac"
@@ -193,9 +181,11 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
         )
     return make_spec(
         options, text, features, {"folder": download}, splits,
-        description=f"{kind.capitalize()} files in {len(names)} class folders"
-        if labelled
-        else f"{kind.capitalize()} files without classes",
+        description=(
+            f"{kind.capitalize()} files in {len(names)} class folders"
+            if labelled
+            else f"{kind.capitalize()} files without classes"
+        ) + record,
         supervised=(kind, "label") if labelled else None,
         tags=(kind, f"{kind}-classification") if labelled else (kind,),
     )  # fmt: skip

@@ -11,6 +11,7 @@ one split, ``train``.
 from __future__ import annotations
 
 import glob
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +21,15 @@ from catalog.errors import SpecError
 from catalog.spec.local_files import measured_download
 from catalog.spec.model import DownloadSpec, FileRef
 
-__all__ = ["SPLIT_NAMES", "SplitFiles", "expand", "split_files", "split_of", "split_refs"]
+__all__ = [
+    "SPLIT_NAMES",
+    "SplitFiles",
+    "expand",
+    "glob_of",
+    "split_files",
+    "split_of",
+    "split_refs",
+]
 
 #: A folder or file name (its first word) -> the split it holds.
 SPLIT_NAMES = {
@@ -77,6 +86,41 @@ def expand(text: str, suffixes: Sequence[str]) -> tuple[list[Path], Path, str]:
     if not files:
         raise SpecError(f"{text}: no files to read ({', '.join(suffixes)})")
     return files, base, pattern
+
+
+def glob_of(paths: Sequence[str]) -> str:
+    """One glob matching exactly the files `paths` name, all in one folder (what a shell made
+    of an unquoted glob): their names' common start, ``*``, their common end; SpecError when
+    they are in several folders, are not files, or no such glob names exactly them.
+
+    A split is then taken from each file's name as for a folder (`split_files`).
+    """
+    files = [Path(p).expanduser() for p in paths]
+    if not all(f.is_file() for f in files):
+        other = next(p for p, f in zip(paths, files, strict=True) if not f.is_file())
+        raise SpecError(
+            f"{other}: several paths are one dataset only as files of one folder (a folder "
+            "is one dataset by itself: give it alone)"
+        )
+    folders = {f.resolve().parent for f in files}
+    if len(folders) > 1:
+        raise SpecError(
+            f"the paths are in {len(folders)} folders; several paths are one dataset when they "
+            "are files of one folder: move them into one, or prepare a folder of them"
+        )
+    names = sorted({f.name for f in files})
+    start = os.path.commonprefix(names)  # noqa: RUF071 (characters are meant)
+    end = os.path.commonprefix([n[len(start) :][::-1] for n in names])[::-1]  # noqa: RUF071
+    pattern = glob.escape(start) + "*" + glob.escape(end)
+    base = files[0].parent
+    matched = {p.name for p in base.glob(pattern) if p.is_file() and not p.name.startswith(".")}
+    if matched != set(names):
+        extra = sorted(matched - set(names))
+        raise SpecError(
+            f"{base}: the files given are not all that {pattern} matches ({extra[0]} too); "
+            "quote the glob you meant (catalog prepare 'DIR/*.csv'), or move the others away"
+        )
+    return str(base / pattern)
 
 
 def split_files(files: list[Path], base: Path, pattern: str) -> dict[str, SplitFiles]:

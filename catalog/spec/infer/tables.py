@@ -1,37 +1,42 @@
 """Tables: CSV/TSV, JSON Lines and Parquet files -> a spec of one feature per column.
 
-Types come from the first `InferOptions.sample` rows of the first file (Parquet: from its
-schema): a column whose values are all integers (fitting int64) is a ``Scalar('int64')``, all
-numbers ``Scalar('float64')``, all ``true``/``false`` (any case; JSON and Parquet booleans)
+Types come from every row of every file (`catalog.spec.infer.column_types`: one pass, a few
+numbers kept per column, widening int -> float -> text as values come; Parquet: from its
+schema): a column of integers (fitting int64) is a ``Scalar('int64')``, of numbers
+``Scalar('float64')``, of ``true``/``false`` (any case; JSON and Parquet booleans)
 ``Scalar('bool')``, anything else ``Text``; Parquet columns keep their own integer and float
-widths. ``label`` makes a text column a ClassLabel whose names are its distinct values over
-every file, sorted. Every row is then checked when the dataset is prepared: a value that does
-not fit its column's type is one error naming file, line (row) and column.
+widths. ``dtypes`` (``--dtype COLUMN=TYPE``) sets a column's type instead (every value is
+then checked against it). ``label`` makes a text column a ClassLabel whose names are its
+distinct values over every file, sorted. Every row is checked again when the dataset is
+prepared: a value that does not fit its column's type is one error naming file, line (row) and
+column. A CSV/TSV file's delimiter and encoding are found from its head
+(`catalog.formats.csv_dialect`) unless given; a row with more fields than the header is an
+error naming file, line and counts (as pandas' C parser), a row with fewer has missing values.
 
-Missing values: an empty CSV field, a JSON ``null`` or absent key, a Parquet null. catalog
-stores no nulls: a missing value is an error naming file, line and column unless ``fill``
-gives the text standing in for that column's missing values (``--fill age=-1``; parsed as the
-column's type; ``--fill comment=`` keeps empty texts as empty). A CSV column that is empty in
-every sampled row is Text.
+Missing values: an empty CSV field (or one a short row lacks), a JSON ``null`` or absent key,
+a Parquet null. A missing number is NaN, as pandas reads it: a float column stores NaN, and an
+integer CSV or JSON column with missing values becomes float64 (a note says so; ``--fill
+age=-1`` keeps it int64). Elsewhere (text, booleans, Parquet integers) catalog stores no
+nulls: a missing value is an error naming file, line and column unless ``fill`` gives the
+text standing in for that column's missing values (``--fill comment=`` keeps empty texts as
+empty). A column that is empty in every row is float64 NaN, as pandas reads it (Text with a
+``fill``).
 """
 
 from __future__ import annotations
 
-import csv
-import itertools
-import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from catalog.errors import SourceFormatError, SpecError
+from catalog.errors import SpecError
 from catalog.features import ClassLabel, Feature, Image, Scalar, Text
-from catalog.formats.json_lines import objects
+from catalog.spec.infer.column_types import FEW
 from catalog.spec.infer.common import InferOptions, complete_options, feature_names, make_spec
-from catalog.spec.infer.layout import expand, split_files, split_refs
+from catalog.spec.infer.layout import SplitFiles, expand, split_files, split_refs
+from catalog.spec.infer.table_scan import MAX_CLASSES, scan
 from catalog.spec.model import BuilderSpec, SplitSpec
 
-__all__ = ["SUFFIXES", "infer_table", "sample_types"]
+__all__ = ["DTYPES", "SUFFIXES", "infer_table", "sample_types", "table_spec"]
 
 #: File suffixes of each kind of table.
 SUFFIXES = {
@@ -42,15 +47,24 @@ SUFFIXES = {
     ".parquet": "parquet",
 }
 _FORMAT = {"csv": "delimited", "tsv": "delimited", "jsonl": "json_lines", "parquet": "parquet"}
-_INT = re.compile(r"^[+-]?\d+$")
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-#: The most class names a --label column may have.
-MAX_CLASSES = 100_000
+#: ``--dtype`` type names -> features.
+DTYPES: dict[str, Feature] = {
+    **{n: Scalar(n) for n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")},
+    **{n: Scalar(n) for n in ("float16", "float32", "float64", "bool")},
+    **dict.fromkeys(("text", "str", "string"), Text()),
+}
 
 
 def infer_table(text: str, options: InferOptions) -> BuilderSpec:
     """The spec of the table file(s) `text` names (a file, a folder of them or a glob)."""
     files, base, pattern = expand(text, list(SUFFIXES))
+    return table_spec(text, files, split_files(files, base, pattern), options)
+
+
+def table_spec(
+    text: str, files: list[Path], groups: dict[str, SplitFiles], options: InferOptions
+) -> BuilderSpec:
+    """The spec of the table `files`, grouped into splits by `groups` (see `infer_table`)."""
     kinds = {SUFFIXES.get(f.suffix.lower()) for f in files}
     if len(kinds) != 1 or None in kinds:
         shown = ", ".join(sorted({f.suffix or "(none)" for f in files}))
@@ -59,32 +73,64 @@ def infer_table(text: str, options: InferOptions) -> BuilderSpec:
         )
     kind = kinds.pop()
     assert kind is not None
-    groups = split_files(files, base, pattern)
     first = files[0]
-    columns, types = sample_types(kind, first, options.sample)
+    found = scan(
+        kind, files, label=options.label, delimiter=options.delimiter, encoding=options.encoding
+    )
+    columns = found.columns
     names = feature_names(columns, str(first))
     by_column = {column: name for name, column in names.items()}
-    for column in [*([options.label] if options.label else []), *options.fill]:
+    for column in [*([options.label] if options.label else []), *options.fill, *options.dtypes]:
         if column not in by_column:
             raise SpecError(f"{first}: no column {column!r}; the columns are {', '.join(columns)}")
+    types = _parquet_types(first, options.sample)[1] if kind == "parquet" else {}
+    fill = dict(options.fill)
+    for column, stats in found.stats.items():
+        feature = types[column] = stats.feature()
+        if stats.kind == "empty" and stats.missing and column not in fill:
+            feature = types[column] = Scalar("float64")  # as pandas reads an empty column
+        if isinstance(feature, Scalar) and stats.missing and column not in fill:
+            if feature.dtype.kind in "iu":
+                feature = types[column] = Scalar("float64")
+                _note(options, f"{first}: column {column!r} has {stats.missing} missing values "
+                      f"(first at line {stats.first_missing}): float64 with NaN, as pandas "
+                      f"reads it (--fill {column}=VALUE keeps it int64)")  # fmt: skip
+            if feature.dtype.kind == "f":
+                fill[column] = "nan"
+        _widening_notes(options, first, column, stats)
+    for column, feature in types.items():  # Parquet: a null float is NaN too
+        if isinstance(feature, Scalar) and feature.dtype.kind == "f" and column not in fill:
+            fill[column] = "nan"
+    for column, dtype in options.dtypes.items():
+        if dtype not in DTYPES:
+            raise SpecError(
+                f"--dtype {column}={dtype}: unknown type; the types are {', '.join(DTYPES)}"
+            )
+        types[column] = DTYPES[dtype]
     features: dict[str, Feature] = {name: types[column] for name, column in names.items()}
     if options.label:
-        if not isinstance(features[by_column[options.label]], Text):
+        feature = features[by_column[options.label]]
+        if not isinstance(feature, Text):
             raise SpecError(
-                f"--label {options.label}: the column holds {features[by_column[options.label]]!r} "
-                "values; a label column holds text (class names)"
+                f"--label {options.label}: the column holds {feature!r} values; a label column "
+                "holds text (class names)"
             )
-        features[by_column[options.label]] = ClassLabel(
-            names=_class_names(kind, files, options.label)
-        )
+        label_stats = found.stats.get(options.label)
+        values = found.label_values if label_stats is None else label_stats.distinct
+        if values is None:
+            raise SpecError(f"--label {options.label}: more than {MAX_CLASSES} distinct values")
+        features[by_column[options.label]] = ClassLabel(names=sorted(values))
     downloads, refs = split_refs(groups)
-    fill = {by_column[c]: v for c, v in options.fill.items()}
+    fill = {by_column[c]: v for c, v in fill.items()}
     given: dict[str, Any]
     if kind in ("csv", "tsv"):
+        assert found.dialect is not None
         given = {
-            "delimiter": "\t" if kind == "tsv" else ",",
+            "delimiter": found.dialect.delimiter,
+            "encoding": found.dialect.encoding,
             "columns": names,
             "missing": [""],
+            "incomplete": "missing",
             "fill": fill,
         }
     else:
@@ -96,7 +142,7 @@ def infer_table(text: str, options: InferOptions) -> BuilderSpec:
             split,
             format_name,
             {role: refs[split]},
-            _count(kind, group.files),
+            sum(found.counts[f] for f in group.files),
             complete_options(format_name, given),
         )
         for split, group in groups.items()
@@ -104,13 +150,15 @@ def infer_table(text: str, options: InferOptions) -> BuilderSpec:
     empty = [s for s in splits.values() if s.num_examples == 0]
     if empty:
         raise SpecError(f"{text}: split {empty[0].name!r} has no rows")
-    if options.note is not None and not options.label:
-        text_columns = [names[n] for n, f in features.items() if isinstance(f, Text)]
-        for column, distinct in _few_values(kind, first, options.sample, text_columns):
-            options.note(
-                f"{first}: column {column!r} holds {distinct} distinct values in its first "
-                f"rows; --label {column} (label={column!r}) makes it a ClassLabel"
-            )
+    if not options.label:
+        for name, feature in features.items():
+            seen = found.stats.get(names[name]) or found.sampled.get(names[name])
+            distinct = len(seen.distinct) if seen and seen.distinct is not None else 0
+            if isinstance(feature, Text) and seen and 2 <= distinct <= min(FEW, seen.values // 2):
+                within = " in its first rows" if kind == "parquet" else ""
+                _note(options, f"{first}: column {names[name]!r} holds {distinct} distinct "
+                      f"values{within}; --label {names[name]} (label={names[name]!r}) makes "
+                      "it a ClassLabel")  # fmt: skip
     label = by_column[options.label] if options.label else None
     supervised = None
     if label and len(features) == 2:
@@ -122,109 +170,29 @@ def infer_table(text: str, options: InferOptions) -> BuilderSpec:
     )  # fmt: skip
 
 
-def _csv_rows(path: Path, kind: str) -> Iterator[list[str]]:
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.reader(f, delimiter="\t" if kind == "tsv" else ",", strict=True)
-        try:
-            yield from (row for row in reader if row)
-        except csv.Error as error:
-            raise SourceFormatError(
-                f"{path}:{reader.line_num}: cannot read this row: {error}"
-            ) from None
-        except UnicodeDecodeError:
-            raise SourceFormatError(f"{path}: not UTF-8 text") from None
+def _note(options: InferOptions, text: str) -> None:
+    if options.note is not None:
+        options.note(text)
 
 
-def sample_types(kind: str, path: Path, sample: int) -> tuple[list[str], dict[str, Feature]]:
-    """The columns of the first file and each one's feature, from its first `sample` rows."""
+def _widening_notes(options: InferOptions, first: Path, column: str, stats: Any) -> None:
+    """Say where a column stopped being integers (or numbers), so a surprise is found."""
+    at = stats.widened_at
+    if stats.kind == "float64" and "int64" in at and "float64" in at:
+        _note(options, f"{first}: column {column!r} holds integers and decimals (the first "
+              f"decimal at line {at['float64']}): float64")  # fmt: skip
+    elif stats.kind == "text" and len(at) > 1 and at.get("text"):
+        _note(options, f"{first}: column {column!r} holds numbers and other text (from line "
+              f"{at['text']}): text (--dtype {column}=TYPE to require a type)")  # fmt: skip
+
+
+def sample_types(kind: str, path: Path, sample: int = 0) -> tuple[list[str], dict[str, Feature]]:
+    """The columns of the file and each one's feature (from every row; Parquet: its schema).
+    A comma-separated file (a folder's metadata.csv)."""
     if kind == "parquet":
-        return _parquet_types(path, sample)
-    values: dict[str, list[Any]] = {}
-    if kind == "jsonl":
-        for number, obj in itertools.islice(objects(path), sample):
-            for key, value in obj.items():
-                if isinstance(value, (list, dict)):
-                    raise SpecError(
-                        f"{path}:{number}: key {key!r} holds a {type(value).__name__}; nested "
-                        "values are not supported yet (flatten them into columns)"
-                    )
-                values.setdefault(key, []).append(value)
-        if not values:
-            raise SourceFormatError(f"{path}: no JSON objects")
-        return list(values), {k: _json_type(v) for k, v in values.items()}
-    rows = _csv_rows(path, kind)
-    header = next(rows, None)
-    if header is None:
-        raise SourceFormatError(f"{path}: empty; expected a header row")
-    columns: list[list[str]] = [[] for _ in header]
-    for row in itertools.islice(rows, sample):
-        for i, cell in enumerate(row[: len(header)]):
-            if cell != "":
-                columns[i].append(cell)
-    return header, {name: _text_type(cells) for name, cells in zip(header, columns, strict=True)}
-
-
-#: A text column is offered as a label when its sample holds at most this many distinct
-#: values, each at least twice on average.
-_FEW = 20
-
-
-def _few_values(kind: str, path: Path, sample: int, columns: list[str]) -> list[tuple[str, int]]:
-    """The text columns whose first `sample` rows hold few distinct values (label-like)."""
-    seen: dict[str, list[Any]] = {c: [] for c in columns}
-    if kind == "parquet":
-        from catalog.formats.parquet import parquet_file
-
-        for batch in parquet_file(path).iter_batches(batch_size=sample, columns=columns):
-            for column in columns:
-                seen[column] = batch.column(column).to_pylist()
-            break
-    elif kind == "jsonl":
-        for _, obj in itertools.islice(objects(path), sample):
-            for column in columns:
-                seen[column].append(obj.get(column))
-    else:
-        rows = _csv_rows(path, kind)
-        header = next(rows, [])
-        for row in itertools.islice(rows, sample):
-            for column in columns:
-                at = header.index(column)
-                seen[column].append(row[at] if at < len(row) else None)
-    out = []
-    for column, values in seen.items():
-        distinct = len({v for v in values if v not in (None, "")})
-        if 2 <= distinct <= _FEW and len(values) >= 2 * distinct:
-            out.append((column, distinct))
-    return out
-
-
-def _text_type(cells: list[str]) -> Feature:
-    if cells and all(_INT.match(c) and _INT64[0] <= int(c) <= _INT64[1] for c in cells):
-        return Scalar("int64")
-    if cells and all(_is_float(c) for c in cells):
-        return Scalar("float64")
-    if cells and all(c.strip().lower() in ("true", "false") for c in cells):
-        return Scalar("bool")
-    return Text()
-
-
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _json_type(values: list[Any]) -> Feature:
-    present = [v for v in values if v is not None]
-    if present and all(isinstance(v, bool) for v in present):
-        return Scalar("bool")
-    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
-        return Scalar("int64")
-    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-        return Scalar("float64")
-    return Text()
+        return _parquet_types(path, sample or 1000)
+    found = scan(kind, [path], delimiter="," if kind == "csv" else None)
+    return found.columns, {c: s.feature() for c, s in found.stats.items()}
 
 
 def _parquet_types(path: Path, sample: int) -> tuple[list[str], dict[str, Feature]]:
@@ -287,39 +255,3 @@ def _image_column(path: Path, column: str, sample: int) -> Feature:
             channels = max(channels, 3 if depth == 3 else depth)
         break
     return Image((None, None, channels), encoding="png")
-
-
-def _class_names(kind: str, files: tuple[Path, ...] | list[Path], column: str) -> list[str]:
-    """The distinct values of `column` over every file, sorted."""
-    names: set[str] = set()
-    for path in files:
-        if kind == "parquet":
-            from catalog.formats.parquet import parquet_file
-
-            for batch in parquet_file(path).iter_batches(columns=[column]):
-                names.update(v for v in batch.column(0).to_pylist() if isinstance(v, str))
-        elif kind == "jsonl":
-            names.update(v for _, o in objects(path) if isinstance(v := o.get(column), str))
-        else:
-            rows = _csv_rows(path, kind)
-            header = next(rows, [])
-            at = header.index(column)
-            names.update(row[at] for row in rows if len(row) > at and row[at] != "")
-        if len(names) > MAX_CLASSES:
-            raise SpecError(f"--label {column}: more than {MAX_CLASSES} distinct values")
-    return sorted(names)
-
-
-def _count(kind: str, files: tuple[Path, ...]) -> int:
-    """How many rows the files hold (blank lines and CSV header rows not counted)."""
-    total = 0
-    for path in files:
-        if kind == "parquet":
-            from catalog.formats.parquet import parquet_file
-
-            total += parquet_file(path).metadata.num_rows
-        elif kind == "jsonl":
-            total += sum(1 for _ in objects(path))
-        else:
-            total += max(sum(1 for _ in _csv_rows(path, kind)) - 1, 0)
-    return total

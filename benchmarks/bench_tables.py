@@ -1,0 +1,127 @@
+"""Preparing a large CSV and a large Parquet file, against pandas and pyarrow reading them and
+writing the same rows: wall time and peak RSS, side by side.
+
+    python benchmarks/bench_tables.py [--mb 1024 256] [--runs 1]
+
+For each size (MB of CSV text), one CSV file of four columns (int64 id, float64 x, a boolean,
+a text of 20-40 characters) is generated, and a Parquet file of the same rows (pyarrow, 64k-row
+groups). Each contender runs in a fresh process (so its peak RSS is its own, read from the
+kernel by ``wait4``) on a warm page cache:
+
+- ``catalog``: ``catalog.prepare_files(path)``: infer the spec (one pass over every row: types,
+  counts; the file's sha256), then prepare (read, check, encode, write ArrayRecord shards).
+- ``pandas``: ``pandas.read_csv`` / ``read_parquet``, then ``DataFrame.to_parquet`` of the rows.
+- ``pyarrow``: ``pyarrow.csv.read_csv`` / ``parquet.read_table``, then
+  ``parquet.write_table``.
+
+pandas and pyarrow hold the whole table in memory (their peak grows with the file); catalog
+reads a row (a 1024-row batch for Parquet) at a time and writes shards of at most 1 GiB: its
+peak stays flat as the file grows. Give two sizes to see both. Medians of ``--runs`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CONTENDERS = {
+    "catalog": (
+        "import catalog, sys; catalog.prepare_files(sys.argv[1], 'bench', data_dir=sys.argv[2])"
+    ),
+    "pandas": (
+        "import pandas as pd, sys; p = sys.argv[1]; "
+        "df = pd.read_parquet(p) if p.endswith('.parquet') else pd.read_csv(p); "
+        "df.to_parquet(sys.argv[2] + '/out.parquet')"
+    ),
+    "pyarrow": (
+        "import pyarrow.csv as c, pyarrow.parquet as pq, sys; p = sys.argv[1]; "
+        "t = pq.read_table(p) if p.endswith('.parquet') else c.read_csv(p); "
+        "pq.write_table(t, sys.argv[2] + '/out.parquet')"
+    ),
+}
+
+
+def make_files(root: Path, mb: int) -> tuple[Path, Path, int]:
+    """A CSV of about `mb` MB and a Parquet file of the same rows; their row count."""
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    path = root / f"table{mb}.csv"
+    target = mb << 20
+    rows = 0
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("id,x,flag,name\n")
+        size = 0
+        while size < target:
+            chunk = "".join(
+                f"{i},{i / 7:.6f},{'true' if i % 3 else 'false'},row {i} {'abc' * (i % 8)}\n"
+                for i in range(rows, rows + 100_000)
+            )
+            f.write(chunk)
+            size += len(chunk)
+            rows += 100_000
+    parquet = root / f"table{mb}.parquet"
+    pq.write_table(pacsv.read_csv(path), parquet, row_group_size=1 << 16)
+    return path, parquet, rows
+
+
+def run(code: str, source: Path, out: Path) -> tuple[float, int]:
+    """Seconds and peak RSS (bytes) of `code` in a fresh process."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-c", code, str(source), str(out)], env=env)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{code!r} failed on {source} (exit {process.returncode})")
+    return seconds, usage.ru_maxrss * 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mb", type=int, nargs="+", default=[1024], help="CSV sizes in MB")
+    parser.add_argument("--runs", type=int, default=1)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench_tables") as tmp:
+        root = Path(tmp)
+        print(
+            f"{'file':<22}{'rows':>10}  {'tool':<8}{'seconds':>9}{'x pandas':>10}{'peak RSS':>11}"
+        )
+        for mb in args.mb:
+            csv_path, parquet, rows = make_files(root, mb)
+            for source in (csv_path, parquet):
+                for path in (source, source):  # warm the page cache
+                    path.read_bytes()
+                results = {}
+                for tool, code in CONTENDERS.items():
+                    times, peaks = [], []
+                    for n in range(args.runs):
+                        out = root / f"out-{tool}-{n}"
+                        out.mkdir()
+                        seconds, peak = run(code, source, out)
+                        times.append(seconds)
+                        peaks.append(peak)
+                        subprocess.run(["rm", "-rf", str(out)], check=True)
+                    results[tool] = (statistics.median(times), max(peaks))
+                size = f"{source.suffix[1:]} {source.stat().st_size / 2**20:.0f} MB"
+                for tool, (seconds, peak) in results.items():
+                    ratio = seconds / results["pandas"][0]
+                    print(
+                        f"{size:<22}{rows:>10}  {tool:<8}{seconds:>9.1f}{ratio:>10.2f}"
+                        f"{peak / 2**20:>8.0f} MB"
+                    )
+            csv_path.unlink()
+            parquet.unlink()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""`catalog prepare PATH`'s options for local files, and what an argument that is a path means.
+
+- `add_arguments`: ``--delimiter``, ``--encoding``, ``--dtype COLUMN=TYPE`` (repeatable) and
+  ``--channels``; `infer_arguments` turns them into `catalog.api.files.files_builder`'s
+  keyword arguments.
+- `joined_paths`: several PATHs (what an unquoted glob expands to) are one dataset when
+  ``--name`` is given, else one usage error saying to quote the glob or give ``--name``.
+- `is_path_first`: a path is a path: an existing file (or folder with no builder.yaml) is
+  prepared as local files, never read as ``builder-folder/CONFIG`` (a note says so when it
+  could be both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from catalog.errors import DatasetNotFoundError
+
+__all__ = [
+    "FLAGS",
+    "LocalFilesUsageError",
+    "add_arguments",
+    "infer_arguments",
+    "is_path_first",
+    "joined_paths",
+]
+
+#: The argparse destinations of the options here (each applies to local files only).
+FLAGS = ("delimiter", "encoding", "dtype", "channels")
+_DELIMITER_WORDS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
+
+
+class LocalFilesUsageError(ValueError):
+    """An option for local files given wrongly (a usage error, exit 2)."""
+
+
+def add_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
+        "--delimiter",
+        metavar="CHAR",
+        help="the field separator of CSV/TSV files (one character, or tab, comma, semicolon, "
+        "pipe); default: found from the file among , ; tab |",
+    )
+    group.add_argument(
+        "--encoding",
+        metavar="ENCODING",
+        help="the text encoding of CSV/TSV files (default: UTF-8, or as the file's BOM says)",
+    )
+    group.add_argument(
+        "--dtype",
+        action="append",
+        metavar="COLUMN=TYPE",
+        help="a table column's type instead of the inferred one (int64, float32, bool, text, "
+        "...); every value is checked against it; repeat for more columns",
+    )
+    group.add_argument(
+        "--channels",
+        type=int,
+        choices=(1, 3, 4),
+        help="an image folder's channels (1 gray, 3 RGB, 4 RGBA); every image is converted to "
+        "them; default: what most images have",
+    )
+
+
+def infer_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """`files_builder` keyword arguments from the options; LocalFilesUsageError if malformed."""
+    dtypes = {}
+    for item in args.dtype or ():
+        column, sep, dtype = item.partition("=")
+        if not sep or not column or not dtype:
+            raise LocalFilesUsageError(f"--dtype {item!r}: expected COLUMN=TYPE (e.g. zip=text)")
+        dtypes[column] = dtype
+    delimiter = args.delimiter
+    if delimiter is not None:
+        delimiter = _DELIMITER_WORDS.get(delimiter.lower(), delimiter)
+        if len(delimiter) != 1:
+            raise LocalFilesUsageError(
+                f"--delimiter {args.delimiter!r}: expected one character (or tab, comma, "
+                "semicolon, pipe)"
+            )
+    return {
+        "dtypes": dtypes,
+        "delimiter": delimiter,
+        "encoding": args.encoding,
+        "channels": args.channels,
+    }
+
+
+def joined_paths(names: list[str], is_files: list[bool], name: str | None) -> list[str]:
+    """The arguments with several PATHs of local files joined into one glob when `name` (the
+    ``--name`` flag) is given; LocalFilesUsageError naming the paths when it is not."""
+    paths = [n for n, f in zip(names, is_files, strict=True) if f]
+    if len(paths) < 2:
+        return names
+    shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+    if name is None:
+        raise LocalFilesUsageError(
+            f"{len(paths)} paths of local files ({shown}): to prepare them as one dataset, "
+            "quote the glob so the shell leaves it to catalog (catalog prepare 'tables/*.csv') "
+            "or give --name NAME; to prepare them apart, run catalog prepare once per path"
+        )
+    if len(paths) != len(names):
+        raise LocalFilesUsageError(
+            f"--name is for one dataset: the paths ({shown}) are prepared as one; name the "
+            "registered datasets in another catalog prepare"
+        )
+    from catalog.spec.infer import glob_of
+
+    return [glob_of(paths)]
+
+
+def is_path_first(text: str) -> bool:
+    """Whether `text` is a path before anything else: an existing file, or an existing folder
+    with no builder.yaml, that would otherwise read as ``builder-folder/CONFIG``
+    (``./data.csv`` or ``./photos`` beside a ``./builder.yaml``, e.g. one ``--write-spec``
+    wrote). A note on stderr says what was chosen. A registered name still wins over a folder
+    of that name (``mnist``; ``./mnist`` is the folder: no builder.yaml there)."""
+    path = Path(text).expanduser()
+    if not (path.is_file() or (path.is_dir() and not (path / "builder.yaml").is_file())):
+        return False
+    from catalog.spec.registry import resolve
+
+    try:
+        request = resolve(text)
+    except DatasetNotFoundError:
+        return path.is_file()
+    if request.config is None:  # a registered name (or builder folder) of that exact name
+        return path.is_file()
+    print(
+        f"catalog: {text} is a {'file' if path.is_file() else 'folder'}, prepared as local "
+        f"files (it also reads as config {request.config!r} of the builder folder "
+        f"{request.folder}: ask for that one as {request.folder.resolve().name}/"
+        f"{request.config} from another folder)",
+        file=sys.stderr,
+    )
+    return True

@@ -1,0 +1,99 @@
+"""How a delimited text file is written: its encoding and its delimiter, found from its head.
+
+`encoding_of` reads the byte order mark: UTF-8 with a BOM is ``utf-8-sig`` (the BOM is not
+part of the first column's name), UTF-16 and UTF-32 with a BOM are those encodings; a file
+with no BOM is read as UTF-8, and a byte that is not UTF-8 is one error naming its line
+(`catalog.formats.delimited`), which says to give ``encoding``.
+
+`sniff` picks the delimiter among `DELIMITERS` (``,`` ``;`` tab ``|``) as pandas' ``sep=None``
+and Python's ``csv.Sniffer`` aim to, but from whole rows: the first `SNIFF_BYTES` of the file
+are parsed with each candidate (double quotes quote a field, so a quoted ``;`` or ``,`` is
+text), and the one that splits the header into two or more fields and gives the most rows
+the header's field count wins (then the one giving more fields; then the order of
+`DELIMITERS`). A file no candidate splits
+has one column. A delimiter given by the user is taken as it is.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["DELIMITERS", "SNIFF_BYTES", "Dialect", "encoding_of", "sniff"]
+
+#: The delimiters `sniff` chooses from, in order of preference.
+DELIMITERS = (",", ";", "\t", "|")
+#: How much of a file `sniff` reads.
+SNIFF_BYTES = 1 << 16
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """A delimited file's `delimiter` (one character) and text `encoding`."""
+
+    delimiter: str
+    encoding: str
+
+
+def encoding_of(head: bytes, default: str = "utf-8") -> str:
+    """The encoding a file's first bytes announce by their byte order mark, else `default`.
+
+    >>> encoding_of(b"\\xef\\xbb\\xbfa,b"), encoding_of(b"\\xff\\xfea\\x00"), encoding_of(b"a,b")
+    ('utf-8-sig', 'utf-16', 'utf-8')
+    """
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name
+    return default
+
+
+def sniff(path: Path, delimiter: str | None = None, default: str = ",") -> Dialect:
+    """The dialect of the file at `path`: its encoding from its BOM, its delimiter `delimiter`
+    when given, else the `DELIMITERS` candidate that fits its rows best (see the module
+    docstring), else `default`."""
+    with open(path, "rb") as f:
+        head = f.read(SNIFF_BYTES)
+        cut = len(head) == SNIFF_BYTES and f.read(1) != b""
+    encoding = encoding_of(head)
+    if delimiter is not None:
+        return Dialect(delimiter, encoding)
+    text = head.decode(encoding, errors="replace")
+    if cut:  # drop the last line, which may be partial
+        text = text[: max(text.rfind("\n"), 0)]
+    return Dialect(_best(text) or default, encoding)
+
+
+def _best(text: str) -> str | None:
+    best: tuple[int, int, int] | None = None
+    chosen = None
+    for rank, candidate in enumerate(DELIMITERS):
+        counts = _field_counts(text, candidate)
+        if not counts or counts[0] < 2:
+            continue
+        score = (sum(1 for c in counts if c == counts[0]), counts[0], -rank)
+        if best is None or score > best:
+            best, chosen = score, candidate
+    return chosen
+
+
+def _field_counts(text: str, delimiter: str) -> list[int]:
+    """The field count of each non-blank row `text` holds (up to where it stops parsing)."""
+    counts: list[int] = []
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        for row in reader:
+            if row:
+                counts.append(len(row))
+    except csv.Error:  # a quote this delimiter does not explain: judge the rows before it
+        pass
+    return counts

@@ -1,0 +1,156 @@
+"""A column's type, decided from every value it holds, widening as values come.
+
+`TextColumn` watches the fields of a CSV/TSV column, `JsonColumn` the values of a JSON Lines
+key; each keeps a few numbers whatever the file's size (its kind, counts, the line where it
+widened, and its distinct values up to a cap: a few to tell a label-like column, the class
+names of a ``--label`` column), so one pass over a file of any size decides its types in
+bounded memory.
+
+Text fields widen as pandas' C parser types them: ``bool`` (``true``/``false`` in any case)
+< ``int64`` (integers within int64) < ``float64`` (decimal numbers, ``inf``, ``nan``; no
+``_`` separators) < ``text``; a bool column given a number, or an integer too large for int64,
+becomes text. Empty fields are missing values and do not change the type; a column whose every
+field is empty is text. JSON values keep their JSON type: an integer key given a float widens
+to float64; a string beside numbers or booleans, or a boolean beside numbers, is one error
+naming both lines (pandas would make the column ``object``, values of mixed types, which no
+feature stores).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from catalog.errors import SpecError
+from catalog.features import Feature, Scalar, Text
+
+__all__ = ["FEW", "JsonColumn", "TextColumn"]
+
+#: Distinct values a column remembers unless told more (a label column: its class names).
+FEW = 20
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(
+    r"\s*[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)\s*",
+    re.IGNORECASE,
+)
+_BOOL = frozenset({"true", "false"})
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_ORDER = ("empty", "bool", "int64", "float64", "text")
+
+
+@dataclass
+class _Column:
+    """What every column remembers: its kind so far, how many values are missing (and the
+    first missing one's line), its distinct values while they are few."""
+
+    kind: str = "empty"
+    missing: int = 0
+    first_missing: int | None = None
+    #: line where the kind last widened, for messages
+    widened_at: dict[str, int] = field(default_factory=dict)
+    #: the distinct values, while there are at most `cap` (then None)
+    distinct: set[Any] | None = field(default_factory=set)
+    cap: int = FEW
+    values: int = 0
+
+    def _remember(self, value: Any) -> None:
+        self.values += 1
+        if self.distinct is not None:
+            self.distinct.add(value)
+            if len(self.distinct) > self.cap:
+                self.distinct = None
+
+    def _missing(self, line: int) -> None:
+        self.missing += 1
+        if self.first_missing is None:
+            self.first_missing = line
+
+    def feature(self) -> Feature:
+        """The column's feature: Scalar of its dtype, or Text."""
+        if self.kind in ("empty", "text"):
+            return Text()
+        return Scalar(self.kind)
+
+
+class TextColumn(_Column):
+    """A CSV/TSV column's type from its fields (see the module docstring)."""
+
+    def add(self, text: str, line: int, missing: frozenset[str] = frozenset({""})) -> None:
+        if text in missing:
+            self._missing(line)
+            return
+        self._remember(text)
+        if self.kind == "text":
+            return
+        kind = _kind_of_text(text)
+        if kind == self.kind:
+            return
+        if self.kind == "empty":
+            new = kind
+        elif "bool" in (kind, self.kind) or "text" in (kind, self.kind):
+            new = "text"
+        else:
+            new = max(kind, self.kind, key=_ORDER.index)
+        if new != self.kind:
+            self.kind = new
+            self.widened_at.setdefault(new, line)
+
+
+def _kind_of_text(text: str) -> str:
+    if _INT.fullmatch(text):
+        # int() of a long digit string is refused past 4300 digits; no int64 is that long
+        if len(text) <= 20 and _INT64[0] <= int(text) <= _INT64[1]:
+            return "int64"
+        return "text"  # as pandas: an integer past int64 (and uint64) keeps its digits as text
+    if _FLOAT.fullmatch(text):
+        return "float64"
+    if text.strip().lower() in _BOOL:
+        return "bool"
+    return "text"
+
+
+class JsonColumn(_Column):
+    """A JSON Lines key's type from its values (see the module docstring)."""
+
+    def add(self, value: Any, line: int, where: str, key: str) -> None:
+        if value is None:
+            self._missing(line)
+            return
+        if isinstance(value, bool):
+            kind = "bool"
+        elif isinstance(value, int):
+            kind = "int64" if _INT64[0] <= value <= _INT64[1] else "float64"
+        elif isinstance(value, float):
+            kind = "float64"
+        elif isinstance(value, str):
+            kind = "text"
+        else:
+            raise SpecError(
+                f"{where}:{line}: key {key!r} holds a {type(value).__name__}; nested values are "
+                "not supported yet (flatten them into columns)"
+            )
+        if kind == "text":
+            self._remember(value)
+        if kind == self.kind:
+            return
+        if self.kind == "empty" or {kind, self.kind} == {"int64", "float64"}:
+            new = kind if self.kind == "empty" else "float64"
+            if new != self.kind:
+                self.kind = new
+                self.widened_at.setdefault(new, line)
+            return
+        first = min(self.widened_at.values(), default=line)
+        raise SpecError(
+            f"{where}:{line}: key {key!r} holds {_JSON_NAMES[kind]} where line {first} holds "
+            f"{_JSON_NAMES[self.kind]}; a column holds values of one type (give every line "
+            "the same type, e.g. quote the numbers as strings)"
+        )
+
+
+_JSON_NAMES = {
+    "bool": "a boolean",
+    "int64": "an integer",
+    "float64": "a number",
+    "text": "a string",
+}

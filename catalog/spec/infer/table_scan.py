@@ -1,0 +1,168 @@
+"""One pass over a table's files: its columns, each column's type, its rows per file.
+
+`scan` reads every row of every file once (CSV/TSV and JSON Lines; Parquet from its
+metadata, plus the label column's values when one is asked for), keeping per column only what
+`catalog.spec.infer.column_types` keeps, so memory stays bounded whatever the files' size.
+Every file of a table must have the first file's columns (CSV/TSV: the same header; its
+delimiter and encoding are those of the first file).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catalog.errors import SourceFormatError, SpecError
+from catalog.features import Feature
+from catalog.formats.csv_dialect import Dialect, sniff
+from catalog.formats.delimited import rows, too_many_fields
+from catalog.formats.json_lines import objects
+from catalog.spec.infer.column_types import JsonColumn, TextColumn
+
+__all__ = ["TableScan", "scan"]
+
+#: The most class names a --label column may have.
+MAX_CLASSES = 100_000
+#: Rows of a Parquet file looked at to offer a text column as a label.
+_SAMPLE = 1000
+
+
+@dataclass
+class TableScan:
+    """What one pass over a table's files found."""
+
+    #: the column names, in the file's order
+    columns: list[str]
+    #: column -> its statistics (CSV/TSV, JSON Lines; empty for Parquet)
+    stats: dict[str, TextColumn | JsonColumn] = field(default_factory=dict)
+    #: file -> its rows (blank lines and header rows not counted)
+    counts: dict[Path, int] = field(default_factory=dict)
+    #: a CSV/TSV file's dialect
+    dialect: Dialect | None = None
+    #: column -> its type, for Parquet (from the schema)
+    types: dict[str, Feature] = field(default_factory=dict)
+    #: the label column's distinct values (Parquet), or None
+    label_values: set[Any] | None = None
+    #: Parquet text columns' statistics over the first file's first rows (to offer a label)
+    sampled: dict[str, JsonColumn] = field(default_factory=dict)
+
+
+def scan(
+    kind: str,
+    files: list[Path] | tuple[Path, ...],
+    *,
+    label: str | None = None,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+) -> TableScan:
+    """The `TableScan` of a table's `files` of one `kind` (csv, tsv, jsonl, parquet)."""
+    if kind == "jsonl":
+        return _scan_json(files, label)
+    if kind == "parquet":
+        return _scan_parquet(files, label)
+    return _scan_delimited(kind, files, label, delimiter, encoding)
+
+
+def _cap(column: str, label: str | None) -> dict[str, int]:
+    return {"cap": MAX_CLASSES} if column == label else {}
+
+
+def _scan_delimited(
+    kind: str,
+    files: list[Path] | tuple[Path, ...],
+    label: str | None,
+    delimiter: str | None,
+    encoding: str | None,
+) -> TableScan:
+    dialect = sniff(files[0], delimiter, default="\t" if kind == "tsv" else ",")
+    if encoding is not None:
+        dialect = Dialect(dialect.delimiter, encoding)
+    options = {"encoding": dialect.encoding, "delimiter": dialect.delimiter, "quoting": "minimal"}
+    header: list[str] | None = None
+    columns: list[TextColumn] = []
+    counts: dict[Path, int] = {}
+    for path in files:
+        lines = rows(path, options)
+        first = next(lines, None)
+        if first is None:
+            raise SourceFormatError(f"{path}: empty; expected a header row")
+        if header is None:
+            header = first[1]
+            columns = [TextColumn(**_cap(name, label)) for name in header]  # type: ignore[arg-type]
+        elif first[1] != header:
+            raise SpecError(
+                f"{path}: its header ({', '.join(first[1])}) differs from {files[0].name}'s "
+                f"({', '.join(header)}); the files of one table share their columns"
+            )
+        n = 0
+        width = len(header)
+        for line, row in lines:
+            n += 1
+            if len(row) > width:
+                raise too_many_fields(path, line, width, len(row), dialect.delimiter)
+            for column, text in zip(columns, row):  # noqa: B905 (a short row: missing after)
+                column.add(text, line)
+            for column in columns[len(row) :]:
+                column.add("", line)
+        counts[path] = n
+    assert header is not None
+    return TableScan(header, dict(zip(header, columns, strict=True)), counts, dialect)
+
+
+def _scan_json(files: list[Path] | tuple[Path, ...], label: str | None) -> TableScan:
+    stats: dict[str, JsonColumn] = {}
+    counts: dict[Path, int] = {}
+    seen_rows = 0
+    for path in files:
+        n = 0
+        for line, obj in objects(path):
+            n += 1
+            for key, value in obj.items():
+                column = stats.get(key)
+                if column is None:  # absent from every earlier row: missing there
+                    column = stats[key] = JsonColumn(**_cap(key, label))  # type: ignore[arg-type]
+                    if seen_rows + n > 1:
+                        column.missing, column.first_missing = seen_rows + n - 1, 1
+                column.add(value, line, str(path), key)
+            if len(obj) < len(stats):
+                for key, column in stats.items():
+                    if key not in obj:
+                        column.add(None, line, str(path), key)
+        seen_rows += n
+        counts[path] = n
+    if not stats:
+        raise SourceFormatError(f"{files[0]}: no JSON objects")
+    return TableScan(list(stats), dict(stats), counts)
+
+
+def _scan_parquet(files: list[Path] | tuple[Path, ...], label: str | None) -> TableScan:
+    from catalog.formats.parquet import parquet_file
+
+    first = parquet_file(files[0])
+    columns = list(first.schema_arrow.names)
+    counts = {}
+    values: set[Any] | None = set() if label else None
+    for path in files:
+        handle = parquet_file(path)
+        if list(handle.schema_arrow.names) != columns:
+            raise SpecError(
+                f"{path}: its columns ({', '.join(handle.schema_arrow.names)}) differ from "
+                f"{files[0].name}'s ({', '.join(columns)}); the files of one table share them"
+            )
+        counts[path] = handle.metadata.num_rows
+        if values is not None and label in columns:
+            for batch in handle.iter_batches(columns=[label]):
+                values.update(v for v in batch.column(0).to_pylist() if isinstance(v, str))
+                if len(values) > MAX_CLASSES:
+                    raise SpecError(f"--label {label}: more than {MAX_CLASSES} distinct values")
+    sampled: dict[str, JsonColumn] = {}
+    texts = [f.name for f in first.schema_arrow if str(f.type) in ("string", "large_string")]
+    for batch in first.iter_batches(batch_size=_SAMPLE, columns=texts) if texts else ():
+        for name in texts:
+            column = sampled[name] = JsonColumn()
+            for value in batch.column(name).to_pylist():
+                if isinstance(value, str):
+                    column.add(value, 0, str(files[0]), name)
+        break
+    return TableScan(columns, counts=counts, label_values=values, sampled=sampled)
