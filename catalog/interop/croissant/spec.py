@@ -23,11 +23,13 @@ from catalog.download.checksums import content_name
 from catalog.errors import ChecksumError, SourceFormatError, SpecError
 from catalog.features import ClassLabel, Feature, FeaturesDict
 from catalog.formats import FORMATS
+from catalog.interop.croissant.nodes import dataset_name
 from catalog.interop.croissant.read import Download, Draft, SplitDraft, parse
+from catalog.prepare.driver import resources
 from catalog.prepare.split_sources import split_sources
 from catalog.spec.model import BuilderSpec, DownloadSpec, SplitSpec
 
-__all__ = ["MAX_CROISSANT_SIZE", "croissant_spec"]
+__all__ = ["MAX_CROISSANT_SIZE", "croissant_spec", "split_location"]
 
 #: The most bytes a Croissant file may hold (they describe data; they are not data).
 MAX_CROISSANT_SIZE = 16 << 20
@@ -119,13 +121,35 @@ def _placeholders(split: SplitDraft) -> FeaturesDict:
     return FeaturesDict({n: f or ClassLabel(names=["?"]) for n, f in split.features.items()})
 
 
-def croissant_spec(location: str, config: DownloadConfig) -> BuilderSpec:
+def split_location(location: str) -> tuple[str, str | None]:
+    """``FILE.json#RECORD_SET`` -> (``FILE.json``, ``RECORD_SET``); no fragment: None.
+
+    >>> split_location("data/metadata.json#captions")
+    ('data/metadata.json', 'captions')
+    """
+    path, sep, record_set = location.rpartition("#")
+    return (path, record_set or None) if sep and path else (location, None)
+
+
+def croissant_spec(
+    location: str, config: DownloadConfig, *, record_set: str | None = None, name: str | None = None
+) -> BuilderSpec:
     """The spec of the dataset the Croissant file at `location` describes; `config` is a
-    resolved download config (`catalog.download.resolve_config`)."""
+    resolved download config (`catalog.download.resolve_config`). `record_set` (or
+    ``location#RECORD_SET``) chooses the record set of a file holding several of different
+    fields (each a config), `name` names the dataset (default: from the file's name)."""
+    location, fragment = split_location(location)
+    record_set = record_set or fragment
+    if name is not None and dataset_name(name) != name:
+        raise SpecError(
+            f"--name {name!r}: a dataset name is [a-z][a-z0-9_]*, e.g. {dataset_name(name)!r}"
+        )
     fetch = dataclasses.replace(config, register_checksums=True)  # files without a size
     with DownloadManager(fetch) as manager:
         doc, where = _load(location, manager)
-        draft = parse(doc, where)
+        draft = parse(doc, where, record_set)
+        if name is not None:
+            draft.name = name
         splits = {
             s.name: SplitSpec(s.name, s.format, s.files, 1, _options(s))
             for s in draft.splits.values()
@@ -137,6 +161,7 @@ def croissant_spec(location: str, config: DownloadConfig) -> BuilderSpec:
             if problem:
                 raise SpecError(f"{where}: record set {name}: {problem}")
         downloads = _sized(draft.downloads, manager)
+        downloads.update({d.name: d for d in draft.local.values()})
     spec = BuilderSpec(
         name=draft.name,
         version=draft.version,
@@ -148,45 +173,62 @@ def croissant_spec(location: str, config: DownloadConfig) -> BuilderSpec:
         citation=draft.citation,
         license=draft.license,
         tags=("croissant",),
+        config=draft.config,
+        configs=draft.configs,
+        default_config=next(iter(draft.configs), None),
     )
     counts, found = _read_once(spec, draft, config)
     features = _features(draft, found)
-    for name, split in spec.splits.items():
+    for split_name, split in list(spec.splits.items()):
         fmt = FORMATS[split.format]
-        problem = fmt.problem(split.options, _split_features(draft.splits[name], features))
+        problem = fmt.problem(split.options, _split_features(draft.splits[split_name], features))
         if problem:
-            raise SpecError(f"{where}: record set {name}: {problem}")
-        splits[name] = dataclasses.replace(split, num_examples=counts[name])
+            raise SpecError(f"{where}: record set {split_name}: {problem}")
+        del splits[split_name]
+        for value, count in counts[split_name].items():
+            splits.update(_cut(split, draft.splits[split_name], value, count, where))
     return spec.replace(features=features, splits=splits)
+
+
+def _cut(
+    split: SplitSpec, draft: SplitDraft, value: str | None, count: int, where: str
+) -> dict[str, SplitSpec]:
+    """The catalog split of a record set's records whose split field holds `value` (None:
+    the whole record set, as one split named after it)."""
+    if value is None:
+        return {split.name: dataclasses.replace(split, num_examples=count)}
+    name = dataset_name(value)
+    recipe = json.loads(split.options["recipe"])
+    recipe["where"] = {str(draft.split_feature): value}
+    options = {**split.options, "recipe": json.dumps(recipe, sort_keys=True)}
+    return {name: dataclasses.replace(split, name=name, num_examples=count, options=options)}
 
 
 def _read_once(
     spec: BuilderSpec, draft: Draft, config: DownloadConfig
-) -> tuple[dict[str, int], dict[str, set[str]]]:
-    """Each split's example count and, per label feature without names, the labels found:
-    the split's files read once by its reader (verified downloads, from the cache)."""
-    counts: dict[str, int] = {}
+) -> tuple[dict[str, dict[str | None, int]], dict[str, set[str]]]:
+    """Each split's example count (by the value of its split field, when it has one) and,
+    per label feature without names, the labels found: the split's files read once by its
+    reader (verified downloads, from the cache)."""
+    counts: dict[str, dict[str | None, int]] = {}
     found: dict[str, set[str]] = {}
     with DownloadManager(config) as manager, tempfile.TemporaryDirectory() as scratch:
-        files = manager.download_all(
-            {
-                d.name: Resource(d.urls, d.size, d.sha256, d.filename)
-                for d in spec.downloads.values()
-            }
-        )
+        files = manager.download_all(resources(spec))
         for name, split in spec.splits.items():
             one = spec.replace(features=_placeholders(draft.splits[name]), splits={name: split})
-            quick = {**split.options}
-            if "reencode_invalid" in quick:
-                quick["reencode_invalid"] = False  # counting needs no pixels
             source = split_sources(one, files, manager, Path(scratch))[name]
-            source = dataclasses.replace(source, options=quick)
-            count = 0
+            if "reencode_invalid" in source.options:  # counting needs no pixels
+                source = dataclasses.replace(
+                    source, options={**source.options, "reencode_invalid": False}
+                )
+            by_value: dict[str | None, int] = {}
+            cut = draft.splits[name].split_feature
             for _, example in FORMATS[split.format].examples(source):
-                count += 1
+                value = None if cut is None else str(example[cut])
+                by_value[value] = by_value.get(value, 0) + 1
                 if draft.splits[name].features.get("label", 0) is None:
                     found.setdefault("label", set()).add(str(example["label"]))
-            if count == 0:
+            if not by_value:
                 raise SourceFormatError(f"{spec.name}: record set {name} has no records")
-            counts[name] = count
+            counts[name] = by_value
     return counts, found
