@@ -383,7 +383,7 @@ def test_a_bad_image_folder_description_fails_before_any_download(
     url = server.add("/pets.zip", data)
     doc = folder_croissant(url, data)
     label = doc["recordSet"][0]["field"][1]["source"]
-    for regex, message in (("^(photos/[", "is not one RE2 runs"), (r"^(a)\\1", "is not one RE2")):
+    for regex, message in (("^(photos/[", "is not one RE2 runs"), (r"^(a)\1", "is not one RE2")):
         label["transform"] = {"regex": regex}
         path = tmp_path / "pets.json"
         path.write_text(json.dumps(doc))
