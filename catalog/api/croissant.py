@@ -21,11 +21,15 @@ def croissant_builder(
     data_dir: str | os.PathLike[str] | None = None,
     download_dir: str | os.PathLike[str] | None = None,
     download_config: DownloadConfig | None = None,
+    name: str | None = None,
+    record_set: str | None = None,
 ) -> DatasetBuilder:
     """The builder of the dataset the Croissant file at `location` (a path, or an http(s)
     URL) describes. Its files are fetched and verified now (sha256; mirrors and the offline
     mode of `download_config` honoured) and read once to count the examples; then
-    ``.download_and_prepare()`` prepares it like any builder's dataset.
+    ``.download_and_prepare()`` prepares it like any builder's dataset. `name` names the
+    dataset (default: from the file's ``name``); `record_set` (or ``location#RECORD_SET``)
+    picks the record set of a file holding several of different fields.
 
     >>> b = croissant_builder("https://example.org/croissant.json")  # doctest: +SKIP
     >>> b.download_and_prepare(); b.as_data_source("default")[0]      # doctest: +SKIP
@@ -35,4 +39,5 @@ def croissant_builder(
 
     root = paths.data_dir(data_dir)
     config = resolve_config(download_config, data_dir=root, download_dir=download_dir)
-    return DatasetBuilder(croissant_spec(os.fspath(location), config), data_dir=root)
+    spec = croissant_spec(os.fspath(location), config, record_set=record_set, name=name)
+    return DatasetBuilder(spec, data_dir=root)

@@ -164,7 +164,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     files.add_argument(
         "--name",
-        help="the dataset's name (default: made from the path); data_source(NAME) reads it",
+        help="the dataset's name (default: made from the path or the Croissant file's name); "
+        "data_source(NAME) reads it",
     )
     files.add_argument(
         "--label", metavar="COLUMN", help="make a text column a ClassLabel of its sorted values"
@@ -327,6 +328,8 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
     croissant = [is_croissant(name) for name in args.names]
     is_files = [not c and _is_files(name) for name, c in zip(args.names, croissant, strict=True)]
     given = [f for f in ("name", "label", "fill", "write_spec") if getattr(args, f)]
+    if given == ["name"] and len(args.names) == 1 and croissant[0]:
+        given = []  # --name names the dataset a Croissant file describes too
     if given and (len(args.names) != 1 or not is_files[0]):
         flag = "--" + given[0].replace("_", "-")
         raise UsageError(f"{flag} is for one PATH of local files (catalog prepare PATH {flag} ...)")
@@ -367,7 +370,11 @@ def _croissant_builder(
     from catalog.api.croissant import croissant_builder
 
     return croissant_builder(
-        location, data_dir=args.data_dir, download_dir=args.download_dir, download_config=config
+        location,
+        data_dir=args.data_dir,
+        download_dir=args.download_dir,
+        download_config=config,
+        name=args.name,
     )
 
 

@@ -315,9 +315,8 @@ def _cast(feature: Any, value: Any) -> Any:
                 return value.strip().lower() in ("true", "1")
             return bool(value)
         if kind in "iu":
+            # a number with a fraction is cut to an integer, as mlcroissant's int(value) does
             number = float(value) if isinstance(value, str) and "." in value else value
-            if isinstance(number, float) and not number.is_integer():
-                raise ValueError(f"expected an integer, got {value!r}")
             result = int(number)
             info = np.iinfo(feature.dtype)
             if not info.min <= result <= info.max:
