@@ -43,7 +43,7 @@ def main(source: Path, target: Path) -> None:
     lines = table.read_bytes().splitlines(keepends=True)
     # the first rows, and the one row whose fare is '?' (else pandas, under mlcroissant, reads
     # that text column as floats and writes "0.0" for a cell "0")
-    kept = lines[: TITANIC_ROWS + 1] + [lines[1 + TITANIC_FARE_UNKNOWN]]
+    kept = [*lines[: TITANIC_ROWS + 1], lines[1 + TITANIC_FARE_UNKNOWN]]
     table.write_bytes(b"".join(kept))
     meta = target / "titanic" / "metadata.json"
     doc = json.loads(meta.read_text())

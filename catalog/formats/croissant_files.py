@@ -142,9 +142,9 @@ def set_files(
     roots: list[Path], globs: list[Any], where: str, prefix: str = ""
 ) -> Iterator[tuple[Path, str]]:
     """The files of a FileSet: under each root, those whose path relative to it (after
-    `prefix`) matches one of the ``includes`` globs (RE2, `catalog._util.patterns`), in path
+    `prefix`) matches one of the ``includes`` globs (RE2, `catalog.formats.patterns`), in path
     order; symlinks that lead out of the root are skipped, none is followed into a loop."""
-    from catalog._util.patterns import glob_regex
+    from catalog.formats.patterns import glob_regex
 
     matchers = [glob_regex(g, f"{where}: includes") for g in globs]
     count = 0

@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from catalog._util.patterns import BoundedRegex, regex
 from catalog.errors import SourceFormatError, SpecError
 from catalog.features import BBox, ClassLabel, FeaturesDict, Image, Scalar, Tensor, Text
 from catalog.formats.base import Examples, Option, Source, SourceFormat
@@ -45,6 +44,7 @@ from catalog.formats.croissant_files import (
     set_files,
 )
 from catalog.formats.image_files import stored_or_pixels
+from catalog.formats.patterns import BoundedRegex, regex
 
 __all__ = ["FORMAT", "Recipe", "examples", "listed", "ref"]
 
