@@ -17,10 +17,11 @@ from pathlib import Path
 
 EXAMPLES = (
     "simple-parquet", "simple-split", "simple-join", "json-join", "titanic", "coco2014-mini",
-    "pass-mini", "audio_test", "recipes",
+    "pass-mini", "audio_test", "recipes", "huggingface-mnist",
 )  # fmt: skip
 #: Files left out (large, or data no example here reads).
-SKIP = ("compressed_archive", "index.html", "live_dataset.json", "multiple_conforms_to.json")
+SKIP = ("compressed_archive", "index.html", "live_dataset.json", "multiple_conforms_to.json",
+        "default.jsonl")  # fmt: skip
 TITANIC_ROWS = 60
 TITANIC_FARE_UNKNOWN = 1225
 #: (Croissant file, record set) whose output mlcroissant writes again here.

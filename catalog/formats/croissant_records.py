@@ -44,7 +44,7 @@ from catalog.formats.croissant_files import (
     set_files,
 )
 from catalog.formats.image_files import stored_or_pixels
-from catalog.formats.patterns import BoundedRegex, regex
+from catalog.formats.patterns import BoundedRegex, glob_regex, regex
 
 __all__ = ["FORMAT", "Recipe", "examples", "listed", "ref"]
 
@@ -107,8 +107,11 @@ class FieldReader:
             transform = _mapping(transform)
             if "regex" in transform:
                 self.transforms.append(("regex", regex(transform["regex"], f"{where}: regex")))
-            elif "jsonQuery" in transform:
-                steps = parse_json_path(transform["jsonQuery"], f"{where}: jsonQuery")
+            elif "jsonQuery" in transform or "jsonPath" in transform:
+                # jsonPath: the Hub's (``bytes`` of an image struct), relative to the value
+                query = str(transform.get("jsonQuery", transform.get("jsonPath")))
+                query = query if query.startswith("$") else f"$.{query}"
+                steps = parse_json_path(query, f"{where}: jsonQuery")
                 self.transforms.append(("json", steps))
             elif "format" in transform:
                 self.transforms.append(("format", str(transform["format"])))
@@ -251,6 +254,12 @@ class Recipe:
         roots = [self.paths[key] for key in spec["roots"]]
         if spec.get("includes") is None:  # one FileObject
             yield from self._file(roots[0], roots[0].name, kind, paths, needs, columns)
+            return
+        if spec.get("members") is not None:  # files listed by path (a Hub repository's)
+            globs = [glob_regex(g, f"FileSet {file}: includes") for g in spec["includes"]]
+            for key, relative in spec["members"]:
+                if any(g.fullmatch(relative) for g in globs):
+                    yield from self._file(self.paths[key], relative, kind, paths, needs, columns)
             return
         prefix = str(spec.get("prefix") or "")
         for path, relative in set_files(roots, spec["includes"], f"FileSet {file}", prefix):

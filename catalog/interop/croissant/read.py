@@ -30,6 +30,7 @@ from urllib.parse import urljoin, urlsplit
 from catalog.errors import CatalogError, SpecError
 from catalog.features import Feature
 from catalog.formats.croissant_files import encoding_kind
+from catalog.interop.croissant.hub import RepoLister, is_repo
 from catalog.interop.croissant.nodes import (
     _SIZE,
     _list,
@@ -44,6 +45,7 @@ from catalog.interop.croissant.nodes import (
 )
 from catalog.interop.croissant.recipe import (
     SPLIT_TYPES,
+    FileEntry,
     check_fields,
     feature_name,
     field_feature,
@@ -100,6 +102,8 @@ class Draft:
     #: A file of record sets with different fields: the one prepared, and all of them.
     config: str | None = None
     configs: dict[str, str] = field(default_factory=dict)
+    #: A repository FileObject's files: (download name, path in the repository).
+    repos: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 def _download(node: Mapping[str, Any], where: str) -> Download:
@@ -154,12 +158,14 @@ def _classes(record_sets: list[Mapping[str, Any]]) -> dict[str, list[str]]:
     return names
 
 
-def parse(doc: Any, where: str, record_set: str | None = None) -> Draft:
+def parse(
+    doc: Any, where: str, record_set: str | None = None, lister: RepoLister | None = None
+) -> Draft:
     """The `Draft` of the Croissant document `doc` (read from `where`, a path or URL) for
     `record_set` (None: every record set that is not an enumeration or read by another);
     SpecError (or FeatureError, ChecksumError) for anything it cannot use."""
     try:
-        return _parse(doc, where, record_set)
+        return _parse(doc, where, record_set, lister)
     except CatalogError as error:
         if str(error).startswith(f"{where}: "):
             raise
@@ -190,10 +196,24 @@ def _used_by_others(record_sets: list[Mapping[str, Any]]) -> set[str]:
     return used
 
 
-def _file_download(uid: str, node: Mapping[str, Any], where: str, draft: Draft) -> None:
-    """A FileObject outside an archive: an http(s) download, or a local file beside the
-    Croissant file (a relative contentUrl)."""
+def _file_download(
+    uid: str, node: Mapping[str, Any], where: str, draft: Draft, lister: RepoLister | None
+) -> None:
+    """A FileObject outside an archive: an http(s) download, a local file beside the
+    Croissant file (a relative contentUrl), or a repository of the Hub (its files listed)."""
     url = node.get("contentUrl")
+    if is_repo(next(iter(_list(node.get("encodingFormat"))), None)):
+        if lister is None:
+            raise SpecError(f"{where}: FileObject {uid!r}: a git repository catalog cannot list")
+        members = []
+        for i, (member, file_url) in enumerate(lister(str(url))):
+            key = f"{uid}#{i}"
+            name = f"{dataset_name(uid)}_{i:05d}"
+            filename = member.rsplit("/", 1)[-1]
+            draft.downloads[key] = Download(name, file_url, "", None, f"{name}-{filename}")
+            members.append((name, member))
+        draft.repos[uid] = members
+        return
     remote = urlsplit(where).scheme in ("http", "https")
     if isinstance(url, str) and not urlsplit(url).scheme and remote and not url.startswith("/"):
         node = {**node, "contentUrl": urljoin(where, url)}  # relative to the Croissant URL
@@ -240,9 +260,9 @@ def _needed(
 
 def _recipe_files(
     uids: set[str], nodes: Mapping[str, Mapping[str, Any]], where: str, draft: Draft
-) -> tuple[dict[str, tuple[str, list[str], list[str] | None, str]], dict[str, FileRef]]:
+) -> tuple[dict[str, FileEntry], dict[str, FileRef]]:
     """The recipe's view of the distribution nodes `uids` and their file references."""
-    files: dict[str, tuple[str, list[str], list[str] | None, str]] = {}
+    files: dict[str, FileEntry] = {}
     refs: dict[str, FileRef] = {}
     for uid in sorted(uids):
         if uid not in nodes:
@@ -256,6 +276,11 @@ def _recipe_files(
                 raise SpecError(f"{where}: FileSet {uid!r}: no includes glob")
             keys: list[str] = []
             prefix = ""
+            if len(containers) == 1 and containers[0] in draft.repos:  # the Hub's Parquet files
+                members = draft.repos[containers[0]]
+                refs.update({key: FileRef(key) for key, _ in members})
+                files[uid] = (kind, [], includes, "", [list(m) for m in members])
+                continue
             for container in containers:
                 archive = _download_name(container, draft)
                 if archive is None:
@@ -273,7 +298,7 @@ def _recipe_files(
                 draft.local[uid] = download
                 keys.append(name)
                 refs[name] = FileRef(name)
-            files[uid] = (kind, keys, includes, prefix)
+            files[uid] = (kind, keys, includes, prefix, None)
         elif containers:
             archive = _download_name(containers[0], draft)
             member = str(node.get("contentUrl") or "")
@@ -284,7 +309,7 @@ def _recipe_files(
                     f"path inside {containers[0]!r} (no '..')"
                 )
             refs[dataset_name(uid)] = FileRef(archive, member)
-            files[uid] = (kind, [dataset_name(uid)], None, "")
+            files[uid] = (kind, [dataset_name(uid)], None, "", None)
         else:
             found = _download_name(uid, draft)
             if found is None:
@@ -293,7 +318,7 @@ def _recipe_files(
                     "reads cr:FileObject and cr:FileSet)"
                 )
             refs[found] = FileRef(found)
-            files[uid] = (kind, [found], None, "")
+            files[uid] = (kind, [found], None, "", None)
     return files, refs
 
 
@@ -337,7 +362,7 @@ def _engine_split(
     return SplitDraft(split, "croissant", {}, options, features, split_feature)
 
 
-def _parse(doc: Any, where: str, record_set: str | None) -> Draft:
+def _parse(doc: Any, where: str, record_set: str | None, lister: RepoLister | None) -> Draft:
     if not isinstance(doc, Mapping) or "recordSet" not in doc:
         raise SpecError(f"{where}: not a Croissant file (a JSON-LD object with a recordSet)")
     name = _text(doc.get("name")) or "croissant"
@@ -353,7 +378,7 @@ def _parse(doc: Any, where: str, record_set: str | None) -> Draft:
     kinds = {uid: _short(n.get("@type")) for uid, n in nodes.items()}
     for uid, node in nodes.items():
         if kinds[uid] in ("cr:FileObject", "sc:FileObject") and not node.get("containedIn"):
-            _file_download(uid, node, where, draft)
+            _file_download(uid, node, where, draft, lister)
     record_sets = [rs for rs in _list(doc.get("recordSet")) if isinstance(rs, Mapping)]
     by_id = {_uid(rs): rs for rs in record_sets}
     classes = _classes([rs for rs in record_sets if _is_enumeration(rs)])

@@ -27,6 +27,7 @@ from catalog.spec.model import DownloadSpec, FileRef
 
 __all__ = [
     "SPLIT_TYPES",
+    "FileEntry",
     "check_fields",
     "field_feature",
     "local_file",
@@ -34,6 +35,9 @@ __all__ = [
     "recipe_split",
 ]
 _TABLES = ("csv", "tsv", "json", "jsonl", "parquet")
+#: A distribution node as the recipe sees it: (kind, file keys, includes globs or None, the
+#: prefix of its paths, or its files listed as [key, path] when they are no folder).
+FileEntry = tuple[str, list[str], list[str] | None, str, list[list[str]] | None]
 
 _PREFIXES = {"https://schema.org/": "sc:", "http://schema.org/": "sc:"}
 _CR = "http://mlcommons.org/croissant/"
@@ -156,7 +160,7 @@ def local_folder(name: str, globs: list[str], folder: Path, where: str) -> tuple
 def recipe_split(
     rs: Mapping[str, Any],
     record_sets: list[Mapping[str, Any]],
-    files: Mapping[str, tuple[str, list[str], list[str] | None, str]],
+    files: Mapping[str, FileEntry],
     refs: Mapping[str, FileRef],
     features: Mapping[str, str],
 ) -> dict[str, Any]:
@@ -169,8 +173,14 @@ def recipe_split(
         "where": {},
         "record_sets": {str(r.get("@id") or r.get("name")): r for r in record_sets},
         "files": {
-            uid: {"kind": kind, "roots": keys, "includes": includes, "prefix": prefix}
-            for uid, (kind, keys, includes, prefix) in files.items()
+            uid: {
+                "kind": kind,
+                "roots": keys,
+                "includes": includes,
+                "prefix": prefix,
+                "members": members,
+            }
+            for uid, (kind, keys, includes, prefix, members) in files.items()
         },
     }
     return {"recipe": json.dumps(recipe, sort_keys=True), "files": dict(refs)}
@@ -190,7 +200,7 @@ def read_ids(rs: Mapping[str, Any]) -> set[str]:
 
 def check_fields(
     record_sets: list[Mapping[str, Any]],
-    files: Mapping[str, tuple[str, list[str], list[str] | None, str]],
+    files: Mapping[str, FileEntry],
     by_id: Mapping[str, Mapping[str, Any]],
 ) -> None:
     """What the reader would find wrong, found before any download: every field's extract

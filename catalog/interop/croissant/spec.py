@@ -23,6 +23,7 @@ from catalog.download.checksums import content_name
 from catalog.errors import ChecksumError, SourceFormatError, SpecError
 from catalog.features import ClassLabel, Feature, FeaturesDict
 from catalog.formats import FORMATS
+from catalog.interop.croissant.hub import hub_lister
 from catalog.interop.croissant.nodes import dataset_name
 from catalog.interop.croissant.read import Download, Draft, SplitDraft, parse
 from catalog.prepare.driver import resources
@@ -64,19 +65,20 @@ def _sized(downloads: dict[str, Download], manager: DownloadManager) -> dict[str
     fetched first, and must then match its sha256."""
     specs = {}
     for d in downloads.values():
-        size = d.size
-        cached = manager.download_dir / content_name(d.sha256, d.filename)
-        if size is None and cached.is_file():
+        size, sha256 = d.size, d.sha256
+        cached = manager.download_dir / content_name(d.sha256, d.filename) if sha256 else None
+        if size is None and cached is not None and cached.is_file():
             size = cached.stat().st_size
-        if size is None:
+        if size is None or not sha256:  # no sha256 given (the Hub's files): recorded now
             got = manager.download(Resource((d.url,), None, None, d.filename))
-            if got.sha256 != d.sha256:
+            sha256 = sha256 or got.sha256
+            if got.sha256 != sha256:
                 raise ChecksumError(
                     f"{d.url}: sha256 mismatch: the Croissant file says {d.sha256}, the "
                     f"server sent {got.sha256} ({got.size} bytes)"
                 )
             size = got.size
-        specs[d.name] = DownloadSpec(d.name, d.url, (), size, d.sha256, d.filename)
+        specs[d.name] = DownloadSpec(d.name, d.url, (), size, sha256, d.filename)
     return specs
 
 
@@ -147,7 +149,7 @@ def croissant_spec(
     fetch = dataclasses.replace(config, register_checksums=True)  # files without a size
     with DownloadManager(fetch) as manager:
         doc, where = _load(location, manager)
-        draft = parse(doc, where, record_set)
+        draft = parse(doc, where, record_set, hub_lister(manager))
         if name is not None:
             draft.name = name
         splits = {
