@@ -300,8 +300,8 @@ def _cast(feature: Any, value: Any) -> Any:
         return MISSING_TEXT if missing else value if isinstance(value, str) else str(value)
     if isinstance(feature, ClassLabel):
         if isinstance(value, int) and not isinstance(value, bool):  # an index (catalog's export)
-            if not 0 <= value < feature.num_classes:
-                raise ValueError(f"class index {value} is not in 0..{feature.num_classes - 1}")
+            if not 0 <= value < len(feature.names):
+                raise ValueError(f"class index {value} is not in 0..{len(feature.names) - 1}")
             return value
         text = MISSING_TEXT if missing else str(value)
         if text not in feature.names:

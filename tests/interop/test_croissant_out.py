@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import catalog
-from catalog.api.croissant import croissant_builder
 from catalog.api.builder import DatasetBuilder
+from catalog.api.croissant import croissant_builder
 from catalog.interop.croissant.write import to_croissant
 from catalog.present.site.entries import Entry
 from catalog.present.site.html import POLICY
