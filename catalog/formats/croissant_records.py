@@ -251,19 +251,46 @@ class Recipe:
         paths = {f.path_key: f.steps for f in fields if f.path_key and f.file == file}
         needs = {f.property for f in fields if f.property and f.file == file}
         columns = sorted({f.column for f in fields if f.column is not None and f.file == file})
+        for path, relative in self.files_of(file):
+            yield from self._file(path, relative, kind, paths, needs, columns)
+
+    def files_of(self, file: str) -> Iterator[tuple[Path, str]]:
+        """The files of a FileObject (one) or FileSet, with their paths in the set."""
+        spec = self.files[file]
         roots = [self.paths[key] for key in spec["roots"]]
         if spec.get("includes") is None:  # one FileObject
-            yield from self._file(roots[0], roots[0].name, kind, paths, needs, columns)
-            return
-        if spec.get("members") is not None:  # files listed by path (a Hub repository's)
+            yield roots[0], roots[0].name
+        elif spec.get("members") is not None:  # files listed by path (a Hub repository's)
             globs = [glob_regex(g, f"FileSet {file}: includes") for g in spec["includes"]]
             for key, relative in spec["members"]:
                 if any(g.fullmatch(relative) for g in globs):
-                    yield from self._file(self.paths[key], relative, kind, paths, needs, columns)
-            return
-        prefix = str(spec.get("prefix") or "")
-        for path, relative in set_files(roots, spec["includes"], f"FileSet {file}", prefix):
-            yield from self._file(path, relative, kind, paths, needs, columns)
+                    yield self.paths[key], relative
+        else:
+            prefix = str(spec.get("prefix") or "")
+            yield from set_files(roots, spec["includes"], f"FileSet {file}", prefix)
+
+    def quick_count(self) -> int | None:
+        """The number of records, from the Parquet files' footers, when each row is one
+        record (one file source, no join, no filter, no lines); else None (read them)."""
+        fields = self.fields[self.target].values()
+        sources = {f.file for f in fields}
+        if self.where or len(sources) != 1 or any(f.joined for f in fields):
+            return None
+        file = sources.pop()
+        if file is None or self.files[file]["kind"] != "parquet":
+            return None
+        if any(f.property in (LINES, LINE_NUMBER) for f in fields):
+            return None
+        from catalog.formats.parquet import parquet_file
+
+        columns = {f.column for f in fields if f.column is not None}
+        count = 0
+        for path, _ in self.files_of(file):
+            handle = parquet_file(path)
+            if not columns <= set(handle.schema_arrow.names):
+                return None  # reading says which column is missing
+            count += handle.metadata.num_rows
+        return count
 
     @staticmethod
     def _file(
@@ -354,6 +381,12 @@ def examples(source: Source) -> Examples:
         }
         yield f"{recipe.target}:{index}", example
         index += 1
+
+
+def quick_count(source: Source) -> int | None:
+    """The split's number of examples without reading them, when the files' metadata tells
+    (`Recipe.quick_count`); None otherwise."""
+    return Recipe(source.options["recipe"], source.options["files"]).quick_count()
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:

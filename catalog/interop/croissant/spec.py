@@ -23,6 +23,7 @@ from catalog.download.checksums import content_name
 from catalog.errors import ChecksumError, SourceFormatError, SpecError
 from catalog.features import ClassLabel, Feature, FeaturesDict
 from catalog.formats import FORMATS
+from catalog.formats.croissant_records import quick_count
 from catalog.interop.croissant.hub import hub_lister
 from catalog.interop.croissant.nodes import dataset_name
 from catalog.interop.croissant.read import Download, Draft, SplitDraft, parse
@@ -225,6 +226,10 @@ def _read_once(
                 )
             by_value: dict[str | None, int] = {}
             cut = draft.splits[name].split_feature
+            known = None if cut is not None or split.format != "croissant" else quick_count(source)
+            if known:  # Parquet rows, counted from the files' footers
+                counts[name] = {None: known}
+                continue
             for _, example in FORMATS[split.format].examples(source):
                 value = None if cut is None else str(example[cut])
                 by_value[value] = by_value.get(value, 0) + 1
