@@ -324,8 +324,6 @@ def _unsupported(doc: dict[str, Any], change: Any) -> str:
          "not supported yet: dataType sc:VideoObject, field penguins/year"),
         (lambda d: d["recordSet"][1]["field"][0].update(subField=[{"@id": "x"}]),
          "not supported yet: subField, field penguins/island"),
-        (lambda d: d["distribution"][0].pop("sha256") and d["distribution"][0].update(md5="0" * 32),
-         "not supported yet: md5 only"),
         (lambda d: d["distribution"][0].update(encodingFormat="application/x-hdf5"),
          "not supported yet: a column or jsonPath of a file of encodingFormat 'file'"),
         (lambda d: d["distribution"][0].update(contentUrl="file:///etc/passwd"),
@@ -345,6 +343,26 @@ def test_what_is_not_supported_is_one_clear_error(
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and message in done.stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_md5_is_checked_and_a_missing_sha256_recorded(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    data = CSV.encode()
+    url = server.add("/penguins.csv", data)
+    doc = csv_croissant(url, data)
+    doc["distribution"][0].pop("sha256")
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    spec = croissant_spec(str(path), _config(tmp_path))  # neither: fetched, sha256 recorded
+    assert spec.downloads["penguins_csv"].sha256 == hashlib.sha256(data).hexdigest()
+    doc["distribution"][0]["md5"] = hashlib.md5(data, usedforsecurity=False).hexdigest()
+    path.write_text(json.dumps(doc))
+    assert croissant_spec(str(path), _config(tmp_path)).fingerprint == spec.fingerprint
+    doc["distribution"][0]["md5"] = "0" * 32
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ChecksumError, match="md5 mismatch: the Croissant file says 0000"):
+        croissant_spec(str(path), _config(tmp_path / "other"))
 
 
 def _second_record_set(doc: dict[str, Any], fields: int) -> None:

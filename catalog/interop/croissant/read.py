@@ -62,13 +62,16 @@ __all__ = ["Download", "Draft", "SplitDraft", "parse"]
 
 @dataclass(frozen=True)
 class Download:
-    """A FileObject to fetch: `size` None when the file does not state it exactly."""
+    """A FileObject to fetch: `size` None when the file does not state it exactly, `sha256`
+    empty when it gives none (recorded when fetched)."""
 
     name: str
     url: str
     sha256: str
     size: int | None
     filename: str
+    #: The md5 the Croissant file gives, checked once the file is fetched (no sha256 given).
+    md5: str | None = None
 
 
 @dataclass
@@ -115,18 +118,18 @@ def _download(node: Mapping[str, Any], where: str) -> Download:
             "downloads http(s) URLs; local files: serve them, or use a --mirror directory)"
         )
     sha256 = node.get("sha256")
-    if not isinstance(sha256, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
-        has_md5 = "md5" in node
-        raise SpecError(
-            f"{where}: FileObject {uid!r}: "
-            + ("not supported yet: md5 only (catalog verifies sha256)" if has_md5 else "no sha256")
-            + "; add its sha256 to the Croissant file"
-        )
+    md5 = node.get("md5")
+    if isinstance(sha256, str) and not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
+        sha256 = None  # the Hub writes a URL here
+    if isinstance(md5, str) and not re.fullmatch(r"[0-9a-fA-F]{32}", md5):
+        raise SpecError(f"{where}: FileObject {uid!r}: md5 {md5[:80]!r} is not 32 hex digits")
     size_match = _SIZE.match(str(node.get("contentSize", "")))
     size = int(size_match[1]) if size_match else None
     filename = url.rstrip("/").rsplit("/", 1)[-1] or uid
     filename = re.sub(r"[^A-Za-z0-9._-]", "_", filename).lstrip(".") or "file"
-    return Download(dataset_name(uid), url, sha256.lower(), size, filename)
+    # no sha256: fetched first, its sha256 recorded (and its md5 checked when given)
+    digest = sha256.lower() if isinstance(sha256, str) else ""
+    return Download(dataset_name(uid), url, digest, size, filename, md5.lower() if md5 else None)
 
 
 def _classes(record_sets: list[Mapping[str, Any]]) -> dict[str, list[str]]:

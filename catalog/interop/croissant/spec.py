@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import json
 import tempfile
 from pathlib import Path
@@ -72,6 +73,11 @@ def _sized(downloads: dict[str, Download], manager: DownloadManager) -> dict[str
             size = cached.stat().st_size
         if size is None or not sha256:  # no sha256 given (the Hub's files): recorded now
             got = manager.download(Resource((d.url,), None, None, d.filename))
+            if d.md5 and _md5(got.path) != d.md5:
+                raise ChecksumError(
+                    f"{d.url}: md5 mismatch: the Croissant file says {d.md5}, the server sent "
+                    f"{_md5(got.path)} ({got.size} bytes)"
+                )
             sha256 = sha256 or got.sha256
             if got.sha256 != sha256:
                 raise ChecksumError(
@@ -81,6 +87,14 @@ def _sized(downloads: dict[str, Download], manager: DownloadManager) -> dict[str
             size = got.size
         specs[d.name] = DownloadSpec(d.name, d.url, (), size, sha256, d.filename)
     return specs
+
+
+def _md5(path: Path) -> str:
+    digest = hashlib.md5(usedforsecurity=False)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _features(draft: Draft, found: dict[str, set[str]]) -> FeaturesDict:
