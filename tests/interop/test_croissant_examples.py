@@ -20,6 +20,8 @@ from catalog.download import DownloadConfig
 from catalog.errors import CatalogError
 from catalog.features import ClassLabel, Image, Scalar, Tensor, Text
 
+from conftest import catalog_cli
+
 EXAMPLES = Path(__file__).parent.parent / "data" / "croissant"
 _SIZE = re.compile(r"mode=(\w+) size=(\d+)x(\d+)")
 
@@ -132,3 +134,16 @@ def test_what_catalog_cannot_read_is_one_error(
 def test_the_peer_suite_counts() -> None:
     """What the issue's note reports: examples passing / all examples with data here."""
     assert (len(PASSING), len(PASSING) + len(REFUSED)) == (18, 23)
+
+
+def test_name_names_the_dataset_a_croissant_file_describes(tmp_path: Path) -> None:
+    shutil.copytree(EXAMPLES / "simple-parquet", tmp_path / "example")
+    path = tmp_path / "example" / "metadata.json"
+    done = catalog_cli("prepare", str(path), "--name", "people", "--data-dir",
+                       str(tmp_path / "data"), "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(done.stdout)["datasets"][0]
+    assert (entry["name"], entry["status"]) == ("people", "prepared")
+    bad = catalog_cli("prepare", str(path), "--name", "No Good", "--data-dir",
+                      str(tmp_path / "data"))  # fmt: skip
+    assert bad.returncode == 2 and "[a-z][a-z0-9_]*" in bad.stderr and "Traceback" not in bad.stderr
