@@ -112,6 +112,11 @@ def test_a_file_set_glob_outside_the_folder_is_refused(tmp_path: Path, glob: str
         f["source"] = {"fileSet": {"@id": "table"}, "extract": f["source"]["extract"]}
     (tmp_path / "secret.csv").write_bytes(CSV)
     _refused(tmp_path, _write(tmp_path / "set", doc), SpecError, "includes")
+    if glob == "../*.csv":  # a symlink in the set's folder leading out: not even hashed
+        doc["distribution"][0]["includes"] = "data/*.csv"
+        path = _write(tmp_path / "inner", doc)
+        (tmp_path / "inner" / "data" / "link.csv").symlink_to(tmp_path / "secret.csv")
+        _refused(tmp_path, path, SpecError, "is a symlink leading outside")
 
 
 def test_a_sha256_mismatch_is_refused(tmp_path: Path) -> None:
