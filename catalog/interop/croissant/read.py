@@ -86,6 +86,8 @@ class SplitDraft:
     features: dict[str, Feature | None]
     #: The feature whose values name the catalog splits this record set is cut into.
     split_feature: str | None = None
+    #: Text features referencing a field of an enumeration read from files: that field.
+    enums: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -350,19 +352,30 @@ def _engine_split(
     features: dict[str, Feature | None] = {}
     columns: dict[str, str] = {}
     split_feature = None
+    enums: dict[str, str] = {}
     for node in [_map(f) for f in _list(rs.get("field"))]:
         name = feature_name(node)
         if name in features:
             raise SpecError(f"{where}: record set {_uid(rs)}: two fields are both named {name!r}")
         features[name] = field_feature(node, classes)
         columns[name] = _uid(node)
+        target = _reference(node)
+        other = by_id.get(target.split("/", 1)[0]) if target else None
+        is_enum = other is not None and _is_enumeration(other) and target not in classes
+        if is_enum and not _is_split_field(node, by_id):
+            enums[name] = str(target)  # its values read from files: ClassLabel if all fit
+            if other is not None and other not in needed:
+                needed.append(other)
         if split_feature is None and _is_split_field(node, by_id):
             split_feature = name
     if not features:
         raise SpecError(f"{where}: record set {_uid(rs)!r} has no fields")
+    if enums:
+        uids = set().union(*(read_ids(r) for r in needed))
+        files, refs = _recipe_files(uids, nodes, where, draft)
     check_fields(needed, files, by_id)
     options = recipe_split(rs, needed, files, refs, columns)
-    return SplitDraft(split, "croissant", {}, options, features, split_feature)
+    return SplitDraft(split, "croissant", {}, options, features, split_feature, enums)
 
 
 def _parse(doc: Any, where: str, record_set: str | None, lister: RepoLister | None) -> Draft:

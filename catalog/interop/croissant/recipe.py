@@ -154,9 +154,9 @@ def local_folder(name: str, globs: list[str], folder: Path, where: str) -> tuple
         raise SpecError(f"{where}: includes {globs[0]!r}: {error}") from None
     if not real.is_dir():
         raise SpecError(f"{where}: includes {globs[0]!r}: {real} is not a folder")
-    root = folder.resolve()
+    top = folder.resolve()
     for path in real.rglob("*"):  # what measuring the folder would read: nothing outside
-        if path.is_symlink() and not path.resolve().is_relative_to(root):
+        if path.is_symlink() and not path.resolve().is_relative_to(top):
             raise SpecError(
                 f"{where}: includes {globs[0]!r}: {path} is a symlink leading outside the "
                 f"Croissant file's folder (to {path.resolve()})"

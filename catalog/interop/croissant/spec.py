@@ -10,6 +10,7 @@ it returns is prepared like one a builder.yaml gives: ``DatasetBuilder(spec).pre
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import hashlib
@@ -21,10 +22,10 @@ from urllib.parse import urlsplit
 
 from catalog.download import DownloadConfig, DownloadManager, Resource
 from catalog.download.checksums import content_name
-from catalog.errors import ChecksumError, SourceFormatError, SpecError
+from catalog.errors import ChecksumError, FeatureError, SourceFormatError, SpecError
 from catalog.features import ClassLabel, Feature, FeaturesDict
 from catalog.formats import FORMATS
-from catalog.formats.croissant_records import quick_count
+from catalog.formats.croissant_records import Recipe, quick_count
 from catalog.interop.croissant.hub import hub_lister
 from catalog.interop.croissant.nodes import dataset_name
 from catalog.interop.croissant.read import Download, Draft, SplitDraft, parse
@@ -194,7 +195,13 @@ def croissant_spec(
         configs=draft.configs,
         default_config=next(iter(draft.configs), None),
     )
-    counts, found = _read_once(spec, draft, config)
+    counts, found, names = _read_once(spec, draft, config)
+    for split_draft in draft.splits.values():
+        for feature in split_draft.enums:
+            # values no ClassLabel takes (empty, too many) stay text, as they are
+            with contextlib.suppress(FeatureError):
+                if names.get(feature):
+                    split_draft.features[feature] = ClassLabel(names=names[feature])
     features = _features(draft, found)
     for split_name, split in list(spec.splits.items()):
         fmt = FORMATS[split.format]
@@ -223,12 +230,15 @@ def _cut(
 
 def _read_once(
     spec: BuilderSpec, draft: Draft, config: DownloadConfig
-) -> tuple[dict[str, dict[str | None, int]], dict[str, set[str]]]:
-    """Each split's example count (by the value of its split field, when it has one) and,
-    per label feature without names, the labels found: the split's files read once by its
-    reader (verified downloads, from the cache)."""
+) -> tuple[dict[str, dict[str | None, int]], dict[str, set[str]], dict[str, list[str]]]:
+    """Each split's example count (by the value of its split field, when it has one), per
+    label feature without names the labels found, and per field referencing an enumeration
+    read from files the enumeration's values when every value of the field is one: the
+    split's files read once by its reader (verified downloads, from the cache)."""
     counts: dict[str, dict[str | None, int]] = {}
     found: dict[str, set[str]] = {}
+    names: dict[str, list[str]] = {}
+    refused: set[str] = set()
     with DownloadManager(config) as manager, tempfile.TemporaryDirectory() as scratch:
         files = manager.download_all(resources(spec))
         for name, split in spec.splits.items():
@@ -240,11 +250,23 @@ def _read_once(
                 )
             by_value: dict[str | None, int] = {}
             cut = draft.splits[name].split_feature
-            known = None if cut is not None or split.format != "croissant" else quick_count(source)
+            enums = draft.splits[name].enums
+            quick = cut is None and not enums and split.format == "croissant"
+            known = quick_count(source) if quick else None
+            for feature, target in enums.items():  # the enumeration's values, in its order
+                if feature in names or feature in refused:
+                    continue
+                records = Recipe(source.options["recipe"], source.options["files"])
+                values = (str(r.get(target)) for r in records.records(target.split("/")[0]))
+                names[feature] = list(dict.fromkeys(values))
             if known:  # Parquet rows, counted from the files' footers
                 counts[name] = {None: known}
                 continue
             for _, example in FORMATS[split.format].examples(source):
+                for feature in enums:
+                    if feature in names and example[feature] not in names[feature]:
+                        del names[feature]  # a value no enumeration holds: text, as it is
+                        refused.add(feature)
                 value = None if cut is None else str(example[cut])
                 by_value[value] = by_value.get(value, 0) + 1
                 if draft.splits[name].features.get("label", 0) is None:
@@ -252,4 +274,4 @@ def _read_once(
             if not by_value:
                 raise SourceFormatError(f"{spec.name}: record set {name} has no records")
             counts[name] = by_value
-    return counts, found
+    return counts, found, names
