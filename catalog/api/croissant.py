@@ -22,11 +22,15 @@ def croissant_builder(
     data_dir: str | os.PathLike[str] | None = None,
     download_dir: str | os.PathLike[str] | None = None,
     download_config: DownloadConfig | None = None,
+    name: str | None = None,
+    record_set: str | None = None,
 ) -> DatasetBuilder:
     """The builder of the dataset the Croissant file at `location` (a path, or an http(s)
     URL) describes. Its files are fetched and verified now (sha256; mirrors and the offline
     mode of `download_config` honoured) and read once to count the examples; then
-    ``.download_and_prepare()`` prepares it like any builder's dataset.
+    ``.download_and_prepare()`` prepares it like any builder's dataset. `name` names the
+    dataset (default: from the file's ``name``); `record_set` (or ``location#RECORD_SET``)
+    picks the record set of a file holding several of different fields.
 
     >>> b = croissant_builder("https://example.org/croissant.json")  # doctest: +SKIP
     >>> b.download_and_prepare(); b.as_data_source("default")[0]      # doctest: +SKIP
@@ -36,10 +40,9 @@ def croissant_builder(
 
     store = data_dir_store(data_dir)  # any data dir, checked before anything is fetched
     config = resolve_config(download_config, data_dir=store.root, download_dir=download_dir)
-    spec = croissant_spec(os.fspath(location), config).replace(
-        origin=("croissant", _where(os.fspath(location)))
-    )
-    return DatasetBuilder(spec, data_dir=store.root)
+    text = os.fspath(location)
+    spec = croissant_spec(text, config, record_set=record_set, name=name)
+    return DatasetBuilder(spec.replace(origin=("croissant", _where(text))), data_dir=store.root)
 
 
 def _where(location: str) -> str:

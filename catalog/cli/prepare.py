@@ -163,7 +163,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     files.add_argument(
         "--name",
-        help="the dataset's name (default: made from the path); data_source(NAME) reads it",
+        help="the dataset's name (default: made from the path or the Croissant file's name); "
+        "data_source(NAME) reads it",
     )
     files.add_argument(
         "--label", metavar="COLUMN", help="make a text column a ClassLabel of its sorted values"
@@ -322,6 +323,8 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
     given = [
         f for f in ("name", "label", "fill", "write_spec", *local_files.FLAGS) if getattr(args, f)
     ]
+    if given == ["name"] and len(handles) == 1 and handles[0].kind == "croissant":
+        given = []  # --name names the dataset a Croissant file describes too
     if given and (len(handles) != 1 or handles[0].kind != "files"):
         flag = "--" + given[0].replace("_", "-")
         raise UsageError(f"{flag} is for one PATH of local files (catalog prepare PATH {flag} ...)")
@@ -377,7 +380,11 @@ def _croissant_builder(
     from catalog.api.croissant import croissant_builder
 
     return croissant_builder(
-        location, data_dir=args.data_dir, download_dir=args.download_dir, download_config=config
+        location,
+        data_dir=args.data_dir,
+        download_dir=args.download_dir,
+        download_config=config,
+        name=args.name,
     )
 
 

@@ -31,6 +31,7 @@ voc           PASCAL VOC detection: id lists, JPEGs and XML annotations with box
 json_lines    JSON Lines, one object per line, keys mapped to features
 parquet       Parquet files, one example per row (the optional extra catalog[parquet])
 webdataset    WebDataset tar shards, members sharing a key make one example
+croissant     a Croissant file's record set: its files, extracts, transforms and joins
 ============  ==========================================================================
 """
 
@@ -39,6 +40,7 @@ from __future__ import annotations
 from catalog.formats import (
     amat,
     cifar_bin,
+    croissant_records,
     delimited,
     idx,
     image_csv,
@@ -86,5 +88,6 @@ FORMATS: dict[str, SourceFormat] = {
         json_lines.FORMAT,
         parquet.FORMAT,
         webdataset.FORMAT,
+        croissant_records.FORMAT,
     )
 }

@@ -18,6 +18,7 @@ import pytest
 
 import catalog
 from catalog.api.builder import DatasetBuilder
+from catalog.api.croissant import croissant_builder
 from catalog.interop.croissant.write import to_croissant
 from catalog.present.site.entries import Entry
 from catalog.present.site.html import POLICY
@@ -136,6 +137,18 @@ def test_mlcroissant_reads_the_parquet_export_back_equal(
                         np.testing.assert_array_equal(pixels, value)
                     else:
                         assert _plain(got[name]) == _plain(value), (split, name)
+        # and catalog reads its own Croissant file back: the same examples
+        back = croissant_builder(out / "croissant.json", data_dir=tmp_path / "back",
+                                 download_dir=tmp_path / "back-dl")  # fmt: skip
+        back.download_and_prepare()
+        assert sorted(back.spec.splits) == sorted(b.spec.splits)
+        for split in b.spec.splits:
+            again, ours = back.as_data_source(split), b.as_data_source(split)
+            assert len(again) == len(ours)
+            for other, example in zip(again, ours, strict=True):
+                assert sorted(other) == sorted(example)
+                for name, value in example.items():
+                    np.testing.assert_array_equal(other[name], value, err_msg=f"{split}.{name}")
 
 
 def _json_ld(page: str) -> str:

@@ -20,12 +20,14 @@ __all__ = ["CROISSANT_1_0", "is_croissant"]
 
 def is_croissant(argument: str | os.PathLike[str]) -> bool:
     """Whether a `catalog prepare` argument names a Croissant file: an http(s) URL or the path
-    of a file, ending in .json or .jsonld.
+    of a file, ending in .json or .jsonld, optionally followed by ``#RECORD_SET``.
 
     >>> is_croissant("https://example.org/x/croissant.json"), is_croissant("mnist")
     (True, False)
     """
     text = os.fspath(argument)
+    path, sep, record_set = text.rpartition("#")  # FILE.json#RECORD_SET
+    text = path if sep and path and record_set else text
     parts = urlsplit(text)
     if parts.scheme in ("http", "https"):
         return parts.path.lower().endswith(_SUFFIXES)

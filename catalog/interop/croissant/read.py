@@ -1,79 +1,77 @@
 """A Croissant file, read into the parts of a `BuilderSpec`: its metadata, its distribution as
-downloads, each record set as a split of an existing source format.
+downloads (http(s) files, checked by their sha256; files beside a local Croissant file, inside
+its folder), and each record set it prepares as a split of the `croissant` source format
+(`catalog.formats.croissant_records`, which reads files, extracts, transforms and joins as
+mlcroissant does; the recipe it follows is written by `catalog.interop.croissant.recipe`).
 
-What is understood (anything else is one SpecError: ``not supported yet: <what>, field
-<name>``, or naming the node):
+Which record sets: those that are no enumeration (``sc:Enumeration``, ``cr:Split``,
+``isEnumeration``) and that no other record set reads or references; when they have different
+fields, each is a config and the first is prepared, ``FILE.json#RECORD_SET`` naming another
+(any record set, enumerations too). A field whose values name splits (``cr:Split``, a
+reference to such a record set, or a field named ``split``) cuts its record set into catalog
+splits, one per value. A field referencing an enumeration whose values the file holds inline
+is a ClassLabel of them. Anything else catalog cannot read is one SpecError: ``not supported
+yet: <what>, field <name>``, or naming the node.
 
-- ``cr:FileObject`` with an http(s) ``contentUrl`` and a ``sha256`` (md5 alone cannot be
-  verified by catalog); its ``contentSize`` when it is an exact byte count;
-- a record set whose fields all ``extract`` a ``column`` of one CSV/TSV ``FileObject`` (a
-  download, or a file ``containedIn`` an archive): the `delimited` format, one feature per
-  field;
-- a record set over one ``cr:FileSet`` ``containedIn`` an archive, ``includes`` globs: an
-  ``sc:ImageObject`` field reading the files' ``content``, a label field reading their
-  ``fullpath`` / ``filename`` through a ``regex`` transform (its first group), text fields
-  reading ``fullpath`` / ``filename`` as they are: the `image_folder` format (features named
-  ``image``, ``label`` and the text fields' names);
-- data types ``sc:Text``/``sc:URL`` (Text), ``sc:Integer`` (int64), ``sc:Float`` (float64),
-  ``sc:Boolean``, ``cr:Int8``..``cr:UInt64``, ``cr:Float16``..``cr:Float64``,
-  ``sc:ImageObject`` (an RGB Image, files kept as they are) and class labels: a field that
-  ``references`` a field of an ``sc:Enumeration`` record set holding its ``data`` inline
-  becomes a ClassLabel of those values, in their order; an image folder's label without one
-  gets the sorted distinct labels found (as Hugging Face's imagefolder does).
-
-Record sets that are enumerations (class names) are no splits; every other record set is
-one, named by its ``@id`` (lower case, other characters as ``_``).
-
-Where catalog is stricter than mlcroissant: a file of an image FileSet whose path the label's
-regex does not match is left out (mlcroissant gives its whole path as the label); a value
-that does not fit its field's type (an empty integer cell) is an error naming the file and
-line (mlcroissant gives NaN).
+Where catalog is stricter than mlcroissant: a value that does not fit its field's type (an
+empty integer cell) is an error naming the field (mlcroissant gives NaN); an archive member
+whose path leaves the archive's folder is refused (mlcroissant reads it).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 from catalog.errors import CatalogError, SpecError
-from catalog.features import ClassLabel, Feature, Image, Scalar, Text
+from catalog.features import Feature
+from catalog.formats.croissant_files import encoding_kind
+from catalog.interop.croissant.hub import RepoLister, is_repo
+from catalog.interop.croissant.nodes import (
+    _SIZE,
+    _list,
+    _map,
+    _ref,
+    _reference,
+    _short,
+    _text,
+    _uid,
+    _version,
+    dataset_name,
+)
+from catalog.interop.croissant.recipe import (
+    SPLIT_TYPES,
+    FileEntry,
+    check_fields,
+    feature_name,
+    field_feature,
+    local_file,
+    local_folder,
+    read_ids,
+    recipe_split,
+)
 from catalog.spec.load import url_problem
-from catalog.spec.model import FileRef
+from catalog.spec.model import DownloadSpec, FileRef
 
 __all__ = ["Download", "Draft", "SplitDraft", "parse"]
-
-_PREFIXES = {"https://schema.org/": "sc:", "http://schema.org/": "sc:"}
-_CR = "http://mlcommons.org/croissant/"
-#: Croissant data type -> the dtype of a Scalar.
-_SCALARS = {
-    "sc:Integer": "int64",
-    "sc:Float": "float64",
-    "sc:Number": "float64",
-    "sc:Boolean": "bool",
-    **{f"cr:{t.capitalize()}": t for t in ("int8", "int16", "int32", "int64")},
-    **{f"cr:UInt{n}": f"uint{n}" for n in (8, 16, 32, 64)},
-    **{f"cr:Float{n}": f"float{n}" for n in (16, 32, 64)},
-}
-_TEXTS = ("sc:Text", "sc:URL")
-_DELIMITERS = {"text/csv": ",", "text/tab-separated-values": "\t"}
-_PATH_PROPERTIES = {"fullpath": "path", "filepath": "path", "filename": "name"}
-_SIZE = re.compile(r"^\s*(\d+)\s*(b|bytes?)?\s*$", re.IGNORECASE)
-_NAME_PART = re.compile(r"[^a-z0-9_]+")
-_FEATURE_PART = re.compile(r"[^A-Za-z0-9_]+")
 
 
 @dataclass(frozen=True)
 class Download:
-    """A FileObject to fetch: `size` None when the file does not state it exactly."""
+    """A FileObject to fetch: `size` None when the file does not state it exactly, `sha256`
+    empty when it gives none (recorded when fetched)."""
 
     name: str
     url: str
     sha256: str
     size: int | None
     filename: str
+    #: The md5 the Croissant file gives, checked once the file is fetched (no sha256 given).
+    md5: str | None = None
 
 
 @dataclass
@@ -86,6 +84,10 @@ class SplitDraft:
     files: dict[str, FileRef]
     options: dict[str, Any]
     features: dict[str, Feature | None]
+    #: The feature whose values name the catalog splits this record set is cut into.
+    split_feature: str | None = None
+    #: Text features referencing a field of an enumeration read from files: that field.
+    enums: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -99,90 +101,14 @@ class Draft:
     license: str
     citation: str
     downloads: dict[str, Download] = field(default_factory=dict)
+    #: Files beside a local Croissant file, measured: by distribution @id.
+    local: dict[str, DownloadSpec] = field(default_factory=dict)
     splits: dict[str, SplitDraft] = field(default_factory=dict)
-
-
-def _short(value: Any) -> str:
-    text = str(value)
-    for long, short in _PREFIXES.items():
-        if text.startswith(long):
-            return short + text[len(long) :]
-    return "cr:" + text[len(_CR) :] if text.startswith(_CR) else text
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [] if value is None else [value]
-
-
-def _map(value: Any) -> Mapping[str, Any]:
-    """`value` if it is a JSON object, else an empty one (a malformed node reads as absent)."""
-    return value if isinstance(value, Mapping) else {}
-
-
-def _ref(value: Any) -> str | None:
-    """The @id a reference names (``{"@id": X}`` or a plain string)."""
-    if isinstance(value, Mapping):
-        value = value.get("@id")
-    return value if isinstance(value, str) else None
-
-
-def _reference(node: Mapping[str, Any]) -> str | None:
-    """The field a field ``references``: ``{"field": {"@id": X}}`` (Croissant 1.0) or
-    ``{"@id": X}``."""
-    found = _list(node.get("references"))
-    if not found:
-        return None
-    first = found[0]
-    if isinstance(first, Mapping) and "field" in first:
-        first = first["field"]
-    return _ref(first)
-
-
-def _uid(node: Mapping[str, Any]) -> str:
-    uid = node.get("@id", node.get("name"))
-    if not isinstance(uid, str) or not uid:
-        raise SpecError(f"a Croissant node has no @id: {str(dict(node))[:200]}")
-    return uid
-
-
-def _text(value: Any) -> str:
-    """A text property (a plain string, a language map, or a list of either)."""
-    if isinstance(value, list):
-        return "\n".join(_text(v) for v in value if v)
-    if isinstance(value, Mapping):
-        for key in ("en", "@value", "name", "url", "@id"):
-            if isinstance(value.get(key), str):
-                return str(value[key])
-        return ""
-    return value.strip() if isinstance(value, str) else ""
-
-
-def dataset_name(name: str) -> str:
-    """`name` as a catalog dataset or split name: ``[a-z][a-z0-9_]*``."""
-    words = _NAME_PART.sub("_", name.lower()).strip("_")
-    return words if words[:1].isalpha() else f"d_{words}".rstrip("_")
-
-
-def _feature_name(name: str) -> str:
-    words = _FEATURE_PART.sub("_", name).strip("_")
-    return words if words[:1].isalpha() else f"f_{words}".rstrip("_")
-
-
-def _version(value: Any) -> str:
-    parts = re.findall(r"\d+", str(value or ""))[:3]
-    return ".".join([*parts, "0", "0", "0"][:3]) if parts else "1.0.0"
-
-
-def _data_type(node: Mapping[str, Any]) -> str:
-    types = [_short(t) for t in _list(node.get("dataType"))]
-    known = [t for t in types if t in _SCALARS or t in _TEXTS or t == "sc:ImageObject"]
-    if known:
-        return known[0]
-    return types[0] if types else "(none)"
-
-
-def _not_supported(what: str, name: str) -> SpecError:
-    return SpecError(f"not supported yet: {what}, field {name}")
+    #: A file of record sets with different fields: the one prepared, and all of them.
+    config: str | None = None
+    configs: dict[str, str] = field(default_factory=dict)
+    #: A repository FileObject's files: (download name, path in the repository).
+    repos: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 def _download(node: Mapping[str, Any], where: str) -> Download:
@@ -194,18 +120,18 @@ def _download(node: Mapping[str, Any], where: str) -> Download:
             "downloads http(s) URLs; local files: serve them, or use a --mirror directory)"
         )
     sha256 = node.get("sha256")
-    if not isinstance(sha256, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
-        has_md5 = "md5" in node
-        raise SpecError(
-            f"{where}: FileObject {uid!r}: "
-            + ("not supported yet: md5 only (catalog verifies sha256)" if has_md5 else "no sha256")
-            + "; add its sha256 to the Croissant file"
-        )
+    md5 = node.get("md5")
+    if isinstance(sha256, str) and not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
+        sha256 = None  # the Hub writes a URL here
+    if isinstance(md5, str) and not re.fullmatch(r"[0-9a-fA-F]{32}", md5):
+        raise SpecError(f"{where}: FileObject {uid!r}: md5 {md5[:80]!r} is not 32 hex digits")
     size_match = _SIZE.match(str(node.get("contentSize", "")))
     size = int(size_match[1]) if size_match else None
     filename = url.rstrip("/").rsplit("/", 1)[-1] or uid
     filename = re.sub(r"[^A-Za-z0-9._-]", "_", filename).lstrip(".") or "file"
-    return Download(dataset_name(uid), url, sha256.lower(), size, filename)
+    # no sha256: fetched first, its sha256 recorded (and its md5 checked when given)
+    digest = sha256.lower() if isinstance(sha256, str) else ""
+    return Download(dataset_name(uid), url, digest, size, filename, md5.lower() if md5 else None)
 
 
 def _classes(record_sets: list[Mapping[str, Any]]) -> dict[str, list[str]]:
@@ -237,123 +163,14 @@ def _classes(record_sets: list[Mapping[str, Any]]) -> dict[str, list[str]]:
     return names
 
 
-def _is_enumeration(rs: Mapping[str, Any]) -> bool:
-    types = [_short(t) for t in _list(rs.get("dataType"))]
-    return "sc:Enumeration" in types or bool(rs.get("isEnumeration")) or "data" in rs
-
-
-def _scalar_feature(node: Mapping[str, Any], name: str, classes: dict[str, list[str]]) -> Feature:
-    for key in ("subField", "parentField"):
-        if node.get(key):
-            raise _not_supported(key, name)
-    if node.get("repeated") or node.get("isArray"):
-        raise _not_supported("repeated values", name)
-    reference = _reference(node)
-    if reference is not None:
-        if reference not in classes:
-            raise _not_supported(f"references to {reference!r} (not an inline enumeration)", name)
-        return ClassLabel(names=classes[reference])
-    kind = _data_type(node)
-    if kind in _TEXTS:
-        return Text()
-    if kind in _SCALARS:
-        return Scalar(_SCALARS[kind])
-    raise _not_supported(kind, name)
-
-
-def _csv_split(
-    split: str, fields: list[Mapping[str, Any]], file: Mapping[str, Any], ref: FileRef,
-    classes: dict[str, list[str]],
-) -> SplitDraft:  # fmt: skip
-    fmt = _short(next(iter(_list(file.get("encodingFormat"))), ""))
-    if fmt not in _DELIMITERS:
-        raise SpecError(
-            f"not supported yet: encodingFormat {fmt!r} of FileObject {_uid(file)!r} "
-            f"(record set {split}); catalog reads CSV and TSV files here"
-        )
-    columns, features = {}, {}
-    for node in fields:
-        name = str(node.get("name") or _uid(node).rsplit("/", 1)[-1])
-        source = _map(node.get("source"))
-        column = _map(source.get("extract")).get("column")
-        if not isinstance(column, str) or source.get("transform"):
-            what = "a transform" if source.get("transform") else "a source other than a column"
-            raise _not_supported(what, name)
-        feature = _feature_name(name)
-        if feature in features:
-            raise SpecError(f"record set {split}: two fields are both named {feature!r}")
-        features[feature] = _scalar_feature(node, name, classes)
-        columns[feature] = column
-    options = {"columns": columns, "delimiter": _DELIMITERS[fmt]}
-    return SplitDraft(split, "delimited", {"file": ref}, options, dict(features))
-
-
-def _label_pattern(regex: str, on_name: bool) -> str:
-    """A Croissant `regex` transform (``re.match``, the first group is the value) as a part of
-    an image_folder ``match`` (a full match with a group named label)."""
-    found = re.search(r"(?<!\\)\((?!\?)", regex)
-    if found is None:
-        raise SpecError(f"the regex {regex!r} has no group to take the label from")
-    named = f"{regex[: found.start()]}(?P<label>{regex[found.end() :]}"
-    body = named.removeprefix("^")
-    prefix = "(?:.*/)?" if on_name else ""
-    return f"{prefix}(?:{body}).*" if not body.endswith("$") else f"{prefix}(?:{body})"
-
-
-def _folder_split(
-    split: str, fields: list[Mapping[str, Any]], file_set: Mapping[str, Any], archive: str,
-    classes: dict[str, list[str]],
-) -> SplitDraft:  # fmt: skip
-    includes = [g for g in _list(file_set.get("includes")) if isinstance(g, str)]
-    if not includes:
-        raise SpecError(f"FileSet {_uid(file_set)!r}: no includes glob")
-    features: dict[str, Feature | None] = {}
-    texts: dict[str, str] = {}
-    label: str | None = None
-    for node in fields:
-        name = str(node.get("name") or _uid(node).rsplit("/", 1)[-1])
-        source = _map(node.get("source"))
-        prop = _map(source.get("extract")).get("fileProperty")
-        transforms = [_map(t) for t in _list(source.get("transform"))]
-        kind = _data_type(node)
-        if kind == "sc:ImageObject" and prop == "content" and not transforms:
-            features["image"] = Image((None, None, 3))
-        elif prop in _PATH_PROPERTIES and kind in _TEXTS and not transforms:
-            texts[_feature_name(name)] = _PATH_PROPERTIES[prop]
-            features[_feature_name(name)] = Text()
-        elif prop in _PATH_PROPERTIES and len(transforms) == 1 and "regex" in transforms[0]:
-            if label is not None:
-                raise _not_supported("a second label field", name)
-            label = _label_pattern(str(transforms[0]["regex"]), prop == "filename")
-            reference = _reference(node)
-            features["label"] = (
-                ClassLabel(names=classes[reference]) if reference in classes else None
-            )
-            if reference is not None and reference not in classes:
-                raise _not_supported(f"references to {reference!r}", name)
-        else:
-            raise _not_supported(f"{kind} from file property {prop!r} in a FileSet", name)
-    if "image" not in features or label is None:
-        raise SpecError(
-            f"not supported yet: record set {split} over FileSet {_uid(file_set)!r} needs an "
-            "sc:ImageObject field (fileProperty content) and a label field (a regex on fullpath)"
-        )
-    globs = "|".join(
-        fnmatch.translate(g).removeprefix("(?s:").removesuffix(")\\Z") for g in includes
-    )
-    options = {
-        "match": f"(?s)(?=(?:{globs})\\Z){label}",
-        "reencode_invalid": True,  # an RGBA or odd file becomes RGB, as Croissant readers do
-        "text_features": texts,
-    }
-    return SplitDraft(split, "image_folder", {"root": FileRef(archive)}, options, features)
-
-
-def parse(doc: Any, where: str) -> Draft:
-    """The `Draft` of the Croissant document `doc` (read from `where`); SpecError (or
-    FeatureError: class names that cannot be a ClassLabel's) for anything it cannot use."""
+def parse(
+    doc: Any, where: str, record_set: str | None = None, lister: RepoLister | None = None
+) -> Draft:
+    """The `Draft` of the Croissant document `doc` (read from `where`, a path or URL) for
+    `record_set` (None: every record set that is not an enumeration or read by another);
+    SpecError (or FeatureError, ChecksumError) for anything it cannot use."""
     try:
-        return _parse(doc, where)
+        return _parse(doc, where, record_set, lister)
     except CatalogError as error:
         if str(error).startswith(f"{where}: "):
             raise
@@ -365,7 +182,203 @@ def parse(doc: Any, where: str) -> Draft:
         ) from None
 
 
-def _parse(doc: Any, where: str) -> Draft:
+def _is_enumeration(rs: Mapping[str, Any]) -> bool:
+    types = [_short(t) for t in _list(rs.get("dataType"))]
+    return bool(rs.get("isEnumeration")) or any(
+        t == "sc:Enumeration" or t in SPLIT_TYPES for t in types
+    )
+
+
+def _used_by_others(record_sets: list[Mapping[str, Any]]) -> set[str]:
+    """The record sets another one reads from (``source.field``) or references."""
+    used = set()
+    for rs in record_sets:
+        for node in _list(rs.get("field")):
+            node = _map(node)
+            for target in (_ref(_map(node.get("source")).get("field")), _reference(node)):
+                if target and target.split("/", 1)[0] != _uid(rs):
+                    used.add(target.split("/", 1)[0])
+    return used
+
+
+def _file_download(
+    uid: str, node: Mapping[str, Any], where: str, draft: Draft, lister: RepoLister | None
+) -> None:
+    """A FileObject outside an archive: an http(s) download, a local file beside the
+    Croissant file (a relative contentUrl), or a repository of the Hub (its files listed)."""
+    url = node.get("contentUrl")
+    if is_repo(next(iter(_list(node.get("encodingFormat"))), None)):
+        if lister is None:
+            raise SpecError(f"{where}: FileObject {uid!r}: a git repository catalog cannot list")
+        members = []
+        for i, (member, file_url) in enumerate(lister(str(url))):
+            key = f"{uid}#{i}"
+            name = f"{dataset_name(uid)}_{i:05d}"
+            filename = member.rsplit("/", 1)[-1]
+            draft.downloads[key] = Download(name, file_url, "", None, f"{name}-{filename}")
+            members.append((name, member))
+        draft.repos[uid] = members
+        return
+    remote = urlsplit(where).scheme in ("http", "https")
+    if isinstance(url, str) and not urlsplit(url).scheme and remote and not url.startswith("/"):
+        node = {**node, "contentUrl": urljoin(where, url)}  # relative to the Croissant URL
+    elif isinstance(url, str) and not urlsplit(url).scheme and not remote:
+        name = dataset_name(uid)
+        if any(d.name == name for d in draft.local.values()):
+            raise SpecError(f"{where}: two FileObjects become download {name!r} ({uid!r})")
+        draft.local[uid] = local_file(name, node, Path(where).parent, where)
+        return
+    download = _download(node, where)
+    same = [u for u, d in draft.downloads.items() if d.name == download.name]
+    if same:
+        raise SpecError(
+            f"{where}: FileObjects {same[0]!r} and {uid!r} both become download "
+            f"{download.name!r}; give them @ids that differ in letters or digits"
+        )
+    draft.downloads[uid] = download
+
+
+def _download_name(uid: str, draft: Draft) -> str | None:
+    if uid in draft.downloads:
+        return draft.downloads[uid].name
+    return draft.local[uid].name if uid in draft.local else None
+
+
+def _needed(
+    rs: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """`rs` and the record sets its fields read from, transitively."""
+    found: dict[str, Mapping[str, Any]] = {}
+    todo = [rs]
+    while todo:
+        node = todo.pop()
+        if _uid(node) in found:
+            continue
+        found[_uid(node)] = node
+        for field_node in _list(node.get("field")):
+            target = _ref(_map(_map(field_node).get("source")).get("field"))
+            other = by_id.get(target.split("/", 1)[0]) if target else None
+            if other is not None:
+                todo.append(other)
+    return list(found.values())
+
+
+def _recipe_files(
+    uids: set[str], nodes: Mapping[str, Mapping[str, Any]], where: str, draft: Draft
+) -> tuple[dict[str, FileEntry], dict[str, FileRef]]:
+    """The recipe's view of the distribution nodes `uids` and their file references."""
+    files: dict[str, FileEntry] = {}
+    refs: dict[str, FileRef] = {}
+    for uid in sorted(uids):
+        if uid not in nodes:
+            raise SpecError(f"{where}: a field reads {uid!r}, which is not in the distribution")
+        node = nodes[uid]
+        kind = encoding_kind(str(next(iter(_list(node.get("encodingFormat"))), "")))
+        containers = [_ref(c) or "" for c in _list(node.get("containedIn"))]
+        if _short(node.get("@type")) == "cr:FileSet":
+            includes = [g for g in _list(node.get("includes")) if isinstance(g, str)]
+            if not includes:
+                raise SpecError(f"{where}: FileSet {uid!r}: no includes glob")
+            keys: list[str] = []
+            prefix = ""
+            if len(containers) == 1 and containers[0] in draft.repos:  # the Hub's Parquet files
+                members = draft.repos[containers[0]]
+                refs.update({key: FileRef(key) for key, _ in members})
+                files[uid] = (kind, [], includes, "", [list(m) for m in members])
+                continue
+            for container in containers:
+                archive = _download_name(container, draft)
+                if archive is None:
+                    raise SpecError(f"{where}: FileSet {uid!r}: no FileObject {container!r}")
+                keys.append(f"{dataset_name(uid)}_{len(keys)}")
+                refs[keys[-1]] = FileRef(archive, ".")
+            if not containers:
+                if urlsplit(where).scheme in ("http", "https"):
+                    raise SpecError(
+                        f"{where}: not supported yet: FileSet {uid!r} outside an archive in a "
+                        "Croissant file read from a URL (a server lists no folders)"
+                    )
+                name = dataset_name(uid)
+                download, prefix = local_folder(name, includes, Path(where).parent, where)
+                draft.local[uid] = download
+                keys.append(name)
+                refs[name] = FileRef(name)
+            files[uid] = (kind, keys, includes, prefix, None)
+        elif containers:
+            archive = _download_name(containers[0], draft)
+            member = str(node.get("contentUrl") or "")
+            parts = member.split("/")
+            if archive is None or not member or member.startswith("/") or ".." in parts:
+                raise SpecError(
+                    f"{where}: FileObject {uid!r}: contentUrl {member!r} must be a relative "
+                    f"path inside {containers[0]!r} (no '..')"
+                )
+            refs[dataset_name(uid)] = FileRef(archive, member)
+            files[uid] = (kind, [dataset_name(uid)], None, "", None)
+        else:
+            found = _download_name(uid, draft)
+            if found is None:
+                raise SpecError(
+                    f"{where}: not supported yet: {_short(node.get('@type'))} {uid!r} (catalog "
+                    "reads cr:FileObject and cr:FileSet)"
+                )
+            refs[found] = FileRef(found)
+            files[uid] = (kind, [found], None, "", None)
+    return files, refs
+
+
+def _is_split_field(node: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> bool:
+    """A field whose values name splits: of type cr:Split, referencing a record set of that
+    type, or named ``split``."""
+    if any(_short(t) in SPLIT_TYPES for t in _list(node.get("dataType"))):
+        return True
+    target = _reference(node)
+    other = by_id.get(target.split("/", 1)[0]) if target else None
+    if other is not None and any(_short(t) in SPLIT_TYPES for t in _list(other.get("dataType"))):
+        return True
+    return str(node.get("name") or _uid(node)).rsplit("/", 1)[-1].lower() == "split"
+
+
+def _engine_split(
+    rs: Mapping[str, Any], record_sets: list[Mapping[str, Any]],
+    nodes: Mapping[str, Mapping[str, Any]], where: str, draft: Draft,
+    classes: dict[str, list[str]],
+) -> SplitDraft:  # fmt: skip
+    split = dataset_name(_uid(rs))
+    by_id = {_uid(r): r for r in record_sets}
+    needed = _needed(rs, by_id)
+    uids = set().union(*(read_ids(r) for r in needed))
+    files, refs = _recipe_files(uids, nodes, where, draft)
+    features: dict[str, Feature | None] = {}
+    columns: dict[str, str] = {}
+    split_feature = None
+    enums: dict[str, str] = {}
+    for node in [_map(f) for f in _list(rs.get("field"))]:
+        name = feature_name(node)
+        if name in features:
+            raise SpecError(f"{where}: record set {_uid(rs)}: two fields are both named {name!r}")
+        features[name] = field_feature(node, classes)
+        columns[name] = _uid(node)
+        target = _reference(node)
+        other = by_id.get(target.split("/", 1)[0]) if target else None
+        is_enum = other is not None and _is_enumeration(other) and target not in classes
+        if is_enum and not _is_split_field(node, by_id):
+            enums[name] = str(target)  # its values read from files: ClassLabel if all fit
+            if other is not None and other not in needed:
+                needed.append(other)
+        if split_feature is None and _is_split_field(node, by_id):
+            split_feature = name
+    if not features:
+        raise SpecError(f"{where}: record set {_uid(rs)!r} has no fields")
+    if enums:
+        uids = set().union(*(read_ids(r) for r in needed))
+        files, refs = _recipe_files(uids, nodes, where, draft)
+    check_fields(needed, files, by_id)
+    options = recipe_split(rs, needed, files, refs, columns)
+    return SplitDraft(split, "croissant", {}, options, features, split_feature, enums)
+
+
+def _parse(doc: Any, where: str, record_set: str | None, lister: RepoLister | None) -> Draft:
     if not isinstance(doc, Mapping) or "recordSet" not in doc:
         raise SpecError(f"{where}: not a Croissant file (a JSON-LD object with a recordSet)")
     name = _text(doc.get("name")) or "croissant"
@@ -381,69 +394,37 @@ def _parse(doc: Any, where: str) -> Draft:
     kinds = {uid: _short(n.get("@type")) for uid, n in nodes.items()}
     for uid, node in nodes.items():
         if kinds[uid] in ("cr:FileObject", "sc:FileObject") and not node.get("containedIn"):
-            download = _download(node, where)
-            same = [u for u, d in draft.downloads.items() if d.name == download.name]
-            if same:
-                raise SpecError(
-                    f"{where}: FileObjects {same[0]!r} and {uid!r} both become download "
-                    f"{download.name!r}; give them @ids that differ in letters or digits"
-                )
-            draft.downloads[uid] = download
+            _file_download(uid, node, where, draft, lister)
     record_sets = [rs for rs in _list(doc.get("recordSet")) if isinstance(rs, Mapping)]
-    classes = _classes(record_sets)
-    for rs in record_sets:
-        if _is_enumeration(rs):
-            continue
+    by_id = {_uid(rs): rs for rs in record_sets}
+    classes = _classes([rs for rs in record_sets if _is_enumeration(rs)])
+    used = _used_by_others(record_sets)
+    main = [rs for rs in record_sets if not _is_enumeration(rs) and _uid(rs) not in used]
+    if record_set is not None:
+        if record_set not in by_id:
+            raise SpecError(
+                f"{where}: no record set {record_set!r}; it has {', '.join(sorted(by_id))}"
+            )
+        chosen = [by_id[record_set]]
+    else:
+        chosen = main
+    if not chosen:
+        raise SpecError(f"{where}: no record set to prepare (only enumerations)")
+    for rs in chosen:
         split = dataset_name(_uid(rs))
         if split in draft.splits:
             raise SpecError(
                 f"{where}: two record sets become split {split!r} (record set {_uid(rs)!r}); "
                 "give them @ids that differ in letters or digits"
             )
-        fields = [f for f in _list(rs.get("field")) if isinstance(f, Mapping)]
-        if not fields:
-            raise SpecError(f"{where}: record set {_uid(rs)!r} has no fields")
-        files = set()
-        for node in fields:
-            source = _map(node.get("source"))
-            file_id = _ref(source.get("fileObject")) or _ref(source.get("fileSet"))
-            if file_id is None:
-                raise _not_supported(
-                    "a source that is no FileObject or FileSet", str(node.get("name"))
-                )
-            files.add(file_id)
-        if len(files) != 1 or next(iter(files)) not in nodes:
-            raise SpecError(
-                f"{where}: not supported yet: record set {_uid(rs)!r} reads "
-                f"{', '.join(sorted(files))}; catalog reads one known file or file set per "
-                "record set"
-            )
-        uid = files.pop()
-        node = nodes[uid]
-        container = _ref(next(iter(_list(node.get("containedIn"))), None)) or ""
-        if kinds[uid] == "cr:FileSet":
-            if container not in draft.downloads:
-                raise SpecError(
-                    f"{where}: not supported yet: FileSet {uid!r} outside an archive FileObject"
-                )
-            draft.splits[split] = _folder_split(
-                split, fields, node, draft.downloads[container].name, classes
-            )
-        elif uid in draft.downloads:
-            ref = FileRef(draft.downloads[uid].name)
-            draft.splits[split] = _csv_split(split, fields, node, ref, classes)
-        elif container in draft.downloads:
-            member = str(node.get("contentUrl") or "")
-            parts = member.split("/")
-            if not member or member.startswith("/") or "\\" in member or ".." in parts:
-                raise SpecError(
-                    f"{where}: FileObject {uid!r}: contentUrl {member!r} must be a relative path "
-                    f"inside {container!r} (no '..')"
-                )
-            ref = FileRef(draft.downloads[container].name, member)
-            draft.splits[split] = _csv_split(split, fields, node, ref, classes)
-        else:
-            raise SpecError(f"{where}: not supported yet: {kinds[uid]} {uid!r}")
-    if not draft.splits:
-        raise SpecError(f"{where}: no record set to prepare (only enumerations)")
+        draft.splits[split] = _engine_split(rs, record_sets, nodes, where, draft, classes)
+    shapes = {tuple(sorted(s.features)) for s in draft.splits.values()}
+    if len(shapes) > 1 or (record_set is not None and len(main) > 1):
+        # record sets of different fields: one config each, the first one prepared unless
+        # FILE.json#RECORD_SET names another
+        first = next(iter(draft.splits.values()))
+        draft.splits = {first.name: first}
+        draft.config = first.name
+        draft.configs = {dataset_name(_uid(rs)): _text(rs.get("description")) for rs in main}
+        draft.configs.setdefault(first.name, _text(chosen[0].get("description")))
     return draft

@@ -10,8 +10,10 @@ it returns is prepared like one a builder.yaml gives: ``DatasetBuilder(spec).pre
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
+import hashlib
 import json
 import tempfile
 from pathlib import Path
@@ -20,14 +22,18 @@ from urllib.parse import urlsplit
 
 from catalog.download import DownloadConfig, DownloadManager, Resource
 from catalog.download.checksums import content_name
-from catalog.errors import ChecksumError, SourceFormatError, SpecError
+from catalog.errors import ChecksumError, FeatureError, SourceFormatError, SpecError
 from catalog.features import ClassLabel, Feature, FeaturesDict
 from catalog.formats import FORMATS
+from catalog.formats.croissant_records import Recipe, quick_count
+from catalog.interop.croissant.hub import hub_lister
+from catalog.interop.croissant.nodes import dataset_name
 from catalog.interop.croissant.read import Download, Draft, SplitDraft, parse
+from catalog.prepare.driver import resources
 from catalog.prepare.split_sources import split_sources
 from catalog.spec.model import BuilderSpec, DownloadSpec, SplitSpec
 
-__all__ = ["MAX_CROISSANT_SIZE", "croissant_spec"]
+__all__ = ["MAX_CROISSANT_SIZE", "croissant_spec", "split_location"]
 
 #: The most bytes a Croissant file may hold (they describe data; they are not data).
 MAX_CROISSANT_SIZE = 16 << 20
@@ -62,20 +68,34 @@ def _sized(downloads: dict[str, Download], manager: DownloadManager) -> dict[str
     fetched first, and must then match its sha256."""
     specs = {}
     for d in downloads.values():
-        size = d.size
-        cached = manager.download_dir / content_name(d.sha256, d.filename)
-        if size is None and cached.is_file():
+        size, sha256 = d.size, d.sha256
+        cached = manager.download_dir / content_name(d.sha256, d.filename) if sha256 else None
+        if size is None and cached is not None and cached.is_file():
             size = cached.stat().st_size
-        if size is None:
+        if size is None or not sha256:  # no sha256 given (the Hub's files): recorded now
             got = manager.download(Resource((d.url,), None, None, d.filename))
-            if got.sha256 != d.sha256:
+            if d.md5 and _md5(got.path) != d.md5:
+                raise ChecksumError(
+                    f"{d.url}: md5 mismatch: the Croissant file says {d.md5}, the server sent "
+                    f"{_md5(got.path)} ({got.size} bytes)"
+                )
+            sha256 = sha256 or got.sha256
+            if got.sha256 != sha256:
                 raise ChecksumError(
                     f"{d.url}: sha256 mismatch: the Croissant file says {d.sha256}, the "
                     f"server sent {got.sha256} ({got.size} bytes)"
                 )
             size = got.size
-        specs[d.name] = DownloadSpec(d.name, d.url, (), size, d.sha256, d.filename)
+        specs[d.name] = DownloadSpec(d.name, d.url, (), size, sha256, d.filename)
     return specs
+
+
+def _md5(path: Path) -> str:
+    digest = hashlib.md5(usedforsecurity=False)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _features(draft: Draft, found: dict[str, set[str]]) -> FeaturesDict:
@@ -119,13 +139,35 @@ def _placeholders(split: SplitDraft) -> FeaturesDict:
     return FeaturesDict({n: f or ClassLabel(names=["?"]) for n, f in split.features.items()})
 
 
-def croissant_spec(location: str, config: DownloadConfig) -> BuilderSpec:
+def split_location(location: str) -> tuple[str, str | None]:
+    """``FILE.json#RECORD_SET`` -> (``FILE.json``, ``RECORD_SET``); no fragment: None.
+
+    >>> split_location("data/metadata.json#captions")
+    ('data/metadata.json', 'captions')
+    """
+    path, sep, record_set = location.rpartition("#")
+    return (path, record_set or None) if sep and path else (location, None)
+
+
+def croissant_spec(
+    location: str, config: DownloadConfig, *, record_set: str | None = None, name: str | None = None
+) -> BuilderSpec:
     """The spec of the dataset the Croissant file at `location` describes; `config` is a
-    resolved download config (`catalog.download.resolve_config`)."""
+    resolved download config (`catalog.download.resolve_config`). `record_set` (or
+    ``location#RECORD_SET``) chooses the record set of a file holding several of different
+    fields (each a config), `name` names the dataset (default: from the file's name)."""
+    location, fragment = split_location(location)
+    record_set = record_set or fragment
+    if name is not None and dataset_name(name) != name:
+        raise SpecError(
+            f"--name {name!r}: a dataset name is [a-z][a-z0-9_]*, e.g. {dataset_name(name)!r}"
+        )
     fetch = dataclasses.replace(config, register_checksums=True)  # files without a size
     with DownloadManager(fetch) as manager:
         doc, where = _load(location, manager)
-        draft = parse(doc, where)
+        draft = parse(doc, where, record_set, hub_lister(manager))
+        if name is not None:
+            draft.name = name
         splits = {
             s.name: SplitSpec(s.name, s.format, s.files, 1, _options(s))
             for s in draft.splits.values()
@@ -137,6 +179,7 @@ def croissant_spec(location: str, config: DownloadConfig) -> BuilderSpec:
             if problem:
                 raise SpecError(f"{where}: record set {name}: {problem}")
         downloads = _sized(draft.downloads, manager)
+        downloads.update({d.name: d for d in draft.local.values()})
     spec = BuilderSpec(
         name=draft.name,
         version=draft.version,
@@ -148,45 +191,87 @@ def croissant_spec(location: str, config: DownloadConfig) -> BuilderSpec:
         citation=draft.citation,
         license=draft.license,
         tags=("croissant",),
+        config=draft.config,
+        configs=draft.configs,
+        default_config=next(iter(draft.configs), None),
     )
-    counts, found = _read_once(spec, draft, config)
+    counts, found, names = _read_once(spec, draft, config)
+    for split_draft in draft.splits.values():
+        for feature in split_draft.enums:
+            # values no ClassLabel takes (empty, too many) stay text, as they are
+            with contextlib.suppress(FeatureError):
+                if names.get(feature):
+                    split_draft.features[feature] = ClassLabel(names=names[feature])
     features = _features(draft, found)
-    for name, split in spec.splits.items():
+    for split_name, split in list(spec.splits.items()):
         fmt = FORMATS[split.format]
-        problem = fmt.problem(split.options, _split_features(draft.splits[name], features))
+        problem = fmt.problem(split.options, _split_features(draft.splits[split_name], features))
         if problem:
-            raise SpecError(f"{where}: record set {name}: {problem}")
-        splits[name] = dataclasses.replace(split, num_examples=counts[name])
+            raise SpecError(f"{where}: record set {split_name}: {problem}")
+        del splits[split_name]
+        for value, count in counts[split_name].items():
+            splits.update(_cut(split, draft.splits[split_name], value, count, where))
     return spec.replace(features=features, splits=splits)
+
+
+def _cut(
+    split: SplitSpec, draft: SplitDraft, value: str | None, count: int, where: str
+) -> dict[str, SplitSpec]:
+    """The catalog split of a record set's records whose split field holds `value` (None:
+    the whole record set, as one split named after it)."""
+    if value is None:
+        return {split.name: dataclasses.replace(split, num_examples=count)}
+    name = dataset_name(value)
+    recipe = json.loads(split.options["recipe"])
+    recipe["where"] = {str(draft.split_feature): value}
+    options = {**split.options, "recipe": json.dumps(recipe, sort_keys=True)}
+    return {name: dataclasses.replace(split, name=name, num_examples=count, options=options)}
 
 
 def _read_once(
     spec: BuilderSpec, draft: Draft, config: DownloadConfig
-) -> tuple[dict[str, int], dict[str, set[str]]]:
-    """Each split's example count and, per label feature without names, the labels found:
-    the split's files read once by its reader (verified downloads, from the cache)."""
-    counts: dict[str, int] = {}
+) -> tuple[dict[str, dict[str | None, int]], dict[str, set[str]], dict[str, list[str]]]:
+    """Each split's example count (by the value of its split field, when it has one), per
+    label feature without names the labels found, and per field referencing an enumeration
+    read from files the enumeration's values when every value of the field is one: the
+    split's files read once by its reader (verified downloads, from the cache)."""
+    counts: dict[str, dict[str | None, int]] = {}
     found: dict[str, set[str]] = {}
+    names: dict[str, list[str]] = {}
+    refused: set[str] = set()
     with DownloadManager(config) as manager, tempfile.TemporaryDirectory() as scratch:
-        files = manager.download_all(
-            {
-                d.name: Resource(d.urls, d.size, d.sha256, d.filename)
-                for d in spec.downloads.values()
-            }
-        )
+        files = manager.download_all(resources(spec))
         for name, split in spec.splits.items():
             one = spec.replace(features=_placeholders(draft.splits[name]), splits={name: split})
-            quick = {**split.options}
-            if "reencode_invalid" in quick:
-                quick["reencode_invalid"] = False  # counting needs no pixels
             source = split_sources(one, files, manager, Path(scratch))[name]
-            source = dataclasses.replace(source, options=quick)
-            count = 0
+            if "reencode_invalid" in source.options:  # counting needs no pixels
+                source = dataclasses.replace(
+                    source, options={**source.options, "reencode_invalid": False}
+                )
+            by_value: dict[str | None, int] = {}
+            cut = draft.splits[name].split_feature
+            enums = draft.splits[name].enums
+            quick = cut is None and not enums and split.format == "croissant"
+            known = quick_count(source) if quick else None
+            for feature, target in enums.items():  # the enumeration's values, in its order
+                if feature in names or feature in refused:
+                    continue
+                records = Recipe(source.options["recipe"], source.options["files"])
+                values = (str(r.get(target)) for r in records.records(target.split("/")[0]))
+                names[feature] = list(dict.fromkeys(values))
+            if known:  # Parquet rows, counted from the files' footers
+                counts[name] = {None: known}
+                continue
             for _, example in FORMATS[split.format].examples(source):
-                count += 1
+                for feature in enums:
+                    if feature in names and example[feature] not in names[feature]:
+                        del names[feature]  # a value no enumeration holds: text, as it is
+                        refused.add(feature)
+                value = None if cut is None else str(example[cut])
+                by_value[value] = by_value.get(value, 0) + 1
                 if draft.splits[name].features.get("label", 0) is None:
                     found.setdefault("label", set()).add(str(example["label"]))
-            if count == 0:
+            if not by_value:
                 raise SourceFormatError(f"{spec.name}: record set {name} has no records")
-            counts[name] = count
-    return counts, found
+            counts[name] = by_value
+    return counts, found, names

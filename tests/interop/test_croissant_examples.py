@@ -1,0 +1,152 @@
+"""mlcommons/croissant's own examples (``datasets/1.0/``, in tests/data/croissant/, made by
+tests/make_croissant_examples.py) as a peer test suite: each record set prepares offline from
+the files beside its Croissant file, and its records equal the ``output/*.jsonl`` mlcroissant
+wrote. The examples catalog cannot read yet are listed with the one error they give."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from catalog.api.croissant import croissant_builder
+from catalog.download import DownloadConfig
+from catalog.errors import CatalogError
+from catalog.features import ClassLabel, Image, Scalar, Tensor, Text
+
+from conftest import catalog_cli
+
+EXAMPLES = Path(__file__).parent.parent / "data" / "croissant"
+_SIZE = re.compile(r"mode=(\w+) size=(\d+)x(\d+)")
+
+#: (Croissant file, record set, expected records): every one whose data is in the repository.
+PASSING = [
+    ("simple-parquet/metadata.json", "persons", "simple-parquet/output/persons.jsonl"),
+    ("simple-split/metadata.json", "data", "simple-split/output/data.jsonl"),
+    ("simple-join/metadata.json", "publications_by_user",
+     "simple-join/output/publications_by_user.jsonl"),
+    ("simple-join/metadata.json", "users", "simple-join/output/users.jsonl"),
+    ("json-join/metadata.json", "items_with_prices", "json-join/output/items_with_prices.jsonl"),
+    ("titanic/metadata.json", "passengers", "titanic/output/passengers.jsonl"),
+    ("titanic/metadata.json", "genders", "titanic/output/genders.jsonl"),
+    ("titanic/metadata.json", "embarkation_ports", "titanic/output/embarkation_ports.jsonl"),
+    ("coco2014-mini/metadata.json", "images", "coco2014-mini/output/images.jsonl"),
+    ("coco2014-mini/metadata.json", "captions", "coco2014-mini/output/captions.jsonl"),
+    ("coco2014-mini/metadata.json", "bounding_boxes", "coco2014-mini/output/bounding_boxes.jsonl"),
+    ("coco2014-mini/metadata.json", "split_enums", "coco2014-mini/output/split_enums.jsonl"),
+    ("recipes/file_object_in_zip.json", "csv1", "recipes/output/csv1.jsonl"),
+    ("recipes/file_object_in_zip.json", "csv2", "recipes/output/csv2.jsonl"),
+    ("recipes/read_from_directory.json", "read_from_directory_example",
+     "recipes/output/read_from_directory_example.jsonl"),
+    ("recipes/read_binary_file_by_line.json", "translations_from_directory",
+     "recipes/output/translations_from_directory.jsonl"),
+    ("recipes/enum.json", "examples", "recipes/output/enum.examples.jsonl"),
+    ("recipes/simple-split.json", "books", "recipes/output/simple-split.books.jsonl"),
+]  # fmt: skip
+#: (Croissant file, record set, the error catalog gives): not read yet, or refused on purpose.
+REFUSED = [
+    ("pass-mini/metadata.json", "images", "not supported yet: subField, field images/gps_coord"),
+    ("audio_test/metadata.json", "records",
+     "not supported yet: dataType sc:AudioObject, field records/audio"),
+    # its annotations/id reads the FileSet 'source-annotations' as if it were a field
+    ("recipes/read_from_tar.json", "images_with_annotations",
+     "field annotations/id names field 'source-annotations', which no record set has"),
+    # its fields have no source, only references to a file (mlcroissant gives "None" each)
+    ("recipes/minimal_recommended.json", "examples",
+     "not supported yet: record set examples reads no file"),
+    # its zip's members are named ../../datasets/...: extracting them would leave the folder
+    ("recipes/read_binary_file_by_line.json", "translations_from_zip", "refusing to extract"),
+]  # fmt: skip
+
+
+def _builder(tmp_path: Path, file: str, record_set: str) -> Any:
+    folder = tmp_path / "example"
+    shutil.copytree(EXAMPLES / file.split("/")[0], folder)  # nothing written beside the fixture
+    config = DownloadConfig(offline=True)
+    return croissant_builder(
+        f"{folder / file.split('/', 1)[1]}#{record_set}",
+        data_dir=tmp_path / "data",
+        download_dir=tmp_path / "dl",
+        download_config=config,
+    )
+
+
+def _same(ours: Any, theirs: Any, feature: Any, where: str) -> None:
+    if isinstance(feature, ClassLabel):
+        assert feature.names[int(ours)] == theirs, where
+    elif isinstance(feature, Text):
+        assert ours == ("None" if theirs is None else str(theirs)), where
+    elif isinstance(feature, Image):  # mlcroissant's records show a PIL image's repr
+        mode, width, height = _SIZE.search(theirs).groups()  # type: ignore[union-attr]
+        assert (mode, ours.shape) == ("RGB", (int(height), int(width), 3)), where
+    elif isinstance(feature, Tensor):
+        np.testing.assert_allclose(ours, json.loads(theirs), err_msg=where)
+    elif isinstance(feature, Scalar) and feature.dtype.kind == "f" and theirs in (None, "None"):
+        assert math.isnan(ours), where
+    else:
+        assert ours.item() == theirs, where
+
+
+@pytest.mark.parametrize(("file", "record_set", "output"), PASSING)
+def test_the_example_prepares_as_mlcroissant_reads_it(
+    tmp_path: Path, file: str, record_set: str, output: str
+) -> None:
+    expected = [json.loads(line) for line in (EXAMPLES / output).read_text().splitlines()]
+    b = _builder(tmp_path, file, record_set)
+    b.download_and_prepare()
+    features = b.info.features
+    if record_set == "passengers":  # references to enumerations read from CSV files
+        assert features["gender"].names == ["male", "female"]
+        assert features["embarked"].names == ["C", "Q", "S", "?"]
+    fields = {key.rsplit("/", 1)[-1]: key for key in expected[0]}
+    assert sorted(features) == sorted(fields)
+    split_field = next((k for k in ("split",) if k in fields and len(b.info.splits) > 1), None)
+    if record_set == "data":  # mlcroissant's own test reads this one with split == "train"
+        assert sorted(b.info.splits) == ["test", "train"]
+        groups = {"train": expected}
+    elif split_field:
+        groups = {}
+        for record in expected:
+            groups.setdefault(record[fields[split_field]], []).append(record)
+        assert sorted(b.info.splits) == sorted(groups)
+    else:
+        groups = {b.info.splits[next(iter(b.info.splits))].name: expected}
+    for split, records in groups.items():
+        ds = b.as_data_source(split=split)
+        assert len(ds) == len(records), split
+        for i, (ours, theirs) in enumerate(zip(ds, records, strict=True)):
+            for name, key in fields.items():
+                _same(ours[name], theirs[key], features[name], f"{split}[{i}].{name}")
+
+
+@pytest.mark.parametrize(("file", "record_set", "message"), REFUSED)
+def test_what_catalog_cannot_read_is_one_error(
+    tmp_path: Path, file: str, record_set: str, message: str
+) -> None:
+    with pytest.raises(CatalogError, match=re.escape(message)):
+        _builder(tmp_path, file, record_set)
+    assert not (tmp_path / "data").exists()
+
+
+def test_the_peer_suite_counts() -> None:
+    """What the issue's note reports: examples passing / all examples with data here."""
+    assert (len(PASSING), len(PASSING) + len(REFUSED)) == (18, 23)
+
+
+def test_name_names_the_dataset_a_croissant_file_describes(tmp_path: Path) -> None:
+    shutil.copytree(EXAMPLES / "simple-parquet", tmp_path / "example")
+    path = tmp_path / "example" / "metadata.json"
+    done = catalog_cli("prepare", str(path), "--name", "people", "--data-dir",
+                       str(tmp_path / "data"), "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(done.stdout)["datasets"][0]
+    assert (entry["name"], entry["status"]) == ("people", "prepared")
+    bad = catalog_cli("prepare", str(path), "--name", "No Good", "--data-dir",
+                      str(tmp_path / "data"))  # fmt: skip
+    assert bad.returncode == 2 and "[a-z][a-z0-9_]*" in bad.stderr and "Traceback" not in bad.stderr

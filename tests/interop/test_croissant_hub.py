@@ -1,0 +1,64 @@
+"""The Hugging Face Hub's Croissant files: a ``git+https`` repository FileObject whose
+converted Parquet files a FileSet selects, split by a regex on their paths. Checked against a
+server on 127.0.0.1 answering in the Hub's layout (the API's listing of the parquet branch, the
+files under it), with the Hub's own Croissant file for mnist."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from PIL import Image as PILImage
+
+from catalog.api.croissant import croissant_builder
+from catalog.testing.http_server import LoopbackServer
+
+HUB = Path(__file__).parent.parent / "data" / "croissant" / "huggingface-mnist" / "metadata.json"
+
+
+def _png(seed: int) -> bytes:
+    pixels = np.random.default_rng(seed).integers(0, 256, (28, 28), dtype=np.uint8)
+    buffer = io.BytesIO()
+    PILImage.fromarray(pixels, "L").save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _parquet(seeds: list[int]) -> bytes:
+    images = [{"bytes": _png(s), "path": None} for s in seeds]
+    table = pa.table({"image": images, "label": [s % 10 for s in seeds]})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def test_a_hub_croissant_prepares_from_its_parquet_files(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    files = {("train", "0000"): [1, 2, 3], ("train", "0001"): [4, 5], ("test", "0000"): [6, 7]}
+    listing: dict[str, dict[str, list[str]]] = {"mnist": {}}
+    for (split, n), seeds in files.items():
+        url = server.add(f"/api/datasets/ylecun/mnist/parquet/mnist/{split}/{n}.parquet",
+                         _parquet(seeds))  # fmt: skip
+        listing["mnist"].setdefault(split, []).append(url)
+    server.add("/api/datasets/ylecun/mnist/parquet", json.dumps(listing).encode())
+    doc = HUB.read_text().replace("https://huggingface.co", server.url("/").rstrip("/"))
+    path = tmp_path / "mnist.json"
+    path.write_text(doc)
+    b = croissant_builder(path, data_dir=tmp_path / "data", download_dir=tmp_path / "dl")
+    assert sorted(b.spec.splits) == ["test", "train"]
+    assert (b.spec.splits["train"].num_examples, b.spec.splits["test"].num_examples) == (5, 2)
+    b.download_and_prepare()
+    for split, seeds in (("train", [1, 2, 3, 4, 5]), ("test", [6, 7])):
+        ds = b.as_data_source(split=split)
+        assert [int(e["label"]) for e in ds] == [s % 10 for s in seeds]
+        for example, seed in zip(ds, seeds, strict=True):
+            grey = np.asarray(PILImage.open(io.BytesIO(_png(seed))))
+            np.testing.assert_array_equal(example["image"][:, :, 0], grey)
+            assert example["split"] == split
+    again = croissant_builder(path, data_dir=tmp_path / "data", download_dir=tmp_path / "dl")
+    assert again.spec.fingerprint == b.spec.fingerprint  # the files' sha256 as recorded
+    assert again.is_prepared
