@@ -47,7 +47,7 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `_
         Text,
     )
     from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
-    from catalog.info.splits import ReadInstruction, even_splits
+    from catalog.info.splits import ReadInstruction, even_splits, split_for_jax_process
     from catalog.interop.tfds.directory import open_tfds
     from catalog.loader import Pipeline, PipelineIterator, mix, pipeline
     from catalog.read.data_source import DataSource
@@ -77,7 +77,9 @@ _LAZY = {
     **dict.fromkeys(["DatasetInfo", "ShardInfo", "SplitInfo"], "catalog.info.dataset_info"),
     **dict.fromkeys(["Pipeline", "PipelineIterator", "mix", "pipeline"], "catalog.loader"),
     "list_datasets": "catalog.spec.registry",
-    **dict.fromkeys(["ReadInstruction", "even_splits"], "catalog.info.splits"),
+    **dict.fromkeys(
+        ["ReadInstruction", "even_splits", "split_for_jax_process"], "catalog.info.splits"
+    ),
     "open_tfds": "catalog.interop.tfds.directory",
 }
 
@@ -136,4 +138,5 @@ __all__ = [
     "open_tfds",
     "pipeline",
     "prepare_files",
+    "split_for_jax_process",
 ]

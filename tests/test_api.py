@@ -127,6 +127,7 @@ PUBLIC_NAMES = [
     "ShardInfo", "SourceFormatError", "SpecError", "SplitError", "SplitInfo", "StorageError",
     "Tensor", "Text", "__version__", "builder", "data_source", "even_splits", "list_datasets",
     "mix", "open_tfds", "pipeline", "prepare_files",
+    "split_for_jax_process",
 ]  # fmt: skip
 
 

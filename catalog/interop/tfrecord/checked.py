@@ -161,7 +161,7 @@ def class_labels(
         return np.empty(0, np.int64)
     _count(value, count, "an Int64List")
     classes = feature.num_classes
-    low = -1 if feature.allow_unlabeled else 0
+    low = feature.lowest
     if len(value) and (classes is None or value.min() < low or value.max() >= classes):
         bad = value[0] if classes is None else value[(value < low) | (value >= classes)][0]
         feature.int2str(int(bad))  # raises the feature's own error: out of range, or no classes
