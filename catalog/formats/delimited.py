@@ -19,7 +19,11 @@ row). Options (all optional except the mapping):
   standing in for a missing value of that feature (a missing value elsewhere is an error).
 - ``values``: ``{feature path: {text in the file: text given to the feature}}``, e.g.
   ``embarked: {C: Cherbourg}``; texts not listed pass unchanged. Applied after ``fill``.
-- ``strip``: features whose text loses its surrounding whitespace. ``encoding``: of the file
+- ``strip``: features whose text loses its surrounding whitespace. ``doubled_quotes``:
+  Text features that keep each quote doubled as the file holds it (``""the office""``), as
+  TFDS's Yelp reader, which slices the raw line, gives them. ``via_float32``: float features
+  whose values are rounded to float32 first, as TFDS stores every float (a FloatList), so a
+  float64 feature reads back ``0.5600000023841858`` for ``0.56``. ``encoding``: of the file
   (default utf-8). ``incomplete``: ``error`` (default) or ``skip`` a row with fewer fields
   than the header.
 
@@ -168,6 +172,7 @@ def _file_examples(
     stacked = set(options["stack"])
     missing, fill, values = set(options["missing"]), options["fill"], options["values"]
     strip, skip_incomplete = set(options["strip"]), options["incomplete"] == "skip"
+    doubled, via_float32 = set(options["doubled_quotes"]), set(options["via_float32"])
     for index, (line, row) in enumerate(rows):
         if len(row) < len(header):
             if skip_incomplete:
@@ -192,6 +197,8 @@ def _file_examples(
                         )
                     text = fill[feature_path]
                 text = values.get(feature_path, {}).get(text, text)
+                if feature_path in doubled:
+                    text = text.replace('"', '""')
                 texts.append(text.strip() if feature_path in strip else text)
             try:
                 if feature_path in stacked:
@@ -199,6 +206,8 @@ def _file_examples(
                     flat[feature_path] = np.array(values_, dtype=feature.dtype)
                 else:
                     flat[feature_path] = to_value(feature, texts[0])
+                if feature_path in via_float32:
+                    flat[feature_path] = np.float32(flat[feature_path]).astype(feature.dtype)
             except ValueError as error:
                 raise SourceFormatError(
                     f"{path}:{line}: column(s) {', '.join(header[c] for c in cols)} for feature "
@@ -253,6 +262,13 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
     for path in [*options["fill"], *options["values"], *options["strip"]]:
         if path not in mapped:
             return f"{path!r} in fill, values or strip is not a mapped feature"
+    for path in options["doubled_quotes"]:
+        if path not in mapped or not isinstance(_leaf(features, path), Text):
+            return f"options.doubled_quotes: {path!r} is not a mapped Text feature"
+    for path in options["via_float32"]:
+        feature = _leaf(features, path) if path in mapped else None
+        if not isinstance(feature, (Scalar, Tensor)) or feature.dtype.kind != "f":
+            return f"options.via_float32: {path!r} is not a mapped float feature"
     return None
 
 
@@ -272,6 +288,8 @@ FORMAT = SourceFormat(
         "fill": Option("str_map", {}, "feature path -> the text standing in for a missing value"),
         "values": Option("str_maps", {}, "feature path -> {text in the file: text to use}"),
         "strip": Option("strs", [], "features whose text loses surrounding whitespace"),
+        "doubled_quotes": Option("strs", [], "Text features keeping quotes doubled, as TFDS"),
+        "via_float32": Option("strs", [], "float features rounded to float32 first, as TFDS"),
         "encoding": Option("str", "utf-8", "the file's text encoding"),
         "incomplete": Option("str", "error", "error or skip: a row shorter than the header"),
     },

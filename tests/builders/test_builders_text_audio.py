@@ -61,11 +61,12 @@ def test_imdb_reviews_folders_and_unlabelled_split(tmp_path: Path) -> None:
     assert ds["train"].info.config == "plain_text"
 
 
-def test_yelp_polarity_reads_csv_quoting(tmp_path: Path) -> None:
+def test_yelp_polarity_keeps_doubled_quotes_as_tfds(tmp_path: Path) -> None:
     ds = build("yelp_polarity_reviews", tmp_path, {"train": 3, "test": 1})
     assert [(e["text"], e["label"]) for e in ds["train"]] == [
-        # "" is one quote; the escaped newline stays backslash + n; "2" is index 1.
-        ('Terrible service, "never" again.\\nWould not recommend.', 0),
+        # "" stays "" (TFDS slices the raw line); the escaped newline stays backslash + n;
+        # "2" is index 1.
+        ('Terrible service, ""never"" again.\\nWould not recommend.', 0),
         ("Great tacos!", 1),
         ("Best, friendliest staff in town.", 1),
     ]
@@ -180,6 +181,8 @@ def test_wine_quality_configs(
     measures = ds[0]["features"]
     assert list(measures.values()) == pytest.approx(first)
     assert measures["sulphates"].dtype == np.float64 and measures["pH"].dtype == np.float32
+    # TFDS's float64 sulphates went through its FloatList (float32): 0.45 is 0.44999998...
+    assert measures["sulphates"] == float(np.float32(first[9])) != first[9]
     assert next(iter(measures)) == "fixed acidity"
 
 
