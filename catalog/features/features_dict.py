@@ -11,7 +11,17 @@ import numpy as np
 from catalog.errors import FeatureError, SourceFormatError
 from catalog.features.base import DecodeFn, Feature, join_path, stored_bytes
 
-__all__ = ["FeaturesDict", "supervised_keys_problem"]
+__all__ = [
+    "FeaturesDict",
+    "SupervisedKeys",
+    "supervised_keys_problem",
+    "supervised_pair",
+    "supervised_text",
+]
+
+#: ``(input, target)``: feature names, or as input a dict of names -> feature names (TFDS's
+#: titanic: the 13 feature columns as one dict, ``survived`` the target).
+SupervisedKeys = tuple[str | dict[str, str], str]
 
 _LENGTH_BYTES = 4  # variable-size values are prefixed with their length, uint32 little-endian
 
@@ -318,19 +328,54 @@ def _malformed(length: int, what: str, needed: int) -> SourceFormatError:
 
 
 def supervised_keys_problem(keys: Any, features: FeaturesDict) -> str | None:
-    """What is wrong with `keys` as ``[input, target]`` feature names, or None."""
-    if (
-        not isinstance(keys, (list, tuple))
-        or len(keys) != 2
-        or not all(isinstance(k, str) for k in keys)
-    ):
-        return f"expected [input, target] naming two features, got {keys!r}"
-    unknown = [k for k in keys if k not in features]
+    """What is wrong with `keys` as ``[input, target]`` feature names (the input may be a
+    dict of names -> feature names, as TFDS's), or None."""
+    shape = "[input, target] naming two features (input: a name or {name: feature, ...})"
+    if not isinstance(keys, (list, tuple)) or len(keys) != 2 or not isinstance(keys[1], str):
+        return f"expected {shape}, got {keys!r}"
+    inputs = keys[0]
+    if isinstance(inputs, dict):
+        if not inputs or not all(isinstance(k, str) and isinstance(v, str)
+                                 for k, v in inputs.items()):  # fmt: skip
+            return f"expected {shape}: the input dict maps names to feature names, got {inputs!r}"
+        named = list(inputs.values())
+    elif isinstance(inputs, str):
+        named = [inputs]
+    else:
+        return f"expected {shape}, got {keys!r}"
+    unknown = [k for k in [*named, keys[1]] if k not in features]
     if unknown:
         return (
-            f"expected [input, target] naming two features, got {list(keys)}: {unknown[0]!r} "
-            f"is not a feature; features: {', '.join(features)}"
+            f"expected {shape}, got {list(keys)}: {unknown[0]!r} is not a feature; features: "
+            f"{', '.join(features)}"
         )
-    if keys[0] == keys[1]:
-        return f"expected [input, target] naming two different features, got {list(keys)}"
+    if keys[1] in named:
+        return f"expected {shape}, the target not among the inputs, got {list(keys)}"
     return None
+
+
+def supervised_pair(keys: SupervisedKeys, example: Mapping[str, Any]) -> tuple[Any, Any]:
+    """``(input, target)`` of a decoded example (or of decoded columns): the input a dict
+    when the keys name one.
+
+    >>> supervised_pair(({"x": "a"}, "b"), {"a": 1, "b": 2, "c": 3})
+    ({'x': 1}, 2)
+    """
+    inputs, target = keys
+    if isinstance(inputs, dict):
+        return {name: example[key] for name, key in inputs.items()}, example[target]
+    return example[inputs], example[target]
+
+
+def supervised_text(keys: SupervisedKeys) -> str:
+    """The keys as text: ``(image, label)``, ``({age, fare, ...}, survived)`` for a dict input
+    (its names; a name mapped to another feature as ``name: feature``).
+
+    >>> supervised_text(("image", "label")), supervised_text(({"a": "a", "b": "c"}, "y"))
+    ('(image, label)', '({a, b: c}, y)')
+    """
+    inputs, target = keys
+    if isinstance(inputs, dict):
+        named = ", ".join(k if k == v else f"{k}: {v}" for k, v in inputs.items())
+        return f"({{{named}}}, {target})"
+    return f"({inputs}, {target})"

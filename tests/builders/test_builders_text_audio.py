@@ -166,6 +166,13 @@ def test_titanic_missing_values_and_value_maps(tmp_path: Path) -> None:
     assert (abbott["cabin"], abbott["boat"], abbott["home.dest"]) == ("Unknown",) * 3
     assert ng["age"] == -1 and ng["fare"] == -1 and ng["embarked"] == 3  # ? -> Unknown
     assert ds.features["embarked"].int2str(ng["embarked"]) == "Unknown"
+    # TFDS's supervised keys: a dict of the 13 other features, survived the target.
+    sup = catalog.data_source(ds._folder, split="train", as_supervised=True)
+    inputs, target = sup[0]
+    assert target == 1 and list(inputs) == [k for k in ds.features if k != "survived"]
+    assert inputs["home.dest"] == "St Louis, MO" and inputs["age"] == np.float32(29)
+    assert ds.info.supervised_keys is not None
+    assert catalog.features.supervised_text(ds.info.supervised_keys).endswith("}, survived)")
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ as negative int64s; expected_unsigned.json holds what TFDS decoded from them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 import catalog
+import catalog.interop.tfds.directory
 from catalog.interop.tfrecord import checked, parse_example, read_records
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
@@ -100,3 +102,18 @@ def test_what_cannot_fit_is_refused_with_its_dtypes_range(
 ) -> None:
     with pytest.raises(checked.Mismatch, match=re.escape(message)):
         checked.as_dtype(np.array([0, value], np.int64), np.dtype(dtype))
+
+
+def test_dict_supervised_keys_go_to_tfds_and_back() -> None:
+    """TFDS's ``SupervisedKeys.Nest`` of a dict (titanic's input), written and read back."""
+    from catalog.interop.tfds.directory import _supervised_keys
+    from catalog.interop.tfds.export import _tfds_info
+
+    info = catalog.interop.tfds.directory.read_tfds_info(tfds_dir("tfrecord"))
+    keyed = dataclasses.replace(info, supervised_keys=({"ids": "ids", "n": "count"}, "label"))
+    data = _tfds_info(keyed, {"train": (5, 1)})
+    assert data["supervisedKeys"]["tuple"]["items"] == [
+        {"dict": {"dict": {"ids": {"featureKey": "ids"}, "n": {"featureKey": "count"}}}},
+        {"featureKey": "label"},
+    ]
+    assert _supervised_keys(data) == ({"ids": "ids", "n": "count"}, "label")
