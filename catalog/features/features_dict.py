@@ -14,6 +14,8 @@ from catalog.features.base import DecodeFn, Feature, join_path, stored_bytes
 __all__ = [
     "FeaturesDict",
     "SupervisedKeys",
+    "feature_at",
+    "split_path",
     "supervised_keys_problem",
     "supervised_pair",
     "supervised_text",
@@ -48,9 +50,10 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
             raise FeatureError(f"FeaturesDict needs a non-empty dict of features, got {features!r}")
         self._features: dict[str, Feature] = {}
         for name, feature in features.items():
-            if not isinstance(name, str) or not name or "/" in name or "[" in name:
+            if not isinstance(name, str) or "[" in name or "" in name.split("/"):
                 raise FeatureError(
-                    f"feature names must be non-empty strings without '/' or '[', got {name!r}"
+                    "feature names must be non-empty strings without '[', '/' only between "
+                    f"words (TFDS's 'image/filename'), got {name!r}"
                 )
             if isinstance(feature, Mapping) and not isinstance(feature, Feature):
                 if isinstance(feature.get("type"), str):
@@ -62,6 +65,14 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
             if not isinstance(feature, Feature):
                 raise FeatureError(f"feature {name!r} must be a Feature, got {feature!r}")
             self._features[name] = feature
+        for name in self._features:  # 'a/b' beside a dict 'a': one path for two features
+            for cut in [i for i, c in enumerate(name) if c == "/"]:
+                head = self._features.get(name[:cut])
+                if head is not None and head.children():
+                    raise FeatureError(
+                        f"feature name {name!r} is also the path of a feature inside "
+                        f"{name[:cut]!r}, which has features of its own; rename one of them"
+                    )
         # The layout (below) is made on first use, not here: a ClassLabel made without classes
         # may get its names after it was put in the dict (TFDS allows that), which decides its
         # storage width.
@@ -245,14 +256,15 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
             return overrides[""]
         if not overrides:
             return self.decode
-        decode_fns: dict[str, DecodeFn] = {}
-        for name, feature in self._features.items():
-            inner = {
-                path[len(name) + 1 :] if path != name else "": fn
-                for path, fn in overrides.items()
-                if path == name or path.startswith(f"{name}/")
-            }
-            decode_fns[name] = feature.compile_decoder(inner) if inner else feature.decode
+        inner: dict[str, dict[str, DecodeFn]] = {name: {} for name in self._features}
+        for path, fn in overrides.items():
+            found = split_path(self._features, path)
+            if found is not None:
+                inner[found[0]][found[1]] = fn
+        decode_fns: dict[str, DecodeFn] = {
+            name: feature.compile_decoder(inner[name]) if inner[name] else feature.decode
+            for name, feature in self._features.items()
+        }
         # The same decode loop over other functions: a copy of this dict with its plan changed
         # (the layout made first, so the copy has it and never makes its own over these).
         fixed_plan, variable = self._fixed_plan, self._variable
@@ -262,6 +274,16 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
         return plan.decode
 
     # -- structure --------------------------------------------------------------------------
+    def split_path(self, path: str) -> tuple[str, str] | None:
+        """(the feature of this dict `path` starts with, the rest of the path inside it), or
+        None. A name may hold '/' (TFDS's ``image/filename``), so the longest name wins:
+        ``image/filename`` is that feature, not ``filename`` inside ``image``."""
+        return split_path(self._features, path)
+
+    def feature_at(self, path: str) -> Feature | None:
+        """The feature at `path` (through nested dicts and Sequences of dicts), or None."""
+        return feature_at(self._features, path)
+
     def paths(self, prefix: str = "") -> Iterator[tuple[str, Feature]]:
         """Every feature a path can name, depth first: ``objects``, ``objects/label``, ...
 
@@ -289,6 +311,32 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
     def __repr__(self) -> str:
         inner = ", ".join(f"{name!r}: {f!r}" for name, f in self._features.items())
         return f"FeaturesDict({{{inner}}})"
+
+
+def split_path(features: Mapping[str, Feature], path: str) -> tuple[str, str] | None:
+    """`FeaturesDict.split_path` over any mapping of features (a Sequence's children too).
+
+    >>> split_path({"image": None, "image/filename": None}, "image/filename")
+    ('image/filename', '')
+    >>> split_path({"objects": None}, "objects/label")
+    ('objects', 'label')
+    """
+    best: tuple[str, str] | None = None
+    for name in features:
+        if path == name:
+            return name, ""
+        if path.startswith(f"{name}/") and (best is None or len(name) > len(best[0])):
+            best = name, path[len(name) + 1 :]
+    return best
+
+
+def feature_at(features: Mapping[str, Feature], path: str) -> Feature | None:
+    """The feature at `path` in `features`, through nested dicts and Sequences of dicts."""
+    found = split_path(features, path)
+    if found is None:
+        return None
+    feature = features[found[0]]
+    return feature_at(feature.children(), found[1]) if found[1] else feature
 
 
 def _paths(features: Mapping[str, Feature], prefix: str) -> Iterator[tuple[str, Feature]]:

@@ -45,6 +45,7 @@ import numpy as np
 
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, Text
+from catalog.features.features_dict import split_path
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 
 __all__ = ["FORMAT", "examples", "to_value"]
@@ -62,13 +63,7 @@ def _feature(features: FeaturesDict, path: str) -> Feature:
 
 
 def _leaf(features: FeaturesDict, path: str) -> Feature | None:
-    feature: Feature = features
-    for part in path.split("/"):
-        children = feature.children()
-        if part not in children:
-            return None
-        feature = children[part]
-    return feature
+    return features.feature_at(path)
 
 
 def to_value(feature: Feature, text: str) -> Any:
@@ -213,18 +208,23 @@ def _file_examples(
                     f"{path}:{line}: column(s) {', '.join(header[c] for c in cols)} for feature "
                     f"{feature_path!r}: {error}"
                 ) from None
-        yield index, _nest(flat)
+        yield index, _nest(flat, features)
 
 
-def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"a/b": 1, "c": 2}`` -> ``{"a": {"b": 1}, "c": 2}``."""
+def _nest(flat: Mapping[str, Any], features: FeaturesDict) -> dict[str, Any]:
+    """``{"a/b": 1, "c": 2}`` -> ``{"a": {"b": 1}, "c": 2}`` when ``a`` is a dict of
+    features; a name holding '/' (TFDS's ``image/filename``) stays one key."""
     out: dict[str, Any] = {}
     for path, value in flat.items():
-        *parents, name = path.split("/")
-        node = out
-        for parent in parents:
-            node = node.setdefault(parent, {})
-        node[name] = value
+        node, level, rest = out, features.children(), path
+        while True:
+            found = split_path(level, rest)
+            assert found is not None  # every path was checked against the features
+            name, rest = found
+            if not rest:
+                node[name] = value
+                break
+            node, level = node.setdefault(name, {}), level[name].children()
     return out
 
 
@@ -234,7 +234,11 @@ def _mapped(options: Mapping[str, Any]) -> list[str]:
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
-    return frozenset(p.split("/")[0] for p in _mapped(options)), frozenset()
+    """Any top-level feature a mapped path may start with (a name may hold '/'); `_validate`
+    checks that every feature gets a value."""
+    paths = _mapped(options)
+    return frozenset(), frozenset(p[:i] for p in paths for i in range(1, len(p) + 1)
+                                  if i == len(p) or p[i] == "/")  # fmt: skip
 
 
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:

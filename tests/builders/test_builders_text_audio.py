@@ -196,7 +196,7 @@ def test_wine_quality_configs(
 def test_spoken_digit_wavs_labelled_by_file_name(tmp_path: Path) -> None:
     ds = build("spoken_digit", tmp_path, {"train": 3})["train"]
     for example, (name, count) in zip(ds, sorted(SPOKEN_DIGIT.items()), strict=True):
-        assert example["filename"] == name and example["label"] == int(name[0])
+        assert example["audio/filename"] == name and example["label"] == int(name[0])
         assert example["audio"].dtype == np.int64 and example["audio"].shape == (count,)
         np.testing.assert_array_equal(example["audio"], tone(count, seed_of(name)))
     assert ds[0]["audio"][:3].tolist() == [-32768, 15406, -1956]  # the pattern itself, literally
@@ -278,7 +278,7 @@ FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object]]]] = {
                          {"quality": ("Scalar", ()), "features": ("FeaturesDict", None)}),
     "spoken_digit": ("1.0.9", {"train": 2500},
                      {"audio": ("Audio", (None,)), "label": ("ClassLabel", 10),
-                      "filename": ("Text", ())}),
+                      "audio/filename": ("Text", ())}),
     "speech_commands": ("0.0.3", {"train": 85511, "validation": 10102, "test": 4890},
                         {"audio": ("Audio", (None,)), "label": ("ClassLabel", 12)}),
 }  # fmt: skip

@@ -533,7 +533,8 @@ def test_class_label_empty_names_file(tmp_path: Path) -> None:
         (lambda: Sequence(Text(), length=0), "length must be a positive int or None"),
         (lambda: Sequence("Text"), "Sequence needs a Feature"),
         (lambda: FeaturesDict({}), "non-empty dict"),
-        (lambda: FeaturesDict({"a/b": Text()}), "without '/' or '\\['"),
+        (lambda: FeaturesDict({"a//b": Text()}), "'/' only between words"),
+        (lambda: FeaturesDict({"a[0]": Text()}), "without '\\['"),
         (lambda: FeaturesDict({"a": {"type": "Text"}}), "is a JSON spec"),
     ],
 )
