@@ -49,7 +49,7 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `_
         Text,
     )
     from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
-    from catalog.info.splits import ReadInstruction, even_splits
+    from catalog.info.splits import ReadInstruction, even_splits, split_for_jax_process
     from catalog.interop.tfds.directory import open_tfds
     from catalog.loader import Pipeline, PipelineIterator, mix, pipeline
     from catalog.read.data_source import DataSource
@@ -81,7 +81,9 @@ _LAZY = {
     **dict.fromkeys(["DatasetInfo", "ShardInfo", "SplitInfo"], "catalog.info.dataset_info"),
     **dict.fromkeys(["Pipeline", "PipelineIterator", "mix", "pipeline"], "catalog.loader"),
     "list_datasets": "catalog.spec.registry",
-    **dict.fromkeys(["ReadInstruction", "even_splits"], "catalog.info.splits"),
+    **dict.fromkeys(
+        ["ReadInstruction", "even_splits", "split_for_jax_process"], "catalog.info.splits"
+    ),
     "open_tfds": "catalog.interop.tfds.directory",
 }
 
@@ -142,5 +144,6 @@ __all__ = [
     "pipeline",
     "prepare_files",
     "remove",
+    "split_for_jax_process",
     "verify",
 ]

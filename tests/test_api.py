@@ -128,7 +128,7 @@ PUBLIC_NAMES = [
     "Tensor", "Text", "__version__", "builder", "data_source", "even_splits", "list_datasets",
     "list_prepared",
     "mix", "open_tfds", "pipeline", "prepare_files",
-    "remove", "verify",
+    "remove", "split_for_jax_process", "verify",
 ]  # fmt: skip
 
 

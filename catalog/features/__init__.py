@@ -8,7 +8,13 @@ from catalog.features.audio import Audio
 from catalog.features.base import Feature
 from catalog.features.bbox import BBox
 from catalog.features.class_label import ClassLabel
-from catalog.features.features_dict import FeaturesDict, supervised_keys_problem
+from catalog.features.features_dict import (
+    FeaturesDict,
+    SupervisedKeys,
+    supervised_keys_problem,
+    supervised_pair,
+    supervised_text,
+)
 from catalog.features.image import Image
 from catalog.features.registry import FEATURE_TYPES, from_json
 from catalog.features.scalar import Scalar
@@ -26,8 +32,11 @@ __all__ = [
     "Image",
     "Scalar",
     "Sequence",
+    "SupervisedKeys",
     "Tensor",
     "Text",
     "from_json",
     "supervised_keys_problem",
+    "supervised_pair",
+    "supervised_text",
 ]

@@ -76,7 +76,8 @@ class ClassLabel(Feature):
     Values to encode may be the index or the class name. Stored as a 1, 2 or 4 byte unsigned
     int; in a `Sequence` labels stack into an int64 array. With ``allow_unlabeled`` the label
     may also be -1, TFDS's "no label" (e.g. IMDB's unsupervised split, GLUE's test splits);
-    it is then stored as index + 1 (STL-10's ``unlabelled`` split uses it too). The JSON
+    it is then stored as index + 1 (STL-10's ``unlabelled`` split uses it too). A ClassLabel of
+    zero classes takes -1 (its only value) without the flag, as TFDS's encodes it. The JSON
     form always holds the names themselves, so a prepared dataset never needs the names file
     again.
 
@@ -125,6 +126,8 @@ class ClassLabel(Feature):
 
     def _set_count(self, num_classes: int) -> None:
         self._num_classes = num_classes
+        if num_classes == 0:  # -1 is the only label it can hold (TFDS's "no label")
+            self._shift = 1
         self._width = _storage_width(num_classes + self._shift)
         # The stored bytes are the value itself only without the shift (Sequence stacks them).
         self.raw_dtype = None if self.allow_unlabeled else np.dtype(f"<u{self._width}")
@@ -171,6 +174,12 @@ class ClassLabel(Feature):
             return
         self._set_names(names, self._num_classes)
 
+    @property
+    def lowest(self) -> int:
+        """The lowest label it takes: -1 (no label) with ``allow_unlabeled`` or zero classes,
+        else 0."""
+        return -self._shift
+
     def _classes(self) -> int:
         """The number of classes, which encoding and decoding need."""
         if self._num_classes is None:
@@ -182,7 +191,7 @@ class ClassLabel(Feature):
 
     def str2int(self, name: str) -> int:
         """The index of class `name` (``"-1"``: -1, when unlabelled examples are allowed)."""
-        if self.allow_unlabeled and name == "-1":
+        if self._shift and name == "-1":
             return -1
         if self._names is None:
             if name.isdigit() and int(name) < self._classes():
@@ -201,8 +210,11 @@ class ClassLabel(Feature):
     def _check_range(self, index: int) -> None:
         classes = self._classes()
         if not -self._shift <= index < classes:
-            if classes == 0 and not self._shift:
-                raise self._error(f"label {index} is out of range: the feature has no classes")
+            if classes == 0:
+                raise self._error(
+                    f"label {index} is out of range: the feature has no classes (-1, no label, "
+                    "is its only value)"
+                )
             raise self._error(
                 f"label {index} is out of range: expected {-self._shift}..{classes - 1}"
             )

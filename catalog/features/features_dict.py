@@ -11,7 +11,19 @@ import numpy as np
 from catalog.errors import FeatureError, SourceFormatError
 from catalog.features.base import DecodeFn, Feature, join_path, stored_bytes
 
-__all__ = ["FeaturesDict", "supervised_keys_problem"]
+__all__ = [
+    "FeaturesDict",
+    "SupervisedKeys",
+    "feature_at",
+    "split_path",
+    "supervised_keys_problem",
+    "supervised_pair",
+    "supervised_text",
+]
+
+#: ``(input, target)``: feature names, or as input a dict of names -> feature names (TFDS's
+#: titanic: the 13 feature columns as one dict, ``survived`` the target).
+SupervisedKeys = tuple[str | dict[str, str], str]
 
 _LENGTH_BYTES = 4  # variable-size values are prefixed with their length, uint32 little-endian
 
@@ -38,9 +50,10 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
             raise FeatureError(f"FeaturesDict needs a non-empty dict of features, got {features!r}")
         self._features: dict[str, Feature] = {}
         for name, feature in features.items():
-            if not isinstance(name, str) or not name or "/" in name or "[" in name:
+            if not isinstance(name, str) or "[" in name or "" in name.split("/"):
                 raise FeatureError(
-                    f"feature names must be non-empty strings without '/' or '[', got {name!r}"
+                    "feature names must be non-empty strings without '[', '/' only between "
+                    f"words (TFDS's 'image/filename'), got {name!r}"
                 )
             if isinstance(feature, Mapping) and not isinstance(feature, Feature):
                 if isinstance(feature.get("type"), str):
@@ -52,6 +65,14 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
             if not isinstance(feature, Feature):
                 raise FeatureError(f"feature {name!r} must be a Feature, got {feature!r}")
             self._features[name] = feature
+        for name in self._features:  # 'a/b' beside a dict 'a': one path for two features
+            for cut in [i for i, c in enumerate(name) if c == "/"]:
+                head = self._features.get(name[:cut])
+                if head is not None and head.children():
+                    raise FeatureError(
+                        f"feature name {name!r} is also the path of a feature inside "
+                        f"{name[:cut]!r}, which has features of its own; rename one of them"
+                    )
         # The layout (below) is made on first use, not here: a ClassLabel made without classes
         # may get its names after it was put in the dict (TFDS allows that), which decides its
         # storage width.
@@ -235,14 +256,15 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
             return overrides[""]
         if not overrides:
             return self.decode
-        decode_fns: dict[str, DecodeFn] = {}
-        for name, feature in self._features.items():
-            inner = {
-                path[len(name) + 1 :] if path != name else "": fn
-                for path, fn in overrides.items()
-                if path == name or path.startswith(f"{name}/")
-            }
-            decode_fns[name] = feature.compile_decoder(inner) if inner else feature.decode
+        inner: dict[str, dict[str, DecodeFn]] = {name: {} for name in self._features}
+        for path, fn in overrides.items():
+            found = split_path(self._features, path)
+            if found is not None:
+                inner[found[0]][found[1]] = fn
+        decode_fns: dict[str, DecodeFn] = {
+            name: feature.compile_decoder(inner[name]) if inner[name] else feature.decode
+            for name, feature in self._features.items()
+        }
         # The same decode loop over other functions: a copy of this dict with its plan changed
         # (the layout made first, so the copy has it and never makes its own over these).
         fixed_plan, variable = self._fixed_plan, self._variable
@@ -252,6 +274,16 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
         return plan.decode
 
     # -- structure --------------------------------------------------------------------------
+    def split_path(self, path: str) -> tuple[str, str] | None:
+        """(the feature of this dict `path` starts with, the rest of the path inside it), or
+        None. A name may hold '/' (TFDS's ``image/filename``), so the longest name wins:
+        ``image/filename`` is that feature, not ``filename`` inside ``image``."""
+        return split_path(self._features, path)
+
+    def feature_at(self, path: str) -> Feature | None:
+        """The feature at `path` (through nested dicts and Sequences of dicts), or None."""
+        return feature_at(self._features, path)
+
     def paths(self, prefix: str = "") -> Iterator[tuple[str, Feature]]:
         """Every feature a path can name, depth first: ``objects``, ``objects/label``, ...
 
@@ -279,6 +311,32 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
     def __repr__(self) -> str:
         inner = ", ".join(f"{name!r}: {f!r}" for name, f in self._features.items())
         return f"FeaturesDict({{{inner}}})"
+
+
+def split_path(features: Mapping[str, Feature], path: str) -> tuple[str, str] | None:
+    """`FeaturesDict.split_path` over any mapping of features (a Sequence's children too).
+
+    >>> split_path({"image": None, "image/filename": None}, "image/filename")
+    ('image/filename', '')
+    >>> split_path({"objects": None}, "objects/label")
+    ('objects', 'label')
+    """
+    best: tuple[str, str] | None = None
+    for name in features:
+        if path == name:
+            return name, ""
+        if path.startswith(f"{name}/") and (best is None or len(name) > len(best[0])):
+            best = name, path[len(name) + 1 :]
+    return best
+
+
+def feature_at(features: Mapping[str, Feature], path: str) -> Feature | None:
+    """The feature at `path` in `features`, through nested dicts and Sequences of dicts."""
+    found = split_path(features, path)
+    if found is None:
+        return None
+    feature = features[found[0]]
+    return feature_at(feature.children(), found[1]) if found[1] else feature
 
 
 def _paths(features: Mapping[str, Feature], prefix: str) -> Iterator[tuple[str, Feature]]:
@@ -318,19 +376,54 @@ def _malformed(length: int, what: str, needed: int) -> SourceFormatError:
 
 
 def supervised_keys_problem(keys: Any, features: FeaturesDict) -> str | None:
-    """What is wrong with `keys` as ``[input, target]`` feature names, or None."""
-    if (
-        not isinstance(keys, (list, tuple))
-        or len(keys) != 2
-        or not all(isinstance(k, str) for k in keys)
-    ):
-        return f"expected [input, target] naming two features, got {keys!r}"
-    unknown = [k for k in keys if k not in features]
+    """What is wrong with `keys` as ``[input, target]`` feature names (the input may be a
+    dict of names -> feature names, as TFDS's), or None."""
+    shape = "[input, target] naming two features (input: a name or {name: feature, ...})"
+    if not isinstance(keys, (list, tuple)) or len(keys) != 2 or not isinstance(keys[1], str):
+        return f"expected {shape}, got {keys!r}"
+    inputs = keys[0]
+    if isinstance(inputs, dict):
+        if not inputs or not all(isinstance(k, str) and isinstance(v, str)
+                                 for k, v in inputs.items()):  # fmt: skip
+            return f"expected {shape}: the input dict maps names to feature names, got {inputs!r}"
+        named = list(inputs.values())
+    elif isinstance(inputs, str):
+        named = [inputs]
+    else:
+        return f"expected {shape}, got {keys!r}"
+    unknown = [k for k in [*named, keys[1]] if k not in features]
     if unknown:
         return (
-            f"expected [input, target] naming two features, got {list(keys)}: {unknown[0]!r} "
-            f"is not a feature; features: {', '.join(features)}"
+            f"expected {shape}, got {list(keys)}: {unknown[0]!r} is not a feature; features: "
+            f"{', '.join(features)}"
         )
-    if keys[0] == keys[1]:
-        return f"expected [input, target] naming two different features, got {list(keys)}"
+    if keys[1] in named:
+        return f"expected {shape}, the target not among the inputs, got {list(keys)}"
     return None
+
+
+def supervised_pair(keys: SupervisedKeys, example: Mapping[str, Any]) -> tuple[Any, Any]:
+    """``(input, target)`` of a decoded example (or of decoded columns): the input a dict
+    when the keys name one.
+
+    >>> supervised_pair(({"x": "a"}, "b"), {"a": 1, "b": 2, "c": 3})
+    ({'x': 1}, 2)
+    """
+    inputs, target = keys
+    if isinstance(inputs, dict):
+        return {name: example[key] for name, key in inputs.items()}, example[target]
+    return example[inputs], example[target]
+
+
+def supervised_text(keys: SupervisedKeys) -> str:
+    """The keys as text: ``(image, label)``, ``({age, fare, ...}, survived)`` for a dict input
+    (its names; a name mapped to another feature as ``name: feature``).
+
+    >>> supervised_text(("image", "label")), supervised_text(({"a": "a", "b": "c"}, "y"))
+    ('(image, label)', '({a, b: c}, y)')
+    """
+    inputs, target = keys
+    if isinstance(inputs, dict):
+        named = ", ".join(k if k == v else f"{k}: {v}" for k, v in inputs.items())
+        return f"({{{named}}}, {target})"
+    return f"({inputs}, {target})"

@@ -168,13 +168,14 @@ class SourceFormat:
         return self.validate(options, features) if self.validate else None
 
 
-def running_id(split: str, index: int) -> str:
-    """The ``id`` of the `index`-th example of a split in source order: ``train_00042``.
+def running_id(split: str, index: int, digits: int = 5) -> str:
+    """The ``id`` of the `index`-th example of a split in source order: ``train_00042``
+    (`digits`: the least number of digits, zero-padded).
 
-    >>> running_id("train", 42), running_id("extra", 531130)
-    ('train_00042', 'extra_531130')
+    >>> running_id("train", 42), running_id("extra", 531130), running_id("test", 4, 6)
+    ('train_00042', 'extra_531130', 'test_000004')
     """
-    return f"{split}_{index:05d}"
+    return f"{split}_{index:0{digits}d}"
 
 
 def shape_of(features: FeaturesDict, name: str, fmt: str) -> tuple[int, ...]:

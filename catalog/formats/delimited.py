@@ -19,7 +19,11 @@ row). Options (all optional except the mapping):
   standing in for a missing value of that feature (a missing value elsewhere is an error).
 - ``values``: ``{feature path: {text in the file: text given to the feature}}``, e.g.
   ``embarked: {C: Cherbourg}``; texts not listed pass unchanged. Applied after ``fill``.
-- ``strip``: features whose text loses its surrounding whitespace. ``encoding``: of the file
+- ``strip``: features whose text loses its surrounding whitespace. ``doubled_quotes``:
+  Text features that keep each quote doubled as the file holds it (``""the office""``), as
+  TFDS's Yelp reader, which slices the raw line, gives them. ``via_float32``: float features
+  whose values are rounded to float32 first, as TFDS stores every float (a FloatList), so a
+  float64 feature reads back ``0.5600000023841858`` for ``0.56``. ``encoding``: of the file
   (default utf-8; a BOM is found by `catalog.formats.csv_dialect`). ``incomplete``: ``error``
   (default), ``skip`` a row with fewer fields than the header, or ``missing``: its absent
   fields are missing values (as pandas reads them: NaN), filled or refused as ``fill`` says.
@@ -46,6 +50,7 @@ import numpy as np
 
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, Text
+from catalog.features.features_dict import split_path
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 
 __all__ = ["FIELD_LIMIT", "FORMAT", "examples", "rows", "to_value", "too_many_fields"]
@@ -66,13 +71,7 @@ def _feature(features: FeaturesDict, path: str) -> Feature:
 
 
 def _leaf(features: FeaturesDict, path: str) -> Feature | None:
-    feature: Feature = features
-    for part in path.split("/"):
-        children = feature.children()
-        if part not in children:
-            return None
-        feature = children[part]
-    return feature
+    return features.feature_at(path)
 
 
 def to_value(feature: Feature, text: str) -> Any:
@@ -209,6 +208,7 @@ def _file_examples(
     missing, fill, values = set(options["missing"]), options["fill"], options["values"]
     strip, skip_incomplete = set(options["strip"]), options["incomplete"] == "skip"
     absent_missing = options["incomplete"] == "missing"
+    doubled, via_float32 = set(options["doubled_quotes"]), set(options["via_float32"])
     for index, (line, row) in enumerate(rows_):
         if len(row) > len(header):
             raise too_many_fields(path, line, len(header), len(row), options["delimiter"])
@@ -238,6 +238,8 @@ def _file_examples(
                         )
                     text = fill[feature_path]
                 text = values.get(feature_path, {}).get(text, text)
+                if feature_path in doubled:
+                    text = text.replace('"', '""')
                 texts.append(text.strip() if feature_path in strip else text)
             try:
                 if feature_path in stacked:
@@ -245,12 +247,14 @@ def _file_examples(
                     flat[feature_path] = np.array(values_, dtype=feature.dtype)
                 else:
                     flat[feature_path] = to_value(feature, texts[0])
+                if feature_path in via_float32:
+                    flat[feature_path] = np.float32(flat[feature_path]).astype(feature.dtype)
             except ValueError as error:
                 raise SourceFormatError(
                     f"{path}:{line}: column(s) {', '.join(header[c] for c in cols)} for feature "
                     f"{feature_path!r}: {error}"
                 ) from None
-        yield index, _nest(flat)
+        yield index, _nest(flat, features)
 
 
 def too_many_fields(path: Path, line: int, expected: int, saw: int, delimiter: str) -> Exception:
@@ -263,15 +267,20 @@ def too_many_fields(path: Path, line: int, expected: int, saw: int, delimiter: s
     )
 
 
-def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"a/b": 1, "c": 2}`` -> ``{"a": {"b": 1}, "c": 2}``."""
+def _nest(flat: Mapping[str, Any], features: FeaturesDict) -> dict[str, Any]:
+    """``{"a/b": 1, "c": 2}`` -> ``{"a": {"b": 1}, "c": 2}`` when ``a`` is a dict of
+    features; a name holding '/' (TFDS's ``image/filename``) stays one key."""
     out: dict[str, Any] = {}
     for path, value in flat.items():
-        *parents, name = path.split("/")
-        node = out
-        for parent in parents:
-            node = node.setdefault(parent, {})
-        node[name] = value
+        node, level, rest = out, features.children(), path
+        while True:
+            found = split_path(level, rest)
+            assert found is not None  # every path was checked against the features
+            name, rest = found
+            if not rest:
+                node[name] = value
+                break
+            node, level = node.setdefault(name, {}), level[name].children()
     return out
 
 
@@ -281,7 +290,11 @@ def _mapped(options: Mapping[str, Any]) -> list[str]:
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
-    return frozenset(p.split("/")[0] for p in _mapped(options)), frozenset()
+    """Any top-level feature a mapped path may start with (a name may hold '/'); `_validate`
+    checks that every feature gets a value."""
+    paths = _mapped(options)
+    return frozenset(), frozenset(p[:i] for p in paths for i in range(1, len(p) + 1)
+                                  if i == len(p) or p[i] == "/")  # fmt: skip
 
 
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
@@ -311,6 +324,13 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
     for path in [*options["fill"], *options["values"], *options["strip"]]:
         if path not in mapped:
             return f"{path!r} in fill, values or strip is not a mapped feature"
+    for path in options["doubled_quotes"]:
+        if path not in mapped or not isinstance(_leaf(features, path), Text):
+            return f"options.doubled_quotes: {path!r} is not a mapped Text feature"
+    for path in options["via_float32"]:
+        feature = _leaf(features, path) if path in mapped else None
+        if not isinstance(feature, (Scalar, Tensor)) or feature.dtype.kind != "f":
+            return f"options.via_float32: {path!r} is not a mapped float feature"
     return None
 
 
@@ -330,6 +350,8 @@ FORMAT = SourceFormat(
         "fill": Option("str_map", {}, "feature path -> the text standing in for a missing value"),
         "values": Option("str_maps", {}, "feature path -> {text in the file: text to use}"),
         "strip": Option("strs", [], "features whose text loses surrounding whitespace"),
+        "doubled_quotes": Option("strs", [], "Text features keeping quotes doubled, as TFDS"),
+        "via_float32": Option("strs", [], "float features rounded to float32 first, as TFDS"),
         "encoding": Option("str", "utf-8", "the file's text encoding"),
         "incomplete": Option(
             "str", "error", "error, skip or missing: a row shorter than the header"

@@ -15,6 +15,8 @@ Options:
 - ``label_modulo``: if given, label = value % label_modulo (SVHN stores the digit 0 as 10:
   ``label_modulo: 10``).
 
+- ``id_digits``: the id's least number of digits (default 5: ``train_00000``; SVHN's is 6).
+
 Examples hold ``image`` and ``label``, and ``id`` if the spec declares it (``train_00000``...).
 
 Format ``mat_ids`` (Oxford Flowers 102) reads image files named by ids instead: role ``ids``
@@ -112,7 +114,7 @@ class _Arrays:
             else:
                 block = self._images.read(self._axis, first, last)
             for i, image in enumerate(block, first):
-                key = running_id(self._source.split, i)
+                key = running_id(self._source.split, i, self._source.options["id_digits"])
                 example: dict[str, Any] = {
                     "image": np.ascontiguousarray(image),
                     "label": self._labels[i],
@@ -153,6 +155,8 @@ def _validate(options: Mapping[str, Any], features: object) -> str | None:
     modulo = options["label_modulo"]
     if modulo is not None and modulo < 1:
         return f"label_modulo must be a positive int, got {modulo}"
+    if not 1 <= options["id_digits"] <= 20:
+        return f"id_digits must be an int in 1..20, got {options['id_digits']}"
     return None
 
 
@@ -165,6 +169,7 @@ FORMAT = SourceFormat(
         "labels": Option("str", "y", "the label array, (N,) or (N, 1)"),
         "example_axis": Option("int", -1, "the image array's axis along which examples lie"),
         "label_modulo": Option("int", None, "label = value % label_modulo"),
+        "id_digits": Option("int", 5, "the id's least number of digits (train_00000: 5)"),
     },
     features=lambda options: (frozenset({"image", "label"}), frozenset({"id"})),
     examples=examples,

@@ -2,12 +2,12 @@
 
 Format ``voc`` reads a detection split: role ``ids`` is the list of image ids
 (``ImageSets/Main/train.txt``), role ``root`` the year's directory (``VOCdevkit/VOC2007``)
-holding ``JPEGImages/<id>.jpg`` and ``Annotations/<id>.xml``. Each example holds ``image``
-(the JPEG, its bytes kept), ``filename`` (``<id>.jpg``), ``objects`` (a Sequence of
-``label``, ``bbox``, ``pose``, ``is_truncated``, ``is_difficult``), ``labels`` (the sorted
+holding ``JPEGImages/<id>.jpg`` and ``Annotations/<id>.xml``. Each example holds ``image`` (the
+JPEG, its bytes kept), ``image/filename`` (``<id>.jpg``, TFDS's name), ``objects`` (a Sequence
+of ``label``, ``bbox``, ``pose``, ``is_truncated``, ``is_difficult``), ``labels`` (the sorted
 set of its objects' labels) and ``labels_no_difficult`` (the same over objects not marked
-difficult). As in the reference catalog, a box is ``<bndbox>``'s pixel values as they are
-(VOC counts from 1) divided by ``<size>``'s height and width; names and poses are lower-cased;
+difficult). As in the reference catalog, a box is ``<bndbox>``'s pixel values as they are (VOC
+counts from 1) divided by ``<size>``'s height and width; names and poses are lower-cased;
 truncated and difficult are ``== "1"``. The key is the id.
 
 `first_box` (the head box of an Oxford-IIIT Pet annotation) is shared with `image_list`.
@@ -105,7 +105,7 @@ def first_box(path: Path) -> tuple[float, float, float, float]:
 
 
 def examples(source: Source) -> Examples:
-    """Yield ``(id, {"image", "filename", "objects", "labels", "labels_no_difficult"})``."""
+    """Yield ``(id, {"image", "image/filename", "objects", "labels", "labels_no_difficult"})``."""
     ids_file, root = source.file("ids"), source.file("root")
     with open(ids_file, encoding="utf-8") as f:
         ids = [line.strip() for line in f if line.strip()]
@@ -135,7 +135,7 @@ def examples(source: Source) -> Examples:
             image_id,
             {
                 "image": image,
-                "filename": image.name,
+                "image/filename": image.name,
                 "objects": objects,
                 "labels": labels,
                 "labels_no_difficult": easy,
@@ -157,7 +157,7 @@ FORMAT = SourceFormat(
     description="PASCAL VOC detection: an id list, JPEGImages/<id>.jpg, Annotations/<id>.xml",
     roles=(Role("ids"), Role("root")),
     features=lambda options: (
-        frozenset({"image", "filename", "objects", "labels", "labels_no_difficult"}),
+        frozenset({"image", "image/filename", "objects", "labels", "labels_no_difficult"}),
         frozenset(),
     ),
     examples=examples,

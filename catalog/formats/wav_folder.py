@@ -18,16 +18,16 @@ folders): no ``label`` feature.
 
 Windows: files matching a glob of option ``windows`` are decoded and cut into clips of
 ``window`` samples starting at 0, ``hop``, 2 * ``hop``, ... for every start < length -
-``window`` (as TFDS cuts speech_commands' background noise: the tail is dropped); each clip
-is an example keyed ``<path>@<start>`` and stored as a new WAV file. Every other file is
-stored as it is (the Audio feature checks its header), keyed by its path. The optional
-``filename`` feature gets the file's name. Option ``metadata`` names a ``metadata.csv`` or
-``metadata.jsonl`` file in the root, a row per file (``file_name``: its path under the root),
-and ``metadata_columns`` (``{feature: column}``) the columns each example gets from its row
-(`catalog.formats.folder_metadata`; a file without a row is an error). With option
+``window`` (as TFDS cuts speech_commands' background noise: the tail is dropped); each clip is
+an example keyed ``<path>@<start>`` and stored as a new WAV file. Every other file is stored as
+it is (the Audio feature checks its header), keyed by its path. The optional ``filename`` or
+``audio/filename`` (TFDS's name) feature gets the file's name. Option ``metadata`` names a
+``metadata.csv`` or ``metadata.jsonl`` file in the root, a row per file (``file_name``: its path
+under the root), and ``metadata_columns`` (``{feature: column}``) the columns each example gets
+from its row (`catalog.formats.folder_metadata`; a file without a row is an error). With option
 ``soundfile``, files are decoded with soundfile (FLAC and other formats it reads; see
-`catalog.formats.sound_files`) and their samples stored as WAV. Files are read one at a time,
-in path order.
+`catalog.formats.sound_files`) and their samples stored as WAV. Files are read one at a time, in
+path order.
 """
 
 from __future__ import annotations
@@ -48,6 +48,10 @@ from catalog.formats.sound_files import decode_sound
 from catalog.storage.tree_walk import files_under
 
 __all__ = ["FORMAT", "examples", "window_starts"]
+
+
+#: The Text features that get the file's name (``audio/filename``: TFDS's spoken_digit).
+_NAME_FEATURES = ("filename", "audio/filename")
 
 
 def window_starts(length: int, window: int, hop: int) -> range:
@@ -101,14 +105,14 @@ def examples(source: Source) -> Examples:
             chosen.add(path)
     chosen -= _listed(options["exclude"], check=None) | set(options["exclude_paths"])
     label_of = _labeller(source)
-    named = "filename" in source.features
+    named = [name for name in _NAME_FEATURES if name in source.features]
     rows = None
     if options["metadata"]:
         rows = load_metadata(
             root / options["metadata"], options["metadata_columns"], source.features
         )
     for relative in sorted(chosen):
-        extra: dict[str, Any] = {"filename": posixpath.basename(relative)} if named else {}
+        extra: dict[str, Any] = {name: posixpath.basename(relative) for name in named}
         if label_of is not None:
             extra["label"] = label_of(relative)
         if rows is not None:
@@ -236,7 +240,7 @@ FORMAT = SourceFormat(
         frozenset(
             {"audio", *(["label"] if options["labelled"] else []), *options["metadata_columns"]}
         ),
-        frozenset({"filename"}),
+        frozenset(_NAME_FEATURES),
     ),
     examples=examples,
     validate=_validate,

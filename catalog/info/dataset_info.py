@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import SpecError
-from catalog.features import FeaturesDict, from_json, supervised_keys_problem
+from catalog.features import FeaturesDict, SupervisedKeys, from_json, supervised_keys_problem
 from catalog.features.codec import RECORD_FORMAT
 from catalog.info.splits import SplitArg, resolve, split_text
 from catalog.info.text import format_info
@@ -131,7 +131,7 @@ class DatasetInfo:
     homepage: str = ""
     citation: str = ""
     license: str = ""
-    supervised_keys: tuple[str, str] | None = None
+    supervised_keys: SupervisedKeys | None = None
     tags: tuple[str, ...] = ()
     downloads: dict[str, dict[str, Any]] = field(default_factory=dict)
     record_format: dict[str, Any] = field(default_factory=lambda: dict(RECORD_FORMAT))

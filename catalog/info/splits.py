@@ -18,12 +18,18 @@ Resolution, as TFDS's ``core/splits.py`` does it:
   (every 1% the same size; refused below 100 examples); ``[:k%]`` and ``[k%:]`` share the bound,
   so they never overlap and never leave a gap;
 - a shard bound ``s`` is the number of examples in the first ``s`` shards (a bound of 0 or
-  less as the end counts from the last shard);
+  less as the end counts from the last shard), so a shard bound past the last shard is the
+  split's end: ``train[:2shard]`` of a split in one shard is all of it, ``train[3shard]``
+  nothing;
 - an absolute bound beyond the split (``abs(bound) > n``) is refused, not clipped; negative
   bounds count from the end; a start past the end selects nothing.
 
-One extra of catalog's, where TFDS refuses: a percent bound may have decimals
-(``train[:12.5%]``). Malformed specs and unknown splits raise `SplitError`, which is both a
+Two extras of catalog's, where TFDS refuses: a percent bound may have decimals
+(``train[:12.5%]``); and a spec that selects no example (``train[0:0]``, ``validation[:1%]``
+of 30, a shard past the last) gives an empty data source, where TFDS resolves it the same way
+but then refuses to read it ("corresponds to no data"): an empty part is what slicing
+arithmetic (`even_splits` of a split smaller than the part count) naturally gives.
+Malformed specs and unknown splits raise `SplitError`, which is both a
 ``ValueError`` (as in TFDS) and a ``KeyError``.
 """
 
@@ -37,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from catalog.errors import SplitError
+from catalog.errors import MissingDependencyError, SplitError
 
 __all__ = [
     "ReadInstruction",
@@ -48,6 +54,7 @@ __all__ = [
     "each_split",
     "even_splits",
     "resolve",
+    "split_for_jax_process",
     "split_text",
 ]
 
@@ -361,3 +368,37 @@ def even_splits(split: SplitArg, n: int, *, drop_remainder: bool = False) -> lis
         raise ValueError(f"even_splits needs a positive number of parts, got {n!r}")
     parsed = Split.from_spec(split)
     return [_EvenPart(parsed, index, n, bool(drop_remainder)) for index in range(n)]
+
+
+def split_for_jax_process(
+    split: SplitArg,
+    *,
+    process_index: int | None = None,
+    process_count: int | None = None,
+    drop_remainder: bool = False,
+) -> Split:
+    """This process's part of `split`: ``even_splits(split, process_count)[process_index]``,
+    as ``tfds.split_for_jax_process``. The index and count default to JAX's
+    ``jax.process_index()`` and ``jax.process_count()`` (JAX is imported only then).
+
+    >>> str(split_for_jax_process("train", process_index=1, process_count=2))
+    "even_splits('train', 2)[1]"
+    """
+    if process_index is None or process_count is None:
+        try:
+            import jax
+        except ImportError:
+            raise MissingDependencyError(
+                "split_for_jax_process needs process_index= and process_count=, or JAX to ask "
+                "them from (pip install jax)"
+            ) from None
+        process_index = jax.process_index() if process_index is None else process_index
+        process_count = jax.process_count() if process_count is None else process_count
+    parts = even_splits(split, process_count, drop_remainder=drop_remainder)
+    whole = not isinstance(process_index, bool) and isinstance(process_index, int)
+    if not whole or not 0 <= process_index < process_count:
+        raise SplitError(
+            f"split_for_jax_process: process_index must be an int in 0..{process_count - 1} "
+            f"(process_count={process_count}), got {process_index!r}"
+        )
+    return parts[process_index]

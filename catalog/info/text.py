@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalog._util.units import format_size
-from catalog.features import Feature, FeaturesDict, Sequence
+from catalog.features import Feature, FeaturesDict, Sequence, supervised_text
 
 if TYPE_CHECKING:
     from catalog.info.dataset_info import DatasetInfo
@@ -56,7 +56,7 @@ def format_info(
             lines += ["", textwrap.fill(text, _WIDTH, initial_indent="  ", subsequent_indent="  ")]
     fields = {"homepage": info.homepage, "license": info.license, "tags": ", ".join(info.tags)}
     if info.supervised_keys:
-        fields["supervised keys"] = f"({', '.join(info.supervised_keys)})"
+        fields["supervised keys"] = supervised_text(info.supervised_keys)
     if info.downloads:
         files = len(info.downloads)
         unknown = sum(1 for d in info.downloads.values() if not d.get("size"))

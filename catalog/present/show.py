@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from catalog.features import Audio, BBox, ClassLabel, FeaturesDict, Image, Text
+from catalog.features import Audio, BBox, ClassLabel, FeaturesDict, Image, SupervisedKeys, Text
 from catalog.features import Sequence as SequenceFeature
 from catalog.present.strings import describe, fit_width, one_line
 
@@ -282,7 +282,7 @@ def show_kind(
     return "text"
 
 
-def label_key(features: FeaturesDict, supervised_keys: tuple[str, str] | None) -> str | None:
+def label_key(features: FeaturesDict, supervised_keys: SupervisedKeys | None) -> str | None:
     """The ClassLabel feature captions name: the supervised target, else the first one."""
     labels = [k for k, f in features.items() if isinstance(f, ClassLabel)]
     if supervised_keys is not None and supervised_keys[1] in labels:
@@ -369,7 +369,7 @@ def pick_boxes(features: FeaturesDict) -> tuple[str, str, str] | None:
 
 def pick_features(
     features: FeaturesDict,
-    supervised_keys: tuple[str, str] | None = None,
+    supervised_keys: SupervisedKeys | None = None,
     image_key: str | None = None,
 ) -> tuple[str, str | None]:
     """(image feature, class label feature or None) to show, as the module docstring says.
@@ -384,7 +384,11 @@ def pick_features(
             raise ValueError(
                 f"{image_key!r} is not an Image feature; the features are: {described}"
             )
-    elif supervised_keys is not None and supervised_keys[0] in images:
+    elif (
+        supervised_keys is not None
+        and isinstance(supervised_keys[0], str)
+        and supervised_keys[0] in images
+    ):
         image_key = supervised_keys[0]
     elif images:
         image_key = images[0]

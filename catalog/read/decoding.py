@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from catalog.errors import SourceFormatError, SplitError
+from catalog.features import SupervisedKeys, supervised_pair
 from catalog.info.dataset_info import DatasetInfo
 from catalog.read.record_format import Codec, ColumnCodec, RecordFormat
 
@@ -75,7 +76,7 @@ class Decoding:
         )
         self.record_size = None if columns is None else columns.record_size
         #: (input, target) of `as_supervised`, else None
-        self.supervised_keys: tuple[str, str] | None = None
+        self.supervised_keys: SupervisedKeys | None = None
         if as_supervised:
             keys = info.supervised_keys
             if keys is None:
@@ -97,7 +98,7 @@ class Decoding:
         keys = self.supervised_keys
         if columns is None or keys is None:
             return columns
-        return columns[keys[0]], columns[keys[1]]
+        return supervised_pair(keys, columns)
 
     def error(
         self,
@@ -130,16 +131,15 @@ def _no_columns(records: Sequence[bytes]) -> None:
 
 
 def _supervised(
-    keys: tuple[str, str], codec: Codec
+    keys: SupervisedKeys, codec: Codec
 ) -> tuple[Callable[[bytes], Any], Callable[[Sequence[bytes]], list[Any]]]:
-    """Decoders returning ``(example[input], example[target])`` instead of the dict."""
-    x, y = keys
+    """Decoders returning ``(example[input], example[target])`` instead of the dict (the
+    input a dict of features when the keys name one)."""
 
     def one(record: bytes) -> tuple[Any, Any]:
-        example = codec.decode(record)
-        return example[x], example[y]
+        return supervised_pair(keys, codec.decode(record))
 
     def many(records: Sequence[bytes]) -> list[Any]:
-        return [(e[x], e[y]) for e in codec.decode_many(records)]
+        return [supervised_pair(keys, e) for e in codec.decode_many(records)]
 
     return one, many

@@ -86,9 +86,10 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*\Z")
 #: Config names: words of [a-z0-9_] joined by '.' or '-' (``v1.1``, ``320px``, ``full-size``).
 _CONFIG_NAME = re.compile(r"^[a-z0-9][a-z0-9_]*([.-][a-z0-9_]+)*\Z")
 #: Feature names keep TFDS's: words of letters (either case), digits and _, from a letter,
-#: joined by one '.', ' ' or '-' (titanic's ``home.dest``, wine_quality's ``fixed acidity``,
-#: ``pH``); '/' separates the parts of a feature path, so it is never in a name.
-FEATURE_NAME_RULE = r"[A-Za-z][A-Za-z0-9_]*([. -][A-Za-z0-9_]+)*"
+#: joined by one '.', ' ', '-' or '/' (titanic's ``home.dest``, wine_quality's ``fixed
+#: acidity``, ``pH``, cats_vs_dogs's ``image/filename``). '/' also joins a feature path's
+#: parts; a name holding one is the longer match (`FeaturesDict.split_path`).
+FEATURE_NAME_RULE = r"[A-Za-z][A-Za-z0-9_]*([. /-][A-Za-z0-9_]+)*"
 _FEATURE_NAME = re.compile(f"^{FEATURE_NAME_RULE}\\Z")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 #: A tag names a modality or task: lower case words joined by hyphens (``image-classification``).
@@ -170,7 +171,7 @@ def _feature_name_problem(name: object, prefix: str) -> str:
     quote = "" if isinstance(name, str) else f"YAML reads it as {type(name).__name__}: quote it; "
     return (
         f"feature name {shown} must be words of letters, digits and _, starting with a letter, "
-        f"joined by one '.', ' ' or '-' ({FEATURE_NAME_RULE}; '/' separates nested features); "
+        f"joined by one '.', ' ', '-' or '/' ({FEATURE_NAME_RULE}); "
         f"{quote}rename it, e.g. to {valid!r}"
     )
 

@@ -18,7 +18,7 @@ from catalog.errors import SpecError
 from catalog.spec.files import CHECKSUMS_FILE, SPEC_FILE
 
 if TYPE_CHECKING:  # annotations only: loading a spec imports the features, naming one does not
-    from catalog.features import FeaturesDict
+    from catalog.features import FeaturesDict, SupervisedKeys
 
 __all__ = [
     "CHECKSUMS_FILE",
@@ -87,7 +87,7 @@ class BuilderSpec:
     homepage: str = ""
     citation: str = ""
     license: str = ""
-    supervised_keys: tuple[str, str] | None = None
+    supervised_keys: SupervisedKeys | None = None
     #: Modality and task tags (``image``, ``image-classification``, ``text``, ...).
     tags: tuple[str, ...] = ()
     path: Path | None = field(default=None, compare=False)

@@ -136,7 +136,7 @@ def check_example(feature: Feature, value: Any, *, where: str) -> None:
     elif isinstance(feature, Sequence):
         _check_sequence(feature, value, where=where)
     elif isinstance(feature, ClassLabel):
-        low = -1 if feature.allow_unlabeled else 0
+        low = feature.lowest
         high = feature.num_classes or 0
         assert type(value) is int and low <= value < high, f"{where}: {value!r}"
     elif isinstance(feature, Scalar):

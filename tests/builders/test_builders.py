@@ -158,7 +158,7 @@ def test_binarized_mnist_pixels_are_0_or_1(tmp_path: Path) -> None:
     assert ds["train"][0]["image"][:2, :6, 0].tolist() == [[1, 1, 1, 1, 1, 1], [1, 1, 0, 0, 0, 1]]
 
 
-def test_svhn_labels_10_means_0(tmp_path: Path) -> None:
+def test_svhn_labels_10_means_0_and_ids_have_6_digits_as_tfds(tmp_path: Path) -> None:
     ds = run_builder(ROOT / "builders" / "svhn_cropped", tmp_path, num_examples=SVHN)
     for seed, (split, count) in enumerate(SVHN.items()):
         images = cifar_images(count, seed=100 + seed)
@@ -166,7 +166,7 @@ def test_svhn_labels_10_means_0(tmp_path: Path) -> None:
         for i in range(count):
             example = ds[split][i]
             np.testing.assert_array_equal(example["image"], images[i])
-            assert example["label"] == y[i] % 10 and example["id"] == f"{split}_{i:05d}"
+            assert example["label"] == y[i] % 10 and example["id"] == f"{split}_{i:06d}"
     assert svhn_labels(4, seed=0)[0] == 10 and ds["train"][0]["label"] == 0
 
 

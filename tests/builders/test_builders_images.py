@@ -137,7 +137,7 @@ def test_cats_vs_dogs_skips_files_without_jfif_in_their_first_512_bytes(tmp_path
         "cats_vs_dogs", tmp_path,
         {"train": ("kagglecatsanddogs_5340.zip", CATS_VS_DOGS)}, png=False,
     )  # fmt: skip
-    assert [ds["train"][i]["filename"] for i in range(3)] == [p for p, _, _ in CATS_VS_DOGS]
+    assert [ds["train"][i]["image/filename"] for i in range(3)] == [p for p, _, _ in CATS_VS_DOGS]
     assert ds["train"][0]["image"].shape == (4, 6, 3)
 
 
@@ -225,7 +225,7 @@ def test_voc_objects_boxes_and_label_sets(tmp_path: Path) -> None:
         for i, image_id in enumerate(ids):
             height, width, _, objs = VOC_IMAGES[image_id]
             example = ds[split][i]
-            assert example["filename"] == f"{image_id}.jpg"
+            assert example["image/filename"] == f"{image_id}.jpg"
             assert example["image"].shape == (height, width, 3)
             got = example["objects"]
             assert [names[k] for k in got["label"]] == [o[0].lower() for o in objs]
@@ -316,7 +316,7 @@ def test_caltech101_samples_30_per_class_from_a_tar_inside_the_zip(tmp_path: Pat
     ds = run_builder(BUILDERS / "caltech101", tmp_path, num_examples={"train": 90, "test": 3})
     names = ds["train"].features["label"].names
     for split, expected in (("train", train), ("test", test)):
-        got = [(names[e["label"]], e["file_name"]) for e in ds[split]]
+        got = [(names[e["label"]], e["image/file_name"]) for e in ds[split]]
         want = [(p.split("/")[1].lower(), p.split("/")[2]) for p in expected]
         assert got == want
     assert {names[e["label"]] for e in ds["test"]} == {"background_google", "faces_easy"}
@@ -385,7 +385,7 @@ IMAGE_FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object]]]
     "horses_or_humans": ("3.0.0", {"train": 1027, "test": 256},
                          {"image": ("Image", (300, 300, 3)), "label": ("ClassLabel", 2)}),
     "cats_vs_dogs": ("4.0.1", {"train": 23262},
-                     {"image": ("Image", (None, None, 3)), "filename": ("Text", ()),
+                     {"image": ("Image", (None, None, 3)), "image/filename": ("Text", ()),
                       "label": ("ClassLabel", 2)}),
     "oxford_flowers102": ("2.1.1", {"train": 1020, "validation": 1020, "test": 6149},
                           {"image": ("Image", (None, None, 3)), "label": ("ClassLabel", 102),
@@ -421,9 +421,9 @@ IMAGE_FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object]]]
                               "filename": ("Text", ())}),
     "caltech101": ("3.0.2", {"train": 3060, "test": 6084},
                    {"image": ("Image", (None, None, 3)), "label": ("ClassLabel", 102),
-                    "file_name": ("Text", ())}),
+                    "image/file_name": ("Text", ())}),
     "voc/2007": ("5.0.0", {"train": 2501, "validation": 2510, "test": 4952},
-                 {"image": ("Image", (None, None, 3)), "filename": ("Text", ()),
+                 {"image": ("Image", (None, None, 3)), "image/filename": ("Text", ()),
                   "objects": ("Sequence", None), "labels": ("Sequence", None),
                   "labels_no_difficult": ("Sequence", None)}),
 }  # fmt: skip

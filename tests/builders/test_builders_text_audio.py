@@ -61,11 +61,12 @@ def test_imdb_reviews_folders_and_unlabelled_split(tmp_path: Path) -> None:
     assert ds["train"].info.config == "plain_text"
 
 
-def test_yelp_polarity_reads_csv_quoting(tmp_path: Path) -> None:
+def test_yelp_polarity_keeps_doubled_quotes_as_tfds(tmp_path: Path) -> None:
     ds = build("yelp_polarity_reviews", tmp_path, {"train": 3, "test": 1})
     assert [(e["text"], e["label"]) for e in ds["train"]] == [
-        # "" is one quote; the escaped newline stays backslash + n; "2" is index 1.
-        ('Terrible service, "never" again.\\nWould not recommend.', 0),
+        # "" stays "" (TFDS slices the raw line); the escaped newline stays backslash + n;
+        # "2" is index 1.
+        ('Terrible service, ""never"" again.\\nWould not recommend.', 0),
         ("Great tacos!", 1),
         ("Best, friendliest staff in town.", 1),
     ]
@@ -165,6 +166,13 @@ def test_titanic_missing_values_and_value_maps(tmp_path: Path) -> None:
     assert (abbott["cabin"], abbott["boat"], abbott["home.dest"]) == ("Unknown",) * 3
     assert ng["age"] == -1 and ng["fare"] == -1 and ng["embarked"] == 3  # ? -> Unknown
     assert ds.features["embarked"].int2str(ng["embarked"]) == "Unknown"
+    # TFDS's supervised keys: a dict of the 13 other features, survived the target.
+    sup = catalog.data_source(ds._folder, split="train", as_supervised=True)
+    inputs, target = sup[0]
+    assert target == 1 and list(inputs) == [k for k in ds.features if k != "survived"]
+    assert inputs["home.dest"] == "St Louis, MO" and inputs["age"] == np.float32(29)
+    assert ds.info.supervised_keys is not None
+    assert catalog.features.supervised_text(ds.info.supervised_keys).endswith("}, survived)")
 
 
 @pytest.mark.parametrize(
@@ -180,13 +188,15 @@ def test_wine_quality_configs(
     measures = ds[0]["features"]
     assert list(measures.values()) == pytest.approx(first)
     assert measures["sulphates"].dtype == np.float64 and measures["pH"].dtype == np.float32
+    # TFDS's float64 sulphates went through its FloatList (float32): 0.45 is 0.44999998...
+    assert measures["sulphates"] == float(np.float32(first[9])) != first[9]
     assert next(iter(measures)) == "fixed acidity"
 
 
 def test_spoken_digit_wavs_labelled_by_file_name(tmp_path: Path) -> None:
     ds = build("spoken_digit", tmp_path, {"train": 3})["train"]
     for example, (name, count) in zip(ds, sorted(SPOKEN_DIGIT.items()), strict=True):
-        assert example["filename"] == name and example["label"] == int(name[0])
+        assert example["audio/filename"] == name and example["label"] == int(name[0])
         assert example["audio"].dtype == np.int64 and example["audio"].shape == (count,)
         np.testing.assert_array_equal(example["audio"], tone(count, seed_of(name)))
     assert ds[0]["audio"][:3].tolist() == [-32768, 15406, -1956]  # the pattern itself, literally
@@ -268,7 +278,7 @@ FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object]]]] = {
                          {"quality": ("Scalar", ()), "features": ("FeaturesDict", None)}),
     "spoken_digit": ("1.0.9", {"train": 2500},
                      {"audio": ("Audio", (None,)), "label": ("ClassLabel", 10),
-                      "filename": ("Text", ())}),
+                      "audio/filename": ("Text", ())}),
     "speech_commands": ("0.0.3", {"train": 85511, "validation": 10102, "test": 4890},
                         {"audio": ("Audio", (None,)), "label": ("ClassLabel", 12)}),
 }  # fmt: skip

@@ -473,11 +473,20 @@ def test_class_label_bad_arguments(kwargs: dict[str, Any], message: str) -> None
 
 
 def test_class_label_with_zero_classes_as_tfds() -> None:
-    """TFDS allows ``ClassLabel(num_classes=0)`` and ``ClassLabel(names=[])``; nothing encodes."""
+    """TFDS allows ``ClassLabel(num_classes=0)`` and ``ClassLabel(names=[])``; -1 (no label)
+    is the one value they encode, as TFDS's ``encode_example(-1) == -1``."""
     for label in (ClassLabel(num_classes=0), ClassLabel(names=[])):
-        assert (label.num_classes, label.names) == (0, [])
+        assert (label.num_classes, label.names, label.lowest) == (0, [], -1)
+        stored = label.encode(-1)
+        assert label.decode(bytearray(stored), 0, len(stored)) == -1
+        assert (label.str2int("-1"), label.int2str(-1)) == (-1, "-1")
         with pytest.raises(FeatureError, match="label 0 is out of range: the feature has no"):
             label.encode(0)
+        features = FeaturesDict({"label": label})
+        assert features.decode(bytearray(features.encode({"label": -1})), 0, 1) == {"label": -1}
+    late = ClassLabel()
+    late.names = []
+    assert late.lowest == -1 and ClassLabel(names=["a"]).lowest == 0
     assert from_json(ClassLabel(names=[]).to_json()) == ClassLabel(names=[])
 
 
@@ -524,7 +533,8 @@ def test_class_label_empty_names_file(tmp_path: Path) -> None:
         (lambda: Sequence(Text(), length=0), "length must be a positive int or None"),
         (lambda: Sequence("Text"), "Sequence needs a Feature"),
         (lambda: FeaturesDict({}), "non-empty dict"),
-        (lambda: FeaturesDict({"a/b": Text()}), "without '/' or '\\['"),
+        (lambda: FeaturesDict({"a//b": Text()}), "'/' only between words"),
+        (lambda: FeaturesDict({"a[0]": Text()}), "without '\\['"),
         (lambda: FeaturesDict({"a": {"type": "Text"}}), "is a JSON spec"),
     ],
 )

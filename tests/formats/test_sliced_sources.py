@@ -156,4 +156,4 @@ def test_preparing_a_big_compressed_mat_holds_a_few_blocks_in_memory(tmp_path: P
     assert len(info.splits["extra"].shards) > 1
     assert peak < array_bytes / 4, (peak, array_bytes)  # measured: 11 MB
     example = b.as_data_source("extra")[12_345]
-    assert example["label"] == (12_345 % 10 + 1) % 10 and example["id"] == "extra_12345"
+    assert example["label"] == (12_345 % 10 + 1) % 10 and example["id"] == "extra_012345"

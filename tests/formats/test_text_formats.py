@@ -44,6 +44,28 @@ def test_delimited_maps_columns_fills_missing_values_and_maps_values(tmp_path: P
                    ("1", {"name": "Lee", "age": -1.0, "kind": 1})]  # fmt: skip
 
 
+def test_delimited_names_with_a_slash_beside_nested_paths(tmp_path: Path) -> None:
+    """TFDS's ``image/filename`` is one name; ``meta/id`` a path into the dict ``meta``."""
+    file = tmp_path / "p.csv"
+    file.write_text("f,i,n\na.jpg,7,x\n")
+    features = {"image/filename": Text(), "meta": {"id": Scalar("int32")}, "image": Text()}
+    [(_, got)] = read("delimited", {"file": file}, features,
+                      columns={"image/filename": "f", "meta/id": "i", "image": "n"})  # fmt: skip
+    assert got == {"image/filename": "a.jpg", "meta": {"id": 7}, "image": "x"}
+
+
+def test_delimited_doubled_quotes_and_float32_as_tfds(tmp_path: Path) -> None:
+    """TFDS's Yelp reader slices raw lines (quotes stay doubled); TFDS stores every float as
+    float32, so a float64 feature reads back rounded."""
+    file = tmp_path / "p.csv"
+    file.write_text('name,age,kind\n" say ""hi"" ",0.56,a\n')
+    features = {**PEOPLE, "age": Scalar("float64")}
+    [(_, got)] = read("delimited", {"file": file}, features, columns=COLUMNS,
+                      doubled_quotes=["name"], strip=["name"], via_float32=["age"])  # fmt: skip
+    assert got["name"] == 'say ""hi""' and got["age"] == 0.5600000023841858
+    assert got["age"].dtype == np.float64
+
+
 @pytest.mark.parametrize(
     ("text", "options", "message"),
     [("name,age,kind\nA,?,a\n", {"missing": ["?"]},
@@ -103,12 +125,16 @@ def test_delimited_quote_none_stack_constant_and_row_index(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("options", "message"),
     [({"columns": {"name": "name", "age": "age"}},
-      "format 'delimited' gives examples of age, name"),
-     ({"columns": {**COLUMNS, "nope": "x"}}, "the spec has no feature 'nope'"),
+      "the spec's feature 'kind' is not one of them"),
+     ({"columns": {**COLUMNS, "nope": "x"}}, "'nope' is not a feature (features: age, kind"),
      ({"columns": COLUMNS, "quoting": "all"}, "options.quoting must be one of minimal, none"),
      ({"columns": COLUMNS, "fill": {"zzz": "0"}}, "'zzz' in fill, values or strip is not a mapped"),
      ({"columns": COLUMNS, "stack": {"age": ["a"]}},
-      "feature 'age' is given a value by more than")],
+      "feature 'age' is given a value by more than"),
+     ({"columns": COLUMNS, "doubled_quotes": ["age"]},
+      "options.doubled_quotes: 'age' is not a mapped Text feature"),
+     ({"columns": COLUMNS, "via_float32": ["name"]},
+      "options.via_float32: 'name' is not a mapped float feature")],
 )  # fmt: skip
 def test_delimited_spec_problems(options: dict[str, Any], message: str) -> None:
     fmt = FORMATS["delimited"]

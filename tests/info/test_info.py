@@ -98,8 +98,12 @@ def test_nested_features_print_as_a_tree() -> None:
     ("keys", "message"),
     [
         (("image", "target"), "'target' is not a feature; features: image, label"),
-        (("label", "label"), "two different features"),
+        (("label", "label"), "the target not among the inputs"),
         (("image",), "expected [input, target]"),
+        (({"x": "image", "y": "label"}, "label"), "the target not among the inputs"),
+        (({"x": "pixels"}, "label"), "'pixels' is not a feature"),
+        (({}, "label"), "the input dict maps names to feature names"),
+        (({"x": 3}, "label"), "the input dict maps names to feature names"),
     ],
 )
 def test_supervised_keys_are_validated(
@@ -108,6 +112,13 @@ def test_supervised_keys_are_validated(
     with pytest.raises(SpecError) as error:
         dataclasses.replace(info, supervised_keys=keys)
     assert message in str(error.value)
+
+
+def test_supervised_keys_may_name_a_dict_of_inputs_as_tfds(info: DatasetInfo) -> None:
+    """TFDS's titanic: ``({name: feature, ...}, target)``; it round-trips through JSON."""
+    keyed = dataclasses.replace(info, supervised_keys=({"pixels": "image"}, "label"))
+    assert DatasetInfo.from_json(keyed.to_json()).supervised_keys == ({"pixels": "image"}, "label")
+    assert "\nsupervised keys: ({pixels: image}, label)\n" in str(keyed)
 
 
 def test_spec_names_file_is_relative_to_the_builder_folder(tmp_path: Path) -> None:

@@ -250,3 +250,57 @@ def test_info_splits_answer_a_spec() -> None:
 
 def test_even_splits_is_the_public_one() -> None:
     assert catalog.even_splits is even_splits and catalog.ReadInstruction is ReadInstruction
+
+
+@pytest.mark.parametrize(
+    ("count", "drop_remainder", "expected"),
+    [  # subsplits_utils: split_for_jax_process is even_splits(split, count)[index]
+        (3, False, [(0, 4), (4, 8), (8, 11)]),
+        (3, True, [(0, 3), (3, 6), (6, 9)]),
+        (1, False, [(0, 11)]),
+        (12, False, [(i, i + 1) for i in range(11)] + [(11, 11)]),  # more processes than rows
+    ],
+)
+def test_split_for_jax_process_as_tfds(count: int, drop_remainder: bool, expected) -> None:
+    got = []
+    for index in range(count):
+        part = catalog.split_for_jax_process(
+            "train", process_index=index, process_count=count, drop_remainder=drop_remainder
+        )
+        assert str(part) == str(even_splits("train", count, drop_remainder=drop_remainder)[index])
+        [(_, rows)] = resolve(part, {"train": 11})
+        got.append((rows.start, rows.stop))
+    assert got == expected
+    summed = catalog.split_for_jax_process("train[:4]+test", process_index=1, process_count=2)
+    sizes = {"train": 11, "test": 6}
+    assert resolve(summed, sizes) == resolve("train[2:4]+test[3:]", sizes)
+
+
+@pytest.mark.parametrize("index", [-1, 2, 1.0, True])
+def test_split_for_jax_process_refuses_an_index_out_of_range(index: object) -> None:
+    with pytest.raises(SplitError, match=r"process_index must be an int in 0\.\.1"):
+        catalog.split_for_jax_process("train", process_index=index, process_count=2)  # type: ignore[arg-type]
+
+
+def test_split_for_jax_process_asks_jax_for_what_is_not_given() -> None:
+    jax = pytest.importorskip("jax")
+    part = catalog.split_for_jax_process("train", process_count=1)
+    assert jax.process_count() == 1 and resolve(part, {"train": 5}) == [("train", range(5))]
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [  # TFDS's _rel_to_abs_instr sums the lengths of the first s shards: past the last, the end
+        ("dev-train[:2shard]", (0, 10)),
+        ("dev-train[:5shard]", (0, 10)),
+        ("dev-train[1shard:9shard]", (5, 10)),
+        ("dev-train[2shard]", (10, 10)),  # nothing: TFDS refuses to read it, catalog reads none
+        ("train[:2shard]", (0, 200)),  # one shard: the whole split, as TFDS gives it
+        ("train[0:0]", (0, 0)),
+    ],
+)
+def test_shard_bounds_past_the_last_shard_end_the_split_as_in_tfds(
+    spec: str, expected: tuple[int, int]
+) -> None:
+    [(_, rows)] = resolve(spec, SIZES)
+    assert (rows.start, rows.stop) == expected

@@ -1,8 +1,8 @@
 """Feature names in builder.yaml: the rule, and one clear error with a valid name to use.
 
 The rule is TFDS's: words of letters (either case), digits and _, starting with a letter,
-joined by one '.', ' ' or '-' (``FEATURE_NAME_RULE``), so titanic's ``home.dest`` and
-wine_quality's ``fixed acidity`` and ``pH`` stay valid; '/' separates nested features.
+joined by one '.', ' ', '-' or '/' (``FEATURE_NAME_RULE``), so titanic's ``home.dest``,
+wine_quality's ``fixed acidity`` and ``pH`` and cats_vs_dogs's ``image/filename`` stay valid.
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ def test_every_registered_builder_keeps_to_the_rule() -> None:
         specs = [data, *(data.get("configs") or {}).values()]
         for spec in specs:
             for path in feature_names(spec.get("features")):
+                assert RULE.fullmatch(path), (dataset, path)
                 name = path.rsplit("/", 1)[-1]
-                assert RULE.fullmatch(name), (dataset, path)
                 if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
                     outside_lower_snake_case.add(f"{dataset}:{path}")
     # Why the rule is wider than [a-z][a-z0-9_]*: TFDS-compatible names.
@@ -78,8 +78,10 @@ def test_every_registered_builder_keeps_to_the_rule() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["MyComment", "home.dest", "'fixed acidity'", "pH", "X", "x2", "sepal-length"]
-)
+    "name",
+    ["MyComment", "home.dest", "'fixed acidity'", "pH", "X", "x2", "sepal-length",
+     "image/filename"],
+)  # fmt: skip
 def test_names_in_the_rule_load(tmp_path: Path, name: str) -> None:
     columns = f"{name}: text, label: label"
     folder = builder(tmp_path / "mine", f"  {name}: {{type: Text}}\n" + LABEL, columns)
@@ -89,7 +91,8 @@ def test_names_in_the_rule_load(tmp_path: Path, name: str) -> None:
 @pytest.mark.parametrize(
     ("yaml_name", "shown", "valid"),
     [
-        ("'my/comment'", "'my/comment'", "my_comment"),
+        ("'my//comment'", "'my//comment'", "my_comment"),
+        ("'/comment'", "'/comment'", "comment"),
         ("_id", "'_id'", "id"),
         ("'1st place'", "'1st place'", "feature_1st_place"),
         ("home..dest", "'home..dest'", "home_dest"),
@@ -109,8 +112,8 @@ def test_a_name_outside_the_rule_is_one_error_with_a_valid_name(
     quote = "YAML reads it as int: quote it; " if shown == "2017" else ""
     assert str(info.value) == (
         f"{folder / 'builder.yaml'}: field 'features': feature name {shown} must be words of "
-        "letters, digits and _, starting with a letter, joined by one '.', ' ' or '-' "
-        f"({FEATURE_NAME_RULE}; '/' separates nested features); {quote}rename it, e.g. to "
+        "letters, digits and _, starting with a letter, joined by one '.', ' ', '-' or '/' "
+        f"({FEATURE_NAME_RULE}); {quote}rename it, e.g. to "
         f"{valid!r}"
     )
     assert RULE.fullmatch(valid)

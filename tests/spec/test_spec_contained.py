@@ -128,7 +128,7 @@ def test_read_names_file_refuses_devices() -> None:
     [
         ("  label: {", "  _label: {", "feature name '_label' must be words of letters"),
         ("  label: {", "  my--label: {", "feature name 'my--label' must be"),
-        ("  label: {", "  'label/x': {", "feature name 'label/x' must be"),
+        ("  label: {", "  'label//x': {", "feature name 'label//x' must be"),
         ("  label: {", "  'label ': {", "feature name 'label ' must be"),
         ("  label: {", "  2017: {", "feature name 2017 must be"),
         (

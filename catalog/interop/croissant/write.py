@@ -153,10 +153,10 @@ def _classes_id(path: str) -> str:
 
 
 def _field(
-    feature: Feature, split: str, path: str, column: str, json_path: str | None
+    feature: Feature, split: str, name: str, path: str, column: str, json_path: str | None
 ) -> dict[str, Any]:
-    """The cr:Field of the feature at `path` in `split`'s record set."""
-    name = path.rsplit("/", 1)[-1]
+    """The cr:Field of feature `name` (which may hold '/', TFDS's ``image/filename``) at
+    `path` in `split`'s record set."""
     # Croissant readers refuse whitespace in an @id (wine_quality's "fixed acidity"): the
     # @id writes it as "_", the name keeps it.
     uid = f"{split}/{path}".replace(" ", "_")
@@ -169,7 +169,7 @@ def _field(
         repeated = True
     if isinstance(inner, FeaturesDict):
         field["subField"] = [
-            _field(child, split, f"{path}/{n}", column, _join(json_path, n))
+            _field(child, split, n, f"{path}/{n}", column, _join(json_path, n))
             for n, child in inner.items()
         ]
     else:
@@ -276,7 +276,8 @@ def to_croissant(info: DatasetInfo) -> dict[str, Any]:
             }
         )
         fields = [
-            _field(feature, split, path, path, None) for path, feature in info.features.items()
+            _field(feature, split, path, path, path, None)
+            for path, feature in info.features.items()
         ]
         count = info.splits[split].num_examples
         record_sets.append(

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from catalog.errors import DatasetNotFoundError, ShardError, SourceFormatError
-from catalog.features import FeaturesDict
+from catalog.features import FeaturesDict, SupervisedKeys
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.info.splits import SplitArg, SplitsArg
 from catalog.interop.tfds import RECORD_FORMAT_NAME
@@ -134,17 +134,24 @@ def _count_records(path: Path, fmt: str) -> int:
         reader.close()
 
 
-def _supervised_keys(data: Mapping[str, Any]) -> tuple[str, str] | None:
+def _supervised_keys(data: Mapping[str, Any]) -> SupervisedKeys | None:
     keys = data.get("supervisedKeys")
     if not keys:
         return None
     if "input" in keys and "output" in keys:  # the older form
         return str(keys["input"]), str(keys["output"])
     items = keys.get("tuple", {}).get("items", [])
-    names = [item.get("featureKey") for item in items]
-    if len(names) == 2 and all(isinstance(n, str) for n in names):
-        return names[0], names[1]
-    return None  # dict-shaped supervised keys: catalog's as_supervised takes two names
+    if len(items) != 2 or not isinstance(items[1].get("featureKey"), str):
+        return None  # a weight key, or nests catalog's as_supervised does not take
+    target = str(items[1]["featureKey"])
+    if isinstance(items[0].get("featureKey"), str):
+        return str(items[0]["featureKey"]), target
+    inner = items[0].get("dict", {}).get("dict")
+    if isinstance(inner, dict) and inner:  # a dict of feature keys, sorted as TFDS reads it
+        named = {str(k): v.get("featureKey") for k, v in sorted(inner.items())}
+        if all(isinstance(v, str) for v in named.values()):
+            return named, target
+    return None
 
 
 def read_tfds_info(path: str | os.PathLike[str]) -> DatasetInfo:

@@ -64,9 +64,16 @@ def _tfds_info(info: DatasetInfo, counts: Mapping[str, tuple[int, int]]) -> dict
         data["configName"] = info.config
         data["configDescription"] = info.config_description
     if info.supervised_keys:
-        items = [{"featureKey": key} for key in info.supervised_keys]
+        items = [_nest(key) for key in info.supervised_keys]
         data["supervisedKeys"] = {"tuple": {"items": items}}
     return data
+
+
+def _nest(key: str | dict[str, str]) -> dict[str, Any]:
+    """A supervised key as TFDS's ``SupervisedKeys.Nest`` in JSON: a feature key or a dict."""
+    if isinstance(key, dict):
+        return {"dict": {"dict": {name: {"featureKey": k} for name, k in key.items()}}}
+    return {"featureKey": key}
 
 
 def export(

@@ -114,22 +114,36 @@ def _list_name(dtype: np.dtype[Any]) -> str:
     return f"a FloatList ({dtype.name})" if dtype.kind == "f" else f"an Int64List ({dtype.name})"
 
 
+#: Unsigned dtypes whose values TF and TFDS may store as their signed twin's bits: TFDS
+#: bitcasts a uint64 to int64 before writing it in an Int64List (so 2**63 and up arrive
+#: negative), and code that packs uint32s through int32 does the same with 32 bits.
+_BITCAST_UNSIGNED = frozenset({np.dtype(np.uint32), np.dtype(np.uint64)})
+
+
 def as_dtype(values: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
-    """`values` (int64 or float32) as `dtype`, refusing ints that do not fit it."""
+    """`values` (int64 or float32) as `dtype`, refusing ints that do not fit it. A uint32 or
+    uint64 also takes the negative values of its signed twin, as their bits (what TF's
+    cast and TFDS's bitcast give): -1 is 2**64 - 1 as uint64."""
     if values.dtype == dtype or not len(values):
         return values.astype(dtype, copy=False)
     if dtype.kind in "biu" and values.dtype.kind == "i":
         low, high = (0, 1) if dtype.kind == "b" else _range(dtype)
+        twin = dtype in _BITCAST_UNSIGNED
+        if twin:
+            low = -(1 << (dtype.itemsize * 8 - 1))
         bad = (values < low) | (values > high)
         if bad.any():
             first = values[np.argmax(bad)]
-            raise Mismatch(f"value {first} does not fit {dtype.name} ({low}..{high})")
-    return values.astype(dtype)
+            accepted = f"{0 if twin else low}..{high}"
+            if twin:
+                accepted += f", or {low}..-1 as its {dtype.itemsize * 8} bits"
+            raise Mismatch(f"value {first} does not fit {dtype.name} ({accepted})")
+    return values.astype(dtype)  # two's complement: a negative keeps its low bits
 
 
 def _range(dtype: np.dtype[Any]) -> tuple[int, int]:
     info = np.iinfo(dtype)
-    return int(info.min), min(int(info.max), int(np.iinfo(np.int64).max))
+    return int(info.min), int(info.max)
 
 
 def one_label(value: Value, feature: ClassLabel) -> int:
@@ -147,7 +161,7 @@ def class_labels(
         return np.empty(0, np.int64)
     _count(value, count, "an Int64List")
     classes = feature.num_classes
-    low = -1 if feature.allow_unlabeled else 0
+    low = feature.lowest
     if len(value) and (classes is None or value.min() < low or value.max() >= classes):
         bad = value[0] if classes is None else value[(value < low) | (value >= classes)][0]
         feature.int2str(int(bad))  # raises the feature's own error: out of range, or no classes

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from catalog._util.units import format_size
+from catalog.features import supervised_text
 from catalog.info.text import feature_rows
 from catalog.interop.croissant.write import to_croissant
 from catalog.present.site.entries import Entry, class_labels, slug
@@ -141,7 +142,9 @@ def _facts(entry: Entry) -> str:
     if info.license:
         facts.append(("license", esc(info.license)))
     if info.supervised_keys:
-        facts.append(("supervised keys", f"<code>({esc(', '.join(info.supervised_keys))})</code>"))
+        facts.append(
+            ("supervised keys", f"<code>{esc(supervised_text(info.supervised_keys))}</code>")
+        )
     if info.downloads:
         files = len(info.downloads)
         facts.append(
