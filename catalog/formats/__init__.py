@@ -31,6 +31,7 @@ voc           PASCAL VOC detection: id lists, JPEGs and XML annotations with box
 json_lines    JSON Lines, one object per line, keys mapped to features
 parquet       Parquet files, one example per row (the optional extra catalog[parquet])
 webdataset    WebDataset tar shards, members sharing a key make one example
+image_tar     images in a tar or a tar of tars (ImageNet), indexed once, read in place
 ============  ==========================================================================
 """
 
@@ -44,6 +45,7 @@ from catalog.formats import (
     image_csv,
     image_folder,
     image_list,
+    image_tar,
     json_lines,
     mat,
     npz,
@@ -86,5 +88,6 @@ FORMATS: dict[str, SourceFormat] = {
         json_lines.FORMAT,
         parquet.FORMAT,
         webdataset.FORMAT,
+        image_tar.FORMAT,
     )
 }

@@ -1,0 +1,63 @@
+"""The ImageNet family prepared from dummy files in the upstream layout (a tar of per-class
+tars, a flat validation tar), checked against what TFDS 4.9.10 itself stored from the same
+files (tests/fixtures/tf/imagenet_gold.json, made by make_imagenet_gold.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+
+from catalog.features.image_decode import decoder_for
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo
+from catalog.read.data_source import DataSource
+from catalog.testing.harness import run_builder
+
+from dummy_imagenet import TRAIN, VALIDATION, VALIDATION_LABELS, train_files, validation_files
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILDERS = ROOT / "builders"
+GOLD = json.loads((ROOT / "tests" / "fixtures" / "tf" / "imagenet_gold.json").read_text())
+
+
+def stored(tmp_path: Path, split: str) -> DataSource:
+    """The prepared split with its images left as their stored bytes."""
+    folder = next((tmp_path / "data").rglob(INFO_FILE)).parent
+    return DataSource(folder, DatasetInfo.read(folder), split, decoders={"image": False})
+
+
+def test_imagenet2012_matches_what_tfds_stored(tmp_path: Path) -> None:
+    ds = run_builder(BUILDERS / "imagenet2012", tmp_path,
+                     num_examples={"train": len(TRAIN), "validation": len(VALIDATION)})  # fmt: skip
+    names = ds["train"].features["label"].names
+    assert len(names) == 1000 and names[:2] == ["n01440764", "n01443537"]
+    originals = {**train_files(), **validation_files()}
+    # archive order; labels: the inner tar's name, and validation_labels.txt by sorted name
+    order = {
+        "train": [(name, label) for label, name, *_ in TRAIN],
+        "validation": [
+            (name, VALIDATION_LABELS[sorted(n for n, *_ in VALIDATION).index(name)])
+            for name, *_ in VALIDATION
+        ],
+    }
+    for split, expected in order.items():
+        got = [(e["file_name"], names[e["label"]]) for e in ds[split]]
+        assert got == expected
+        gold = {row["file_name"]: row for row in GOLD["imagenet2012"][split]}
+        assert sorted(got) == sorted((n, row["label"]) for n, row in gold.items())  # = TFDS's
+        raw = stored(tmp_path, split)
+        for i, (name, _) in enumerate(expected):
+            data, row = raw[i]["image"], gold[name]
+            pixels = ds[split][i]["image"]
+            assert list(pixels.shape) == row["shape"], name
+            want = np.array(row["pixels"]).reshape(row["shape"])
+            if hashlib.sha256(originals[name]).hexdigest() == row["sha256"]:
+                assert data == originals[name], name  # kept byte for byte, as TFDS does
+                # TF decodes with a faster, less exact IDCT
+                assert np.abs(pixels.astype(int) - want).max() <= 3, name
+            else:  # the CMYK JPEG and the PNG: re-encoded by both, as RGB JPEGs
+                assert name in ("n01739381_1309.JPEG", "n02105855_2933.JPEG")
+                assert data != originals[name] and decoder_for(data) == "simplejpeg"
+                assert np.abs(pixels.astype(int) - want).max() <= 3, name
