@@ -1,7 +1,7 @@
-"""The ImageNet family's dummy files, in the exact upstream layout: ILSVRC2012_img_train.tar
-is a tar of per-class tars (with a CMYK JPEG and a PNG named .JPEG where the real ones are),
-ILSVRC2012_img_val.tar a flat tar whose archive order is not the sorted order of its names.
-The values tests/builders/test_builders_imagenet.py checks come from here."""
+"""The ImageNet family's and COCO's dummy files, in the exact upstream layout:
+ILSVRC2012_img_train.tar is a tar of per-class tars (with a CMYK JPEG and a PNG named .JPEG
+where the real ones are), ILSVRC2012_img_val.tar a flat tar whose archive order is not the
+sorted order of its names; COCO's annotation zips and image zips. The values tests/builders/test_builders_imagenet.py checks come from here."""
 
 from __future__ import annotations
 
@@ -72,3 +72,82 @@ def make_imagenet2012() -> None:
 
 
 MAKERS = {"imagenet2012": make_imagenet2012}
+
+
+# COCO 2017: the annotation zips hold annotations/<kind>_<split>2017.json; each image zip
+# holds <split>2017/<12-digit id>.jpg. The categories are COCO's 80, with its ids (1..90 with
+# ten gaps), in file order.
+COCO_GAPS = {12, 26, 29, 30, 45, 66, 68, 69, 71, 83}
+
+
+def coco_categories() -> list[dict[str, object]]:
+    names = (BUILDERS / "coco" / "label_names.txt").read_text().splitlines()
+    ids = [i for i in range(1, 91) if i not in COCO_GAPS]
+    return [{"supercategory": "thing", "id": i, "name": n} for i, n in zip(ids, names, strict=True)]
+
+
+#: split -> images (id, height, width, colour or "gray"), in file order (not id order)
+COCO_IMAGES = {
+    "train": [(139, 6, 8, (200, 40, 40)), (9, 5, 10, "gray"), (25, 8, 4, (20, 200, 40))],
+    "validation": [(785, 7, 7, (40, 40, 200)), (632, 4, 6, (90, 90, 90))],
+    "test": [(1, 5, 5, (250, 10, 10)), (57, 6, 3, (10, 10, 250))],
+}
+#: split -> annotations (id, image id, category id, [x, y, w, h], area, iscrowd), file order
+COCO_ANNOTATIONS = {
+    "train": [
+        (1768, 139, 1, [1.5, 0.25, 4.0, 3.5], 10.75, 0),
+        (42, 139, 90, [0.0, 0.0, 8.0, 6.0], 47.9, 1),
+        (7, 9, 18, [2.0, 1.0, 3.25, 2.5], 6.3, 0),
+    ],  # image 25 has none
+    "validation": [(900100, 632, 44, [0.5, 0.5, 5.5, 3.5], 19.99, 0)],
+}
+COCO_FOLDERS = {"train": "train2017", "validation": "val2017", "test": "test2017"}
+
+
+def coco_file_name(image_id: int) -> str:
+    return f"{image_id:012d}.jpg"
+
+
+def coco_image(height: int, width: int, colour: object) -> bytes:
+    if colour == "gray":
+        return image_file("gray", (height, width), (128,))
+    return jpeg(height, width, colour)  # type: ignore[arg-type]
+
+
+def coco_json(split: str) -> dict[str, object]:
+    images = [
+        {"license": 1, "file_name": coco_file_name(i), "height": h, "width": w, "id": i}
+        for i, h, w, _ in COCO_IMAGES[split]
+    ]
+    data: dict[str, object] = {"info": {"year": 2017}, "licenses": [], "images": images,
+                               "categories": coco_categories()}  # fmt: skip
+    if split != "test":
+        data["annotations"] = [
+            {"segmentation": [[0, 0, 1, 1]], "area": area, "iscrowd": crowd, "image_id": image,
+             "bbox": box, "category_id": category, "id": ann}
+            for ann, image, category, box, area, crowd in COCO_ANNOTATIONS[split]
+        ]  # fmt: skip
+    return data
+
+
+def make_coco() -> None:
+    import json
+
+    from dummy_images import write_zip
+
+    out = out_dir("coco", "2017")
+    annotations = {
+        f"annotations/instances_{COCO_FOLDERS[s]}.json": json.dumps(coco_json(s)).encode()
+        for s in ("train", "validation")
+    }
+    annotations["annotations/captions_train2017.json"] = b'{"annotations": []}'
+    write_zip(out / "annotations_trainval2017.zip", annotations)
+    test = {"annotations/image_info_test2017.json": json.dumps(coco_json("test")).encode()}
+    write_zip(out / "image_info_test2017.zip", test)
+    for split, folder in COCO_FOLDERS.items():
+        files = {f"{folder}/{coco_file_name(i)}": coco_image(h, w, c)
+                 for i, h, w, c in COCO_IMAGES[split]}  # fmt: skip
+        write_zip(out / f"{folder}.zip", files)
+
+
+MAKERS["coco"] = make_coco

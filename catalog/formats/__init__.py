@@ -32,6 +32,7 @@ json_lines    JSON Lines, one object per line, keys mapped to features
 parquet       Parquet files, one example per row (the optional extra catalog[parquet])
 webdataset    WebDataset tar shards, members sharing a key make one example
 image_tar     images in a tar or a tar of tars (ImageNet), indexed once, read in place
+coco_json     COCO: an annotation JSON and a zip of the JPEGs it names, boxes normalised
 ============  ==========================================================================
 """
 
@@ -40,6 +41,7 @@ from __future__ import annotations
 from catalog.formats import (
     amat,
     cifar_bin,
+    coco_json,
     delimited,
     idx,
     image_csv,
@@ -89,5 +91,6 @@ FORMATS: dict[str, SourceFormat] = {
         parquet.FORMAT,
         webdataset.FORMAT,
         image_tar.FORMAT,
+        coco_json.FORMAT,
     )
 }

@@ -1,4 +1,4 @@
-"""The ImageNet family prepared from dummy files in the upstream layout (a tar of per-class
+"""The ImageNet family and COCO prepared from dummy files in the upstream layout (a tar of per-class
 tars, a flat validation tar), checked against what TFDS 4.9.10 itself stored from the same
 files (tests/fixtures/tf/imagenet_gold.json, made by make_imagenet_gold.py)."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +16,15 @@ from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.data_source import DataSource
 from catalog.testing.harness import run_builder
 
-from dummy_imagenet import TRAIN, VALIDATION, VALIDATION_LABELS, train_files, validation_files
+from dummy_imagenet import (
+    COCO_ANNOTATIONS,
+    COCO_IMAGES,
+    TRAIN,
+    VALIDATION,
+    VALIDATION_LABELS,
+    train_files,
+    validation_files,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILDERS = ROOT / "builders"
@@ -61,3 +70,35 @@ def test_imagenet2012_matches_what_tfds_stored(tmp_path: Path) -> None:
                 assert name in ("n01739381_1309.JPEG", "n02105855_2933.JPEG")
                 assert data != originals[name] and decoder_for(data) == "simplejpeg"
                 assert np.abs(pixels.astype(int) - want).max() <= 3, name
+
+
+def test_coco_2017_matches_what_tfds_stored(tmp_path: Path) -> None:
+    counts = {split: len(images) for split, images in COCO_IMAGES.items()}
+    ds = run_builder(BUILDERS / "coco", tmp_path, config="2017", num_examples=counts)
+    names = ds["train"].features["objects"].feature["label"].names
+    assert len(names) == 80 and names[0] == "person" and names[-1] == "toothbrush"
+    for split, images in COCO_IMAGES.items():
+        gold = GOLD["coco/2017"][split]
+        sizes = {i: (h, w) for i, h, w, _ in images}
+        assert [e["id"] for e in ds[split]] == sorted(sizes)  # by image id, as TFDS
+        raw = stored(tmp_path, split)
+        by_image: dict[int, list[Any]] = {}
+        for ann in sorted(COCO_ANNOTATIONS.get(split, []), key=lambda a: a[0]):
+            by_image.setdefault(ann[1], []).append(ann)
+        for i, (example, row) in enumerate(zip(ds[split], gold, strict=True)):
+            image_id, objects = example["id"], example["objects"]
+            assert (example["filename"], int(image_id)) == (row["filename"], row["id"])
+            assert example["image"].shape[:2] == sizes[image_id]
+            assert hashlib.sha256(raw[i]["image"]).hexdigest() == row["sha256"]  # bytes kept
+            want = row["objects"]
+            assert objects["id"].tolist() == want["id"]
+            assert objects["area"].tolist() == want["area"]  # 47.9 -> 47, as TFDS truncates
+            assert [names[x] for x in objects["label"]] == want["label"]
+            assert objects["is_crowd"].tolist() == want["is_crowd"]
+            got_boxes = objects["bbox"].reshape(-1, 4)
+            np.testing.assert_allclose(got_boxes, np.array(want["bbox"]).reshape(-1, 4), atol=1e-7)
+            # and what COCO's [x, y, w, h] pixels mean: (ymin, xmin, ymax, xmax) fractions
+            height, width = sizes[image_id]
+            boxes = [(y / height, x / width, (y + h) / height, (x + w) / width)
+                     for _, _, _, (x, y, w, h), _, _ in by_image.get(image_id, [])]  # fmt: skip
+            np.testing.assert_allclose(got_boxes, np.array(boxes).reshape(-1, 4), atol=1e-7)
