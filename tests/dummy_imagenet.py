@@ -1,7 +1,8 @@
 """The ImageNet family's and COCO's dummy files, in the exact upstream layout:
 ILSVRC2012_img_train.tar is a tar of per-class tars (with a CMYK JPEG and a PNG named .JPEG
 where the real ones are), ILSVRC2012_img_val.tar a flat tar whose archive order is not the
-sorted order of its names; COCO's annotation zips and image zips. The values tests/builders/test_builders_imagenet.py checks come from here."""
+sorted order of its names; COCO's annotation zips and image zips. The values
+tests/builders/test_builders_imagenet.py checks come from here."""
 
 from __future__ import annotations
 
