@@ -152,3 +152,60 @@ def make_coco() -> None:
 
 
 MAKERS["coco"] = make_coco
+
+
+# The robustness sets: archive -> [(path in the archive, class, (height, width), colour)];
+# a class is a wnid, or for ImageNetV2 a class index.
+V2_TOPS = {
+    "matched-frequency": ("imagenetv2-matched-frequency.tar.gz",
+                          "imagenetv2-matched-frequency-format-val"),
+    "threshold-0.7": ("imagenetv2-threshold0.7.tar.gz", "imagenetv2-threshold0.7-format-val"),
+    "topimages": ("imagenetv2-top-images.tar.gz", "imagenetv2-top-images-format-val"),
+}  # fmt: skip
+
+
+def v2_files(config: str) -> list[tuple[str, str, tuple[int, int], tuple[int, int, int]]]:
+    top = V2_TOPS[config][1]
+    shift = list(V2_TOPS).index(config) * 40
+    return [
+        (f"{top}/0/7e1c3f.jpeg", "0", (4, 5), (shift, 10, 10)),
+        (f"{top}/10/0a9b.jpeg", "10", (5, 4), (10, shift, 10)),
+        (f"{top}/999/ffe2.jpeg", "999", (3, 6), (10, 10, shift)),
+    ]
+
+
+ROBUSTNESS = {
+    "imagenet_a": ("imagenet-a.tar", [
+        ("imagenet-a/n01498041/0.000116_digital clock _ digital clock_0.865662.jpg",
+         "n01498041", (4, 4), (100, 0, 0)),
+        ("imagenet-a/n12267677/0.000962_acorn _ acorn_0.99.jpg", "n12267677", (6, 5), (0, 90, 0)),
+    ]),
+    "imagenet_r": ("imagenet-r.tar", [
+        ("imagenet-r/n01443537/art_0.jpg", "n01443537", (5, 5), (10, 20, 30)),
+        ("imagenet-r/n01443537/cartoon_3.jpg", "n01443537", (3, 7), (200, 20, 30)),
+        ("imagenet-r/n12267677/toy_1.jpg", "n12267677", (6, 4), (10, 220, 30)),
+    ]),
+    "imagenet_sketch": ("ImageNet-Sketch.zip", [
+        ("sketch/n01440764/sketch_0.JPEG", "n01440764", (5, 6), (90, 90, 90)),
+        ("sketch/n01440764/sketch_12.JPEG", "n01440764", (4, 4), (30, 30, 30)),
+        ("sketch/n15075141/sketch_7.JPEG", "n15075141", (6, 3), (240, 240, 240)),
+    ]),
+}  # fmt: skip
+
+
+def make_robustness() -> None:
+    from dummy_images import write_zip
+
+    for config, (archive, _) in V2_TOPS.items():
+        files = {path: jpeg(*size, colour) for path, _, size, colour in v2_files(config)}
+        (out_dir("imagenet_v2", config) / archive).write_bytes(tar_bytes(files, "gz"))
+    for name, (archive, entries) in ROBUSTNESS.items():
+        files = {path: jpeg(*size, colour) for path, _, size, colour in entries}
+        if archive.endswith(".zip"):  # only the sketches
+            write_zip(out_dir(name) / archive, files)
+        else:  # the archives' READMEs are no examples
+            files[f"{entries[0][0].split('/')[0]}/README.txt"] = b"not an example"
+            (out_dir(name) / archive).write_bytes(tar_bytes(files))
+
+
+MAKERS["robustness"] = make_robustness

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from catalog.features.image_decode import decoder_for
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
@@ -19,10 +20,12 @@ from catalog.testing.harness import run_builder
 from dummy_imagenet import (
     COCO_ANNOTATIONS,
     COCO_IMAGES,
+    ROBUSTNESS,
     TRAIN,
     VALIDATION,
     VALIDATION_LABELS,
     train_files,
+    v2_files,
     validation_files,
 )
 
@@ -102,3 +105,31 @@ def test_coco_2017_matches_what_tfds_stored(tmp_path: Path) -> None:
             boxes = [(y / height, x / width, (y + h) / height, (x + w) / width)
                      for _, _, _, (x, y, w, h), _, _ in by_image.get(image_id, [])]  # fmt: skip
             np.testing.assert_allclose(got_boxes, np.array(boxes).reshape(-1, 4), atol=1e-7)
+
+
+ROBUSTNESS_SETS = [
+    "imagenet_v2/matched-frequency", "imagenet_v2/threshold-0.7", "imagenet_v2/topimages",
+    "imagenet_a", "imagenet_r", "imagenet_sketch",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ROBUSTNESS_SETS)
+def test_robustness_sets_match_what_tfds_stored(name: str, tmp_path: Path) -> None:
+    folder, _, config = name.partition("/")
+    entries = v2_files(config) if config else ROBUSTNESS[folder][1]
+    ds = run_builder(BUILDERS / folder, tmp_path, config=config or None,
+                     num_examples={"test": len(entries)})  # fmt: skip
+    names = ds["test"].features["label"].names
+    raw = stored(tmp_path, "test")
+    got = [
+        {"file_name": e["file_name"], "label": names[e["label"]],
+         "sha256": hashlib.sha256(raw[i]["image"]).hexdigest()}
+        for i, e in enumerate(ds["test"])
+    ]  # fmt: skip
+    assert sorted(got, key=lambda r: r["file_name"]) == GOLD[name]["test"]  # TFDS's, bytes kept
+    # in sorted path order; the label is the class folder (ImageNetV2: the class index)
+    want = [names[int(c)] if config else c for _, c, _, _ in sorted(entries)]
+    assert [r["label"] for r in got] == want
+    for i, (_, _, size, colour) in enumerate(sorted(entries)):
+        image = ds["test"][i]["image"]
+        assert image.shape[:2] == size and np.abs(image.astype(int) - colour).max() <= 3
