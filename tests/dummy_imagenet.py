@@ -209,3 +209,30 @@ def make_robustness() -> None:
 
 
 MAKERS["robustness"] = make_robustness
+
+
+#: imagenet2012_subset: config -> the train files its list keeps
+SUBSETS = {
+    "1pct": ("1percent.txt", ["n01440764_39.JPEG", "n01739381_1309.JPEG"]),
+    "10pct": ("10percent.txt", ["n01440764_10026.JPEG", "n01440764_39.JPEG",
+                                "n01739381_77.JPEG", "n02105855_2933.JPEG"]),
+}  # fmt: skip
+#: imagenet2012_real: real.json, the ReaL labels of val_00000001..4 (class indices)
+REAL_LABELS = [[65, 58], [970], [], [809, 230]]
+
+
+def make_imagenet_derived() -> None:
+    import json
+
+    for name in ("imagenet2012_subset", "imagenet2012_real"):
+        out = out_dir(name)
+        (out / "ILSVRC2012_img_val.tar").write_bytes(tar_bytes(validation_files()))
+        (out / "validation_labels.txt").write_text("".join(f"{x}\n" for x in VALIDATION_LABELS))
+    out = out_dir("imagenet2012_subset")
+    (out / "ILSVRC2012_img_train.tar").write_bytes(train_tar())
+    for file, names in SUBSETS.values():
+        (out / file).write_text("".join(f"{n}\n" for n in names))
+    (out_dir("imagenet2012_real") / "real.json").write_text(json.dumps(REAL_LABELS))
+
+
+MAKERS["imagenet_derived"] = make_imagenet_derived

@@ -20,7 +20,9 @@ from catalog.testing.harness import run_builder
 from dummy_imagenet import (
     COCO_ANNOTATIONS,
     COCO_IMAGES,
+    REAL_LABELS,
     ROBUSTNESS,
+    SUBSETS,
     TRAIN,
     VALIDATION,
     VALIDATION_LABELS,
@@ -133,3 +135,39 @@ def test_robustness_sets_match_what_tfds_stored(name: str, tmp_path: Path) -> No
     for i, (_, _, size, colour) in enumerate(sorted(entries)):
         image = ds["test"][i]["image"]
         assert image.shape[:2] == size and np.abs(image.astype(int) - colour).max() <= 3
+
+
+CONVERTED = ("n01739381_1309.JPEG", "n02105855_2933.JPEG")  # re-encoded by TFDS and by us
+
+
+@pytest.mark.parametrize("name", ["imagenet2012_subset/1pct", "imagenet2012_subset/10pct",
+                                  "imagenet2012_real"])  # fmt: skip
+def test_subsets_and_real_labels_match_what_tfds_stored(name: str, tmp_path: Path) -> None:
+    folder, _, config = name.partition("/")
+    counts = {"validation": len(VALIDATION)}
+    if config:
+        counts["train"] = len(SUBSETS[config][1])
+    ds = run_builder(BUILDERS / folder, tmp_path, config=config or None, num_examples=counts)
+    for split in counts:
+        raw = stored(tmp_path, split)
+        rows = []
+        for i, example in enumerate(ds[split]):
+            row: dict[str, Any] = {"file_name": example["file_name"]}
+            row["sha256"] = hashlib.sha256(raw[i]["image"]).hexdigest()
+            for key in ("label", "original_label"):
+                if key in example:
+                    row[key] = ds[split].features[key].names[example[key]]
+            if "real_label" in example:
+                row["real_label"] = example["real_label"].tolist()
+            rows.append(row)
+        gold = GOLD[name][split]
+        for row in [*rows, *gold]:  # the converted files' bytes differ (TF's and Pillow's JPEG)
+            if row["file_name"] in CONVERTED:
+                row.pop("sha256")
+        assert sorted(rows, key=lambda r: r["file_name"]) == gold
+    if config:  # the listed files, in archive order
+        in_order = [n for _, n, *_ in TRAIN if n in SUBSETS[config][1]]
+        assert [e["file_name"] for e in ds["train"]] == in_order
+    else:
+        first = [e["real_label"].tolist() for e in ds["validation"]][1]  # val_00000001
+        assert first == REAL_LABELS[0]
