@@ -12,10 +12,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from catalog.api.builder import DatasetBuilder
 from catalog.features.image_decode import decoder_for
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.data_source import DataSource
-from catalog.testing.harness import run_builder
+from catalog.spec.load import load_spec
+from catalog.testing.harness import dummy_spec, run_builder
+from catalog.testing.http_server import LoopbackServer
 
 from dummy_imagenet import (
     COCO_ANNOTATIONS,
@@ -171,3 +174,23 @@ def test_subsets_and_real_labels_match_what_tfds_stored(name: str, tmp_path: Pat
     else:
         first = [e["real_label"].tolist() for e in ds["validation"]][1]  # val_00000001
         assert first == REAL_LABELS[0]
+
+
+def test_imagenet2012_shards_from_two_processes_are_the_serial_ones(tmp_path: Path) -> None:
+    """Several shards a split, written by 2 spawned workers: each opens the index the plan
+    made once, and reads its own images by offset."""
+    spec = load_spec(BUILDERS / "imagenet2012")
+    counts = {"train": len(TRAIN), "validation": len(VALIDATION)}
+    shards = {}
+    with LoopbackServer() as server:
+        test_spec = dummy_spec(spec, server, BUILDERS / "imagenet2012" / "dummy_data", counts)
+        for num_proc in (1, 2):
+            builder = DatasetBuilder(test_spec, data_dir=tmp_path / f"data{num_proc}")
+            info = builder.download_and_prepare(
+                download_dir=tmp_path / "downloads", num_proc=num_proc, shard_size=1500
+            )
+            shards[num_proc] = {
+                name: [(s.file, s.sha256) for s in split.shards]
+                for name, split in info.splits.items()
+            }
+    assert len(shards[1]["train"]) > 2 and shards[2] == shards[1]
