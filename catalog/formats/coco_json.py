@@ -10,25 +10,27 @@ annotations in the order of their id: ``id``, ``area`` (a whole number, truncate
 int64 feature casts it), ``bbox`` (TFDS's normalised ``(y / height, x / width, (y + h) /
 height, (x + w) / width)``), ``label`` (the category's name) and ``is_crowd``.
 
-The JSON (450 MB for train2017) is parsed once, when the split is first opened, into arrays
-staged in the prepare's scratch folder; each shard then reads its images' rows from those
-(memory-mapped), so N workers do not each hold the parsed JSON.
+The JSON (450 MB for train2017) is parsed once, when the split is first opened, as a stream
+(ijson: the optional extra ``catalog[coco]``) into arrays staged in the prepare's scratch
+folder, so memory holds numbers, never the parsed document (about 3 GB for train2017 with
+Python's json); each shard then reads its images' rows from those (memory-mapped).
 """
 
 from __future__ import annotations
 
+import array
 import json
 import os
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from catalog.errors import SourceFormatError
+from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 
@@ -41,52 +43,81 @@ _ARRAYS = (
 )  # fmt: skip
 
 
-def _load(path: Path | zipfile.Path) -> dict[str, Any]:
+def check() -> None:
+    """Raise MissingDependencyError unless ijson (the streaming JSON parser) imports."""
     try:
-        with path.open("rb") as f:
-            data = json.load(f)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise SourceFormatError(f"{path}: not a JSON file ({error})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("images"), list):
-        raise SourceFormatError(f"{path}: expected a COCO annotation file (a dict with 'images')")
-    return data
+        import ijson  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError(
+            "the coco_json format parses COCO's annotation files (450 MB for train2017) as a "
+            "stream with ijson, an optional extra: pip install 'catalog[coco]'"
+        ) from None
+
+
+def _items(path: Path | zipfile.Path, prefix: str) -> Iterator[Any]:
+    """The items of the top-level list `prefix` (``images``, ...), parsed as a stream."""
+    import ijson
+
+    with path.open("rb") as f:
+        yield from ijson.items(f, f"{prefix}.item", use_float=True)
 
 
 def _stage(path: Path | zipfile.Path, annotated: bool, folder: Path) -> None:
-    """Parse the JSON into `_ARRAYS` (.npy files), ``names`` and ``categories.json``."""
-    data = _load(path)
-    categories = data.get("categories", [])
-    index_of = {c["id"]: i for i, c in enumerate(categories)}
-    images = sorted(data["images"], key=lambda image: image["id"])
-    by_image: dict[int, list[dict[str, Any]]] = {image["id"]: [] for image in images}
-    if annotated:
-        if not isinstance(data.get("annotations"), list):
-            raise SourceFormatError(f"{path}: no 'annotations' list (options.annotated is true)")
-        for a in data["annotations"]:
-            if a["image_id"] not in by_image:
-                raise SourceFormatError(f"{path}: annotation {a['id']} names no image")
-            by_image[a["image_id"]].append(a)
-    objects = [a for image in images for a in sorted(by_image[image["id"]], key=lambda a: a["id"])]
-    names = [image["file_name"].encode() for image in images]
-    counts = [len(by_image[image["id"]]) for image in images]
+    """Parse the JSON into `_ARRAYS` (.npy files), ``names`` and ``categories.json``: one
+    streamed pass per list (categories, images, annotations), each image or annotation turned
+    into a few numbers at once, so memory holds arrays, never the parsed document."""
+    import ijson
+
     try:
-        arrays = {
-            "image_id": np.array([image["id"] for image in images], np.int64),
-            "height": np.array([image["height"] for image in images], np.float64),
-            "width": np.array([image["width"] for image in images], np.float64),
-            "name_end": np.cumsum([len(n) for n in names], dtype=np.int64),
-            "first_object": np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]),
-            "object_id": np.array([a["id"] for a in objects], np.int64),
-            "area": np.array([a["area"] for a in objects], np.float64),
-            "bbox": np.array([a["bbox"] for a in objects], np.float64).reshape(-1, 4),
-            "category": np.array([index_of[a["category_id"]] for a in objects], np.int32),
-            "is_crowd": np.array([bool(a["iscrowd"]) for a in objects], np.bool_),
-        }
-    except KeyError as error:
+        categories = list(_items(path, "categories"))
+        index_of = {c["id"]: i for i, c in enumerate(categories)}
+        images = sorted(
+            ((i["id"], i["file_name"], i["height"], i["width"]) for i in _items(path, "images")),
+            key=lambda image: image[0],
+        )
+        ids = np.array([image[0] for image in images], np.int64)
+        objects: dict[str, array.array[Any]] = {
+            k: array.array(t) for k, t in (("id", "q"), ("image", "q"), ("category", "i"),
+                                            ("area", "d"), ("crowd", "b"), ("bbox", "d"))
+        }  # fmt: skip
+        for a in _items(path, "annotations") if annotated else ():
+            objects["id"].append(a["id"])
+            objects["image"].append(a["image_id"])
+            objects["category"].append(index_of[a["category_id"]])
+            objects["area"].append(a["area"])
+            objects["crowd"].append(bool(a["iscrowd"]))
+            objects["bbox"].extend(a["bbox"])
+    except (ijson.JSONError, UnicodeDecodeError) as error:
+        raise SourceFormatError(f"{path}: not a JSON file ({error})") from None
+    except (KeyError, TypeError) as error:
         raise SourceFormatError(f"{path}: an image or annotation without {error}") from None
+    if not images:
+        raise SourceFormatError(f"{path}: expected a COCO annotation file (its 'images' list)")
+    image_of = np.frombuffer(objects["image"], np.int64) if objects["image"] else np.zeros(0, int)
+    position = np.searchsorted(ids, image_of).clip(0, len(ids) - 1)
+    unknown = np.flatnonzero(ids[position] != image_of)
+    if unknown.size:
+        raise SourceFormatError(f"{path}: annotation {objects['id'][unknown[0]]} names no image")
+    object_ids = np.array(objects["id"], np.int64)
+    order = np.lexsort((object_ids, position))  # by image (id order), then annotation id
+    names = [image[1].encode() for image in images]
+    arrays = {
+        "image_id": ids,
+        "height": np.array([image[2] for image in images], np.float64),
+        "width": np.array([image[3] for image in images], np.float64),
+        "name_end": np.cumsum([len(n) for n in names], dtype=np.int64),
+        "first_object": np.concatenate(
+            [[0], np.cumsum(np.bincount(position, minlength=len(ids)), dtype=np.int64)]
+        ),
+        "object_id": object_ids[order],
+        "area": np.array(objects["area"], np.float64)[order],
+        "bbox": np.array(objects["bbox"], np.float64).reshape(-1, 4)[order],
+        "category": np.array(objects["category"], np.int32)[order],
+        "is_crowd": np.array(objects["crowd"], np.bool_)[order],
+    }
     folder.mkdir(parents=True)
-    for name, array in arrays.items():
-        np.save(folder / f"{name}.npy", array)
+    for name, values in arrays.items():
+        np.save(folder / f"{name}.npy", values)
     (folder / "names").write_bytes(b"".join(names))
     (folder / "categories.json").write_text(json.dumps([c["name"] for c in categories]))
 
@@ -224,5 +255,6 @@ FORMAT = SourceFormat(
     features=_features,
     examples=examples,
     validate=_validate,
+    check=check,
     random_access=_Reader,
 )

@@ -4,13 +4,14 @@ into arrays staged in scratch; boxes as TFDS normalises them; bad files named.""
 from __future__ import annotations
 
 import json
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from catalog.errors import SourceFormatError
+from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.features import BBox, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Text
 from catalog.formats import FORMATS, Source
 
@@ -86,3 +87,19 @@ def test_a_missing_image_is_named(tmp_path: Path) -> None:
     write_zip(tmp_path / "img.zip", {"imgs/a.jpg": jpeg(10, 5, (9, 9, 9))})
     with pytest.raises(SourceFormatError, match="no member 'imgs/b.jpg'"):
         list(FMT.examples(src))
+
+
+def test_not_json_is_named(tmp_path: Path) -> None:
+    src = write(tmp_path, [])
+    write_zip(tmp_path / "bad.zip", {"annotations/instances.json": b'{"images": [{"id": 1,'})
+    member = zipfile.Path(tmp_path / "bad.zip", "annotations/instances.json")
+    src = Source("train", {**src.files, "annotations": (member,)}, src.options, FEATURES, None)
+    with pytest.raises(SourceFormatError, match="instances.json: not a JSON file"):
+        list(FMT.examples(src))
+
+
+def test_without_ijson_the_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ijson", None)  # import ijson raises ImportError
+    assert FMT.check is not None
+    with pytest.raises(MissingDependencyError, match=r"pip install 'catalog\[coco\]'"):
+        FMT.check()
