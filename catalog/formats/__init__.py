@@ -32,6 +32,8 @@ json_lines    JSON Lines, one object per line, keys mapped to features
 parquet       Parquet files, one example per row (the optional extra catalog[parquet])
 webdataset    WebDataset tar shards, members sharing a key make one example
 croissant     a Croissant file's record set: its files, extracts, transforms and joins
+image_tar     images in a tar or a tar of tars (ImageNet), indexed once, read in place
+coco_json     COCO: an annotation JSON and a zip of the JPEGs it names, boxes normalised
 ============  ==========================================================================
 """
 
@@ -40,12 +42,14 @@ from __future__ import annotations
 from catalog.formats import (
     amat,
     cifar_bin,
+    coco_json,
     croissant_records,
     delimited,
     idx,
     image_csv,
     image_folder,
     image_list,
+    image_tar,
     json_lines,
     mat,
     npz,
@@ -89,5 +93,7 @@ FORMATS: dict[str, SourceFormat] = {
         parquet.FORMAT,
         webdataset.FORMAT,
         croissant_records.FORMAT,
+        image_tar.FORMAT,
+        coco_json.FORMAT,
     )
 }

@@ -25,8 +25,11 @@ Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other fil
 - ``require_header``: keep a file only if these bytes appear within its first
   ``header_size`` (512) bytes (cats_vs_dogs keeps a JPEG only if it holds ``JFIF``);
   ``expected_skipped``: how many files the check must leave out, else an error.
-- ``text_features``: ``{feature: path | name}``, Text features holding the file's path under
-  the root or its base name.
+- ``text_features``: ``{feature: path | name | <group>}``, Text features holding the file's
+  path under the root, its base name, or what a named group of ``match`` matched
+  (ImageNet-Sketch's ``n01440764/sketch_0.JPEG`` inside ``sketch/``).
+- ``index_labels``: the label is the class's index, written as a number (ImageNetV2's folders
+  ``0`` ... ``999``), not its name.
 - ``decode``: decode each file with Pillow and give the pixels to the image feature (for
   formats it does not store, such as TIFF; the feature encodes them, PNG by default).
 - ``reencode_invalid``: a file the image feature refuses as it is (an RGBA PNG for an RGB
@@ -169,8 +172,16 @@ def examples(source: Source) -> Examples:
         example = {"image": image}
         if options["labelled"]:
             example["label"] = label.lower() if options["lowercase_label"] else label
+            if options["index_labels"]:
+                example["label"] = _index_label(label, where)
         for feature, what in texts.items():
-            example[feature] = member.path if what == "path" else member.name
+            if what in _TEXT_VALUES:
+                example[feature] = member.path if what == "path" else member.name
+            else:  # a group of `match` (checked when the spec was loaded)
+                assert match is not None
+                found = match.fullmatch(member.path)
+                assert found is not None
+                example[feature] = found.group(what)
         if rows is not None:
             if member.path not in rows:
                 raise SourceFormatError(
@@ -188,6 +199,13 @@ def examples(source: Source) -> Examples:
             f"{root}: {skipped} files lack {header!r} in their first {options['header_size']} "
             f"bytes, but the split's options.expected_skipped says {expected}"
         )
+
+
+def _index_label(label: str, where: str) -> int:
+    """A label that is a class index (``index_labels``)."""
+    if not label.isdigit():
+        raise SourceFormatError(f"{where}: label {label!r} is not a class index (index_labels)")
+    return int(label)
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
@@ -209,10 +227,12 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
             return f"match is not a regular expression: {error}"
         if labelled and "label" not in pattern.groupindex:
             return "match needs a group named label: (?P<label>...)"
+    groups = re.compile(options["match"]).groupindex if options["match"] is not None else {}
     for feature, what in options["text_features"].items():
-        if what not in _TEXT_VALUES:
+        if what not in _TEXT_VALUES and what not in groups:
             return (
-                f"text_features.{feature}: expected one of {', '.join(_TEXT_VALUES)}, got {what!r}"
+                f"text_features.{feature}: expected one of {', '.join(_TEXT_VALUES)} or a group "
+                f"of match, got {what!r}"
             )
         if not isinstance(features[feature], Text):
             return f"text_features.{feature}: feature {feature!r} must be Text"
@@ -242,7 +262,10 @@ FORMAT = SourceFormat(
         "require_header": Option("str", None, "bytes a file's head must hold, else skipped"),
         "header_size": Option("int", 512, "how many leading bytes require_header looks at"),
         "expected_skipped": Option("int", None, "how many files require_header must skip"),
-        "text_features": Option("str_map", {}, "Text feature -> path | name of the file"),
+        "text_features": Option("str_map", {}, "Text feature -> path | name | a match group"),
+        "index_labels": Option(
+            "bool", False, "the label is the class index", counted_at_default=False
+        ),
         "decode": Option("bool", False, "decode files with Pillow, store the pixels"),
         "reencode_invalid": Option("bool", False, "re-encode image files the feature refuses"),
         "metadata": Option(

@@ -34,7 +34,7 @@ from catalog.errors import SourceFormatError
 from catalog.formats.base import SourceFile
 from catalog.storage.tree_walk import files_under
 
-__all__ = ["Member", "paths", "walk"]
+__all__ = ["Member", "kept_path", "paths", "walk"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Member:
         return posixpath.basename(self.path)
 
 
-def _kept(name: str) -> str | None:
+def kept_path(name: str) -> str | None:
     """The normalised member path, or None if the reference catalog would leave it out."""
     if name.startswith("/") or name.endswith("~"):
         return None
@@ -95,7 +95,7 @@ def _walk_dir(root: Path) -> Iterator[Member]:
     # Sorted by path components: a directory's files, then the next directory's.
     files = sorted(files_under(root), key=lambda p: p.parts)
     for file in files:
-        path = _kept(file.relative_to(root).as_posix())
+        path = kept_path(file.relative_to(root).as_posix())
         if path is not None:
             yield Member(path, file.read_bytes, file)
 
@@ -105,7 +105,7 @@ def _walk_zip(root: SourceFile) -> Iterator[Member]:
         with zipfile.ZipFile(root if isinstance(root, Path) else root.open("rb")) as zf:
             infos = sorted((i for i in zf.infolist() if not i.is_dir()), key=lambda i: i.filename)
             for info in infos:
-                path = _kept(info.filename)
+                path = kept_path(info.filename)
                 if path is not None:
                     yield Member(path, functools.partial(_read_zip, zf, info, root))
     except zipfile.BadZipFile as error:
@@ -131,7 +131,7 @@ def _walk_tar(root: SourceFile, *, read: bool = True) -> Iterator[Member]:
     try:
         with root.open("rb") as stream, tarfile.open(fileobj=stream, mode="r|*") as tar:
             for info in tar:
-                path = _kept(info.name) if info.isfile() else None
+                path = kept_path(info.name) if info.isfile() else None
                 if path is None:
                     continue
                 if not read:

@@ -53,7 +53,9 @@ def dummy_spec(
     for d in spec.downloads.values():
         data = (dummy_dir / d.filename).read_bytes()
         parsed = urlparse(d.url)
-        url = server.add(f"/{parsed.netloc}{parsed.path}", data)  # the `wget -x` mirror layout
+        # the `wget -x` mirror layout; a builder folder's own file (``path:``) by its name
+        where = f"/{parsed.netloc}{parsed.path}" if parsed.netloc else f"/local/{d.filename}"
+        url = server.add(where, data)
         downloads[d.name] = dataclasses.replace(
             d, url=url, mirrors=(), size=len(data), sha256=hashlib.sha256(data).hexdigest()
         )

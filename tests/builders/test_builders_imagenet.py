@@ -1,0 +1,196 @@
+"""The ImageNet family and COCO prepared from dummy files in the upstream layout (a tar of per-class
+tars, a flat validation tar), checked against what TFDS 4.9.10 itself stored from the same
+files (tests/fixtures/tf/imagenet_gold.json, made by make_imagenet_gold.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from catalog.api.builder import DatasetBuilder
+from catalog.features.image_decode import decoder_for
+from catalog.info.dataset_info import INFO_FILE, DatasetInfo
+from catalog.read.data_source import DataSource
+from catalog.spec.load import load_spec
+from catalog.testing.harness import dummy_spec, run_builder
+from catalog.testing.http_server import LoopbackServer
+
+from dummy_imagenet import (
+    COCO_ANNOTATIONS,
+    COCO_IMAGES,
+    REAL_LABELS,
+    ROBUSTNESS,
+    SUBSETS,
+    TRAIN,
+    VALIDATION,
+    VALIDATION_LABELS,
+    train_files,
+    v2_files,
+    validation_files,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILDERS = ROOT / "builders"
+GOLD = json.loads((ROOT / "tests" / "fixtures" / "tf" / "imagenet_gold.json").read_text())
+
+
+def stored(tmp_path: Path, split: str) -> DataSource:
+    """The prepared split with its images left as their stored bytes."""
+    folder = next((tmp_path / "data").rglob(INFO_FILE)).parent
+    return DataSource(folder, DatasetInfo.read(folder), split, decoders={"image": False})
+
+
+def test_imagenet2012_matches_what_tfds_stored(tmp_path: Path) -> None:
+    ds = run_builder(BUILDERS / "imagenet2012", tmp_path,
+                     num_examples={"train": len(TRAIN), "validation": len(VALIDATION)})  # fmt: skip
+    names = ds["train"].features["label"].names
+    assert len(names) == 1000 and names[:2] == ["n01440764", "n01443537"]
+    originals = {**train_files(), **validation_files()}
+    # archive order; labels: the inner tar's name, and validation_labels.txt by sorted name
+    order = {
+        "train": [(name, label) for label, name, *_ in TRAIN],
+        "validation": [
+            (name, VALIDATION_LABELS[sorted(n for n, *_ in VALIDATION).index(name)])
+            for name, *_ in VALIDATION
+        ],
+    }
+    for split, expected in order.items():
+        got = [(e["file_name"], names[e["label"]]) for e in ds[split]]
+        assert got == expected
+        gold = {row["file_name"]: row for row in GOLD["imagenet2012"][split]}
+        assert sorted(got) == sorted((n, row["label"]) for n, row in gold.items())  # = TFDS's
+        raw = stored(tmp_path, split)
+        for i, (name, _) in enumerate(expected):
+            data, row = raw[i]["image"], gold[name]
+            pixels = ds[split][i]["image"]
+            assert list(pixels.shape) == row["shape"], name
+            want = np.array(row["pixels"]).reshape(row["shape"])
+            if hashlib.sha256(originals[name]).hexdigest() == row["sha256"]:
+                assert data == originals[name], name  # kept byte for byte, as TFDS does
+                # TF decodes with a faster, less exact IDCT
+                assert np.abs(pixels.astype(int) - want).max() <= 3, name
+            else:  # the CMYK JPEG and the PNG: re-encoded by both, as RGB JPEGs
+                assert name in ("n01739381_1309.JPEG", "n02105855_2933.JPEG")
+                assert data != originals[name] and decoder_for(data) == "simplejpeg"
+                assert np.abs(pixels.astype(int) - want).max() <= 3, name
+
+
+def test_coco_2017_matches_what_tfds_stored(tmp_path: Path) -> None:
+    counts = {split: len(images) for split, images in COCO_IMAGES.items()}
+    ds = run_builder(BUILDERS / "coco", tmp_path, config="2017", num_examples=counts)
+    names = ds["train"].features["objects"].feature["label"].names
+    assert len(names) == 80 and names[0] == "person" and names[-1] == "toothbrush"
+    for split, images in COCO_IMAGES.items():
+        gold = GOLD["coco/2017"][split]
+        sizes = {i: (h, w) for i, h, w, _ in images}
+        assert [e["id"] for e in ds[split]] == sorted(sizes)  # by image id, as TFDS
+        raw = stored(tmp_path, split)
+        by_image: dict[int, list[Any]] = {}
+        for ann in sorted(COCO_ANNOTATIONS.get(split, []), key=lambda a: a[0]):
+            by_image.setdefault(ann[1], []).append(ann)
+        for i, (example, row) in enumerate(zip(ds[split], gold, strict=True)):
+            image_id, objects = example["id"], example["objects"]
+            assert (example["filename"], int(image_id)) == (row["filename"], row["id"])
+            assert example["image"].shape[:2] == sizes[image_id]
+            assert hashlib.sha256(raw[i]["image"]).hexdigest() == row["sha256"]  # bytes kept
+            want = row["objects"]
+            assert objects["id"].tolist() == want["id"]
+            assert objects["area"].tolist() == want["area"]  # 47.9 -> 47, as TFDS truncates
+            assert [names[x] for x in objects["label"]] == want["label"]
+            assert objects["is_crowd"].tolist() == want["is_crowd"]
+            got_boxes = objects["bbox"].reshape(-1, 4)
+            np.testing.assert_allclose(got_boxes, np.array(want["bbox"]).reshape(-1, 4), atol=1e-7)
+            # and what COCO's [x, y, w, h] pixels mean: (ymin, xmin, ymax, xmax) fractions
+            height, width = sizes[image_id]
+            boxes = [(y / height, x / width, (y + h) / height, (x + w) / width)
+                     for _, _, _, (x, y, w, h), _, _ in by_image.get(image_id, [])]  # fmt: skip
+            np.testing.assert_allclose(got_boxes, np.array(boxes).reshape(-1, 4), atol=1e-7)
+
+
+ROBUSTNESS_SETS = [
+    "imagenet_v2/matched-frequency", "imagenet_v2/threshold-0.7", "imagenet_v2/topimages",
+    "imagenet_a", "imagenet_r", "imagenet_sketch",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ROBUSTNESS_SETS)
+def test_robustness_sets_match_what_tfds_stored(name: str, tmp_path: Path) -> None:
+    folder, _, config = name.partition("/")
+    entries = v2_files(config) if config else ROBUSTNESS[folder][1]
+    ds = run_builder(BUILDERS / folder, tmp_path, config=config or None,
+                     num_examples={"test": len(entries)})  # fmt: skip
+    names = ds["test"].features["label"].names
+    raw = stored(tmp_path, "test")
+    got = [
+        {"file_name": e["file_name"], "label": names[e["label"]],
+         "sha256": hashlib.sha256(raw[i]["image"]).hexdigest()}
+        for i, e in enumerate(ds["test"])
+    ]  # fmt: skip
+    assert sorted(got, key=lambda r: r["file_name"]) == GOLD[name]["test"]  # TFDS's, bytes kept
+    # in sorted path order; the label is the class folder (ImageNetV2: the class index)
+    want = [names[int(c)] if config else c for _, c, _, _ in sorted(entries)]
+    assert [r["label"] for r in got] == want
+    for i, (_, _, size, colour) in enumerate(sorted(entries)):
+        image = ds["test"][i]["image"]
+        assert image.shape[:2] == size and np.abs(image.astype(int) - colour).max() <= 3
+
+
+CONVERTED = ("n01739381_1309.JPEG", "n02105855_2933.JPEG")  # re-encoded by TFDS and by us
+
+
+@pytest.mark.parametrize("name", ["imagenet2012_subset/1pct", "imagenet2012_subset/10pct",
+                                  "imagenet2012_real"])  # fmt: skip
+def test_subsets_and_real_labels_match_what_tfds_stored(name: str, tmp_path: Path) -> None:
+    folder, _, config = name.partition("/")
+    counts = {"validation": len(VALIDATION)}
+    if config:
+        counts["train"] = len(SUBSETS[config][1])
+    ds = run_builder(BUILDERS / folder, tmp_path, config=config or None, num_examples=counts)
+    for split in counts:
+        raw = stored(tmp_path, split)
+        rows = []
+        for i, example in enumerate(ds[split]):
+            row: dict[str, Any] = {"file_name": example["file_name"]}
+            row["sha256"] = hashlib.sha256(raw[i]["image"]).hexdigest()
+            for key in ("label", "original_label"):
+                if key in example:
+                    row[key] = ds[split].features[key].names[example[key]]
+            if "real_label" in example:
+                row["real_label"] = example["real_label"].tolist()
+            rows.append(row)
+        gold = GOLD[name][split]
+        for row in [*rows, *gold]:  # the converted files' bytes differ (TF's and Pillow's JPEG)
+            if row["file_name"] in CONVERTED:
+                row.pop("sha256")
+        assert sorted(rows, key=lambda r: r["file_name"]) == gold
+    if config:  # the listed files, in archive order
+        in_order = [n for _, n, *_ in TRAIN if n in SUBSETS[config][1]]
+        assert [e["file_name"] for e in ds["train"]] == in_order
+    else:
+        first = [e["real_label"].tolist() for e in ds["validation"]][1]  # val_00000001
+        assert first == REAL_LABELS[0]
+
+
+def test_imagenet2012_shards_from_two_processes_are_the_serial_ones(tmp_path: Path) -> None:
+    """Several shards a split, written by 2 spawned workers: each opens the index the plan
+    made once, and reads its own images by offset."""
+    spec = load_spec(BUILDERS / "imagenet2012")
+    counts = {"train": len(TRAIN), "validation": len(VALIDATION)}
+    shards = {}
+    with LoopbackServer() as server:
+        test_spec = dummy_spec(spec, server, BUILDERS / "imagenet2012" / "dummy_data", counts)
+        for num_proc in (1, 2):
+            builder = DatasetBuilder(test_spec, data_dir=tmp_path / f"data{num_proc}")
+            info = builder.download_and_prepare(
+                download_dir=tmp_path / "downloads", num_proc=num_proc, shard_size=1500
+            )
+            shards[num_proc] = {
+                name: [(s.file, s.sha256) for s in split.shards]
+                for name, split in info.splits.items()
+            }
+    assert len(shards[1]["train"]) > 2 and shards[2] == shards[1]
