@@ -26,6 +26,7 @@ from catalog.spec.load import load_spec
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
 from dummy_images import MAKERS as IMAGE_MAKERS
+from dummy_vtab import MAKERS as VTAB_MAKERS
 
 BUILDERS = Path(__file__).resolve().parent.parent / "builders"
 
@@ -215,6 +216,7 @@ MAKERS: dict[str, Callable[[], None]] = {
     "svhn_cropped": make_svhn_cropped,
     "text_audio": make_text_audio,
     **IMAGE_MAKERS,
+    **VTAB_MAKERS,
 }
 
 
