@@ -7,7 +7,11 @@ are what tests/builders/test_builders_vtab.py checks the prepared examples again
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 
 from dummy_images import jpeg, out_dir, tar_bytes
 
@@ -38,3 +42,60 @@ def make_food101() -> None:
 
 
 MAKERS: dict[str, Callable[[], None]] = {"food101": make_food101}
+
+
+#: sun397: split -> [(listed path, image format stored under that .jpg name, (height, width))];
+#: the images hold `sun397_pixels`. The archive also holds a file of no list and the two
+#: files the reference catalog leaves out (one of them listed for train).
+SUN397 = {
+    "train": [("/a/abbey/sun_aaaulhwrhqgejnyt.jpg", "JPEG", (300, 500)),
+              ("/c/car_interior/backseat/sun_aagvtgpqzcahfdgf.jpg", "PNG", (40, 30))],
+    "validation": [("/y/yard/sun_admgmqsmmqkthilp.jpg", "BMP", (20, 24))],
+    "test": [("/w/waiting_room/sun_aaeplwsfslcbtojr.jpg", "GIF", (16, 18))],
+}  # fmt: skip
+SUN397_LISTS = {"train": "tr", "validation": "va", "test": "te"}
+SUN397_LEFT_OUT = {
+    "/c/church/outdoor/sun_bhenjvsvrtumjuri.jpg": None,
+    "/t/track/outdoor/sun_aophkoiosslinihb.jpg": "train",
+    "/a/abbey/sun_aaalbzqrimafwbix.jpg": None,
+}
+
+
+def sun397_pixels(height: int, width: int, grey: bool = False) -> np.ndarray[Any, Any]:
+    """A smooth gradient (so that shrinking and JPEG keep it close)."""
+    r, c, ch = np.ogrid[:height, :width, :3]
+    pixels = (30 + r * 120 // height + c * 50 // width + 10 * ch).astype(np.uint8)
+    return pixels[:, :, :1].repeat(3, axis=2) if grey else pixels
+
+
+def _image_file(pixels: np.ndarray[Any, Any], fmt: str) -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    image = Image.fromarray(pixels)
+    if fmt == "PNG":
+        image = image.convert("L")  # a greyscale PNG under a .jpg name
+    image.save(out, format=fmt, **({"quality": 95} if fmt == "JPEG" else {}))
+    return out.getvalue()
+
+
+def make_sun397() -> None:
+    members: dict[str, bytes] = {"SUN397/ClassName.txt": b"/a/abbey\n", "SUN397/README.txt": b"x"}
+    lists: dict[str, list[str]] = {name: [] for name in SUN397_LISTS.values()}
+    for split, entries in SUN397.items():
+        for path, fmt, (height, width) in entries:
+            pixels = sun397_pixels(height, width, grey=fmt == "PNG")
+            members[f"SUN397{path}"] = _image_file(pixels, fmt)
+            lists[SUN397_LISTS[split]].append(path)
+    for path, listed_in in SUN397_LEFT_OUT.items():
+        members[f"SUN397{path}"] = _image_file(sun397_pixels(8, 8), "JPEG")
+        if listed_in:
+            lists[SUN397_LISTS[listed_in]].append(path)
+    out = out_dir("sun397")
+    (out / "SUN397.tar.gz").write_bytes(tar_bytes(members, "gz"))
+    files = {f"sun397_tfds_{n}.txt": "".join(f"{line}\n" for line in lines).encode()
+             for n, lines in lists.items()}  # fmt: skip
+    (out / "sun397_tfds_splits.tar.gz").write_bytes(tar_bytes(files, "gz"))
+
+
+MAKERS["sun397"] = make_sun397

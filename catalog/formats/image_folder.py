@@ -25,8 +25,13 @@ Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other fil
 - ``require_header``: keep a file only if these bytes appear within its first
   ``header_size`` (512) bytes (cats_vs_dogs keeps a JPEG only if it holds ``JFIF``);
   ``expected_skipped``: how many files the check must leave out, else an error.
-- ``text_features``: ``{feature: path | name}``, Text features holding the file's path under
-  the root or its base name.
+- ``text_features``: ``{feature: path | name | group}``, Text features holding the file's
+  path under the root, its base name, or a named group of ``match``.
+- ``listed``: ``{group: list file}``: keep a file only if its ``match`` group is a line of
+  the list file (SUN397's split lists name ``/a/abbey/sun_aaaulhwrhqgejnyt.jpg``).
+- ``opencv_jpeg``: store each file as TFDS's SUN397 builder does: decoded by OpenCV, shrunk
+  to at most ``max_pixels`` pixels, encoded as JPEG at ``jpeg_quality`` (OpenCV's default 95
+  when not given); see `catalog.formats.image_files.opencv_jpeg`.
 - ``decode``: decode each file with Pillow and give the pixels to the image feature (for
   formats it does not store, such as TIFF; the feature encodes them, PNG by default).
 - ``reencode_invalid``: a file the image feature refuses as it is (an RGBA PNG for an RGB
@@ -57,7 +62,7 @@ from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 from catalog.formats.folder_metadata import load_metadata, unused_rows
-from catalog.formats.image_files import decode_pixels, stored_or_pixels
+from catalog.formats.image_files import decode_pixels, opencv_jpeg, stored_or_pixels
 from catalog.formats.members import Member, paths, walk
 
 __all__ = ["FORMAT", "examples"]
@@ -147,6 +152,7 @@ def examples(source: Source) -> Examples:
         rows = load_metadata(
             root / options["metadata"], options["metadata_columns"], source.features
         )
+    listed = {group: _lines(path) for group, path in options["listed"].items()}
     for member in walk(root):
         if _skipped(member.path, skip):
             continue
@@ -155,6 +161,10 @@ def examples(source: Source) -> Examples:
         label = _label(member, source, match)
         if label is None:
             continue
+        found = match.fullmatch(member.path) if match is not None else None
+        groups = found.groupdict() if found is not None else {}
+        if any(groups.get(group) not in lines for group, lines in listed.items()):
+            continue
         image: Any = member.file if member.file is not None else member.read()
         if header is not None:
             data = member.read() if member.file is not None else image
@@ -162,7 +172,11 @@ def examples(source: Source) -> Examples:
                 skipped += 1
                 continue
         where = f"{root}/{member.path}"
-        if options["decode"]:
+        if options["opencv_jpeg"]:
+            image = opencv_jpeg(
+                member.read(), where, options["max_pixels"], options["jpeg_quality"]
+            )
+        elif options["decode"]:
             image = decode_pixels(member.read(), where)
         elif options["reencode_invalid"]:
             image = stored_or_pixels(source.features["image"], image, where)
@@ -170,7 +184,9 @@ def examples(source: Source) -> Examples:
         if options["labelled"]:
             example["label"] = label.lower() if options["lowercase_label"] else label
         for feature, what in texts.items():
-            example[feature] = member.path if what == "path" else member.name
+            example[feature] = (
+                member.path if what == "path" else member.name if what == "name" else groups[what]
+            )
         if rows is not None:
             if member.path not in rows:
                 raise SourceFormatError(
@@ -190,6 +206,11 @@ def examples(source: Source) -> Examples:
         )
 
 
+def _lines(path: Path) -> frozenset[str]:
+    with open(path, encoding="utf-8") as f:
+        return frozenset(line.strip() for line in f if line.strip())
+
+
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
     labels = ["label"] if options["labelled"] else []
     given = {"image", *labels, *options["text_features"], *options["metadata_columns"]}
@@ -202,6 +223,7 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
         return f"feature 'label' must be a ClassLabel, got {features['label']!r}"
     if not labelled and (options["sample_per_class"] is not None or options["lowercase_label"]):
         return "sample_per_class and lowercase_label need labelled images"
+    groups: set[str] = set()
     if options["match"] is not None:
         try:
             pattern = re.compile(options["match"])
@@ -209,10 +231,15 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
             return f"match is not a regular expression: {error}"
         if labelled and "label" not in pattern.groupindex:
             return "match needs a group named label: (?P<label>...)"
+        groups = set(pattern.groupindex)
+    for group in options["listed"]:
+        if group not in groups:
+            return f"listed.{group}: not a named group of match"
     for feature, what in options["text_features"].items():
-        if what not in _TEXT_VALUES:
+        if what not in _TEXT_VALUES and what not in groups:
             return (
-                f"text_features.{feature}: expected one of {', '.join(_TEXT_VALUES)}, got {what!r}"
+                f"text_features.{feature}: expected one of {', '.join(_TEXT_VALUES)} or a named "
+                f"group of match, got {what!r}"
             )
         if not isinstance(features[feature], Text):
             return f"text_features.{feature}: feature {feature!r} must be Text"
@@ -222,6 +249,8 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
         return f"sample_part must be one of {', '.join(_SAMPLE_PARTS)}"
     if options["sample_per_class"] is not None and options["sample_per_class"] < 1:
         return "sample_per_class must be a positive int"
+    if options["max_pixels"] is not None and not options["opencv_jpeg"]:
+        return "max_pixels needs opencv_jpeg"
     if options["expected_skipped"] is not None and options["require_header"] is None:
         return "expected_skipped needs require_header"
     return None
@@ -254,6 +283,24 @@ FORMAT = SourceFormat(
         "sample_per_class": Option("int", None, "split each class at random: N files chosen"),
         "sample_seed": Option("int", 0, "the seed of numpy.random.RandomState for sampling"),
         "sample_part": Option("str", "chosen", "chosen: the sampled files; rest: the others"),
+        "listed": Option(
+            "file_map",
+            {},
+            "match group -> a list file: keep listed files",
+            counted_at_default=False,
+        ),
+        "opencv_jpeg": Option(
+            "bool",
+            False,
+            "decode with OpenCV, store as JPEG (TFDS's SUN397)",
+            counted_at_default=False,
+        ),
+        "max_pixels": Option(
+            "int", None, "opencv_jpeg: shrink to at most this many pixels", counted_at_default=False
+        ),
+        "jpeg_quality": Option(
+            "int", None, "opencv_jpeg: the JPEG quality (OpenCV's 95)", counted_at_default=False
+        ),
     },
     features=_features,
     examples=examples,

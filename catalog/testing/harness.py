@@ -53,7 +53,9 @@ def dummy_spec(
     for d in spec.downloads.values():
         data = (dummy_dir / d.filename).read_bytes()
         parsed = urlparse(d.url)
-        url = server.add(f"/{parsed.netloc}{parsed.path}", data)  # the `wget -x` mirror layout
+        # the `wget -x` mirror layout; a file of the builder folder (``path:``) by its name
+        path = f"/{parsed.netloc}{parsed.path}" if parsed.netloc else f"/local/{d.filename}"
+        url = server.add(path, data)
         downloads[d.name] = dataclasses.replace(
             d, url=url, mirrors=(), size=len(data), sha256=hashlib.sha256(data).hexdigest()
         )

@@ -16,7 +16,7 @@ from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.data_source import DataSource
 from catalog.testing.harness import run_builder
 
-from dummy_vtab import FOOD101, food101_colour
+from dummy_vtab import FOOD101, SUN397, food101_colour, sun397_pixels
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILDERS = ROOT / "builders"
@@ -50,10 +50,47 @@ def test_food101_reads_the_meta_lists(tmp_path: Path) -> None:
     assert label.str2int("apple_pie") == 0 and label.str2int("waffles") == 100
 
 
+def test_sun397_tfds_lists_pick_files_shrunk_and_stored_as_jpeg(tmp_path: Path) -> None:
+    from PIL import Image
+
+    counts = {split: len(entries) for split, entries in SUN397.items()}
+    ds = run_builder(BUILDERS / "sun397", tmp_path, config="tfds", num_examples=counts)
+    label = ds["train"].features["label"]
+    for split, entries in SUN397.items():
+        stored = raw(tmp_path, split)
+        for i, (path, fmt, (height, width)) in enumerate(entries):
+            example = ds[split][i]
+            assert example["file_name"] == path
+            assert label.int2str(example["label"]) == path.rsplit("/", 1)[0]
+            assert stored[i]["image"][:3] == b"\xff\xd8\xff"  # every file becomes a JPEG
+            pixels = sun397_pixels(height, width, grey=fmt == "PNG")
+            if height * width > 120_000:  # shrunk by sqrt(120000 / pixels) on each side
+                factor = (120_000 / (height * width)) ** 0.5
+                shape = (round(height * factor), round(width * factor))
+                pixels = np.asarray(Image.fromarray(pixels).resize(shape[::-1]))
+            assert example["image"].shape == (*pixels.shape[:2], 3)
+            diff = np.abs(example["image"].astype(int) - pixels)
+            assert diff.mean() < 2 and diff.max() <= 12, (split, path)
+    assert ds["train"][0]["image"].shape == (268, 447, 3)
+
+
+def test_sun397_dummy_lists_are_lines_of_the_shipped_lists() -> None:
+    shipped, dummy = (
+        {name: set(tar_member(folder / "sun397_tfds_splits.tar.gz", name).decode().split())
+         for name in ("sun397_tfds_tr.txt", "sun397_tfds_va.txt", "sun397_tfds_te.txt")}
+        for folder in (BUILDERS / "sun397", BUILDERS / "sun397" / "dummy_data")
+    )  # fmt: skip
+    assert all(dummy[name] <= shipped[name] for name in shipped)
+    assert [len(lines) for lines in shipped.values()] == [76128, 10875, 21750]
+
+
 #: name[/config] -> (version, split sizes, {feature: (type, classes or shape)}): TFDS 4.9.10.
 FACTS = {
     "food101": ("2.0.0", {"train": 75750, "validation": 25250},
                 {"image": ("Image", (None, None, 3)), "label": ("ClassLabel", 101)}),
+    "sun397/tfds": ("4.0.0", {"train": 76127, "validation": 10875, "test": 21750},
+                    {"file_name": ("Text", ()), "image": ("Image", (None, None, 3)),
+                     "label": ("ClassLabel", 397)}),
 }  # fmt: skip
 
 
