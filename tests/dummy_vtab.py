@@ -99,3 +99,68 @@ def make_sun397() -> None:
 
 
 MAKERS["sun397"] = make_sun397
+
+
+#: patch_camelyon: split -> (the files' split name, example count); pixels `camelyon_patch`.
+CAMELYON = {"test": ("test", 3), "train": ("train", 4), "validation": ("valid", 2)}
+
+
+def camelyon_patch(split: str, i: int) -> np.ndarray[Any, Any]:
+    r, c, ch = np.ogrid[:96, :96, :3]
+    return ((r * (i + 1) + 3 * c + 50 * ch + 7 * len(split)) % 256).astype(np.uint8)
+
+
+def camelyon_label(split: str, i: int) -> int:
+    return (i + len(split)) % 2
+
+
+def _h5_bytes(arrays: dict[str, np.ndarray[Any, Any]]) -> bytes:
+    """An HDF5 file holding `arrays` (name -> array; a name may hold a group path)."""
+    import h5py
+
+    out = io.BytesIO()
+    with h5py.File(out, "w", track_order=True) as f:
+        for name, array in arrays.items():
+            f.create_dataset(name, data=array, track_times=False)
+    return out.getvalue()
+
+
+def make_patch_camelyon() -> None:
+    import gzip
+
+    out = out_dir("patch_camelyon")
+    for split, (stem, count) in CAMELYON.items():
+        x = np.stack([camelyon_patch(split, i) for i in range(count)])
+        y = np.array([camelyon_label(split, i) for i in range(count)], np.uint8)
+        for part, arrays in (("x", {"x": x}), ("y", {"y": y.reshape(count, 1, 1, 1)})):
+            name = f"camelyonpatch_level_2_split_{stem}_{part}.h5"
+            (out / f"{name}.gz").write_bytes(gzip.compress(_h5_bytes(arrays), mtime=0))
+
+
+MAKERS["patch_camelyon"] = make_patch_camelyon
+
+#: dsprites: the number of images, and the latent factors' sizes (colour, shape, scale,
+#: orientation, x, y) as in the real file's name (co1sh3sc6or40x32y32).
+DSPRITES_COUNT = 5
+DSPRITES_SIZES = (1, 3, 6, 40, 32, 32)
+
+
+def dsprites_arrays() -> dict[str, np.ndarray[Any, Any]]:
+    """imgs (N, 64, 64) of 0/1, latents/classes (N, 6) int64, latents/values (N, 6) float64,
+    as in dsprites_ndarray_co1sh3sc6or40x32y32_64x64.hdf5."""
+    rng = np.random.default_rng(7)
+    classes = np.stack([rng.integers(0, n, DSPRITES_COUNT) for n in DSPRITES_SIZES], axis=1)
+    scales = np.linspace(0.5, 1, 6)
+    values = np.stack([np.ones(DSPRITES_COUNT), classes[:, 1] + 1.0, scales[classes[:, 2]],
+                       classes[:, 3] * 2 * np.pi / 39, classes[:, 4] / 31, classes[:, 5] / 31],
+                      axis=1)  # fmt: skip
+    imgs = (rng.random((DSPRITES_COUNT, 64, 64)) < 0.2).astype(np.uint8)
+    return {"imgs": imgs, "latents/classes": classes.astype(np.int64), "latents/values": values}
+
+
+def make_dsprites() -> None:
+    name = "dsprites_ndarray_co1sh3sc6or40x32y32_64x64.hdf5"
+    (out_dir("dsprites") / name).write_bytes(_h5_bytes(dsprites_arrays()))
+
+
+MAKERS["dsprites"] = make_dsprites

@@ -17,6 +17,7 @@ npy           two NumPy .npy files, images and labels, memory-mapped
 image_folder  image files labelled by folder or path, in a directory or streamed from a zip/tar
 amat          text .amat files, one image per line as 0/1 values
 mat           MATLAB .mat files, v5 and v7.3/HDF5 (the optional extra catalog[mat])
+hdf5          HDF5 files: a dataset (or column) per feature (the optional extra catalog[hdf5])
 delimited     CSV/TSV text, one example per row, columns mapped to features
 text_cut      one text file cut into pieces by fractions, one piece per split
 text_folder   text files in one folder per class, e.g. inside a tar archive
@@ -40,6 +41,7 @@ from catalog.formats import (
     amat,
     cifar_bin,
     delimited,
+    hdf5,
     idx,
     image_csv,
     image_folder,
@@ -86,5 +88,6 @@ FORMATS: dict[str, SourceFormat] = {
         json_lines.FORMAT,
         parquet.FORMAT,
         webdataset.FORMAT,
+        hdf5.FORMAT,
     )
 }

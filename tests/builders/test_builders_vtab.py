@@ -16,7 +16,16 @@ from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.data_source import DataSource
 from catalog.testing.harness import run_builder
 
-from dummy_vtab import FOOD101, SUN397, food101_colour, sun397_pixels
+from dummy_vtab import (
+    CAMELYON,
+    FOOD101,
+    SUN397,
+    camelyon_label,
+    camelyon_patch,
+    dsprites_arrays,
+    food101_colour,
+    sun397_pixels,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILDERS = ROOT / "builders"
@@ -84,6 +93,34 @@ def test_sun397_dummy_lists_are_lines_of_the_shipped_lists() -> None:
     assert [len(lines) for lines in shipped.values()] == [76128, 10875, 21750]
 
 
+def test_patch_camelyon_reads_the_gzipped_h5_pairs(tmp_path: Path) -> None:
+    counts = {split: count for split, (_, count) in CAMELYON.items()}
+    ds = run_builder(BUILDERS / "patch_camelyon", tmp_path, num_examples=counts)
+    for split, (stem, count) in CAMELYON.items():
+        for i in range(count):
+            example = ds[split][i]
+            np.testing.assert_array_equal(example["image"], camelyon_patch(split, i))
+            assert example["label"] == camelyon_label(split, i)
+            assert example["id"] == f"{stem}_{i}"  # the files' split name: valid_0
+    assert {ds[s][i]["label"] for s, (_, n) in CAMELYON.items() for i in range(n)} == {0, 1}
+
+
+def test_dsprites_latent_columns_1_to_5(tmp_path: Path) -> None:
+    arrays = dsprites_arrays()
+    count = len(arrays["imgs"])
+    ds = run_builder(BUILDERS / "dsprites", tmp_path, num_examples={"train": count})
+    names = ("shape", "scale", "orientation", "x_position", "y_position")
+    for i in range(count):
+        example = ds["train"][i]
+        np.testing.assert_array_equal(example["image"], arrays["imgs"][i][..., None])  # 0 and 1
+        for column, name in enumerate(names, 1):
+            assert example[f"label_{name}"] == arrays["latents/classes"][i, column]
+            value = example[f"value_{name}"]
+            assert value.dtype == np.float32 and value.shape == ()
+            assert value == np.float32(arrays["latents/values"][i, column])
+    assert ds["train"][0]["image"].max() == 1
+
+
 #: name[/config] -> (version, split sizes, {feature: (type, classes or shape)}): TFDS 4.9.10.
 FACTS = {
     "food101": ("2.0.0", {"train": 75750, "validation": 25250},
@@ -91,6 +128,15 @@ FACTS = {
     "sun397/tfds": ("4.0.0", {"train": 76127, "validation": 10875, "test": 21750},
                     {"file_name": ("Text", ()), "image": ("Image", (None, None, 3)),
                      "label": ("ClassLabel", 397)}),
+    "patch_camelyon": ("2.0.0", {"test": 32768, "train": 262144, "validation": 32768},
+                       {"id": ("Text", ()), "image": ("Image", (96, 96, 3)),
+                        "label": ("ClassLabel", 2)}),
+    "dsprites": ("2.0.0", {"train": 737280}, {
+        "image": ("Image", (64, 64, 1)), "label_shape": ("ClassLabel", 3),
+        "label_scale": ("ClassLabel", 6), "label_orientation": ("ClassLabel", 40),
+        "label_x_position": ("ClassLabel", 32), "label_y_position": ("ClassLabel", 32),
+        **{f"value_{n}": ("Tensor", ()) for n in ("shape", "scale", "orientation",
+                                                  "x_position", "y_position")}}),
 }  # fmt: skip
 
 
