@@ -164,3 +164,44 @@ def make_dsprites() -> None:
 
 
 MAKERS["dsprites"] = make_dsprites
+
+
+#: smallnorb: split -> (file stem, example count); values from `smallnorb_arrays`.
+SMALLNORB = {"train": ("smallnorb-5x46789x9x18x6x2x96x96-training", 4),
+             "test": ("smallnorb-5x01235x9x18x6x2x96x96-testing", 3)}  # fmt: skip
+NORB_MAGIC = {np.dtype(np.uint8): 0x1E3D4C55, np.dtype("<i4"): 0x1E3D4C54}
+
+
+def norb_matrix(array: np.ndarray[Any, Any]) -> bytes:
+    """`array` as a NORB binary matrix file: magic, ndim, at least 3 dims, the elements."""
+    dims = list(array.shape) + [1] * (3 - array.ndim)
+    header = np.array([NORB_MAGIC[array.dtype], array.ndim, *dims], "<i4")
+    return header.tobytes() + np.ascontiguousarray(array).tobytes()
+
+
+def smallnorb_arrays(split: str) -> dict[str, np.ndarray[Any, Any]]:
+    """dat (N, 2, 96, 96) uint8, cat (N,) int32, info (N, 4) int32: instance, elevation,
+    azimuth (even, 0..34), lighting."""
+    count = SMALLNORB[split][1]
+    rng = np.random.default_rng(len(split))
+    rows = rng.integers(0, 256, (count, 2, 1, 96), dtype=np.uint8)  # each image's rows alike
+    dat = (rows + np.arange(96, dtype=np.uint8)[:, None]).astype(np.uint8)
+    info = np.stack([rng.integers(0, 10, count), rng.integers(0, 9, count),
+                     2 * rng.integers(0, 18, count), rng.integers(0, 6, count)],
+                    axis=1)  # fmt: skip
+    info[0, 2] = 34  # the largest azimuth
+    cat = np.arange(count, dtype="<i4") % 5
+    return {"dat": dat, "cat": cat, "info": info.astype("<i4")}
+
+
+def make_smallnorb() -> None:
+    import gzip
+
+    out = out_dir("smallnorb")
+    for split, (stem, _) in SMALLNORB.items():
+        for kind, array in smallnorb_arrays(split).items():
+            data = gzip.compress(norb_matrix(array), mtime=0)
+            (out / f"{stem}-{kind}.mat.gz").write_bytes(data)
+
+
+MAKERS["smallnorb"] = make_smallnorb

@@ -19,11 +19,13 @@ from catalog.testing.harness import run_builder
 from dummy_vtab import (
     CAMELYON,
     FOOD101,
+    SMALLNORB,
     SUN397,
     camelyon_label,
     camelyon_patch,
     dsprites_arrays,
     food101_colour,
+    smallnorb_arrays,
     sun397_pixels,
 )
 
@@ -121,6 +123,25 @@ def test_dsprites_latent_columns_1_to_5(tmp_path: Path) -> None:
     assert ds["train"][0]["image"].max() == 1
 
 
+def test_smallnorb_reads_the_binary_matrices(tmp_path: Path) -> None:
+    counts = {split: count for split, (_, count) in SMALLNORB.items()}
+    ds = run_builder(BUILDERS / "smallnorb", tmp_path, num_examples=counts)
+    for split, count in counts.items():
+        arrays = smallnorb_arrays(split)
+        for i in range(count):
+            example = ds[split][i]
+            np.testing.assert_array_equal(example["image"], arrays["dat"][i, 0][..., None])
+            np.testing.assert_array_equal(example["image2"], arrays["dat"][i, 1][..., None])
+            assert example["label_category"] == arrays["cat"][i]
+            instance, elevation, azimuth, lighting = arrays["info"][i]
+            assert (example["instance"], example["label_elevation"]) == (instance, elevation)
+            assert example["label_azimuth"] == azimuth // 2  # stored as 0, 2, ..., 34
+            assert example["label_lighting"] == lighting
+    assert ds["train"][0]["label_azimuth"] == 17
+    names = ds["train"].features["label_category"].names
+    assert names[ds["train"][1]["label_category"]] == "human figures"
+
+
 #: name[/config] -> (version, split sizes, {feature: (type, classes or shape)}): TFDS 4.9.10.
 FACTS = {
     "food101": ("2.0.0", {"train": 75750, "validation": 25250},
@@ -137,6 +158,11 @@ FACTS = {
         "label_x_position": ("ClassLabel", 32), "label_y_position": ("ClassLabel", 32),
         **{f"value_{n}": ("Tensor", ()) for n in ("shape", "scale", "orientation",
                                                   "x_position", "y_position")}}),
+    "smallnorb": ("2.0.0", {"train": 24300, "test": 24300}, {
+        "image": ("Image", (96, 96, 1)), "image2": ("Image", (96, 96, 1)),
+        "label_category": ("ClassLabel", 5), "instance": ("ClassLabel", 10),
+        "label_elevation": ("ClassLabel", 9), "label_azimuth": ("ClassLabel", 18),
+        "label_lighting": ("ClassLabel", 6)}),
 }  # fmt: skip
 
 
