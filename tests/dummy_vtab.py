@@ -205,3 +205,48 @@ def make_smallnorb() -> None:
 
 
 MAKERS["smallnorb"] = make_smallnorb
+
+
+#: cars196: split -> [(file name, class (from 1), (x1, y1, x2, y2) pixels, (height, width))]
+CARS196 = {
+    "train": [("00001.jpg", 14, (3, 5, 20, 12), (16, 24)),
+              ("00002.jpg", 196, (0, 0, 30, 20), (20, 30))],
+    "test": [("00001.jpg", 1, (2, 1, 10, 9), (12, 11))],
+}  # fmt: skip
+
+
+def cars196_colour(split: str, i: int) -> tuple[int, int, int]:
+    return (50 + 80 * i, 120 if split == "train" else 30, 200 - 40 * i)
+
+
+def _annotations_mat(entries: list[tuple[str, int, tuple[int, ...], Any]]) -> bytes:
+    """A struct array ``annotations`` (1, N) of bbox_x1, bbox_y1, bbox_x2, bbox_y2, class,
+    fname, as the Stanford Cars devkit saves it."""
+    import scipy.io
+
+    fields = ["bbox_x1", "bbox_y1", "bbox_x2", "bbox_y2", "class", "fname"]
+    records = np.zeros((1, len(entries)), dtype=[(f, "O") for f in fields])
+    for i, (name, label, box, _) in enumerate(entries):
+        for field, value in zip(fields[:4], box, strict=True):
+            records[0, i][field] = np.array([[value]], np.uint16)
+        records[0, i]["class"] = np.array([[label]], np.uint8)
+        records[0, i]["fname"] = np.array([name])
+    out = io.BytesIO()
+    scipy.io.savemat(out, {"annotations": records})
+    return out.getvalue()
+
+
+def make_cars196() -> None:
+    out = out_dir("cars196")
+    for split, entries in CARS196.items():
+        members = {f"cars_{split}/{name}": jpeg(h, w, cars196_colour(split, i))
+                   for i, (name, _, _, (h, w)) in enumerate(entries)}  # fmt: skip
+        (out / f"cars_{split}.tgz").write_bytes(tar_bytes(members, "gz"))
+    devkit = {"devkit/cars_train_annos.mat": _annotations_mat(CARS196["train"]),
+              "devkit/README.txt": b"devkit\n",
+              "devkit/cars_test_annos.mat": _annotations_mat(CARS196["test"])}  # fmt: skip
+    (out / "car_devkit.tgz").write_bytes(tar_bytes(devkit, "gz"))
+    (out / "cars_test_annos_withlabels.mat").write_bytes(_annotations_mat(CARS196["test"]))
+
+
+MAKERS["cars196"] = make_cars196

@@ -19,6 +19,7 @@ amat          text .amat files, one image per line as 0/1 values
 mat           MATLAB .mat files, v5 and v7.3/HDF5 (the optional extra catalog[mat])
 hdf5          HDF5 files: a dataset (or column) per feature (the optional extra catalog[hdf5])
 norb          small NORB's binary matrix files: stereo image pairs, categories, info
+mat_records   image files annotated by a .mat struct array: file, class, box (Stanford Cars)
 delimited     CSV/TSV text, one example per row, columns mapped to features
 text_cut      one text file cut into pieces by fractions, one piece per split
 text_folder   text files in one folder per class, e.g. inside a tar archive
@@ -49,6 +50,7 @@ from catalog.formats import (
     image_list,
     json_lines,
     mat,
+    mat_records,
     norb,
     npz,
     parquet,
@@ -92,5 +94,6 @@ FORMATS: dict[str, SourceFormat] = {
         webdataset.FORMAT,
         hdf5.FORMAT,
         norb.FORMAT,
+        mat_records.FORMAT,
     )
 }

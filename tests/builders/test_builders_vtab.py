@@ -18,11 +18,13 @@ from catalog.testing.harness import run_builder
 
 from dummy_vtab import (
     CAMELYON,
+    CARS196,
     FOOD101,
     SMALLNORB,
     SUN397,
     camelyon_label,
     camelyon_patch,
+    cars196_colour,
     dsprites_arrays,
     food101_colour,
     smallnorb_arrays,
@@ -142,6 +144,22 @@ def test_smallnorb_reads_the_binary_matrices(tmp_path: Path) -> None:
     assert names[ds["train"][1]["label_category"]] == "human figures"
 
 
+def test_cars196_records_of_the_annotation_structs(tmp_path: Path) -> None:
+    counts = {split: len(entries) for split, entries in CARS196.items()}
+    ds = run_builder(BUILDERS / "cars196", tmp_path, num_examples=counts)
+    names = ds["train"].features["label"].names
+    for split, entries in CARS196.items():
+        for i, (name, label, (x1, y1, x2, y2), (height, width)) in enumerate(entries):
+            example = ds[split][i]
+            assert example["id"] == name[:-4] and example["label"] == label - 1
+            expected = [y1 / height, x1 / width, y2 / height, x2 / width]
+            np.testing.assert_allclose(example["bbox"], expected, rtol=1e-6)
+            assert example["image"].shape == (height, width, 3)
+            assert np.abs(example["image"].astype(int) - cars196_colour(split, i)).max() <= 3
+    assert names[ds["train"][1]["label"]] == "smart fortwo Convertible 2012"
+    assert names[ds["test"][0]["label"]] == "AM General Hummer SUV 2000"
+
+
 #: name[/config] -> (version, split sizes, {feature: (type, classes or shape)}): TFDS 4.9.10.
 FACTS = {
     "food101": ("2.0.0", {"train": 75750, "validation": 25250},
@@ -163,6 +181,9 @@ FACTS = {
         "label_category": ("ClassLabel", 5), "instance": ("ClassLabel", 10),
         "label_elevation": ("ClassLabel", 9), "label_azimuth": ("ClassLabel", 18),
         "label_lighting": ("ClassLabel", 6)}),
+    "cars196": ("2.1.0", {"train": 8144, "test": 8041},
+                {"image": ("Image", (None, None, 3)), "label": ("ClassLabel", 196),
+                 "bbox": ("BBox", (4,)), "id": ("Text", ())}),
 }  # fmt: skip
 
 
