@@ -75,7 +75,12 @@ def examples(source: Source) -> Examples:
             "image": image,
             "label": int(record[options["label_field"]]) - options["label_base"],
             "bbox": normalised_box(
-                *(float(record[f]) for f in (ymin_f, xmin_f, ymax_f, xmax_f)), height, width
+                float(record[ymin_f]),
+                float(record[xmin_f]),
+                float(record[ymax_f]),
+                float(record[xmax_f]),
+                height,
+                width,
             ),
         }
         if with_id:
