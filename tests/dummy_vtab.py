@@ -250,3 +250,40 @@ def make_cars196() -> None:
 
 
 MAKERS["cars196"] = make_cars196
+
+
+#: dmlab: split -> its TFRecord files, each a list of (filename, label) examples.
+DMLAB = {
+    "train": {"dmlab-train.tfrecord-00000-of-00002": [("train_0.png", 0), ("train_1.png", 5)],
+              "dmlab-train.tfrecord-00001-of-00002": [("train_2.png", 3)]},
+    "validation": {"dmlab-validation.tfrecord-00000-of-00001": [("validation_0.png", 2)]},
+    "test": {"dmlab-test.tfrecord-00000-of-00001": [("test_0.png", 1), ("test_1.png", 4)]},
+}  # fmt: skip
+
+
+def dmlab_colour(label: int) -> tuple[int, int, int]:
+    return (30 + 40 * label, 200 - 30 * label, 90)
+
+
+def make_dmlab() -> None:
+    import tempfile
+    from pathlib import Path
+
+    from catalog.interop.tfrecord.example import encode_example
+    from catalog.interop.tfrecord.io import write_records
+
+    members: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for files in DMLAB.values():
+            for name, entries in files.items():
+                records = [
+                    encode_example({"image": [jpeg(360, 480, dmlab_colour(label))],
+                                    "filename": [filename.encode()], "label": [label]})
+                    for filename, label in entries
+                ]  # fmt: skip
+                write_records(Path(tmp) / name, records)
+                members[name] = (Path(tmp) / name).read_bytes()
+    (out_dir("dmlab") / "dmlab.tar.gz").write_bytes(tar_bytes(members, "gz"))
+
+
+MAKERS["dmlab"] = make_dmlab

@@ -19,12 +19,14 @@ from catalog.testing.harness import run_builder
 from dummy_vtab import (
     CAMELYON,
     CARS196,
+    DMLAB,
     FOOD101,
     SMALLNORB,
     SUN397,
     camelyon_label,
     camelyon_patch,
     cars196_colour,
+    dmlab_colour,
     dsprites_arrays,
     food101_colour,
     smallnorb_arrays,
@@ -160,6 +162,17 @@ def test_cars196_records_of_the_annotation_structs(tmp_path: Path) -> None:
     assert names[ds["test"][0]["label"]] == "AM General Hummer SUV 2000"
 
 
+def test_dmlab_reads_the_tfrecords_of_each_split(tmp_path: Path) -> None:
+    counts = {split: sum(map(len, files.values())) for split, files in DMLAB.items()}
+    ds = run_builder(BUILDERS / "dmlab", tmp_path, num_examples=counts)
+    for split, files in DMLAB.items():
+        entries = [entry for name in sorted(files) for entry in files[name]]
+        for i, (filename, label) in enumerate(entries):
+            example = ds[split][i]
+            assert (example["filename"], example["label"]) == (filename, label)
+            assert np.abs(example["image"].astype(int) - dmlab_colour(label)).max() <= 3
+
+
 #: name[/config] -> (version, split sizes, {feature: (type, classes or shape)}): TFDS 4.9.10.
 FACTS = {
     "food101": ("2.0.0", {"train": 75750, "validation": 25250},
@@ -184,6 +197,9 @@ FACTS = {
     "cars196": ("2.1.0", {"train": 8144, "test": 8041},
                 {"image": ("Image", (None, None, 3)), "label": ("ClassLabel", 196),
                  "bbox": ("BBox", (4,)), "id": ("Text", ())}),
+    "dmlab": ("2.0.1", {"train": 65550, "validation": 22628, "test": 22735},
+              {"image": ("Image", (360, 480, 3)), "filename": ("Text", ()),
+               "label": ("ClassLabel", 6)}),
 }  # fmt: skip
 
 
