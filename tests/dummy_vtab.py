@@ -287,3 +287,57 @@ def make_dmlab() -> None:
 
 
 MAKERS["dmlab"] = make_dmlab
+
+
+#: celeb_a: file name -> partition (0 train, 1 validation, 2 test); listed out of order, as
+#: the tables are in file-name order but a split reads its files sorted. Rows from `celeba_row`.
+CELEBA = {"000003.jpg": 0, "000001.jpg": 0, "000002.jpg": 2, "000004.jpg": 1, "000005.jpg": 0}
+CELEBA_LANDMARKS = [f"{part}_{axis}" for part in ("lefteye", "righteye", "nose", "leftmouth",
+                    "rightmouth") for axis in "xy"]  # fmt: skip
+_ATTRIBUTES = (
+    "5_o_Clock_Shadow Arched_Eyebrows Attractive Bags_Under_Eyes Bald Bangs Big_Lips Big_Nose "
+    "Black_Hair Blond_Hair Blurry Brown_Hair Bushy_Eyebrows Chubby Double_Chin Eyeglasses "
+    "Goatee Gray_Hair Heavy_Makeup High_Cheekbones Male Mouth_Slightly_Open Mustache "
+    "Narrow_Eyes No_Beard Oval_Face Pale_Skin Pointy_Nose Receding_Hairline Rosy_Cheeks "
+    "Sideburns Smiling Straight_Hair Wavy_Hair Wearing_Earrings Wearing_Hat Wearing_Lipstick "
+    "Wearing_Necklace Wearing_Necktie Young"
+)
+CELEBA_ATTRIBUTES = _ATTRIBUTES.split()
+
+
+def celeba_row(name: str) -> tuple[list[int], list[int], int]:
+    """(attributes as -1/1, landmarks in pixels, identity) of an image."""
+    n = int(name[:6])
+    attributes = [1 if (n * 7 + i) % 3 == 0 else -1 for i in range(40)]
+    landmarks = [60 + 3 * n + i for i in range(10)]
+    return attributes, landmarks, 1000 + n
+
+
+def celeba_colour(name: str) -> tuple[int, int, int]:
+    n = int(name[:6])
+    return (40 * n, 200 - 30 * n, 100)
+
+
+def make_celeb_a() -> None:
+    out = out_dir("celeb_a")
+    names = sorted(CELEBA)
+    images = {f"img_align_celeba/{name}": jpeg(218, 178, celeba_colour(name)) for name in names}
+    from dummy_images import write_zip
+
+    write_zip(out / "img_align_celeba.zip", images)
+    rows = {name: celeba_row(name) for name in names}
+    (out / "list_eval_partition.txt").write_text(
+        "".join(f"{name} {CELEBA[name]}\n" for name in names)
+    )
+    attributes = "".join(f"{n} " + " ".join(f"{v:2d}" for v in rows[n][0]) + "\n" for n in names)
+    (out / "list_attr_celeba.txt").write_text(
+        f"{len(names)}\n{' '.join(CELEBA_ATTRIBUTES)} \n{attributes}"
+    )
+    landmarks = "".join(f"{n} " + "   ".join(map(str, rows[n][1])) + "\n" for n in names)
+    (out / "list_landmarks_align_celeba.txt").write_text(
+        f"{len(names)}\n{' '.join(CELEBA_LANDMARKS)}\n{landmarks}"
+    )
+    (out / "identity_CelebA.txt").write_text("".join(f"{n} {rows[n][2]}\n" for n in names))
+
+
+MAKERS["celeb_a"] = make_celeb_a

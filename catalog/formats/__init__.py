@@ -20,6 +20,7 @@ mat           MATLAB .mat files, v5 and v7.3/HDF5 (the optional extra catalog[ma
 hdf5          HDF5 files: a dataset (or column) per feature (the optional extra catalog[hdf5])
 norb          small NORB's binary matrix files: stereo image pairs, categories, info
 mat_records   image files annotated by a .mat struct array: file, class, box (Stanford Cars)
+image_tables  images in a zip described by whitespace tables keyed by file name (CelebA)
 delimited     CSV/TSV text, one example per row, columns mapped to features
 text_cut      one text file cut into pieces by fractions, one piece per split
 text_folder   text files in one folder per class, e.g. inside a tar archive
@@ -48,6 +49,7 @@ from catalog.formats import (
     image_csv,
     image_folder,
     image_list,
+    image_tables,
     json_lines,
     mat,
     mat_records,
@@ -95,5 +97,6 @@ FORMATS: dict[str, SourceFormat] = {
         hdf5.FORMAT,
         norb.FORMAT,
         mat_records.FORMAT,
+        image_tables.FORMAT,
     )
 }

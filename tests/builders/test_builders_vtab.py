@@ -19,6 +19,9 @@ from catalog.testing.harness import run_builder
 from dummy_vtab import (
     CAMELYON,
     CARS196,
+    CELEBA,
+    CELEBA_ATTRIBUTES,
+    CELEBA_LANDMARKS,
     DMLAB,
     FOOD101,
     SMALLNORB,
@@ -26,6 +29,8 @@ from dummy_vtab import (
     camelyon_label,
     camelyon_patch,
     cars196_colour,
+    celeba_colour,
+    celeba_row,
     dmlab_colour,
     dsprites_arrays,
     food101_colour,
@@ -173,6 +178,27 @@ def test_dmlab_reads_the_tfrecords_of_each_split(tmp_path: Path) -> None:
             assert np.abs(example["image"].astype(int) - dmlab_colour(label)).max() <= 3
 
 
+def test_celeb_a_tables_keyed_by_file_name(tmp_path: Path) -> None:
+    splits = ("train", "validation", "test")
+    files = {s: sorted(n for n, p in CELEBA.items() if p == i) for i, s in enumerate(splits)}
+    ds = run_builder(
+        BUILDERS / "celeb_a", tmp_path, num_examples={s: len(f) for s, f in files.items()}
+    )
+    for split, names in files.items():
+        for i, name in enumerate(names):
+            example = ds[split][i]
+            attributes, landmarks, identity = celeba_row(name)
+            assert example["attributes"] == {
+                a: np.bool_(v > 0) for a, v in zip(CELEBA_ATTRIBUTES, attributes, strict=True)
+            }
+            assert example["landmarks"] == dict(zip(CELEBA_LANDMARKS, landmarks, strict=True))
+            assert example["identity"] == {"Identity_No": identity}
+            assert np.abs(example["image"].astype(int) - celeba_colour(name)).max() <= 3
+    assert bool(ds["train"][0]["attributes"]["5_o_Clock_Shadow"]) is (
+        celeba_row("000001.jpg")[0][0] > 0
+    )
+
+
 #: name[/config] -> (version, split sizes, {feature: (type, classes or shape)}): TFDS 4.9.10.
 FACTS = {
     "food101": ("2.0.0", {"train": 75750, "validation": 25250},
@@ -200,6 +226,9 @@ FACTS = {
     "dmlab": ("2.0.1", {"train": 65550, "validation": 22628, "test": 22735},
               {"image": ("Image", (360, 480, 3)), "filename": ("Text", ()),
                "label": ("ClassLabel", 6)}),
+    "celeb_a": ("2.1.0", {"train": 162770, "validation": 19867, "test": 19962},
+                {"image": ("Image", (218, 178, 3)), "landmarks": ("FeaturesDict", None),
+                 "attributes": ("FeaturesDict", None), "identity": ("FeaturesDict", None)}),
 }  # fmt: skip
 
 
@@ -211,7 +240,8 @@ def test_builders_match_the_facts(name: str) -> None:
     assert {s: x.num_examples for s, x in b.spec.splits.items()} == splits
     got = {
         key: (f.type_name, f.num_classes if isinstance(f, ClassLabel)
-              else None if f.type_name == "Sequence" else f.shape)  # type: ignore[attr-defined]
+              else None if f.type_name in ("Sequence", "FeaturesDict")
+              else f.shape)  # type: ignore[attr-defined]
         for key, f in b.spec.features.items()
     }  # fmt: skip
     assert got == features
