@@ -341,3 +341,64 @@ def make_celeb_a() -> None:
 
 
 MAKERS["celeb_a"] = make_celeb_a
+
+
+#: clevr: split -> [(image name, its objects)], each object (color, material, shape, size,
+#: rotation, 3d_coords, pixel_coords); the test split has no scenes file. Questions from
+#: `clevr_questions`.
+CLEVR = {
+    "train": [("CLEVR_train_000000.png", [("red", "metal", "cube", "large", 12.5,
+                                           [-1.1234567, 2.5, 0.7], [100.0, 120.5, 11.25])]),
+              ("CLEVR_train_000001.png", [])],
+    "validation": [("CLEVR_val_000000.png", [
+        ("cyan", "rubber", "cylinder", "small", 300.25, [0.1, 0.2, 0.35], [1.5, 2.0, 9.75]),
+        ("gray", "metal", "sphere", "large", 0.0, [3.0, -2.0, 0.7], [310.0, 20.0, 8.5])])],
+    "test": [("CLEVR_test_000000.png", None), ("CLEVR_test_000001.png", None)],
+}  # fmt: skip
+CLEVR_STEMS = {"train": "train", "validation": "val", "test": "test"}
+CLEVR_KEYS = ("color", "material", "shape", "size", "rotation", "3d_coords", "pixel_coords")
+
+
+def clevr_questions(split: str, name: str) -> list[tuple[str, str]]:
+    n = int(name[-8:-4])
+    return [(f"How many things are in {name}?", "" if split == "test" else str(n + 1))] * (n + 1)
+
+
+def clevr_rgba(i: int) -> np.ndarray[Any, Any]:
+    r, c, ch = np.ogrid[:12, :16, :4]
+    return np.where(ch == 3, 255 - 5 * r, (r * 9 + c * 7 + 60 * ch + 30 * i) % 256).astype(np.uint8)
+
+
+def make_clevr() -> None:
+    import json
+
+    from PIL import Image
+
+    from dummy_images import write_zip
+
+    members: dict[str, bytes] = {"CLEVR_v1.0/README.txt": b"CLEVR\n", "CLEVR_v1.0/COPYING.txt": b""}
+    for split, entries in CLEVR.items():
+        stem = CLEVR_STEMS[split]
+        questions, scenes = [], []
+        for i, (name, objects) in enumerate(entries):
+            out = io.BytesIO()
+            Image.fromarray(clevr_rgba(i), "RGBA").save(out, format="PNG")
+            members[f"CLEVR_v1.0/images/{stem}/{name}"] = out.getvalue()
+            for question, answer in clevr_questions(split, name):
+                q = {"image_filename": name, "question": question, "split": stem}
+                questions.append(q if split == "test" else {**q, "answer": answer})
+            if objects is not None:
+                scenes.append({"image_index": i, "image_filename": name, "objects": [
+                    {**dict(zip(CLEVR_KEYS, o, strict=True)), "color_extra": 1} for o in objects
+                ]})  # fmt: skip
+        folder = "CLEVR_v1.0/questions"
+        members[f"{folder}/CLEVR_{stem}_questions.json"] = json.dumps(
+            {"questions": questions}
+        ).encode()
+        if split != "test":
+            data = json.dumps({"info": {}, "scenes": scenes}).encode()
+            members[f"CLEVR_v1.0/scenes/CLEVR_{stem}_scenes.json"] = data
+    write_zip(out_dir("clevr") / "CLEVR_v1.0.zip", members)
+
+
+MAKERS["clevr"] = make_clevr

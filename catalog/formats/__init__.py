@@ -21,6 +21,7 @@ hdf5          HDF5 files: a dataset (or column) per feature (the optional extra 
 norb          small NORB's binary matrix files: stereo image pairs, categories, info
 mat_records   image files annotated by a .mat struct array: file, class, box (Stanford Cars)
 image_tables  images in a zip described by whitespace tables keyed by file name (CelebA)
+clevr         CLEVR: an image folder, its scenes' objects and its questions (JSON)
 delimited     CSV/TSV text, one example per row, columns mapped to features
 text_cut      one text file cut into pieces by fractions, one piece per split
 text_folder   text files in one folder per class, e.g. inside a tar archive
@@ -43,6 +44,7 @@ from __future__ import annotations
 from catalog.formats import (
     amat,
     cifar_bin,
+    clevr,
     delimited,
     hdf5,
     idx,
@@ -98,5 +100,6 @@ FORMATS: dict[str, SourceFormat] = {
         norb.FORMAT,
         mat_records.FORMAT,
         image_tables.FORMAT,
+        clevr.FORMAT,
     )
 }

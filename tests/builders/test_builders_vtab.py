@@ -22,6 +22,7 @@ from dummy_vtab import (
     CELEBA,
     CELEBA_ATTRIBUTES,
     CELEBA_LANDMARKS,
+    CLEVR,
     DMLAB,
     FOOD101,
     SMALLNORB,
@@ -31,6 +32,8 @@ from dummy_vtab import (
     cars196_colour,
     celeba_colour,
     celeba_row,
+    clevr_questions,
+    clevr_rgba,
     dmlab_colour,
     dsprites_arrays,
     food101_colour,
@@ -199,6 +202,31 @@ def test_celeb_a_tables_keyed_by_file_name(tmp_path: Path) -> None:
     )
 
 
+def test_clevr_scenes_objects_and_questions(tmp_path: Path) -> None:
+    counts = {split: len(entries) for split, entries in CLEVR.items()}
+    ds = run_builder(BUILDERS / "clevr", tmp_path, num_examples=counts)
+    objects_feature = ds["train"].features["objects"]
+    names = {k: objects_feature.feature[k].names for k in ("color", "material", "shape", "size")}
+    for split, entries in CLEVR.items():
+        for i, (name, objects) in enumerate(entries):
+            example = ds[split][i]
+            assert example["file_name"] == name
+            np.testing.assert_array_equal(example["image"], clevr_rgba(i)[:, :, :3])  # no alpha
+            qa = example["question_answer"]
+            assert list(zip(qa["question"], qa["answer"], strict=True)) == clevr_questions(
+                split, name
+            )
+            got = example["objects"]
+            assert len(got["color"]) == len(objects or [])
+            for j, (color, material, shape, size, rotation, coords, pixels) in enumerate(
+                objects or []
+            ):
+                assert [names[k][got[k][j]] for k in names] == [color, material, shape, size]
+                assert got["rotation"][j] == np.float32(rotation)
+                np.testing.assert_array_equal(got["3d_coords"][j], np.float32(coords))
+                np.testing.assert_array_equal(got["pixel_coords"][j], np.float32(pixels))
+
+
 #: name[/config] -> (version, split sizes, {feature: (type, classes or shape)}): TFDS 4.9.10.
 FACTS = {
     "food101": ("2.0.0", {"train": 75750, "validation": 25250},
@@ -229,6 +257,9 @@ FACTS = {
     "celeb_a": ("2.1.0", {"train": 162770, "validation": 19867, "test": 19962},
                 {"image": ("Image", (218, 178, 3)), "landmarks": ("FeaturesDict", None),
                  "attributes": ("FeaturesDict", None), "identity": ("FeaturesDict", None)}),
+    "clevr": ("3.1.0", {"train": 70000, "validation": 15000, "test": 15000},
+              {"image": ("Image", (None, None, 3)), "file_name": ("Text", ()),
+               "objects": ("Sequence", None), "question_answer": ("Sequence", None)}),
 }  # fmt: skip
 
 
