@@ -53,11 +53,10 @@ def dummy_spec(
     for d in spec.downloads.values():
         data = (dummy_dir / d.filename).read_bytes()
         parsed = urlparse(d.url)
-        # the `wget -x` mirror layout; a file of the builder folder (``path:``) by its name, and
-        # so a file whose URL differs from others only in its query (Google Drive's ?id=...)
-        path = f"/{parsed.netloc}{parsed.path}" if parsed.netloc else f"/local/{d.filename}"
-        path += f"/{d.filename}" if parsed.query else ""
-        url = server.add(path, data)
+        # the `wget -x` mirror layout; a builder folder's own file (``path:``) by its name
+        where = f"/{parsed.netloc}{parsed.path}" if parsed.netloc else f"/local/{d.filename}"
+        where += f"/{d.filename}" if parsed.query else ""  # URLs apart only by ?id= (Drive)
+        url = server.add(where, data)
         downloads[d.name] = dataclasses.replace(
             d, url=url, mirrors=(), size=len(data), sha256=hashlib.sha256(data).hexdigest()
         )
