@@ -402,3 +402,62 @@ def make_clevr() -> None:
 
 
 MAKERS["clevr"] = make_clevr
+
+
+#: kitti: the drives (videos) of the 8 training images, in train_rand's order: image i is the
+#: train_rand[i]-th line of train_mapping.txt. Objects per image from `kitti_objects`.
+KITTI_RAND = [3, 1, 8, 5, 2, 7, 4, 6]
+KITTI_MAPPING = [
+    "2011_09_26 2011_09_26_drive_0001_sync 0000000000",
+    "2011_09_26 2011_09_26_drive_0001_sync 0000000001",
+    "2011_09_26 2011_09_26_drive_0002_sync 0000000000",
+    "2011_09_26 2011_09_26_drive_0005_sync 0000000000",
+    "2011_09_28 2011_09_28_drive_0016_sync 0000000000",
+    "2011_09_28 2011_09_28_drive_0016_sync 0000000003",
+    "2011_09_29 2011_09_29_drive_0004_sync 0000000000",
+    "2011_09_29 2011_09_29_drive_0004_sync 0000000007",
+]
+#: What TFDS 4.9.10's kitti _build_splits gives for these two files (run in the side venv).
+KITTI_SPLITS = {"train": [2, 3, 5, 6, 7], "validation": [1, 4], "test": [0]}
+KITTI_SIZE = (20, 30)  # height, width of every image
+
+
+def kitti_objects(image_id: int) -> list[str]:
+    """The label file's lines: one car, a pedestrian for odd ids, and a DontCare."""
+    lines = [
+        f"Car 0.{image_id} {image_id % 4} -1.5{image_id} 3.00 2.00 21.50 15.25 1.5 1.6 "
+        f"3.9 -2.{image_id} 1.7 13.4 -1.57"
+    ]
+    if image_id % 2:
+        lines.append("Pedestrian 0.00 1 0.21 10.00 0.00 29.00 20.00 1.8 0.5 0.9 4.5 1.6 8.2 0.7")
+    lines.append("DontCare -1 -1 -10 1.00 2.00 3.00 4.00 -1 -1 -1 -1000 -1000 -1000 -10")
+    return lines
+
+
+def kitti_pixels(image_id: int) -> np.ndarray[Any, Any]:
+    r, c, ch = np.ogrid[: KITTI_SIZE[0], : KITTI_SIZE[1], :3]
+    return ((r * 11 + c * 3 + ch * 70 + image_id * 20) % 256).astype(np.uint8)
+
+
+def make_kitti() -> None:
+    from PIL import Image
+
+    from dummy_images import write_zip
+
+    out = out_dir("kitti")
+    images, labels = {}, {}
+    for image_id in range(len(KITTI_RAND)):
+        png = io.BytesIO()
+        Image.fromarray(kitti_pixels(image_id)).save(png, format="PNG")
+        images[f"training/image_2/{image_id:06d}.png"] = png.getvalue()
+        labels[f"training/label_2/{image_id:06d}.txt"] = "\n".join(kitti_objects(image_id)).encode()
+    images["testing/image_2/000000.png"] = images["training/image_2/000000.png"]
+    write_zip(out / "data_object_image_2.zip", images)
+    write_zip(out / "data_object_label_2.zip", labels)
+    devkit = {"mapping/train_rand.txt": ",".join(map(str, KITTI_RAND)).encode() + b"\n",
+              "mapping/train_mapping.txt": ("\n".join(KITTI_MAPPING) + "\n").encode(),
+              "readme.txt": b"devkit\n"}  # fmt: skip
+    write_zip(out / "devkit_object.zip", devkit)
+
+
+MAKERS["kitti"] = make_kitti

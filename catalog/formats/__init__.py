@@ -22,6 +22,7 @@ norb          small NORB's binary matrix files: stereo image pairs, categories, 
 mat_records   image files annotated by a .mat struct array: file, class, box (Stanford Cars)
 image_tables  images in a zip described by whitespace tables keyed by file name (CelebA)
 clevr         CLEVR: an image folder, its scenes' objects and its questions (JSON)
+kitti         KITTI object detection: images, label files, the reference's split by video
 delimited     CSV/TSV text, one example per row, columns mapped to features
 text_cut      one text file cut into pieces by fractions, one piece per split
 text_folder   text files in one folder per class, e.g. inside a tar archive
@@ -53,6 +54,7 @@ from catalog.formats import (
     image_list,
     image_tables,
     json_lines,
+    kitti,
     mat,
     mat_records,
     norb,
@@ -101,5 +103,6 @@ FORMATS: dict[str, SourceFormat] = {
         mat_records.FORMAT,
         image_tables.FORMAT,
         clevr.FORMAT,
+        kitti.FORMAT,
     )
 }

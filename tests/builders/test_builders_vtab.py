@@ -25,6 +25,8 @@ from dummy_vtab import (
     CLEVR,
     DMLAB,
     FOOD101,
+    KITTI_SIZE,
+    KITTI_SPLITS,
     SMALLNORB,
     SUN397,
     camelyon_label,
@@ -37,6 +39,8 @@ from dummy_vtab import (
     dmlab_colour,
     dsprites_arrays,
     food101_colour,
+    kitti_objects,
+    kitti_pixels,
     smallnorb_arrays,
     sun397_pixels,
 )
@@ -227,6 +231,32 @@ def test_clevr_scenes_objects_and_questions(tmp_path: Path) -> None:
                 np.testing.assert_array_equal(got["pixel_coords"][j], np.float32(pixels))
 
 
+def test_kitti_split_by_video_as_tfds_and_boxes_from_the_bottom(tmp_path: Path) -> None:
+    counts = {split: len(ids) for split, ids in KITTI_SPLITS.items()}
+    ds = run_builder(BUILDERS / "kitti", tmp_path, num_examples=counts)
+    types = ds["train"].features["objects"].feature["type"].names
+    height, width = KITTI_SIZE
+    for split, ids in KITTI_SPLITS.items():
+        for i, image_id in enumerate(ids):
+            example = ds[split][i]
+            assert example["file_name"] == f"{image_id:06d}.png"
+            np.testing.assert_array_equal(example["image"], kitti_pixels(image_id))
+            lines = [line.split() for line in kitti_objects(image_id)[:-1]]  # no DontCare
+            objects = example["objects"]
+            assert [types[t] for t in objects["type"]] == [f[0] for f in lines]
+            for j, f in enumerate(lines):
+                left, top, right, bottom = map(float, f[4:8])
+                box = [(height - bottom) / height, left / width, (height - top) / height,
+                       right / width]  # fmt: skip
+                np.testing.assert_allclose(objects["bbox"][j], box, rtol=1e-6)
+                assert objects["occluded"][j] == int(f[2])
+                assert objects["truncated"][j] == np.float32(f[1])
+                assert objects["alpha"][j] == np.float32(f[3])
+                np.testing.assert_array_equal(objects["dimensions"][j], np.float32(f[8:11]))
+                np.testing.assert_array_equal(objects["location"][j], np.float32(f[11:14]))
+                assert objects["rotation_y"][j] == np.float32(f[14])
+
+
 #: name[/config] -> (version, split sizes, {feature: (type, classes or shape)}): TFDS 4.9.10.
 FACTS = {
     "food101": ("2.0.0", {"train": 75750, "validation": 25250},
@@ -260,6 +290,9 @@ FACTS = {
     "clevr": ("3.1.0", {"train": 70000, "validation": 15000, "test": 15000},
               {"image": ("Image", (None, None, 3)), "file_name": ("Text", ()),
                "objects": ("Sequence", None), "question_answer": ("Sequence", None)}),
+    "kitti": ("3.3.0", {"train": 6347, "validation": 423, "test": 711},
+              {"image": ("Image", (None, None, 3)), "file_name": ("Text", ()),
+               "objects": ("Sequence", None)}),
 }  # fmt: skip
 
 

@@ -91,7 +91,7 @@ def test_list_datasets() -> None:
         "dmlab", "dsprites", "dtd", "emnist",
         "eurosat", "fashion_mnist", "food101", "glue", "horses_or_humans", "imagenette",
         "imdb_reviews",
-        "iris", "kmnist", "mnist", "mnist_corrupted", "oxford_flowers102", "oxford_iiit_pet",
+        "iris", "kitti", "kmnist", "mnist", "mnist_corrupted", "oxford_flowers102", "oxford_iiit_pet",
         "patch_camelyon",
         "rock_paper_scissors", "smallnorb", "speech_commands", "spoken_digit", "squad", "stl10",
         "sun397", "svhn_cropped",
