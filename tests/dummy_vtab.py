@@ -461,3 +461,51 @@ def make_kitti() -> None:
 
 
 MAKERS["kitti"] = make_kitti
+
+
+#: caltech_birds2011: image id -> (path under images/, 1 train / 0 test, (x, y, w, h) box,
+#: (height, width)); images.txt lists them in this order.
+CUB = {
+    "1": ("001.Black_footed_Albatross/Black_Footed_Albatross_0001_796111.jpg", 1,
+          (2.0, 3.0, 10.0, 8.0), (16, 20)),
+    "2": ("001.Black_footed_Albatross/Black_Footed_Albatross_0002_55.jpg", 0,
+          (0.0, 0.0, 12.0, 10.0), (10, 12)),
+    "3": ("200.Common_Yellowthroat/Common_Yellowthroat_0003_190521.jpg", 1,
+          (5.5, 1.0, 20.0, 4.0), (12, 18)),  # x + w > width: the box is clipped at 1
+}  # fmt: skip
+
+
+def cub_mask(image_id: str) -> np.ndarray[Any, Any]:
+    height, width = CUB[image_id][3]
+    r, c = np.ogrid[:height, :width]
+    return ((r * 17 + c * 29 + int(image_id) * 51) % 256).astype(np.uint8)
+
+
+def cub_colour(image_id: str) -> tuple[int, int, int]:
+    return (60 * int(image_id), 180, 240 - 50 * int(image_id))
+
+
+def make_caltech_birds2011() -> None:
+    from PIL import Image
+
+    out = out_dir("caltech_birds2011")
+    root = "CUB_200_2011"
+    members = {f"{root}/README": b"CUB-200-2011\n", f"{root}/classes.txt": b"1 001.Black\n"}
+    masks = {}
+    for image_id, (path, _, _, (height, width)) in CUB.items():
+        members[f"{root}/images/{path}"] = jpeg(height, width, cub_colour(image_id))
+        png = io.BytesIO()
+        Image.fromarray(cub_mask(image_id), "L").save(png, format="PNG")
+        masks[f"segmentations/{path[:-4]}.png"] = png.getvalue()
+    members[f"{root}/images.txt"] = "".join(f"{i} {v[0]}\n" for i, v in CUB.items()).encode()
+    members[f"{root}/train_test_split.txt"] = "".join(
+        f"{i} {v[1]}\n" for i, v in CUB.items()
+    ).encode()
+    members[f"{root}/bounding_boxes.txt"] = "".join(
+        f"{i} " + " ".join(map(str, v[2])) + "\n" for i, v in CUB.items()
+    ).encode()
+    (out / "CUB_200_2011.tgz").write_bytes(tar_bytes(members, "gz"))
+    (out / "segmentations.tgz").write_bytes(tar_bytes(masks, "gz"))
+
+
+MAKERS["caltech_birds2011"] = make_caltech_birds2011

@@ -23,6 +23,7 @@ mat_records   image files annotated by a .mat struct array: file, class, box (St
 image_tables  images in a zip described by whitespace tables keyed by file name (CelebA)
 clevr         CLEVR: an image folder, its scenes' objects and its questions (JSON)
 kitti         KITTI object detection: images, label files, the reference's split by video
+cub           Caltech-UCSD Birds 2011: images, train/test split, boxes, segmentation masks
 delimited     CSV/TSV text, one example per row, columns mapped to features
 text_cut      one text file cut into pieces by fractions, one piece per split
 text_folder   text files in one folder per class, e.g. inside a tar archive
@@ -46,6 +47,7 @@ from catalog.formats import (
     amat,
     cifar_bin,
     clevr,
+    cub,
     delimited,
     hdf5,
     idx,
@@ -104,5 +106,6 @@ FORMATS: dict[str, SourceFormat] = {
         image_tables.FORMAT,
         clevr.FORMAT,
         kitti.FORMAT,
+        cub.FORMAT,
     )
 }

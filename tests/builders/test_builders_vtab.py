@@ -23,6 +23,7 @@ from dummy_vtab import (
     CELEBA_ATTRIBUTES,
     CELEBA_LANDMARKS,
     CLEVR,
+    CUB,
     DMLAB,
     FOOD101,
     KITTI_SIZE,
@@ -36,6 +37,8 @@ from dummy_vtab import (
     celeba_row,
     clevr_questions,
     clevr_rgba,
+    cub_colour,
+    cub_mask,
     dmlab_colour,
     dsprites_arrays,
     food101_colour,
@@ -257,6 +260,27 @@ def test_kitti_split_by_video_as_tfds_and_boxes_from_the_bottom(tmp_path: Path) 
                 assert objects["rotation_y"][j] == np.float32(f[14])
 
 
+def test_caltech_birds2011_split_boxes_and_masks(tmp_path: Path) -> None:
+    parts = {"train": [i for i, v in CUB.items() if v[1] == 1],
+             "test": [i for i, v in CUB.items() if v[1] == 0]}  # fmt: skip
+    ds = run_builder(BUILDERS / "caltech_birds2011", tmp_path,
+                     num_examples={s: len(ids) for s, ids in parts.items()})  # fmt: skip
+    for split, ids in parts.items():
+        for i, image_id in enumerate(ids):
+            path, _, (x, y, w, h), (height, width) = CUB[image_id]
+            example = ds[split][i]
+            assert example["filename"] == f"CUB_200_2011/images/{path}"
+            number, name = path.split("/")[0].split(".", 1)
+            assert (example["label"], example["label_name"]) == (int(number) - 1, name.lower())
+            box = [y / height, x / width, min((y + h) / height, 1), min((x + w) / width, 1)]
+            np.testing.assert_allclose(example["bbox"], box, rtol=1e-6)
+            np.testing.assert_array_equal(
+                example["segmentation_mask"], cub_mask(image_id)[..., None]
+            )
+            assert np.abs(example["image"].astype(int) - cub_colour(image_id)).max() <= 3
+    assert ds["train"][1]["label"] == 199 and ds["train"][1]["bbox"][3] == 1.0
+
+
 #: name[/config] -> (version, split sizes, {feature: (type, classes or shape)}): TFDS 4.9.10.
 FACTS = {
     "food101": ("2.0.0", {"train": 75750, "validation": 25250},
@@ -293,6 +317,11 @@ FACTS = {
     "kitti": ("3.3.0", {"train": 6347, "validation": 423, "test": 711},
               {"image": ("Image", (None, None, 3)), "file_name": ("Text", ()),
                "objects": ("Sequence", None)}),
+    "caltech_birds2011": ("0.2.0", {"train": 5994, "test": 5794},
+                          {"image": ("Image", (None, None, 3)), "filename": ("Text", ()),
+                           "label": ("ClassLabel", 200), "label_name": ("Text", ()),
+                           "bbox": ("BBox", (4,)),
+                           "segmentation_mask": ("Image", (None, None, 1))}),
 }  # fmt: skip
 
 
