@@ -85,8 +85,8 @@ def test_builder_folder_by_path(tmp_path: Path) -> None:
 
 def test_list_datasets() -> None:
     assert catalog.list_datasets() == [
-        "ag_news_subset", "beans", "binarized_mnist", "caltech101", "caltech_birds2011", "cars196", "cats_vs_dogs",
-        "celeb_a", "cifar10",
+        "ag_news_subset", "beans", "binarized_mnist", "caltech101", "caltech_birds2011",
+        "cars196", "cats_vs_dogs", "celeb_a", "cifar10",
         "cifar100", "cifar10_1", "clevr", "cmaterdb", "colorectal_histology", "deep_weeds",
         "dmlab", "dsprites", "dtd", "emnist",
         "eurosat", "fashion_mnist", "food101", "glue", "horses_or_humans", "imagenette",
