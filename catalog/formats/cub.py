@@ -69,6 +69,8 @@ def examples(source: Source) -> Examples:
             raise SourceFormatError(f"{root / 'images.txt'}: image {image_id} {path!r}: no class "
                                     "folder NNN.Name or no bounding box")  # fmt: skip
         mask_path = masks / folder / f"{Path(name).stem}.png"
+        if not mask_path.is_file():
+            raise SourceFormatError(f"{mask_path}: no mask for image {image_id} {path!r}")
         mask = cv2.imdecode(np.fromfile(mask_path, np.uint8), cv2.IMREAD_GRAYSCALE)
         if mask is None:
             raise SourceFormatError(f"{mask_path}: no mask OpenCV can decode")
