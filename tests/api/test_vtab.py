@@ -86,13 +86,21 @@ def test_specs_are_task_adaptations_strings(task: str) -> None:
     assert picked["train800val200"] <= picked["trainval"]
 
 
-@pytest.mark.parametrize("task", sorted(FACTS))
+#: VTAB sources catalog has no builder of yet (manual downloads: see the README's VTAB-1k).
+NOT_BUILT = {"resisc45", "diabetic_retinopathy_detection"}
+
+
+def test_every_source_but_the_manual_ones_is_registered() -> None:
+    sources = {t.dataset.split("/")[0] for t in vtab.TASKS.values()}
+    assert sources - set(catalog.list_datasets()) == NOT_BUILT
+
+
+@pytest.mark.parametrize(
+    "task", sorted(t for t in FACTS if vtab.TASKS[t].dataset.split("/")[0] not in NOT_BUILT)
+)
 def test_registered_sources_have_tfds_split_sizes(task: str) -> None:
     sizes, expected = FACTS[task]
     t = vtab.TASKS[task]
-    name = t.dataset.split("/")[0]
-    if name not in catalog.list_datasets():
-        pytest.skip(f"{name} is not registered")
     spec = catalog.builder(t.dataset).spec
     assert {s: x.num_examples for s, x in spec.splits.items()} == sizes
     assert vtab.task_splits(task) == expected
