@@ -30,19 +30,22 @@ builder. Each spec reads as any split spec does::
 
 Where a task's label is not a feature of the source (CLEVR's object count, KITTI's distance
 to the closest vehicle, a coarser dSprites position), `Task.label` says how task_adaptation
-computes it from the example.
+computes it from the example, and `label(task, example)` computes it so from an example as
+`DataSource` gives it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+import numpy as np
 
 from catalog.api.builder import builder
 from catalog.errors import DatasetNotFoundError
 
-__all__ = ["SPLIT_NAMES", "TASKS", "Task", "splits", "task_splits"]
+__all__ = ["SPLIT_NAMES", "TASKS", "Task", "label", "splits", "task_splits"]
 
 Rule = Literal["official", "holdout", "three_way", "test_halves"]
 
@@ -135,6 +138,36 @@ def splits(task: str | Task, sizes: Mapping[str, int]) -> dict[str, str]:
     cut, val = train_percent * n // 100, val_percent * n // 100
     return _specs(f"train[:{cut}]", f"train[{cut}:{cut + val}]", f"train[:{cut + val}]",
                   f"train[{cut + val}:]", f"train[{cut}:{cut + 200}]")  # fmt: skip
+
+
+def label(task: str | Task, example: Mapping[str, Any]) -> int:
+    """The class a task's example has, from the source's example as `DataSource` gives it
+    (NumPy), computed as task_adaptation's preprocessing does: the label feature itself, or
+    CLEVR's object count - 3 and its nearest object's depth bin, KITTI's nearest vehicle's
+    depth bin (3 without vehicles), dSprites' position or orientation coarsened to 16 bins."""
+    t = task if isinstance(task, Task) else _task(task)
+    name = t.name
+    if name == "clevr/count_all":
+        return len(example["objects"]["size"]) - 3
+    if name == "clevr/closest_object_distance":
+        depth = float(np.min(example["objects"]["pixel_coords"][:, 2]))
+        return _bin(depth, (0.0, 8.0, 8.5, 9.0, 9.5, 10.0, 100.0))
+    if name == "kitti/closest_vehicle_distance":
+        objects = example["objects"]
+        vehicles = np.asarray(objects["type"]) < 3  # Car, Van, Truck
+        depths = np.asarray(objects["location"], np.float32).reshape(-1, 3)[vehicles, 2]
+        return _bin(float(np.min(depths, initial=1000.0)), (-100.0, 8.0, 20.0, 999.0))
+    if name.startswith("dsprites/"):  # the attribute's classes over 16 (32 / 16, 40 / 16)
+        feature = name.split("/")[1]
+        factor = np.float32({"label_x_position": 32, "label_orientation": 40}[feature] / 16)
+        return int(np.floor(np.float32(example[feature]) / factor))
+    return int(example[t.label])
+
+
+def _bin(value: float, thresholds: tuple[float, ...]) -> int:
+    """The last index whose threshold is below `value` (task_adaptation's
+    ``reduce_max(where(thresholds - value < 0))``)."""
+    return max(i for i, threshold in enumerate(thresholds) if threshold - value < 0)
 
 
 def _specs(train: str, val: str, trainval: str, test: str, val200: str) -> dict[str, str]:

@@ -4,6 +4,7 @@ facts (task_adaptation/data/*.py at d7630d3, evaluated with TFDS 4.9's split siz
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import catalog
@@ -116,3 +117,32 @@ def test_registered_sources_have_tfds_split_sizes(task: str) -> None:
 def test_an_unknown_task_names_the_tasks() -> None:
     with pytest.raises(catalog.DatasetNotFoundError, match="no VTAB-1k task 'cifar10'.*caltech101"):
         vtab.splits("cifar10", {"train": 50000})
+
+
+#: (task, the source example's features it reads, the label task_adaptation gives it).
+LABELS = [
+    ("clevr/count_all", {"objects": {"size": np.array([0, 1, 1, 0, 1])}}, 2),
+    ("clevr/closest_object_distance",
+     {"objects": {"pixel_coords": np.array([[1, 2, 12.0], [3, 4, 9.2]], np.float32)}}, 3),
+    ("clevr/closest_object_distance",
+     {"objects": {"pixel_coords": np.array([[1, 2, 7.9]], np.float32)}}, 0),
+    ("kitti/closest_vehicle_distance",  # a pedestrian at 5 m, a car at 25 m, a truck at 15 m
+     {"objects": {"type": np.array([3, 0, 2]),
+                  "location": np.array([[0, 0, 5.0], [0, 0, 25.0], [0, 0, 15.0]], np.float32)}}, 1),
+    ("kitti/closest_vehicle_distance",  # no vehicle: 1000 m, the last class
+     {"objects": {"type": np.array([3]), "location": np.array([[0, 0, 4.0]], np.float32)}}, 3),
+    ("dsprites/label_x_position", {"label_x_position": 31}, 15),
+    ("dsprites/label_orientation", {"label_orientation": 39}, 15),
+    ("dsprites/label_orientation", {"label_orientation": 5}, 2),
+    ("smallnorb/label_azimuth", {"label_azimuth": 17, "label_elevation": 3}, 17),
+    ("smallnorb/label_elevation", {"label_azimuth": 17, "label_elevation": 3}, 3),
+    ("dmlab", {"label": 4}, 4),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("task", "example", "expected"), LABELS)
+def test_labels_as_task_adaptation_computes_them(
+    task: str, example: dict[str, object], expected: int
+) -> None:
+    assert vtab.label(task, example) == expected
+    assert 0 <= expected < vtab.TASKS[task].num_classes
