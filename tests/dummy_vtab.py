@@ -17,7 +17,7 @@ from dummy_images import jpeg, out_dir, tar_bytes
 
 #: food101: split -> the lines of its list (<class>/<id>), in order.
 FOOD101 = {
-    "train": ["apple_pie/1005649", "waffles/99", "apple_pie/134"],
+    "train": ["apple_pie/1005649", "apple_pie/134", "waffles/99"],
     "validation": ["baby_back_ribs/2020", "waffles/3001"],
 }
 FOOD101_LISTS = {"train": "train", "validation": "test"}
@@ -28,14 +28,18 @@ def food101_colour(split: str, i: int) -> tuple[int, int, int]:
 
 
 def make_food101() -> None:
+    import json
+
     members: dict[str, bytes] = {}
     for split, lines in FOOD101.items():
         for i, line in enumerate(lines):
             members[f"food-101/images/{line}.jpg"] = jpeg(6 + i, 5, food101_colour(split, i))
         listing = FOOD101_LISTS[split]
         members[f"food-101/meta/{listing}.txt"] = ("\n".join(lines) + "\n").encode()
-        json = "{" + ", ".join(f'"{c}": []' for c in ("apple_pie", "waffles")) + "}"
-        members[f"food-101/meta/{listing}.json"] = json.encode()  # the archive has both forms
+        by_class: dict[str, list[str]] = {}
+        for line in lines:  # the same lists as JSON, class by class (the archive has both)
+            by_class.setdefault(line.split("/")[0], []).append(line)
+        members[f"food-101/meta/{listing}.json"] = json.dumps(by_class).encode()
     members["food-101/meta/classes.txt"] = b"apple_pie\nbaby_back_ribs\nwaffles\n"
     members["food-101/README.txt"] = b"Food-101\n"
     (out_dir("food101") / "food-101.tar.gz").write_bytes(tar_bytes(members, "gz"))
