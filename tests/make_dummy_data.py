@@ -27,6 +27,7 @@ from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
 from dummy_imagenet import MAKERS as IMAGENET_MAKERS
 from dummy_images import MAKERS as IMAGE_MAKERS
+from dummy_vtab import MAKERS as VTAB_MAKERS
 
 BUILDERS = Path(__file__).resolve().parent.parent / "builders"
 
@@ -217,6 +218,7 @@ MAKERS: dict[str, Callable[[], None]] = {
     "text_audio": make_text_audio,
     **IMAGE_MAKERS,
     **IMAGENET_MAKERS,
+    **VTAB_MAKERS,
 }
 
 

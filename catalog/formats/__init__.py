@@ -17,6 +17,13 @@ npy           two NumPy .npy files, images and labels, memory-mapped
 image_folder  image files labelled by folder or path, in a directory or streamed from a zip/tar
 amat          text .amat files, one image per line as 0/1 values
 mat           MATLAB .mat files, v5 and v7.3/HDF5 (the optional extra catalog[mat])
+hdf5          HDF5 files: a dataset (or column) per feature (the optional extra catalog[hdf5])
+norb          small NORB's binary matrix files: stereo image pairs, categories, info
+mat_records   image files annotated by a .mat struct array: file, class, box (Stanford Cars)
+image_tables  images in a zip described by whitespace tables keyed by file name (CelebA)
+clevr         CLEVR: an image folder, its scenes' objects and its questions (JSON)
+kitti         KITTI object detection: images, label files, the reference's split by video
+cub           Caltech-UCSD Birds 2011: images, train/test split, boxes, segmentation masks
 delimited     CSV/TSV text, one example per row, columns mapped to features
 text_cut      one text file cut into pieces by fractions, one piece per split
 text_folder   text files in one folder per class, e.g. inside a tar archive
@@ -42,16 +49,23 @@ from __future__ import annotations
 from catalog.formats import (
     amat,
     cifar_bin,
+    clevr,
     coco_json,
     croissant_records,
+    cub,
     delimited,
+    hdf5,
     idx,
     image_csv,
     image_folder,
     image_list,
+    image_tables,
     image_tar,
     json_lines,
+    kitti,
     mat,
+    mat_records,
+    norb,
     npz,
     parquet,
     raw_images,
@@ -95,5 +109,12 @@ FORMATS: dict[str, SourceFormat] = {
         croissant_records.FORMAT,
         image_tar.FORMAT,
         coco_json.FORMAT,
+        hdf5.FORMAT,
+        norb.FORMAT,
+        mat_records.FORMAT,
+        image_tables.FORMAT,
+        clevr.FORMAT,
+        kitti.FORMAT,
+        cub.FORMAT,
     )
 }

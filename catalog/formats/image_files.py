@@ -22,7 +22,7 @@ import numpy as np
 from catalog.errors import FeatureError, SourceFormatError
 from catalog.features import Feature, Image, pixel_budget
 
-__all__ = ["decode_pixels", "stored_or_pixels"]
+__all__ = ["decode_pixels", "opencv_jpeg", "stored_or_pixels"]
 
 _MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 
@@ -58,3 +58,27 @@ def stored_or_pixels(feature: Feature, value: bytes | Path, where: str) -> Any:
                 pass
         return pixels
     return value
+
+
+def opencv_jpeg(data: bytes, where: str, max_pixels: int | None, quality: int | None) -> bytes:
+    """An image file (JPEG, PNG, BMP, GIF, ... whatever its name says) as TFDS's SUN397 builder
+    stores it: decoded by OpenCV to 3 channels (Pillow, to RGB, for what OpenCV cannot
+    decode; a GIF's first frame), shrunk when it has more than `max_pixels` pixels by
+    ``cv2.resize(image, None, fx=f, fy=f)`` (bilinear) with ``f = sqrt(max_pixels / pixels)``,
+    and encoded as JPEG by OpenCV at `quality` (OpenCV's default, 95, when None)."""
+    import cv2
+
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR | cv2.IMREAD_ANYDEPTH)
+    if image is None:
+        image = np.ascontiguousarray(decode_pixels(data, where, 3)[:, :, ::-1])  # RGB -> BGR
+    if image.dtype == np.uint16:  # a 16-bit PNG (IMREAD_ANYDEPTH keeps it): its high bytes
+        image = (image // 256).astype(np.uint8)
+    height, width = image.shape[:2]
+    if max_pixels is not None and height * width > max_pixels:
+        factor = float(np.sqrt(max_pixels / (height * width)))
+        image = cv2.resize(image, dsize=None, fx=factor, fy=factor)
+    params = [int(cv2.IMWRITE_JPEG_QUALITY), quality] if quality is not None else []
+    ok, encoded = cv2.imencode(".jpg", image, params)
+    if not ok:
+        raise SourceFormatError(f"{where}: OpenCV could not encode the image as JPEG")
+    return bytes(encoded.tobytes())

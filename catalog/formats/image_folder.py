@@ -30,6 +30,11 @@ Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other fil
   (ImageNet-Sketch's ``n01440764/sketch_0.JPEG`` inside ``sketch/``).
 - ``index_labels``: the label is the class's index, written as a number (ImageNetV2's folders
   ``0`` ... ``999``), not its name.
+- ``listed``: ``{group: list file}``: keep a file only if its ``match`` group is a line of
+  the list file (SUN397's split lists name ``/a/abbey/sun_aaaulhwrhqgejnyt.jpg``).
+- ``opencv_jpeg``: store each file as TFDS's SUN397 builder does: decoded by OpenCV, shrunk
+  to at most ``max_pixels`` pixels, encoded as JPEG at ``jpeg_quality`` (OpenCV's default 95
+  when not given); see `catalog.formats.image_files.opencv_jpeg`.
 - ``decode``: decode each file with Pillow and give the pixels to the image feature (for
   formats it does not store, such as TIFF; the feature encodes them, PNG by default).
 - ``reencode_invalid``: a file the image feature refuses as it is (an RGBA PNG for an RGB
@@ -60,7 +65,7 @@ from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 from catalog.formats.folder_metadata import load_metadata, unused_rows
-from catalog.formats.image_files import decode_pixels, stored_or_pixels
+from catalog.formats.image_files import decode_pixels, opencv_jpeg, stored_or_pixels
 from catalog.formats.members import Member, paths, walk
 
 __all__ = ["FORMAT", "examples"]
@@ -150,6 +155,7 @@ def examples(source: Source) -> Examples:
         rows = load_metadata(
             root / options["metadata"], options["metadata_columns"], source.features
         )
+    listed = {group: _lines(path) for group, path in options["listed"].items()}
     for member in walk(root):
         if _skipped(member.path, skip):
             continue
@@ -158,6 +164,10 @@ def examples(source: Source) -> Examples:
         label = _label(member, source, match)
         if label is None:
             continue
+        found = match.fullmatch(member.path) if match is not None else None
+        groups = found.groupdict() if found is not None else {}
+        if any(groups.get(group) not in lines for group, lines in listed.items()):
+            continue
         image: Any = member.file if member.file is not None else member.read()
         if header is not None:
             data = member.read() if member.file is not None else image
@@ -165,7 +175,11 @@ def examples(source: Source) -> Examples:
                 skipped += 1
                 continue
         where = f"{root}/{member.path}"
-        if options["decode"]:
+        if options["opencv_jpeg"]:
+            image = opencv_jpeg(
+                member.read(), where, options["max_pixels"], options["jpeg_quality"]
+            )
+        elif options["decode"]:
             image = decode_pixels(member.read(), where)
         elif options["reencode_invalid"]:
             image = stored_or_pixels(source.features["image"], image, where)
@@ -175,13 +189,9 @@ def examples(source: Source) -> Examples:
             if options["index_labels"]:
                 example["label"] = _index_label(label, where)
         for feature, what in texts.items():
-            if what in _TEXT_VALUES:
-                example[feature] = member.path if what == "path" else member.name
-            else:  # a group of `match` (checked when the spec was loaded)
-                assert match is not None
-                found = match.fullmatch(member.path)
-                assert found is not None
-                example[feature] = found.group(what)
+            example[feature] = (
+                member.path if what == "path" else member.name if what == "name" else groups[what]
+            )
         if rows is not None:
             if member.path not in rows:
                 raise SourceFormatError(
@@ -208,6 +218,11 @@ def _index_label(label: str, where: str) -> int:
     return int(label)
 
 
+def _lines(path: Path) -> frozenset[str]:
+    with open(path, encoding="utf-8") as f:
+        return frozenset(line.strip() for line in f if line.strip())
+
+
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
     labels = ["label"] if options["labelled"] else []
     given = {"image", *labels, *options["text_features"], *options["metadata_columns"]}
@@ -220,6 +235,7 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
         return f"feature 'label' must be a ClassLabel, got {features['label']!r}"
     if not labelled and (options["sample_per_class"] is not None or options["lowercase_label"]):
         return "sample_per_class and lowercase_label need labelled images"
+    groups: set[str] = set()
     if options["match"] is not None:
         try:
             pattern = re.compile(options["match"])
@@ -227,12 +243,15 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
             return f"match is not a regular expression: {error}"
         if labelled and "label" not in pattern.groupindex:
             return "match needs a group named label: (?P<label>...)"
-    groups = re.compile(options["match"]).groupindex if options["match"] is not None else {}
+        groups = set(pattern.groupindex)
+    for group in options["listed"]:
+        if group not in groups:
+            return f"listed.{group}: not a named group of match"
     for feature, what in options["text_features"].items():
         if what not in _TEXT_VALUES and what not in groups:
             return (
-                f"text_features.{feature}: expected one of {', '.join(_TEXT_VALUES)} or a group "
-                f"of match, got {what!r}"
+                f"text_features.{feature}: expected one of {', '.join(_TEXT_VALUES)} or a named "
+                f"group of match, got {what!r}"
             )
         if not isinstance(features[feature], Text):
             return f"text_features.{feature}: feature {feature!r} must be Text"
@@ -242,6 +261,8 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
         return f"sample_part must be one of {', '.join(_SAMPLE_PARTS)}"
     if options["sample_per_class"] is not None and options["sample_per_class"] < 1:
         return "sample_per_class must be a positive int"
+    if options["max_pixels"] is not None and not options["opencv_jpeg"]:
+        return "max_pixels needs opencv_jpeg"
     if options["expected_skipped"] is not None and options["require_header"] is None:
         return "expected_skipped needs require_header"
     return None
@@ -277,6 +298,24 @@ FORMAT = SourceFormat(
         "sample_per_class": Option("int", None, "split each class at random: N files chosen"),
         "sample_seed": Option("int", 0, "the seed of numpy.random.RandomState for sampling"),
         "sample_part": Option("str", "chosen", "chosen: the sampled files; rest: the others"),
+        "listed": Option(
+            "file_map",
+            {},
+            "match group -> a list file: keep listed files",
+            counted_at_default=False,
+        ),
+        "opencv_jpeg": Option(
+            "bool",
+            False,
+            "decode with OpenCV, store as JPEG (TFDS's SUN397)",
+            counted_at_default=False,
+        ),
+        "max_pixels": Option(
+            "int", None, "opencv_jpeg: shrink to at most this many pixels", counted_at_default=False
+        ),
+        "jpeg_quality": Option(
+            "int", None, "opencv_jpeg: the JPEG quality (OpenCV's 95)", counted_at_default=False
+        ),
     },
     features=_features,
     examples=examples,

@@ -85,11 +85,12 @@ __all__ = ["FEATURE_NAME_RULE", "load_spec", "url_problem"]
 _NAME = re.compile(r"^[a-z][a-z0-9_]*\Z")
 #: Config names: words of [a-z0-9_] joined by '.' or '-' (``v1.1``, ``320px``, ``full-size``).
 _CONFIG_NAME = re.compile(r"^[a-z0-9][a-z0-9_]*([.-][a-z0-9_]+)*\Z")
-#: Feature names keep TFDS's: words of letters (either case), digits and _, from a letter,
-#: joined by one '.', ' ', '-' or '/' (titanic's ``home.dest``, wine_quality's ``fixed
-#: acidity``, ``pH``, cats_vs_dogs's ``image/filename``). '/' also joins a feature path's
-#: parts; a name holding one is the longer match (`FeaturesDict.split_path`).
-FEATURE_NAME_RULE = r"[A-Za-z][A-Za-z0-9_]*([. /-][A-Za-z0-9_]+)*"
+#: Feature names keep TFDS's: words of letters (either case), digits and _, from a letter or
+#: a digit and holding a letter, joined by one '.', ' ', '-' or '/' (titanic's ``home.dest``,
+#: wine_quality's ``fixed acidity``, ``pH``, celeb_a's ``5_o_Clock_Shadow``, cats_vs_dogs's
+#: ``image/filename``). '/' also joins a feature path's parts; a name holding one is the
+#: longer match (`FeaturesDict.split_path`).
+FEATURE_NAME_RULE = r"(?=[\w. /-]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_]*([. /-][A-Za-z0-9_]+)*"
 _FEATURE_NAME = re.compile(f"^{FEATURE_NAME_RULE}\\Z")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 #: A tag names a modality or task: lower case words joined by hyphens (``image-classification``).
@@ -166,12 +167,13 @@ def _feature_names_problem(features: Any, prefix: str = "") -> str | None:
 def _feature_name_problem(name: object, prefix: str) -> str:
     """Why `name` (at `prefix`) is no feature name, and a valid one: its words joined by _."""
     words = "_".join(re.findall(r"[A-Za-z0-9_]+", str(name))).strip("_")
-    valid = words if words[:1].isalpha() else f"feature_{words}".rstrip("_")
+    valid = words if words[:1].isalnum() and _FEATURE_NAME.match(words) else f"feature_{words}"
+    valid = valid.rstrip("_")
     shown = repr(prefix + name) if isinstance(name, str) else f"{prefix}{name!r}"
     quote = "" if isinstance(name, str) else f"YAML reads it as {type(name).__name__}: quote it; "
     return (
-        f"feature name {shown} must be words of letters, digits and _, starting with a letter, "
-        f"joined by one '.', ' ', '-' or '/' ({FEATURE_NAME_RULE}); "
+        f"feature name {shown} must be words of letters, digits and _, starting with a letter "
+        f"or digit and holding a letter, joined by one '.', ' ', '-' or '/' ({FEATURE_NAME_RULE}); "
         f"{quote}rename it, e.g. to {valid!r}"
     )
 

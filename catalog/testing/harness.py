@@ -55,6 +55,7 @@ def dummy_spec(
         parsed = urlparse(d.url)
         # the `wget -x` mirror layout; a builder folder's own file (``path:``) by its name
         where = f"/{parsed.netloc}{parsed.path}" if parsed.netloc else f"/local/{d.filename}"
+        where += f"/{d.filename}" if parsed.query else ""  # URLs apart only by ?id= (Drive)
         url = server.add(where, data)
         downloads[d.name] = dataclasses.replace(
             d, url=url, mirrors=(), size=len(data), sha256=hashlib.sha256(data).hexdigest()

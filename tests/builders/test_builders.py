@@ -27,6 +27,8 @@ from make_dummy_data import (
 )
 from test_builders_images import IMAGE_DATASETS, IMAGE_FACTS
 from test_builders_text_audio import FACTS as TEXT_AUDIO_FACTS
+from test_builders_vtab import FACTS as VTAB_FACTS
+from test_builders_vtab import VTAB_DATASETS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -214,8 +216,8 @@ def test_builders_match_the_facts(name: str) -> None:
 
 
 def test_every_registered_dataset_and_config_has_a_builder_test() -> None:
-    facts = {*ALL_FACTS, *IMAGE_FACTS}
-    tested = {*IDX_BUILDERS, *facts, "cmaterdb", *IMAGE_DATASETS}
+    facts = {*ALL_FACTS, *IMAGE_FACTS, *VTAB_FACTS}
+    tested = {*IDX_BUILDERS, *facts, "cmaterdb", *IMAGE_DATASETS, *VTAB_DATASETS}
     tested |= {n.partition("/")[0] for n in TEXT_AUDIO_FACTS}
     for name in catalog.list_datasets():
         b = catalog.builder(name)

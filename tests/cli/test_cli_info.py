@@ -144,16 +144,22 @@ ag_news_subset                 1.0.0  train 120000, test 7600                   
 beans                          0.1.0  train 1034, validation 133, test 128         171.7 MiB to download
 binarized_mnist                1.0.0  train 50000, validation 10000, test 10000    104.7 MiB to download
 caltech101                     3.0.2  train 3060, test 6084                        131.0 MiB to download
+caltech_birds2011              0.2.0  train 5994, test 5794                        1.1 GiB to download
+cars196                        2.1.0  train 8144, test 8041                        1.8 GiB to download
 cats_vs_dogs                   4.0.1  train 23262                                  786.7 MiB to download
+celeb_a                        2.1.0  train 162770, validation 19867, test 19962   1.4 GiB to download
 cifar10                        3.0.2  train 50000, test 10000                      162.2 MiB to download
 cifar100                       3.0.2  train 50000, test 10000                      160.7 MiB to download
 cifar10_1/v4                   1.1.0  test 2021                                    5.9 MiB to download    (default config)
 cifar10_1/v6                   1.1.0  test 2000                                    5.9 MiB to download
+clevr                          3.1.0  train 70000, validation 15000, test 15000    17.7 GiB to download
 cmaterdb/bangla                1.0.0  train 5000, test 1000                        573.8 KiB to download  (default config)
 cmaterdb/devanagari            1.0.0  train 2500, test 500                         275.3 KiB to download
 cmaterdb/telugu                1.0.0  train 2500, test 500                         283.9 KiB to download
 colorectal_histology           2.0.0  train 5000                                   246.1 MiB to download
 deep_weeds                     3.0.0  train 17509                                  469.3 MiB to download
+dmlab                          2.0.1  train 65550, validation 22628, test 22735    2.8 GiB to download
+dsprites                       2.0.0  train 737280                                 26.7 MiB to download
 dtd                            3.0.1  train 1880, validation 1880, test 1880       596.3 MiB to download
 emnist/byclass                 3.1.0  train 697932, test 116323                    535.7 MiB to download  (default config)
 emnist/bymerge                 3.1.0  train 697932, test 116323                    535.7 MiB to download
@@ -163,6 +169,7 @@ emnist/digits                  3.1.0  train 240000, test 40000                  
 emnist/mnist                   3.1.0  train 60000, test 10000                      535.7 MiB to download
 eurosat/rgb                    2.0.0  train 27000                                  89.9 MiB to download   (default config)
 fashion_mnist                  3.0.1  train 60000, test 10000                      29.4 MiB to download
+food101                        2.0.0  train 75750, validation 25250                4.7 GiB to download
 glue/cola                      2.0.0  train 8551, validation 1043, test 1063       368.1 KiB to download  (default config)
 glue/sst2                      2.0.0  train 67349, validation 872, test 1821       7.1 MiB to download
 horses_or_humans               3.0.0  train 1027, test 256                         153.6 MiB to download
@@ -174,6 +181,7 @@ imagenette/320px               1.0.0  train 12894, validation 500               
 imagenette/160px               1.0.0  train 12894, validation 500                  94.2 MiB to download
 imdb_reviews/plain_text        1.0.0  train 25000, test 25000, unsupervised 50000  80.2 MiB to download   (default config)
 iris                           2.1.0  train 150                                    3.7 KiB to download
+kitti                          3.3.0  train 6347, validation 423, test 711         11.7 GiB to download
 kmnist                         3.0.1  train 60000, test 10000                      20.3 MiB to download
 mnist                          3.0.1  train 60000, test 10000                      11.1 MiB to download
 mnist_corrupted/identity       1.0.0  train 60000, test 10000                      235.2 MiB to download  (default config)
@@ -194,11 +202,14 @@ mnist_corrupted/zigzag         1.0.0  train 60000, test 10000                   
 mnist_corrupted/canny_edges    1.0.0  train 60000, test 10000                      235.2 MiB to download
 oxford_flowers102              2.1.1  train 1020, validation 1020, test 6149       328.9 MiB to download
 oxford_iiit_pet                4.0.0  train 3680, test 3669                        773.5 MiB to download
+patch_camelyon                 2.0.0  test 32768, train 262144, validation 32768   7.5 GiB to download
 rock_paper_scissors            3.0.0  train 2520, test 372                         219.5 MiB to download
+smallnorb                      2.0.0  train 24300, test 24300                      250.6 MiB to download
 speech_commands                0.0.3  train 85511, validation 10102, test 4890     2.4 GiB to download
 spoken_digit                   1.0.9  train 2500                                   11.4 MiB to download
 squad/v1.1                     3.0.0  train 87599, validation 10570                33.5 MiB to download   (default config)
 stl10                          1.0.0  train 5000, test 8000, unlabelled 100000     2.5 GiB to download
+sun397/tfds                    4.0.0  train 76127, validation 10875, test 21750    36.4 GiB to download   (default config)
 svhn_cropped                   3.1.0  train 73257, test 26032, extra 531131        1.5 GiB to download
 tf_flowers                     3.0.1  train 3670                                   218.2 MiB to download
 tiny_shakespeare               1.0.0  train 1, validation 1, test 1                1.1 MiB to download
@@ -290,7 +301,7 @@ def test_list_filters_by_tag_and_search_word(tmp_path: Path) -> None:
     audio = ok(run("list", "--tag", "audio", data_dir=tmp_path))
     assert [line.split()[0] for line in audio.splitlines()] == ["speech_commands", "spoken_digit"]
     detection = ok(run("list", "--tag", "object-detection", data_dir=tmp_path))
-    assert [line.split()[0] for line in detection.splitlines()] == ["voc/2007"]
+    assert [line.split()[0] for line in detection.splitlines()] == ["kitti", "voc/2007"]
     unknown = run("list", "--tag", "image", "--tag", "no-such-tag", data_dir=tmp_path)
     assert unknown.returncode == 2 and unknown.stdout == ""  # a typo, said so (not an empty list)
     assert "no dataset has the tag 'no-such-tag'; the tags are " in unknown.stderr

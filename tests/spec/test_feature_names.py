@@ -1,8 +1,9 @@
 """Feature names in builder.yaml: the rule, and one clear error with a valid name to use.
 
-The rule is TFDS's: words of letters (either case), digits and _, starting with a letter,
-joined by one '.', ' ', '-' or '/' (``FEATURE_NAME_RULE``), so titanic's ``home.dest``,
-wine_quality's ``fixed acidity`` and ``pH`` and cats_vs_dogs's ``image/filename`` stay valid.
+The rule is TFDS's: words of letters (either case), digits and _, starting with a letter or
+digit and holding a letter, joined by one '.', ' ', '-' or '/' (``FEATURE_NAME_RULE``), so
+titanic's ``home.dest``, wine_quality's ``fixed acidity`` and ``pH``, celeb_a's
+``5_o_Clock_Shadow`` and cats_vs_dogs's ``image/filename`` stay valid.
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ def test_names_in_the_rule_load(tmp_path: Path, name: str) -> None:
         ("'my//comment'", "'my//comment'", "my_comment"),
         ("'/comment'", "'/comment'", "comment"),
         ("_id", "'_id'", "id"),
-        ("'1st place'", "'1st place'", "feature_1st_place"),
+        ("'1 2'", "'1 2'", "feature_1_2"),
+        ("'_1st place'", "'_1st place'", "1st_place"),
         ("home..dest", "'home..dest'", "home_dest"),
         ("'trailing.'", "'trailing.'", "trailing"),
         ("'naïve'", "'naïve'", "na_ve"),
@@ -112,7 +114,8 @@ def test_a_name_outside_the_rule_is_one_error_with_a_valid_name(
     quote = "YAML reads it as int: quote it; " if shown == "2017" else ""
     assert str(info.value) == (
         f"{folder / 'builder.yaml'}: field 'features': feature name {shown} must be words of "
-        "letters, digits and _, starting with a letter, joined by one '.', ' ', '-' or '/' "
+        "letters, digits and _, starting with a letter or digit and holding a letter, joined by "
+        "one '.', ' ', '-' or '/' "
         f"({FEATURE_NAME_RULE}); {quote}rename it, e.g. to "
         f"{valid!r}"
     )

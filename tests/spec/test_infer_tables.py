@@ -217,12 +217,13 @@ def test_nested_json_and_unknown_parquet_types_are_named(tmp_path: Path) -> None
 
 
 def test_columns_that_are_no_feature_names_are_renamed(tmp_path: Path) -> None:
-    (tmp_path / "r.csv").write_text("Sepal Length (cm),2nd\n1.5,3\n")
+    (tmp_path / "r.csv").write_text("Sepal Length (cm),2 3,2nd\n1.5,3,4\n")
     b = catalog.prepare_files(tmp_path / "r.csv", "r", data_dir=tmp_path / "d")
-    assert list(b.info.features) == ["Sepal_Length_cm", "column_2nd"]
+    assert list(b.info.features) == ["Sepal_Length_cm", "column_2_3", "2nd"]  # 2nd: TFDS's rule
     assert {k: plain(v) for k, v in b.as_data_source("train")[0].items()} == {
         "Sepal_Length_cm": 1.5,
-        "column_2nd": 3,
+        "column_2_3": 3,
+        "2nd": 4,
     }
 
 

@@ -85,15 +85,16 @@ def test_builder_folder_by_path(tmp_path: Path) -> None:
 
 def test_list_datasets() -> None:
     assert catalog.list_datasets() == [
-        "ag_news_subset", "beans", "binarized_mnist", "caltech101", "cats_vs_dogs", "cifar10",
-        "cifar100", "cifar10_1", "cmaterdb", "coco", "colorectal_histology", "deep_weeds", "dtd",
-        "emnist",
-        "eurosat", "fashion_mnist", "glue", "horses_or_humans", "imagenet2012", "imagenet2012_real",
-        "imagenet2012_subset", "imagenet_a", "imagenet_r", "imagenet_sketch", "imagenet_v2",
-        "imagenette", "imdb_reviews",
-        "iris", "kmnist", "mnist", "mnist_corrupted", "oxford_flowers102", "oxford_iiit_pet",
-        "rock_paper_scissors", "speech_commands", "spoken_digit", "squad", "stl10", "svhn_cropped",
-        "tf_flowers", "tiny_shakespeare", "titanic", "voc", "wine_quality", "yelp_polarity_reviews"
+        "ag_news_subset", "beans", "binarized_mnist", "caltech101", "caltech_birds2011",
+        "cars196", "cats_vs_dogs", "celeb_a", "cifar10", "cifar100", "cifar10_1", "clevr",
+        "cmaterdb", "coco", "colorectal_histology", "deep_weeds", "dmlab", "dsprites", "dtd",
+        "emnist", "eurosat", "fashion_mnist", "food101", "glue", "horses_or_humans",
+        "imagenet2012", "imagenet2012_real", "imagenet2012_subset", "imagenet_a", "imagenet_r",
+        "imagenet_sketch", "imagenet_v2", "imagenette", "imdb_reviews", "iris", "kitti",
+        "kmnist", "mnist", "mnist_corrupted", "oxford_flowers102", "oxford_iiit_pet",
+        "patch_camelyon", "rock_paper_scissors", "smallnorb", "speech_commands", "spoken_digit",
+        "squad", "stl10", "sun397", "svhn_cropped", "tf_flowers", "tiny_shakespeare", "titanic",
+        "voc", "wine_quality", "yelp_polarity_reviews"
     ]  # fmt: skip
 
 
