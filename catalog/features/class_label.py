@@ -52,7 +52,7 @@ def abbreviate(items: Sequence[str], width: int = 60) -> str:
     """``a, b, c, ..., z``: as many leading items as fit in `width` characters, then the last.
 
     >>> abbreviate(["cat", "dog"]), abbreviate([str(i) for i in range(100)], 20)
-    ('cat, dog', '0, 1, 2, 3, 4, ..., 99')
+    ('cat, dog', '0, 1, 2, 3, ..., 99')
     """
     full = ", ".join(items)
     if len(full) <= width:

@@ -26,6 +26,7 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
     `decoder` builds the decode function a data source uses when some features must come
     back undecoded (their stored bytes, e.g. the JPEG file) or decoded by other functions.
 
+    >>> from catalog.features import ClassLabel, FeaturesDict
     >>> FeaturesDict({"label": ClassLabel(num_classes=3)}).decode_example(
     ...     bytearray(b"\\x02"))
     {'label': 2}
@@ -209,6 +210,7 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
         both apply to each element, and the sequence comes back as a list.
         With neither, this is `decode` itself: the all-default path costs nothing extra.
 
+        >>> from catalog.features import ClassLabel, Image
         >>> features = FeaturesDict({"image": Image((2, 2, 1)), "label": ClassLabel(num_classes=3)})
         >>> features.decoder(skip={"image"})(bytearray(b"\\x00\\x01\\x02\\x03\\x02"), 0, 5)
         {'image': b'\\x00\\x01\\x02\\x03', 'label': 2}

@@ -35,6 +35,7 @@ class Sequence(Feature):
     only when `length` is None), then the elements; variable-size elements each prefixed by
     their length. Fixed-size elements with a fixed length make a fixed-size feature.
 
+    >>> from catalog.features import Scalar, Sequence
     >>> Sequence(Scalar("int32"), length=2)
     Sequence(Scalar('int32'), length=2)
     """

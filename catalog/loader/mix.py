@@ -7,6 +7,7 @@ pipelines to mix forever). Mix whole batches (each batch from one pipeline), or 
 stack them yourself.
 
 >>> import numpy as np
+>>> from catalog.loader import mix, pipeline
 >>> m = mix([pipeline(np.zeros(3)), pipeline(np.ones(3))], weights=[1, 1], seed=0)
 >>> sorted(float(x) for x in m)[:1]
 [0.0]
