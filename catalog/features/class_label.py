@@ -80,9 +80,21 @@ class ClassLabel(Feature):
     form always holds the names themselves, so a prepared dataset never needs the names file
     again.
 
-    >>> label = ClassLabel(names=["cat", "dog"])
-    >>> label.str2int("dog"), label.int2str(0), label.num_classes
-    (1, 'cat', 2)
+    Args:
+        names: the class names, in index order.
+        num_classes: the number of classes (with names: must agree).
+        names_file: a text file of names, one a line.
+        allow_unlabeled: also take -1, "no label".
+
+    Raises:
+        FeatureError: conflicting or duplicate names, an unreadable names file; and
+            (``encode_example``, when preparing) a value that does not fit, naming the feature and
+            the example (an index out of range, an unknown name).
+
+    Examples:
+        >>> label = ClassLabel(names=["cat", "dog"])
+        >>> label.str2int("dog"), label.int2str(0), label.num_classes
+        (1, 'cat', 2)
     """
 
     type_name = "ClassLabel"

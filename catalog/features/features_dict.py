@@ -26,10 +26,19 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
     `decoder` builds the decode function a data source uses when some features must come
     back undecoded (their stored bytes, e.g. the JPEG file) or decoded by other functions.
 
-    >>> from catalog.features import ClassLabel, FeaturesDict
-    >>> FeaturesDict({"label": ClassLabel(num_classes=3)}).decode_example(
-    ...     bytearray(b"\\x02"))
-    {'label': 2}
+    Args:
+        features: feature name -> `Feature` (or a dict of them, which nests).
+
+    Raises:
+        FeatureError: an empty dict, a name outside TFDS's rule, a value that is no feature;
+            and (``encode_example``, when preparing) a value that does not fit, naming
+            the feature and the example.
+
+    Examples:
+        >>> from catalog.features import ClassLabel, FeaturesDict
+        >>> FeaturesDict({"label": ClassLabel(num_classes=3)}).decode_example(
+        ...     bytearray(b"\\x02"))
+        {'label': 2}
     """
 
     type_name = "FeaturesDict"

@@ -50,6 +50,13 @@ API_SECTIONS = {
     "catalog._version": "Version",
 }
 
+#: Public functions whose name is also a module of their package (`catalog.loader.mix` is both):
+#: static analysis takes the module, so the entry names the function by its full path.
+SHADOWED = {
+    "mix": "catalog.loader.mix.mix",
+    "pipeline": "catalog.loader.pipeline.pipeline",
+}
+
 _work: list[Path] = []
 
 
@@ -95,9 +102,15 @@ def api_reference() -> str:
         for name in sections[title]:
             if name == "__version__":
                 parts.append(
-                    f"### `catalog.__version__` {{ #catalog.__version__ }}\n\n"
+                    '<a id="catalog.__version__"></a>\n\n### `catalog.__version__`\n\n'
                     f"The version of catalog, a string: `{catalog.__version__}` in this build "
                     "(`catalog --version` prints it).\n"
+                )
+                continue
+            if name in SHADOWED:  # a submodule of the same name: point at the function
+                parts.append(
+                    f"[](){{ #catalog.{name} }}\n\n::: {SHADOWED[name]}\n"
+                    f"    options:\n      heading: catalog.{name}\n"
                 )
                 continue
             parts.append(f"::: catalog.{name}\n")
