@@ -8,6 +8,10 @@ home directory of their own (``~/datasets`` is the data dir, ``~/tensorflow_data
 a TFDS directory), with a
 ``photos/`` folder in the working directory. A block that cannot run here says why on the
 line above it: ``<!-- not run: REASON -->``; those are counted apart and need a reason.
+
+Shell blocks are mostly synopses (placeholders, buckets, downloads); the ones marked
+``<!-- run -->`` on the line above (the tours of `catalog` commands) run too, line by line
+in bash, stopping at the first failing command, in the same environment.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.M | re.S)
 NOT_RUN = re.compile(r"<!-- not run: (.+?) -->\s*$")
+SHELL = re.compile(r"^<!-- run -->\n```sh\n(.*?)^```", flags=re.M | re.S)
 
 #: Runs the blocks given on stdin (JSON: [label, source]) in one namespace, as a script does.
 DRIVER = """
@@ -54,12 +59,26 @@ def blocks(page: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     return run, skipped
 
 
+def shell_blocks(page: Path) -> list[tuple[str, str]]:
+    """The shell blocks of `page` marked to run, labelled ``page:line``."""
+    text = page.read_text("utf-8")
+    return [
+        (f"{page.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 2}", m.group(1))
+        for m in SHELL.finditer(text)
+    ]
+
+
 def environment(work: Path) -> tuple[dict[str, str], Path]:
     """(environment, working directory) the examples run in, the data prepared."""
     home = work / "home"
     data_dir = docs_data.make(work)
+    bin_dir = work / "bin"  # `catalog` is this interpreter's, whatever is on PATH
+    bin_dir.mkdir()
+    (bin_dir / "catalog").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m catalog "$@"\n')
+    (bin_dir / "catalog").chmod(0o755)
     env = {
         **os.environ,
+        "PATH": os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]),
         "HOME": str(home),
         "CATALOG_DATA_DIR": str(data_dir),
         "CATALOG_OFFLINE": "1",
@@ -78,6 +97,15 @@ def test_every_python_example_of_the_docs_runs(tmp_path: Path) -> None:
     for page in PAGES:
         run, skipped = blocks(page)
         reasons += skipped
+        for label, script in shell_blocks(page):
+            result = subprocess.run(
+                ["bash", "-euo", "pipefail", "-c", script], env=env, cwd=cwd,
+                capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            if result.returncode != 0:
+                failures.append(f"{label}:\n{result.stderr[-3000:]}")
+            else:
+                executed += 1
         if not run:
             continue
         result = subprocess.run(
