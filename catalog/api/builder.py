@@ -49,6 +49,17 @@ class DatasetBuilder:
     ``<version>-max<N>/``: each builder reads and prepares only its own. The
     data dir may be a URL (``s3://bucket/prefix``, `catalog.storage.remote`): there the
     pointer is an object, resolved once per open.
+
+    Made by `catalog.builder`; ``.info`` is the metadata (declared, or the prepared copy's),
+    ``.download_and_prepare()`` prepares, ``.as_data_source(split)`` reads.
+
+    Args:
+        spec: the loaded builder spec (`catalog.spec.model.BuilderSpec`).
+        data_dir: where its prepared copies are; default ``$CATALOG_DATA_DIR``, else the
+            platform's user data dir.
+
+    Raises:
+        StorageError: the data dir is unusable (a file, an unknown URL scheme).
     """
 
     def __init__(self, spec: BuilderSpec, *, data_dir: PathLike | RemoteDir | None = None) -> None:
@@ -354,6 +365,20 @@ def registered_builder(
     ``builder("cmaterdb")`` is the default config, ``builder("cmaterdb/telugu")`` another;
     ``builder("mnist:3.0.1")`` or ``builder("mnist:3.*")`` also checks the version (a builder
     has one version: asking for another raises DatasetNotFoundError naming it).
+
+    Args:
+        name_or_path: ``name[/config][:version]``, or the path of a builder folder (a
+            folder holding builder.yaml wins over a registered name).
+        data_dir: where its prepared copies are (a path or a bucket URL); default
+            ``$CATALOG_DATA_DIR``, else the platform's user data dir.
+        image_max_side: the copy with images at most this many pixels on their longer side.
+
+    Returns:
+        The `DatasetBuilder`; nothing is downloaded or prepared yet.
+
+    Raises:
+        DatasetNotFoundError: no dataset, config or version matches (closest names suggested).
+        SpecError: the builder spec is malformed (file and field named).
     """
     request = resolve(os.fspath(name_or_path))
     spec = load_spec(request.folder, request.config)

@@ -100,8 +100,29 @@ def prepare_files(
     above it), to edit and keep as a builder folder. A prepared copy of the same files is
     reused; changed files are prepared again.
 
-    >>> b = catalog.prepare_files("photos/", "photos")   # doctest: +SKIP
-    >>> b.as_data_source("train")[0]["label"]             # doctest: +SKIP
+    Args:
+        path: a folder (image or audio class folders, table files per split), a file (CSV,
+            TSV, JSON Lines, Parquet, a Croissant JSON-LD) or a glob of them.
+        name: the dataset's name; default the folder's or file's name.
+        data_dir: where to prepare it; default as for `catalog.data_source`.
+        label: a text column to make a ClassLabel.
+        fill: per column, the text that stands in for its missing values.
+        write_spec: a folder to also write the inferred builder.yaml + checksums.tsv into.
+        overwrite: prepare again even when a prepared copy of the same files is there.
+        num_proc: processes that prepare shards at once.
+        download_config: how a Croissant file's downloads are fetched.
+
+    Returns:
+        The prepared dataset's `DatasetBuilder`.
+
+    Raises:
+        SpecError: the files give no dataset (no files, mixed kinds, a bad name or column).
+        SourceFormatError: a file is not what its kind promises (file and line named).
+        FeatureError: a value does not fit its inferred feature (file, line and column).
+
+    Examples:
+        >>> b = catalog.prepare_files("photos/", "photos")   # doctest: +SKIP
+        >>> b.as_data_source("train")[0]["label"]             # doctest: +SKIP
     """
     b = files_builder(
         path,

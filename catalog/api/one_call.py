@@ -114,9 +114,44 @@ def data_source(
     one is prepared, the full-size one is prepared (or, with ``download=False``,
     NotPreparedError says which sizes are there).
 
-    >>> ds = data_source("fashion_mnist")  # doctest: +SKIP
-    >>> ds["train"][0]["image"].shape       # doctest: +SKIP
-    (28, 28, 1)
+    Args:
+        name: ``name[/config][:version]``, a builder folder's path, or a prepared dataset's
+            directory (catalog's or TFDS's).
+        split: a split spec (``"train[:10%]"``), a `catalog.ReadInstruction`, or a list of
+            them; None for every split.
+        data_dir: where prepared datasets are (a path or a bucket URL); default
+            ``$CATALOG_DATA_DIR``, else the platform's user data dir.
+        download_dir: the download cache; default ``<data_dir>/downloads``.
+        download: False to only read what is prepared (never download or prepare).
+        download_config: how files are fetched (`catalog.download.DownloadConfig`).
+        decoders: per feature path, False for the stored bytes or a function of them.
+        as_supervised: return ``(input, target)`` tuples of the dataset's supervised keys.
+        num_proc: processes that prepare shards at once.
+        beam_pipeline_options: prepare on Apache Beam with these options.
+        image_max_side: read (and prepare) the copy with images at most this many pixels on
+            their longer side.
+        remote_read: for a data dir in a bucket, ``"cache"`` (whole shards cached locally)
+            or ``"range"`` (byte ranges).
+        cache_dir: the local shard cache of a bucket data dir.
+        cache_size: that cache's size limit (bytes or ``"20GiB"``).
+
+    Returns:
+        ``{split: DataSource}`` without `split`, one `DataSource` for a spec, a list of them
+        for a list of specs.
+
+    Raises:
+        DatasetNotFoundError: no dataset has that name, config or version.
+        SplitError: the split spec is malformed or names no split.
+        NotPreparedError: ``download=False`` and the dataset is not prepared.
+        DownloadError: a file could not be downloaded from any source.
+        ChecksumError: a download's size or sha256 is not the registered one.
+        SpecError: the builder spec is malformed.
+        StorageError: the data or download dir is unusable, or the disk is full.
+
+    Examples:
+        >>> ds = data_source("fashion_mnist")  # doctest: +SKIP
+        >>> ds["train"][0]["image"].shape       # doctest: +SKIP
+        (28, 28, 1)
     """
     handle = resolve_dataset(name, data_dir=data_dir, image_max_side=image_max_side)
     b = handle.builder

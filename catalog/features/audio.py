@@ -33,8 +33,18 @@ class Audio(Feature):
     dtype must hold the file's samples: int16 takes 8- and 16-bit PCM, int32 and int64 up to
     32-bit PCM; float files need a float dtype.
 
-    >>> Audio(sample_rate=16000, dtype="int16")
-    Audio(sample_rate=16000, dtype='int16', shape=(None,))
+    Args:
+        sample_rate: samples per second, > 0.
+        dtype: ``int16``, ``int32``, ``int64``, ``float32`` or ``float64``.
+        shape: ``(None,)`` mono, or ``(None, channels)``.
+
+    Raises:
+        FeatureError: a bad sample rate, dtype or shape; and (``encode_example``, when preparing) a
+            value that does not fit, naming the feature and the example.
+
+    Examples:
+        >>> Audio(sample_rate=16000, dtype="int16")
+        Audio(sample_rate=16000, dtype='int16', shape=(None,))
     """
 
     type_name = "Audio"

@@ -48,7 +48,16 @@ def stored_bytes(buf: bytearray, offset: int, length: int) -> bytes:
 
 
 class Feature(abc.ABC):
-    """One typed value of an example."""
+    """One typed value of an example.
+
+    The base of every feature type: each one encodes a value to bytes (``encode_example``),
+    decodes them (``decode_example``), and round-trips through JSON (``to_json``,
+    `catalog.features.from_json`). Subclass it for a new type; take no arguments here.
+
+    Raises:
+        FeatureError: (``encode_example``, when preparing) a value that does not fit, naming
+            the feature and the example.
+    """
 
     #: The tag that names this type in JSON (``{"type": "Image", ...}``).
     type_name: ClassVar[str]

@@ -30,7 +30,14 @@ def normalised_box(
 
 
 class BBox(Tensor):
-    """A bounding box: float32 ``(ymin, xmin, ymax, xmax)``, each in [0, 1], ordered."""
+    """A bounding box: float32 ``(ymin, xmin, ymax, xmax)``, each in [0, 1], ordered.
+
+    Takes no arguments. Values are 4 numbers; in a `Sequence` boxes stack to ``(n, 4)``.
+
+    Raises:
+        FeatureError: (``encode_example``, when preparing) a value that does not fit, naming
+            the feature and the example. A box out of [0, 1] or unordered is refused.
+    """
 
     type_name = "BBox"
 

@@ -52,7 +52,7 @@ def abbreviate(items: Sequence[str], width: int = 60) -> str:
     """``a, b, c, ..., z``: as many leading items as fit in `width` characters, then the last.
 
     >>> abbreviate(["cat", "dog"]), abbreviate([str(i) for i in range(100)], 20)
-    ('cat, dog', '0, 1, 2, 3, 4, ..., 99')
+    ('cat, dog', '0, 1, 2, 3, ..., 99')
     """
     full = ", ".join(items)
     if len(full) <= width:
@@ -81,9 +81,21 @@ class ClassLabel(Feature):
     form always holds the names themselves, so a prepared dataset never needs the names file
     again.
 
-    >>> label = ClassLabel(names=["cat", "dog"])
-    >>> label.str2int("dog"), label.int2str(0), label.num_classes
-    (1, 'cat', 2)
+    Args:
+        names: the class names, in index order.
+        num_classes: the number of classes (with names: must agree).
+        names_file: a text file of names, one a line.
+        allow_unlabeled: also take -1, "no label".
+
+    Raises:
+        FeatureError: conflicting or duplicate names, an unreadable names file; and
+            (``encode_example``, when preparing) a value that does not fit, naming the feature and
+            the example (an index out of range, an unknown name).
+
+    Examples:
+        >>> label = ClassLabel(names=["cat", "dog"])
+        >>> label.str2int("dog"), label.int2str(0), label.num_classes
+        (1, 'cat', 2)
     """
 
     type_name = "ClassLabel"

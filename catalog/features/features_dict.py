@@ -38,9 +38,19 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
     `decoder` builds the decode function a data source uses when some features must come
     back undecoded (their stored bytes, e.g. the JPEG file) or decoded by other functions.
 
-    >>> FeaturesDict({"label": ClassLabel(num_classes=3)}).decode_example(
-    ...     bytearray(b"\\x02"))
-    {'label': 2}
+    Args:
+        features: feature name -> `Feature` (or a dict of them, which nests).
+
+    Raises:
+        FeatureError: an empty dict, a name outside TFDS's rule, a value that is no feature;
+            and (``encode_example``, when preparing) a value that does not fit, naming
+            the feature and the example.
+
+    Examples:
+        >>> from catalog.features import ClassLabel, FeaturesDict
+        >>> FeaturesDict({"label": ClassLabel(num_classes=3)}).decode_example(
+        ...     bytearray(b"\\x02"))
+        {'label': 2}
     """
 
     type_name = "FeaturesDict"
@@ -230,6 +240,7 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
         both apply to each element, and the sequence comes back as a list.
         With neither, this is `decode` itself: the all-default path costs nothing extra.
 
+        >>> from catalog.features import ClassLabel, Image
         >>> features = FeaturesDict({"image": Image((2, 2, 1)), "label": ClassLabel(num_classes=3)})
         >>> features.decoder(skip={"image"})(bytearray(b"\\x00\\x01\\x02\\x03\\x02"), 0, 5)
         {'image': b'\\x00\\x01\\x02\\x03', 'label': 2}

@@ -69,8 +69,22 @@ class Image(Feature):
     grayscale or palette file for an RGB feature is converted when decoded. Files given to a
     raw feature are decoded. Decoding returns a writable uint8 array ``(h, w, channels)``.
 
-    >>> Image(shape=(28, 28, 1))
-    Image(shape=(28, 28, 1), dtype='uint8', encoding='raw')
+    Args:
+        shape: ``(height, width, channels)``; height and width may be None.
+        dtype: ``uint8`` (the only one).
+        encoding: ``raw``, ``png`` or ``jpeg``; None chooses as above.
+        max_side: store images at most this many pixels on their longer side.
+        quality: the JPEG quality of downscaled images (1-100).
+        source_shape: the shape given to ``encode_example`` (JSON only).
+
+    Raises:
+        FeatureError: a bad shape, dtype, encoding, max_side or quality; and (``encode_example``,
+            when preparing) a value that does not fit, naming the feature and the example (wrong
+            size or channels, a GIF/BMP/WebP file).
+
+    Examples:
+        >>> Image(shape=(28, 28, 1))
+        Image(shape=(28, 28, 1), dtype='uint8', encoding='raw')
     """
 
     type_name = "Image"

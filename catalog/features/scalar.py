@@ -22,8 +22,17 @@ class Scalar(Feature):
     the dtype: an int must be in range, a float feature takes ints and floats, bool takes
     bools (and 0/1).
 
-    >>> Scalar("float32").to_json()
-    {'type': 'Scalar', 'dtype': 'float32'}
+    Args:
+        dtype: a NumPy dtype name (``int64``, ``float32``, ``bool``, ...).
+
+    Raises:
+        FeatureError: a dtype that is not a number or bool; and (``encode_example``, when preparing)
+            a value that does not fit, naming the feature and the example (out of range, not a
+            number).
+
+    Examples:
+        >>> Scalar("float32").to_json()
+        {'type': 'Scalar', 'dtype': 'float32'}
     """
 
     type_name = "Scalar"

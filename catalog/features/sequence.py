@@ -35,8 +35,18 @@ class Sequence(Feature):
     only when `length` is None), then the elements; variable-size elements each prefixed by
     their length. Fixed-size elements with a fixed length make a fixed-size feature.
 
-    >>> Sequence(Scalar("int32"), length=2)
-    Sequence(Scalar('int32'), length=2)
+    Args:
+        feature: the element's `Feature`, or a dict of features.
+        length: the fixed number of elements, or None for any number.
+
+    Raises:
+        FeatureError: a bad length or element; and (``encode_example``, when preparing) a value that
+            does not fit, naming the feature and the example (a wrong length, names the element).
+
+    Examples:
+        >>> from catalog.features import Scalar, Sequence
+        >>> Sequence(Scalar("int32"), length=2)
+        Sequence(Scalar('int32'), length=2)
     """
 
     type_name = "Sequence"

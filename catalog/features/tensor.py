@@ -42,8 +42,18 @@ class Tensor(Feature):
     values. Values are NumPy arrays or (nested) lists, cast to the dtype when no value
     changes (see `check_array_dtype`). Decodes to a writable array.
 
-    >>> Tensor(shape=(None, 4), dtype="float32")
-    Tensor(shape=(None, 4), dtype='float32')
+    Args:
+        shape: the dimensions, None where they vary.
+        dtype: a NumPy dtype name.
+
+    Raises:
+        FeatureError: a bad shape or dtype; and (``encode_example``, when preparing) a value that
+            does not fit, naming the feature and the example (a wrong shape, a value the dtype
+            cannot hold).
+
+    Examples:
+        >>> Tensor(shape=(None, 4), dtype="float32")
+        Tensor(shape=(None, 4), dtype='float32')
     """
 
     type_name = "Tensor"

@@ -17,8 +17,15 @@ class Text(Feature):
 
     Values must be ``str`` (bytes are refused: decode them with their own encoding first).
 
-    >>> Text().to_json()
-    {'type': 'Text'}
+    Takes no arguments.
+
+    Raises:
+        FeatureError: (``encode_example``, when preparing) a value that does not fit, naming
+            the feature and the example (not a str, too long).
+
+    Examples:
+        >>> Text().to_json()
+        {'type': 'Text'}
     """
 
     type_name = "Text"

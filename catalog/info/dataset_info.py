@@ -37,7 +37,17 @@ INFO_FILE = "dataset_info.json"
 
 @dataclass(frozen=True)
 class ShardInfo:
-    """One ArrayRecord file of a split."""
+    """One ArrayRecord file of a split.
+
+    Args:
+        file: the shard's file name (``<name>-<split>.array_record-00000-of-00001``).
+        num_examples: its record count.
+        num_bytes: its size.
+        sha256: its sha256, hex.
+
+    Raises:
+        Nothing: a plain record (dataset_info.json's types are checked when it is read).
+    """
 
     file: str
     num_examples: int
@@ -47,7 +57,16 @@ class ShardInfo:
 
 @dataclass(frozen=True)
 class SplitInfo:
-    """A split: its example count and, once prepared, its shards."""
+    """A split: its example count and, once prepared, its shards.
+
+    Args:
+        name: the split's name, or the spec it was resolved from.
+        num_examples: its example count.
+        shards: its `ShardInfo` list, empty until prepared.
+
+    Raises:
+        Nothing: a plain record (dataset_info.json's types are checked when it is read).
+    """
 
     name: str
     num_examples: int
@@ -121,7 +140,32 @@ class SplitDict(dict[str, SplitInfo]):
 
 @dataclass(frozen=True)
 class DatasetInfo:
-    """Metadata of one dataset version."""
+    """Metadata of one dataset version.
+
+    What ``dataset_info.json`` holds, and ``catalog info`` prints: ``print(info)``.
+
+    Args:
+        name: the dataset's name.
+        version: its version (``"3.0.1"``).
+        features: the `FeaturesDict` of an example.
+        splits: `SplitInfo` per split name; ``info.splits["train[:10%]"]`` resolves a spec.
+        description: what the data is.
+        homepage: its home page URL.
+        citation: BibTeX.
+        license: its license.
+        supervised_keys: ``(input, target)`` feature names, or None.
+        tags: search tags (``image-classification``).
+        downloads: per download name, its ``url``, ``size`` and ``sha256``.
+        record_format: how the records are stored (the format's name and version).
+        config: the config's name, None without configs.
+        config_description: what the config is.
+        shard_options: the array_record writer options of the shards.
+        builder_path: the builder folder it was prepared from.
+        fingerprint: a hash of the spec it was prepared from.
+
+    Raises:
+        SplitError: (``splits[spec]``) a split spec that is malformed or names no split.
+    """
 
     name: str
     version: str

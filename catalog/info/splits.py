@@ -123,10 +123,23 @@ SplitsArg = SplitArg | list[SplitArg] | tuple[SplitArg, ...]
 class ReadInstruction(Split):
     """One split, or a slice of it, in examples (``"abs"``), percent or shards.
 
-    >>> ReadInstruction("train", to=10, unit="%")
-    ReadInstruction('train[:10%]')
-    >>> str(ReadInstruction("test", from_=-5) + "train[1shard]")
-    'test[-5:]+train[1shard:2shard]'
+    Args:
+        split_name: the split (``"train"``).
+        from_: the first bound (None: the start); negative counts from the end.
+        to: the end bound, excluded (None: the end).
+        unit: ``"abs"`` (examples), ``"%"`` or ``"shard"``.
+        rounding: how percent bounds round: ``"closest"`` or ``"pct1_dropremainder"`` (as
+            TFDS).
+
+    Raises:
+        SplitError: a bad name, unit, rounding or bound; an unknown split or a bound past
+            its end is an error when the instruction is read.
+
+    Examples:
+        >>> ReadInstruction("train", to=10, unit="%")
+        ReadInstruction('train[:10%]')
+        >>> str(ReadInstruction("test", from_=-5) + "train[1shard]")
+        'test[-5:]+train[1shard:2shard]'
     """
 
     split_name: str
@@ -361,8 +374,21 @@ def even_splits(split: SplitArg, n: int, *, drop_remainder: bool = False) -> lis
     3 parts: 4, 4, 3); with ``drop_remainder=True`` the remainder is left out (3, 3, 3). The
     parts go wherever a split goes: ``catalog.data_source(name, split=parts[rank])``.
 
-    >>> [str(p) for p in even_splits("train", 2)]
-    ["even_splits('train', 2)[0]", "even_splits('train', 2)[1]"]
+    Args:
+        split: a split spec or `catalog.ReadInstruction` (``"train"``, ``"train+test"``).
+        n: the number of parts, at least 1.
+        drop_remainder: leave out the examples that do not divide evenly.
+
+    Returns:
+        `n` split values, each usable as ``split=`` (``str()`` shows how it was made).
+
+    Raises:
+        ValueError: `n` is not a positive int.
+        SplitError: `split` is malformed (the split names are checked when it is read).
+
+    Examples:
+        >>> [str(p) for p in even_splits("train", 2)]
+        ["even_splits('train', 2)[0]", "even_splits('train', 2)[1]"]
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"even_splits needs a positive number of parts, got {n!r}")

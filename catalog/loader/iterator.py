@@ -45,7 +45,18 @@ def check_state(state: Any) -> State:
 
 
 class PipelineIterator(Iterator[Any]):
-    """What `iter(pipeline)` returns: examples or batches, plus `state_dict()` and `close()`."""
+    """What `iter(pipeline)` returns: examples or batches, plus `state_dict()` and `close()`.
+
+    Made by ``iter(pipeline)`` or ``pipeline.iterator(state)``, never by hand.
+
+    Args:
+        plan: the pipeline's plan of work.
+        state: where to start (``{"unit", "skip", "batch"}``, as `state_dict` returns).
+        executor: makes the workers' executor for a number of workers.
+
+    Raises:
+        PipelineError: (from ``next``) a pipeline function or a worker failed.
+    """
 
     def __init__(self, plan: Plan, state: State, executor: Callable[[int], Executor]) -> None:
         self._plan = plan

@@ -7,6 +7,7 @@ pipelines to mix forever). Mix whole batches (each batch from one pipeline), or 
 stack them yourself.
 
 >>> import numpy as np
+>>> from catalog.loader import mix, pipeline
 >>> m = mix([pipeline(np.zeros(3)), pipeline(np.ones(3))], weights=[1, 1], seed=0)
 >>> sorted(float(x) for x in m)[:1]
 [0.0]
@@ -104,5 +105,26 @@ class MixIterator(Iterator[Any]):
 
 def mix(pipelines: Sequence[Pipeline], weights: Sequence[float], *, seed: int = 0) -> Mix:
     """Interleave `pipelines`: each output comes from pipeline i with probability
-    proportional to ``weights[i]``, decided by (seed, output number)."""
+    proportional to ``weights[i]``, decided by (seed, output number).
+
+    Args:
+        pipelines: the pipelines to interleave (each may repeat).
+        weights: one weight per pipeline, >= 0 with a positive sum.
+        seed: an int >= 0; the same seed gives the same order.
+
+    Returns:
+        A `catalog.loader.mix.Mix`: iterate it; its iterators have ``state_dict()``, and
+        ``.iterator(state)`` resumes exactly. It ends when the pipeline it picks ends.
+
+    Raises:
+        ValueError: not one weight per pipeline, weights not >= 0 with a positive sum, or a
+            bad seed.
+
+    Examples:
+        >>> import numpy as np
+        >>> from catalog.loader import mix, pipeline
+        >>> mixed = mix([pipeline(np.zeros(4)), pipeline(np.ones(4))], weights=[1, 1], seed=0)
+        >>> len(list(mixed)) <= 8
+        True
+    """
     return Mix(pipelines, weights, seed)

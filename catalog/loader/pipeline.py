@@ -54,7 +54,34 @@ class _Prefetch:
 
 @dataclass(frozen=True)
 class Pipeline:
-    """See the module docstring; make one with `catalog.pipeline(source)`."""
+    """See the module docstring; make one with `catalog.pipeline(source)`.
+
+    A pipeline is immutable: every method (``shuffle``, ``repeat``, ``shard``, ``map``,
+    ``filter``, ``cache``, ``batch``, ``map_batch``, ``prefetch``) returns a new one.
+    Iterating gives examples or batches (a `PipelineIterator`); ``len()`` counts them.
+
+    Args:
+        source: the random-access source (anything with ``len`` and ``[i]``).
+        seed: the shuffle seed (``shuffle(seed)``), None when not shuffled.
+        num_epochs: epochs to run (``repeat``); None repeats forever.
+        shard_spec: ``(index, count, drop_remainder)`` of ``shard``.
+        cached_ops: the maps and filters before ``cache()``.
+        cache_after: whether ``cache()`` keeps the first epoch's examples.
+        ops: the maps and filters on examples (after any cache).
+        batch_size: the ``batch`` size, None without batching.
+        drop_remainder: whether ``batch`` drops a last, smaller batch.
+        pad: how ``batch`` pads ragged arrays (a number or per feature path).
+        batch_ops: the ``map_batch`` functions.
+        prefetch_spec: the workers of ``prefetch`` (count, kind, depth, autotune).
+        rng_seed: seeds ``map(..., with_rng=True)`` of an unshuffled pipeline. All but
+            `source` are set by the methods, never by hand: `catalog.pipeline` makes one.
+
+    Raises:
+        ValueError: (from the methods) a bad argument or an order that does not work, such
+            as ``map_batch()`` before ``batch()``.
+        PipelineError: (while iterating) a function given to ``map``/``filter``/``map_batch``
+            or a worker failed.
+    """
 
     source: Any
     seed: int | None = None
@@ -319,7 +346,26 @@ def _describe(op: Map | Filter | MapBatch) -> str:
 def pipeline(source: Sequence[Any], *, seed: int = 0) -> Pipeline:
     """A pipeline over `source`: anything with ``len`` and ``[i]`` (a `DataSource`, a list, an
     array). `seed` seeds the random generators of ``map(..., with_rng=True)`` when the
-    pipeline is not shuffled (a shuffle seed replaces it)."""
+    pipeline is not shuffled (a shuffle seed replaces it).
+
+    Args:
+        source: a random-access sequence of examples.
+        seed: seeds ``map(..., with_rng=True)`` of an unshuffled pipeline (an int >= 0).
+
+    Returns:
+        A `Pipeline` that reads `source` once, in order; chain ``shuffle``, ``repeat``,
+        ``map``, ``batch``, ``prefetch`` ... on it.
+
+    Raises:
+        TypeError: `source` has no ``len`` or ``[i]``.
+        ValueError: `seed` is not an int >= 0.
+
+    Examples:
+        >>> import numpy as np
+        >>> from catalog.loader import pipeline
+        >>> [b.tolist() for b in pipeline(np.arange(5)).batch(2)]
+        [[0, 1], [2, 3], [4]]
+    """
     if not hasattr(source, "__len__") or not hasattr(source, "__getitem__"):
         raise TypeError(
             f"a pipeline needs a random-access source (len and [i]), got {type(source).__name__}"

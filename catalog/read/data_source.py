@@ -70,7 +70,29 @@ __all__ = ["READER_OPTIONS", "DataSource", "Decoder", "Example", "open_sources"]
 
 
 class DataSource(Sequence[Example]):
-    """Random access to the examples a split spec selects (see the module docstring)."""
+    """Random access to the examples a split spec selects (see the module docstring).
+
+    A `collections.abc.Sequence` of examples: ``len(ds)``, ``ds[i]`` (a dict of NumPy
+    values), ``ds[[i, j]]`` (a list), ``ds[a:b:c]`` (a view), iteration, ``__getitems__``;
+    picklable and thread-safe. Made by `catalog.data_source` or
+    `DatasetBuilder.as_data_source`, rarely by hand.
+
+    Args:
+        folder: the prepared generation's directory (or a pointer to it, resolved once).
+        info: the dataset's `DatasetInfo` (its splits and shards).
+        split: a split spec or `catalog.ReadInstruction`.
+        decoders: per feature path, False for the stored bytes or a function of them.
+        as_supervised: examples as ``(input, target)`` of the supervised keys.
+        remote_read: for a bucket, ``"cache"`` (whole shards) or ``"range"`` (byte ranges).
+        cache: the local shard cache of a bucket data dir.
+
+    Raises:
+        SplitError: the split spec is malformed or names no split.
+        ShardError: a shard is missing, not its recorded size or count (and, when read, a
+            damaged record, naming shard and record).
+        NotPreparedError: the generation is gone.
+        IndexError: (``ds[i]``) an index past either end.
+    """
 
     def __init__(
         self,

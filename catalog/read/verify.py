@@ -15,7 +15,7 @@ split count that is not the sum of its shards'. Nothing is repaired: preparing t
 (``catalog prepare NAME --overwrite``) is the fix.
 
 >>> problems = verify(catalog.builder("fashion_mnist").data_path)  # doctest: +SKIP
->>> print(*problems, sep="\n")                                      # doctest: +SKIP
+>>> print(*problems, sep="\\n")                                    # doctest: +SKIP
 fashion_mnist-test.array_record-00000-of-00001: sha256 is 3f0a..., dataset_info.json says 9c1e...
 """
 

@@ -84,7 +84,22 @@ def registered() -> dict[str, Path]:
 
 
 def list_datasets() -> list[str]:
-    """The names of every registered dataset, sorted."""
+    """The names of every registered dataset, sorted.
+
+    Takes no arguments.
+
+    Returns:
+        The registered names (``registry.yaml``), sorted; configs are not listed (see
+        ``catalog list`` for them).
+
+    Raises:
+        SpecError: registry.yaml is malformed.
+
+    Examples:
+        >>> import catalog
+        >>> "fashion_mnist" in catalog.list_datasets()
+        True
+    """
     return sorted(registered())
 
 

@@ -152,9 +152,9 @@ def test_top_level_help_lists_commands_and_environment() -> None:
         assert f"\n    {command}" in result.stdout, command
     for variable in ENVIRONMENT_VARIABLES:
         assert variable in result.stdout
-    # The README's "Environment variables" section names the same variables.
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Environment variables")[1].split("\n## ")[0]
+    # The docs' "Environment variables" section names the same variables.
+    page = Path(__file__).resolve().parents[2] / "docs" / "reference" / "environment.md"
+    section = page.read_text().split("## Environment variables")[1].split("\n## ")[0]
     for variable in ENVIRONMENT_VARIABLES:
         assert variable in section
 

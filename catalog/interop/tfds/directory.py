@@ -284,9 +284,27 @@ def open_tfds(
     for a split spec (``"train[:10%]"``, ``"train[:2shard]"``: shard bounds use the directory's
     shard lengths), or a list for a list of specs. Read-only; no TensorFlow.
 
-    >>> ds = open_tfds("~/tensorflow_datasets/mnist/3.0.1")   # doctest: +SKIP
-    >>> ds["test"][0]["image"].shape                         # doctest: +SKIP
-    (28, 28, 1)
+    Args:
+        path: the TFDS directory (``<name>/<version>/`` with dataset_info.json and
+            features.json).
+        split: a split spec or a list of them; None for every split.
+        decoders: per feature path, False for the stored bytes or a function of them.
+        as_supervised: return ``(input, target)`` tuples of the dataset's supervised keys.
+
+    Returns:
+        ``{split: DataSource}``, one `DataSource` for a spec, or a list for a list of specs.
+
+    Raises:
+        DatasetNotFoundError: there is no such directory.
+        SourceFormatError: its metadata or features are malformed, or of a feature class
+            catalog does not read.
+        NotPreparedError: a shard the metadata lists is missing.
+        SplitError: the split spec is malformed or names no split.
+
+    Examples:
+        >>> ds = open_tfds("~/tensorflow_datasets/mnist/3.0.1")   # doctest: +SKIP
+        >>> ds["test"][0]["image"].shape                         # doctest: +SKIP
+        (28, 28, 1)
     """
     folder = Path(path).expanduser()
     info = read_tfds_info(folder)
