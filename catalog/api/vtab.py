@@ -42,7 +42,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from catalog.api.builder import builder
+from catalog.api.resolve import builder
 from catalog.errors import DatasetNotFoundError
 
 __all__ = ["SPLIT_NAMES", "TASKS", "Task", "label", "splits", "task_splits"]
