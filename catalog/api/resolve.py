@@ -175,7 +175,7 @@ def resolve_dataset(
         stored = _stored(text, store, image_max_side)
         if stored is not None:
             return stored
-        if _looks_like_files(text):
+        if _looks_like_files(text) and (files or not Path(text).expanduser().is_dir()):
             if files:
                 return DatasetHandle("files", text, store, Path(text).expanduser())
             raise DatasetNotFoundError(

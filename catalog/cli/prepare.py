@@ -272,13 +272,16 @@ def _check_dirs(
     data dir is fine for datasets that are only reused)."""
     from catalog.download import resolve_config
 
-    todo = [
-        b
-        for b in builders
-        if args.overwrite
-        or config.register_checksums
-        or reusable(b.spec, b.data_path, args.max_examples_per_split) is None
-    ]
+    def to_prepare(b: DatasetBuilder) -> bool:
+        if args.overwrite or config.register_checksums:
+            return True
+        try:
+            return reusable(b.spec, b.data_path, args.max_examples_per_split) is None
+        except CatalogError:  # unreachable, no bucket, no credentials: the writer's check says
+            b.store.check_writable(b.data_path)  # so with how to fix it
+            raise
+
+    todo = [b for b in builders if to_prepare(b)]
     for b in todo:  # reachable, writable: one clear error if not
         b.store.check_writable(b.data_path)
     if todo:

@@ -26,6 +26,8 @@ from catalog.storage.remote import RemoteDir
 __all__ = ["LocalPublisher", "LocalStore"]
 
 _HOW = f"--data-dir or ${DATA_DIR_ENV}"
+#: Folders of a data dir that hold no datasets (never walked when listing them).
+_NOT_DATASETS = frozenset({"downloads", "tfrecord-index"})
 
 
 def _local(location: Path | RemoteDir) -> Path:
@@ -178,6 +180,8 @@ def _candidates(root: Path, depth: int) -> list[Path]:
             for child in children:
                 name = child.name
                 if name.startswith(".") or GENERATION in name or INCOMPLETE in name:
+                    continue
+                if folder == root and name in _NOT_DATASETS:  # caches beside the datasets
                     continue
                 if child.is_dir():
                     deeper.append(child)
