@@ -325,6 +325,26 @@ def test_examples_are_what_tfds_generates_from_the_same_files(name: str, tmp_pat
             assert got == expected, (split, i)
 
 
+def test_sun397_jpegs_are_the_bytes_tfds_stores(tmp_path: Path) -> None:
+    """TFDS's SUN397 builder on the same files (vtab_gold.json): the same files, classes and
+    sizes, and with the same OpenCV the same JPEG bytes."""
+    import cv2
+
+    gold = json.loads(GOLD.read_text())
+    counts = {s: len(gold[f"sun397/{s}"]) for s in ("train", "validation", "test")}
+    ds = run_builder(BUILDERS / "sun397", tmp_path, config="tfds", num_examples=counts)
+    label = ds["train"].features["label"]
+    for split in counts:
+        stored = raw(tmp_path, split)
+        for i, expected in enumerate(gold[f"sun397/{split}"]):
+            example = ds[split][i]
+            assert example["file_name"] == expected["file_name"]
+            assert label.int2str(example["label"]) == expected["label"]
+            assert list(example["image"].shape) == expected["shape"]
+            if cv2.__version__ == gold["sun397/opencv"]:
+                assert hashlib.sha256(stored[i]["image"]).hexdigest() == expected["image"]
+
+
 #: name[/config] -> (version, split sizes, {feature: (type, classes or shape)}): TFDS 4.9.10.
 FACTS = {
     "food101": ("2.0.0", {"train": 75750, "validation": 25250},
