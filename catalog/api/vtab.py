@@ -28,6 +28,10 @@ builder. Each spec reads as any split spec does::
     specs = vtab.task_splits("resisc45")  # {"train800": "train[:800]", ...}
     ds = catalog.data_source("resisc45", split=specs["train800val200"])
 
+The strings are task_adaptation's; the examples they select follow catalog's order, which is
+the source files' order, not TFDS's (TFDS orders a split by its examples' hashed keys), so
+``train[:800]`` is not the same 800 examples as on a TFDS-prepared copy.
+
 Where a task's label is not a feature of the source (CLEVR's object count, KITTI's distance
 to the closest vehicle, a coarser dSprites position), `Task.label` says how task_adaptation
 computes it from the example, and `label(task, example)` computes it so from an example as
