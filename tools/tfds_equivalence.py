@@ -44,8 +44,8 @@ _SMALL = 16  # arrays of at most this many values are kept whole
 def canonical(value: Any) -> Any:
     """`value` (an example as a data source gives it) as plain JSON values, the same in both
     environments: numbers as Python numbers, small arrays (and lists of numbers) as nested
-    lists, larger ones as {shape, sha256 of their values as JSON text}; dtypes are not part of
-    it (TFDS's data source gives some Sequences as Python lists, catalog as arrays)."""
+    lists, larger ones as {shape, sha256 of their values as int64 or float64}; dtypes are not
+    part of it (TFDS's data source gives some Sequences as Python lists, catalog as arrays)."""
     if isinstance(value, dict):
         return {str(k): canonical(v) for k, v in sorted(value.items())}
     if isinstance(value, (list, tuple)):
@@ -61,8 +61,9 @@ def canonical(value: Any) -> Any:
             return [canonical(v) for v in value.tolist()]
         if value.size <= _SMALL:
             return value.tolist()
-        text = json.dumps(value.tolist()).encode()
-        return {"shape": list(value.shape), "sha256": hashlib.sha256(text).hexdigest()}
+        wide = value.astype("<f8" if value.dtype.kind == "f" else "<i8")  # any dtype alike
+        digest = hashlib.sha256(np.ascontiguousarray(wide).tobytes()).hexdigest()
+        return {"shape": list(value.shape), "sha256": digest}
     if isinstance(value, bytes):
         try:
             return value.decode("utf-8")

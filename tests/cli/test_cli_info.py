@@ -357,8 +357,8 @@ def test_help_lists_info() -> None:
 
 def test_info_shows_audio_and_unlabelled_class_label_features(tmp_path: Path) -> None:
     digits = ok(run("info", "spoken_digit", data_dir=tmp_path))
-    assert "  audio     Audio       (None,)  int64  wav, 8000 Hz\n" in digits
-    assert "  filename  Text        ()       str\n" in digits
+    assert "  audio           Audio       (None,)  int64  wav, 8000 Hz\n" in digits
+    assert "  audio/filename  Text        ()       str\n" in digits  # TFDS's name
     imdb = ok(run("info", "imdb_reviews", data_dir=tmp_path))
     assert "  label  ClassLabel  ()  int64  2 classes (-1: no label): neg, pos\n" in imdb
     wine = ok(run("info", "wine_quality/red", data_dir=tmp_path))
