@@ -29,7 +29,7 @@ from catalog.interop.tfrecord import encode_example, parse_example, read_records
 from tests.bombs import small
 from tests.fuzz import fuzz
 
-BUDGET = 2.0  # seconds per target
+BUDGET = 1.5  # seconds per target
 
 
 @pytest.fixture(autouse=True)
