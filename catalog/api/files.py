@@ -107,6 +107,11 @@ def prepare_files(
         data_dir: where to prepare it; default as for `catalog.data_source`.
         label: a text column to make a ClassLabel.
         fill: per column, the text that stands in for its missing values.
+        dtypes: per column, its type (``int64``, ``float32``, ``bool``, ``text``, ...) instead
+            of the inferred one; every value is checked against it.
+        delimiter: the field separator of CSV/TSV files; default: found from the file.
+        encoding: the text encoding of CSV/TSV files; default UTF-8, or as its BOM says.
+        channels: an image folder's channels (1, 3 or 4); default: what most images have.
         write_spec: a folder to also write the inferred builder.yaml + checksums.tsv into.
         overwrite: prepare again even when a prepared copy of the same files is there.
         num_proc: processes that prepare shards at once.

@@ -40,7 +40,18 @@ class PreparedDataset:
 
 def list_prepared(data_dir: PathLike | RemoteDir | None = None) -> list[PreparedDataset]:
     """Every dataset prepared in the data dir (`data_dir`, else $CATALOG_DATA_DIR, else the
-    platform's user data dir; a local dir or a bucket URL), sorted by name."""
+    platform's user data dir; a local dir or a bucket URL), sorted by name.
+
+    Args:
+        data_dir: the data dir to list (a path or an ``s3://``, ``gs://``, ``https://`` URL).
+
+    Returns:
+        A `PreparedDataset` per prepared dataset and config: its name, version, splits and
+        size on disk.
+
+    Raises:
+        StorageError: the data dir is a file, a URL of a scheme no store reads, or a bucket
+            that cannot be listed (missing, access denied)."""
     found = []
     for entry in data_dir_store(data_dir).prepared():
         splits = entry.data.get("splits") or {}
@@ -78,7 +89,21 @@ def verify(
     image_max_side: int | None = None,
 ) -> Verification:
     """Re-hash every shard of the prepared dataset `name` against its dataset_info.json and
-    count its records (`catalog.read.verify`). NotPreparedError when it is not prepared."""
+    count its records (`catalog.read.verify`). NotPreparedError when it is not prepared.
+
+    Args:
+        name: what `catalog.builder` takes, or the path or URL of a prepared dataset.
+        data_dir: the data dir (a path or a bucket URL); default as for `catalog.builder`.
+        image_max_side: the prepared copy of that image size to verify.
+
+    Returns:
+        A `Verification`: the problems found (empty when every shard's sha256 and record
+        count match), what was checked, and work dirs interrupted prepares left.
+
+    Raises:
+        NotPreparedError: the dataset is not prepared in that data dir.
+        DatasetNotFoundError: no dataset of that name.
+        StorageError: the data dir is unusable."""
     handle = resolve_dataset(name, data_dir=data_dir, image_max_side=image_max_side)
     opened = handle.open()
     if opened is None:
@@ -112,6 +137,19 @@ def remove(
     """Remove the prepared dataset `name` from the data dir, under the lock preparing holds
     (a prepare running meanwhile is waited for): its pointer, every generation no reader
     holds, and what interrupted prepares left. ``Removal.found`` is False when nothing was
-    there (not an error); with ``dry_run`` nothing is removed, the answer says what would be."""
+    there (not an error); with ``dry_run`` nothing is removed, the answer says what would be.
+
+    Args:
+        name: what `catalog.builder` takes, or the path or URL of a prepared dataset.
+        data_dir: the data dir (a path or a bucket URL); default as for `catalog.builder`.
+        image_max_side: the prepared copy of that image size to remove.
+        dry_run: say what would be removed, remove nothing.
+
+    Returns:
+        A `Removal`: whether anything was found, and what was (or would be) removed.
+
+    Raises:
+        DatasetNotFoundError: no dataset of that name.
+        StorageError: the data dir is unusable, or a bucket refuses the removal."""
     handle = resolve_dataset(name, data_dir=data_dir, image_max_side=image_max_side)
     return handle.store.remove(handle.target, dry_run)

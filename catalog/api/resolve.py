@@ -205,6 +205,23 @@ def builder(
     ``builder("cmaterdb")`` is the default config, ``builder("cmaterdb/telugu")`` another;
     ``builder("mnist:3.0.1")`` or ``builder("mnist:3.*")`` also checks the version (a builder
     has one version: asking for another raises DatasetNotFoundError naming it).
+
+    Args:
+        name_or_path: ``name[/config][:version]``, a builder folder's path, or the name a
+            dataset was prepared as from local files or a Croissant file.
+        data_dir: the data dir (a path or a bucket URL); default ``$CATALOG_DATA_DIR``, else
+            the platform's user data dir.
+        image_max_side: images at most this many pixels on their longer side; None: as the
+            builder declares.
+
+    Returns:
+        The `DatasetBuilder`: ``.info``, ``.download_and_prepare()``, ``.as_data_source()``.
+
+    Raises:
+        DatasetNotFoundError: no dataset of that name (the closest names suggested), another
+            version asked for, or a prepared dataset no spec describes.
+        SpecError: its builder.yaml is malformed (file and field named).
+        StorageError: the data dir is a file or a URL of a scheme no store reads.
     """
     handle = resolve_dataset(name_or_path, data_dir=data_dir, image_max_side=image_max_side)
     if handle.builder is None:

@@ -162,6 +162,8 @@ class DatasetInfo:
         shard_options: the array_record writer options of the shards.
         builder_path: the builder folder it was prepared from.
         fingerprint: a hash of the spec it was prepared from.
+        source: for a dataset prepared from local files or a Croissant file, its spec and
+            where it came from (`catalog.spec.stored`), so it is found by name; else None.
 
     Raises:
         SplitError: (``splits[spec]``) a split spec that is malformed or names no split.

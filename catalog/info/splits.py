@@ -407,6 +407,19 @@ def split_for_jax_process(
     as ``tfds.split_for_jax_process``. The index and count default to JAX's
     ``jax.process_index()`` and ``jax.process_count()`` (JAX is imported only then).
 
+    Args:
+        split: a split name or spec (``"train"``, ``"train[:50%]"``) or a `Split`.
+        process_index: this process's index; default ``jax.process_index()``.
+        process_count: how many processes; default ``jax.process_count()``.
+        drop_remainder: give every process the same number of examples, dropping the rest.
+
+    Returns:
+        This process's `Split`, for ``split=`` of `catalog.data_source`.
+
+    Raises:
+        SplitError: a malformed split spec, or an index outside ``0 .. process_count - 1``.
+        MissingDependencyError: the index or count not given, and JAX not installed.
+
     >>> str(split_for_jax_process("train", process_index=1, process_count=2))
     "even_splits('train', 2)[1]"
     """

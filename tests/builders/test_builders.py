@@ -25,6 +25,7 @@ from make_dummy_data import (
     cifar_images,
     svhn_labels,
 )
+from test_builders_imagenet import IMAGENET_DATASETS, IMAGENET_FACTS
 from test_builders_images import IMAGE_DATASETS, IMAGE_FACTS
 from test_builders_text_audio import FACTS as TEXT_AUDIO_FACTS
 from test_builders_vtab import FACTS as VTAB_FACTS
@@ -216,8 +217,9 @@ def test_builders_match_the_facts(name: str) -> None:
 
 
 def test_every_registered_dataset_and_config_has_a_builder_test() -> None:
-    facts = {*ALL_FACTS, *IMAGE_FACTS, *VTAB_FACTS}
+    facts = {*ALL_FACTS, *IMAGE_FACTS, *VTAB_FACTS, *IMAGENET_FACTS}
     tested = {*IDX_BUILDERS, *facts, "cmaterdb", *IMAGE_DATASETS, *VTAB_DATASETS}
+    tested |= set(IMAGENET_DATASETS)
     tested |= {n.partition("/")[0] for n in TEXT_AUDIO_FACTS}
     for name in catalog.list_datasets():
         b = catalog.builder(name)

@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+import catalog
 from catalog.api.builder import DatasetBuilder
+from catalog.features import ClassLabel
 from catalog.features.image_decode import decoder_for
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.data_source import DataSource
@@ -194,3 +196,40 @@ def test_imagenet2012_shards_from_two_processes_are_the_serial_ones(tmp_path: Pa
                 for name, split in info.splits.items()
             }
     assert len(shards[1]["train"]) > 2 and shards[2] == shards[1]
+
+
+_CLASSES = {"image": ("Image", (None, None, 3)), "label": ("ClassLabel", 1000),
+            "file_name": ("Text", ())}  # fmt: skip
+#: TFDS 4.9.10's versions, split sizes and features of each builder and config here
+#: (tests/builders/test_builders.py checks every registered dataset is in a facts table).
+IMAGENET_FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object]]]] = {
+    "imagenet2012": ("5.1.0", {"train": 1281167, "validation": 50000}, _CLASSES),
+    "imagenet2012_real": ("1.0.0", {"validation": 50000}, {
+        "image": ("Image", (None, None, 3)), "original_label": ("ClassLabel", 1000),
+        "real_label": ("Sequence", None), "file_name": ("Text", ())}),
+    "imagenet2012_subset/1pct": ("5.0.0", {"train": 12811, "validation": 50000}, _CLASSES),
+    "imagenet2012_subset/10pct": ("5.0.0", {"train": 128116, "validation": 50000}, _CLASSES),
+    **{f"imagenet_v2/{c}": ("3.0.0", {"test": 10000}, _CLASSES)
+       for c in ("matched-frequency", "threshold-0.7", "topimages")},
+    "imagenet_a": ("0.1.0", {"test": 7500}, _CLASSES),
+    "imagenet_r": ("0.2.0", {"test": 30000}, _CLASSES),
+    "imagenet_sketch": ("1.0.0", {"test": 50889}, _CLASSES),
+    "coco/2017": ("1.1.0", {"train": 118287, "validation": 5000, "test": 40670}, {
+        "image": ("Image", (None, None, 3)), "filename": ("Text", ()), "id": ("Scalar", ()),
+        "objects": ("Sequence", None)}),
+}  # fmt: skip
+IMAGENET_DATASETS = sorted({name.split("/")[0] for name in IMAGENET_FACTS})
+
+
+@pytest.mark.parametrize("name", sorted(IMAGENET_FACTS))
+def test_builders_match_the_facts(name: str) -> None:
+    version, splits, features = IMAGENET_FACTS[name]
+    b = catalog.builder(name)
+    assert b.version == version
+    assert {s: x.num_examples for s, x in b.spec.splits.items()} == splits
+    got = {
+        key: (f.type_name, f.num_classes if isinstance(f, ClassLabel)
+              else None if f.type_name == "Sequence" else f.shape)  # type: ignore[attr-defined]
+        for key, f in b.spec.features.items()
+    }  # fmt: skip
+    assert got == features

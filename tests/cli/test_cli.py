@@ -55,8 +55,8 @@ def test_list_shows_registered_datasets() -> None:
         "beans",
         "binarized_mnist",
         "caltech101",
-        "cats_vs_dogs",
-        "cifar10",
+        "caltech_birds2011",
+        "cars196",
     ]
     assert "fashion_mnist" in names and "tf_flowers" in names
     assert "train 60000, test 10000" in result.stdout

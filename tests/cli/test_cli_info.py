@@ -156,6 +156,7 @@ clevr                          3.1.0  train 70000, validation 15000, test 15000 
 cmaterdb/bangla                1.0.0  train 5000, test 1000                        573.8 KiB to download  (default config)
 cmaterdb/devanagari            1.0.0  train 2500, test 500                         275.3 KiB to download
 cmaterdb/telugu                1.0.0  train 2500, test 500                         283.9 KiB to download
+coco/2017                      1.1.0  train 118287, validation 5000, test 40670    25.2 GiB to download   (default config)
 colorectal_histology           2.0.0  train 5000                                   246.1 MiB to download
 deep_weeds                     3.0.0  train 17509                                  469.3 MiB to download
 dmlab                          2.0.1  train 65550, validation 22628, test 22735    2.8 GiB to download
@@ -173,6 +174,16 @@ food101                        2.0.0  train 75750, validation 25250             
 glue/cola                      2.0.0  train 8551, validation 1043, test 1063       368.1 KiB to download  (default config)
 glue/sst2                      2.0.0  train 67349, validation 872, test 1821       7.1 MiB to download
 horses_or_humans               3.0.0  train 1027, test 256                         153.6 MiB to download
+imagenet2012                   5.1.0  train 1281167, validation 50000              144.0 GiB to download
+imagenet2012_real              1.0.0  validation 50000                             6.3 GiB to download
+imagenet2012_subset/1pct       5.0.0  train 12811, validation 50000                144.0 GiB to download  (default config)
+imagenet2012_subset/10pct      5.0.0  train 128116, validation 50000               144.0 GiB to download
+imagenet_a                     0.1.0  test 7500                                    655.7 MiB to download
+imagenet_r                     0.2.0  test 30000                                   2.0 GiB to download
+imagenet_sketch                1.0.0  test 50889                                   7.1 GiB to download
+imagenet_v2/matched-frequency  3.0.0  test 10000                                   1.2 GiB to download    (default config)
+imagenet_v2/threshold-0.7      3.0.0  test 10000                                   1.2 GiB to download
+imagenet_v2/topimages          3.0.0  test 10000                                   1.2 GiB to download
 imagenette/full-size-v2        1.0.0  train 9469, validation 3925                  1.5 GiB to download    (default config)
 imagenette/320px-v2            1.0.0  train 9469, validation 3925                  325.8 MiB to download
 imagenette/160px-v2            1.0.0  train 9469, validation 3925                  94.4 MiB to download
@@ -301,7 +312,11 @@ def test_list_filters_by_tag_and_search_word(tmp_path: Path) -> None:
     audio = ok(run("list", "--tag", "audio", data_dir=tmp_path))
     assert [line.split()[0] for line in audio.splitlines()] == ["speech_commands", "spoken_digit"]
     detection = ok(run("list", "--tag", "object-detection", data_dir=tmp_path))
-    assert [line.split()[0] for line in detection.splitlines()] == ["kitti", "voc/2007"]
+    assert [line.split()[0] for line in detection.splitlines()] == [
+        "coco/2017",
+        "kitti",
+        "voc/2007",
+    ]
     unknown = run("list", "--tag", "image", "--tag", "no-such-tag", data_dir=tmp_path)
     assert unknown.returncode == 2 and unknown.stdout == ""  # a typo, said so (not an empty list)
     assert "no dataset has the tag 'no-such-tag'; the tags are " in unknown.stderr

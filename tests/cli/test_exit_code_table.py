@@ -49,8 +49,9 @@ BAD_SOURCES: dict[str, Callable[[Path], Path]] = {
     # found while inferring the spec (used to be 2)
     "not-an-image": lambda d: image_folder(d / "photos", b"not a png at all"),
     "csv-broken-quote": lambda d: csv_file(d / "t", 'name,age\nA,1\n"B,2\n'),
-    # found while preparing, past the rows the types were inferred from (used to be 1)
-    "csv-short-row": lambda d: csv_file(d / "t", "name,age\n" + "A,1\n" * 1200 + "B\n"),
+    # far into the file, past any sample (used to be 1; a short row is now read as pandas
+    # reads it, its absent field missing, so the long row is the bad one)
+    "csv-long-row": lambda d: csv_file(d / "t", "name,age\n" + "A,1\n" * 1200 + "B,2,3\n"),
 }
 
 
