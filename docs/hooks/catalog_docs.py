@@ -39,6 +39,8 @@ API_SECTIONS = {
     "catalog.api.one_call": "Open a dataset",
     "catalog.api.builder": "Open a dataset",
     "catalog.api.files": "Open a dataset",
+    "catalog.api.resolve": "Open a dataset",
+    "catalog.api.manage": "Manage prepared datasets",
     "catalog.spec.registry": "Open a dataset",
     "catalog.interop.tfds.directory": "Open a dataset",
     "catalog.read.data_source": "Read a split",
