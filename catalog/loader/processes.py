@@ -315,12 +315,13 @@ class ProcessWorkers:
             self._checked = now
             self._check_alive()
         while self._ready < self.size and self._ready_events[self._ready].is_set():
+            w = self._ready
             self._ready += 1
-            if self._ready == self.size:  # every worker has read the plan, opened its queues
+            # worker w has opened its queues and events: their names are no longer needed
+            semaphores.forget_names(self._inboxes[w], self._outboxes[w], self._ready_events[w])
+            if self._ready == self.size:  # every worker has read the plan, opened the stop event
                 self._close_plan()
-                semaphores.forget_names(
-                    self._stop, *self._inboxes, *self._outboxes, *self._ready_events
-                )
+                semaphores.forget_names(self._stop)
         while wait and not self._ready:
             self._ready_events[0].wait(_POLL)
             self._check_alive()
