@@ -29,6 +29,8 @@ breaks, the worker removes every segment with the pool's prefix and exits at onc
 the middle of an order; then the forkserver and the resource tracker, which lived on for the
 workers, end too. Segments do not wait for that: the consumer removes a segment's name as
 soon as it has mapped it (`shm.Reader`), so the memory goes with the last process that maps it.
+Likewise the names of the queues' and events' semaphores go once every worker has started
+(`catalog.loader.semaphores`): killing the whole process group at once leaves nothing behind.
 
 spawn and forkserver run the main script again in each worker: a script that would start
 workers again there (no ``if __name__ == "__main__":``) is refused first
@@ -54,7 +56,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from catalog.errors import PipelineError, StorageError
-from catalog.loader import shm
+from catalog.loader import semaphores, shm
 from catalog.loader.main_guard import NO_MAIN_GUARD, message, refuse_unguarded_start
 from catalog.loader.plan import Block, Plan
 from catalog.loader.start_methods import DEFAULT_START_METHOD, START_METHODS
@@ -313,9 +315,13 @@ class ProcessWorkers:
             self._checked = now
             self._check_alive()
         while self._ready < self.size and self._ready_events[self._ready].is_set():
+            w = self._ready
             self._ready += 1
-            if self._ready == self.size:
-                self._close_plan()  # every worker has read it
+            # worker w has opened its queues and events: their names are no longer needed
+            semaphores.forget_names(self._inboxes[w], self._outboxes[w], self._ready_events[w])
+            if self._ready == self.size:  # every worker has read the plan, opened the stop event
+                self._close_plan()
+                semaphores.forget_names(self._stop)
         while wait and not self._ready:
             self._ready_events[0].wait(_POLL)
             self._check_alive()

@@ -243,6 +243,76 @@ def test_segment_names_go_once_both_sides_map_them_so_killing_everyone_leaves_no
         assert not segments(proc.pid)
 
 
+def semaphores_of(pid: int) -> set[int]:
+    """The inodes of the POSIX named semaphores process `pid` maps (named or not any more)."""
+    with contextlib.suppress(OSError):
+        lines = (PROC / str(pid) / "maps").read_text().splitlines()
+        return {int(line.split()[4]) for line in lines if "/dev/shm/sem." in line}
+    return set()
+
+
+def named_semaphores() -> dict[int, str]:
+    """The files of /dev/shm's named semaphores, by inode."""
+    found = {}
+    for path in SHM.glob("sem.*"):
+        with contextlib.suppress(OSError):
+            found[path.stat().st_ino] = path.name
+    return found
+
+
+@pytest.mark.parametrize("start", ["forkserver", "spawn"])
+def test_killing_the_whole_group_leaves_no_semaphore_behind(tmp_path: Path, start: str) -> None:
+    """The queues and events between consumer and workers are named semaphores in /dev/shm;
+    when everyone is killed at once nobody can remove them, so their names must go once every
+    worker has opened them. Told apart from other tests' semaphores by inode (tmpfs does not
+    reuse inode numbers), taken from what the consumer maps."""
+    with consumer(tmp_path, KILLED_CONSUMER.replace("START", repr(start))) as proc:
+        wait_for_line(tmp_path, proc, "workers")
+        mapped = semaphores_of(proc.pid)
+        assert mapped, "the consumer maps no semaphore: nothing is tested"
+        # the names go at the consumer's next look at its workers once all are ready
+        wait_until(lambda: not set(named_semaphores()) & semaphores_of(proc.pid), 10)
+        mapped |= semaphores_of(proc.pid)
+        os.killpg(proc.pid, signal.SIGKILL)  # the whole group at once
+        assert wait_until(lambda: not group_members(proc.pid))
+        left = [name for inode, name in named_semaphores().items() if inode in mapped]
+        assert not left, f"{len(left)} of the {len(mapped)} semaphores stay: {sorted(left)}"
+
+
+FINISHING_CONSUMER = """
+    import os, time
+    import numpy as np
+    import catalog
+
+    def named_here():
+        named = {os.stat(f"/dev/shm/{n}").st_ino for n in os.listdir("/dev/shm")
+                 if n.startswith("sem.")}
+        with open(f"/proc/{os.getpid()}/maps") as maps:
+            return {int(line.split()[4]) for line in maps if "/dev/shm/sem." in line} & named
+
+    if __name__ == "__main__":
+        p = catalog.pipeline(np.arange(1000)).repeat().map(np.float32).batch(64)
+        it = p.prefetch(2, "process", start_method="spawn", autotune=False).iterator()
+        deadline = time.monotonic() + 30
+        while (len(it.worker_pids) < 2 or named_here()) and time.monotonic() < deadline:
+            next(it)
+        print("named", len(named_here()), flush=True)
+        batches = sum(len(next(it)) > 0 for _ in range(50))  # the queues work without names
+        it.close()
+        print("batches", batches, flush=True)
+"""
+
+
+def test_semaphores_without_names_still_close_cleanly(tmp_path: Path) -> None:
+    """multiprocessing removes the semaphores' names itself at exit (a finalizer, the resource
+    tracker): once they are gone already, neither may fail or warn."""
+    with consumer(tmp_path, FINISHING_CONSUMER) as proc:
+        assert wait_until(lambda: proc.poll() is not None), read(tmp_path, "err")
+        assert proc.returncode == 0, read(tmp_path, "err")
+        assert read(tmp_path, "out").splitlines() == ["named 0", "batches 50"]
+        assert read(tmp_path, "err") == ""
+
+
 # -- Ctrl-C with thread workers --------------------------------------------------------------
 HUNG_THREADS = """
     import threading
