@@ -3,11 +3,13 @@
 Loading a spec parses its builder.yaml (PyYAML), builds its features (NumPy) and checks every
 field: right for preparing one dataset, too slow to list a thousand. So the listing reads a
 `Summary` of each builder folder instead: every line `catalog list` prints (name/config,
-version, splits, download size, the default config) with the tags and text it searches, and
-the entry of `catalog list --json`. A summary is made from the fully loaded (and so fully
-checked) spec the first time, then kept in a JSON file in the user's cache dir
-(``$XDG_CACHE_HOME/catalog``, ``~/.cache/catalog`` by default; ``~/Library/Caches/catalog``
-on macOS, ``%LOCALAPPDATA%\\catalog`` on Windows), one per registry file.
+version, splits, download size, the default config) with the tags and text it searches, the
+entry of `catalog list --json`, and the text `catalog info` shows of each config (a
+`catalog.info.page.Page`, all but where it is prepared: `page`). A summary is made from the
+fully loaded (and so fully checked) spec the first time, then kept in a JSON file in the
+user's cache dir (``$XDG_CACHE_HOME/catalog``, ``~/.cache/catalog`` by default;
+``~/Library/Caches/catalog`` on macOS, ``%LOCALAPPDATA%\\catalog`` on Windows), one per
+registry file.
 
 A summary is reused only while the (mtime_ns, size) of its folder's builder.yaml and
 checksums.tsv are the ones it was made from, and catalog's version and spec loader are the
@@ -28,10 +30,11 @@ import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from catalog._version import __version__
 from catalog.errors import CatalogError
+from catalog.info.page import Page, is_page
 from catalog.spec import registry
 from catalog.spec.files import CHECKSUMS_FILE, SPEC_FILE
 
@@ -42,20 +45,23 @@ __all__ = [
     "FULL_NAME",
     "SPLITS",
     "VERSION",
+    "Declared",
     "Summary",
     "cache_dir",
     "index_file",
+    "page",
     "summaries",
     "summarize",
 ]
 
 #: The layout of the index file; another one is rebuilt.
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 _LOADER = Path(__file__).resolve().parent  # catalog/spec: the code that decides what a spec is
 
 #: One builder folder as `catalog list` shows it: ``{"entry": <its --json entry>,
 #: "description": ..., "rows": [[full_name, version, [[split, count], ...], download_size,
-#: is_default_config, config_description], one per config (or one)]}``. Lists, not dicts:
+#: is_default_config, config_description], one per config (or one)], "pages": {config (""
+#: without configs): [full_name, version, version_dir, its `Page`]}}``. Lists, not dicts:
 #: the index of a thousand builders is read on every listing.
 Summary = dict[str, Any]
 #: The fields of a row of a `Summary`, by position.
@@ -98,6 +104,8 @@ def _code_key() -> list[Any]:
 def summarize(folder: Path) -> Summary:
     """The summary of the builder folder `folder`, from its fully loaded spec (and every
     config's). Raises the CatalogError that loading raises."""
+    from catalog.info.text import info_page  # the features' text: NumPy
+    from catalog.spec.declared import declared_info
     from catalog.spec.load import load_spec  # YAML, the features and NumPy: only here
 
     spec = load_spec(folder)
@@ -127,7 +135,16 @@ def summarize(folder: Path) -> Summary:
         ]
         for s in specs
     ]  # tags and the description are the dataset's, the same in every config
-    return {"entry": entry, "description": spec.description, "rows": rows}
+    pages = {
+        s.config or "": [
+            s.full_name,
+            s.version,
+            s.version_dir,
+            info_page(declared_info(s), configs=s.configs, default_config=s.default_config),
+        ]
+        for s in specs
+    }
+    return {"entry": entry, "description": spec.description, "rows": rows, "pages": pages}
 
 
 def _well_formed(cached: Any, key: list[Any]) -> bool:
@@ -139,8 +156,12 @@ def _well_formed(cached: Any, key: list[Any]) -> bool:
     if not (isinstance(summary, dict) and isinstance(summary.get("entry"), dict)):
         return False
     rows, tags = summary.get("rows"), summary["entry"].get("tags")
+    pages = summary.get("pages")
     return (
         isinstance(summary.get("description"), str)
+        and isinstance(pages, dict)
+        and all(isinstance(p, list) and len(p) == 4 and all(isinstance(v, str) for v in p[:3])
+            and is_page(p[3]) for p in pages.values())
         and isinstance(tags, list)
         and all(isinstance(t, str) for t in tags)
         and isinstance(rows, list)
@@ -205,24 +226,65 @@ def _registered(index: dict[str, Any], registry_path: Path) -> tuple[dict[str, s
     return datasets, True
 
 
+def _key(folder: str) -> list[Any]:
+    """What a builder folder's summary is made from: its spec's and checksums' stats."""
+    join = os.path.join  # not pathlib: a thousand folders are stat'ed on every listing
+    return [_stat(join(folder, SPEC_FILE)), _stat(join(folder, CHECKSUMS_FILE))]
+
+
+def _open_index() -> tuple[Path | None, dict[str, Any]]:
+    """The index file of the registry in use (None without a cache dir) and its content."""
+    try:
+        path: Path | None = index_file(registry.registry_file())
+    except RuntimeError:  # no home directory: no cache dir, every spec loaded
+        path = None
+    return path, _read_index(path, _code_key())
+
+
+class Declared(NamedTuple):
+    """What `catalog info` shows of a registered dataset (or config) not prepared: the text
+    (`page`) and where it would be prepared (``<data dir>/<full_name>/<version_dir>``)."""
+
+    full_name: str
+    version: str
+    version_dir: str
+    page: Page
+
+
+def page(folder: Path, config: str | None) -> Declared | None:
+    """`Declared` of the builder in `folder` (`config`, or its default), from the index while
+    its files are unchanged (else summarized again and the index written); None when its spec
+    does not load or has no such config (loading it again says why)."""
+    path, index = _open_index()
+    builders: dict[str, Any] = index["builders"]
+    name, key = str(folder), _key(str(folder))
+    cached = builders.get(name)
+    if cached is not None and _well_formed(cached, key):
+        summary = cached["summary"]
+    else:
+        try:
+            summary = summarize(folder)
+        except CatalogError:
+            return None
+        builders[name] = {"key": key, "summary": summary}
+        _write_index(path, index)
+    pages = summary["pages"]
+    found = pages.get(config if config is not None else summary["entry"]["default_config"] or "")
+    return None if found is None else Declared(*found)
+
+
 def summaries() -> Iterator[tuple[str, Summary | CatalogError]]:
     """Every registered dataset, by sorted name, with its summary (or the CatalogError its
     spec raises). Specs are loaded only for folders whose files changed since the index
     was written; the index is written again when anything in it changed."""
-    registry_path = registry.registry_file()
-    try:
-        path: Path | None = index_file(registry_path)
-    except RuntimeError:  # no home directory: no cache dir, every spec loaded
-        path = None
-    index = _read_index(path, _code_key())
-    datasets, changed = _registered(index, registry_path)
+    path, index = _open_index()
+    datasets, changed = _registered(index, registry.registry_file())
     builders: dict[str, Any] = index["builders"]
-    join = os.path.join  # not pathlib: a thousand folders are stat'ed on every listing
     kept: dict[str, Any] = {}
     results: list[tuple[str, Summary | CatalogError]] = []
     for name in sorted(datasets):
         folder = datasets[name]
-        key = [_stat(join(folder, SPEC_FILE)), _stat(join(folder, CHECKSUMS_FILE))]
+        key = _key(folder)
         cached = builders.get(folder)
         if cached is not None and _well_formed(cached, key):
             kept[folder] = cached
