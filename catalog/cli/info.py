@@ -21,7 +21,7 @@ from catalog.errors import DatasetNotFoundError
 from catalog.info.page import Location, render
 from catalog.present.strings import no_surrogates
 from catalog.spec import index
-from catalog.spec.registry import resolve, version_matches
+from catalog.spec.registry import Request, resolve, version_matches
 from catalog.storage.environment import DATA_DIR_ENV
 
 if TYPE_CHECKING:
@@ -82,11 +82,8 @@ def declared_text(name: str, data_dir: str | None = None) -> str | None:
     anything else (a path, a URL, a name not registered, a version it does not have, a data
     dir in a bucket, or anything at the target: those take the full path, which also says
     what is wrong)."""
-    if os.path.exists(name) or "://" in name:  # noqa: PTH110 (a path or URL: not a name)
-        return None
-    try:
-        request = resolve(name)
-    except DatasetNotFoundError:
+    request = _registered(name)
+    if request is None:
         return None
     declared = index.page(request.folder, request.config)
     if declared is None:
@@ -101,6 +98,28 @@ def declared_text(name: str, data_dir: str | None = None) -> str | None:
     if os.path.lexists(target):  # prepared, or being prepared: the full path tells which
         return None
     return no_surrogates(render(declared.page, Location(target, prepared=False)))
+
+
+def _registered(name: str) -> Request | None:
+    """`catalog.spec.registry.resolve` of a registered ``name[/config]`` by the index's copy
+    of the registry (no YAML parse); a version asked for, by `resolve` itself. None for a
+    path, a URL or a name not registered."""
+    if "://" in name or os.path.exists(name):  # noqa: PTH110 (a path or URL: not a name)
+        return None
+    if ":" in name:
+        try:
+            return resolve(name)
+        except DatasetNotFoundError:
+            return None
+    head, _, config = name.rpartition("/")
+    if head and os.path.exists(head):  # noqa: PTH110 (a builder folder's path, and a config)
+        return None
+    known = index.registered()
+    if "/" not in name and name in known:
+        return Request(Path(known[name]))
+    if head and "/" not in head and head in known and config:
+        return Request(Path(known[head]), config)
+    return None
 
 
 def _local_data_dir(data_dir: str | None) -> Path | None:

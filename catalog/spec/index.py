@@ -50,6 +50,7 @@ __all__ = [
     "cache_dir",
     "index_file",
     "page",
+    "registered",
     "summaries",
     "summarize",
 ]
@@ -249,6 +250,16 @@ class Declared(NamedTuple):
     version: str
     version_dir: str
     page: Page
+
+
+def registered() -> dict[str, str]:
+    """The registry's names -> builder folders, from the index while registry.yaml is
+    unchanged (else read again, and the index written): no YAML parse."""
+    path, index = _open_index()
+    datasets, changed = _registered(index, registry.registry_file())
+    if changed:
+        _write_index(path, index)
+    return datasets
 
 
 def page(folder: Path, config: str | None) -> Declared | None:

@@ -25,7 +25,7 @@ PROBE = textwrap.dedent("""\
         runpy.run_module("catalog", run_name="__main__")
     except SystemExit:
         pass
-    heavy = {"numpy", "array_record", "PIL", "cv2", "pyarrow", "requests"}
+    heavy = {"numpy", "array_record", "PIL", "cv2", "pyarrow", "requests", "yaml"}
     print(sorted(heavy & {m.partition(".")[0] for m in sys.modules}), file=sys.stderr)
 """)
 
@@ -97,6 +97,8 @@ def test_what_the_index_does_not_answer_takes_the_full_path(tmp_path: Path) -> N
     data = tmp_path / "data"
     assert info.declared_text("mnist:2.0.0", str(data)) is None  # the full path says why
     assert info.declared_text("mnist/nope", str(data)) is None
+    assert info.declared_text("mnist:3.*", str(data)) is not None  # by resolve()
+    assert info.declared_text("nope/mnist", str(data)) is None
     assert info.declared_text("no_such_dataset", str(data)) is None
     assert info.declared_text("mnist", "s3://bucket/data") is None
     (data / "mnist" / "3.0.1").mkdir(parents=True)  # something there: prepared or not
