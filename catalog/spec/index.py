@@ -3,13 +3,13 @@
 Loading a spec parses its builder.yaml (PyYAML), builds its features (NumPy) and checks every
 field: right for preparing one dataset, too slow to list a thousand. So the listing reads a
 `Summary` of each builder folder instead: every line `catalog list` prints (name/config,
-version, splits, download size, the default config) with the tags and text it searches, the
-entry of `catalog list --json`, and the text `catalog info` shows of each config (a
-`catalog.info.page.Page`, all but where it is prepared: `page`). A summary is made from the
-fully loaded (and so fully checked) spec the first time, then kept in a JSON file in the
-user's cache dir (``$XDG_CACHE_HOME/catalog``, ``~/.cache/catalog`` by default;
-``~/Library/Caches/catalog`` on macOS, ``%LOCALAPPDATA%\\catalog`` on Windows), one per
-registry file.
+version, splits, download size, the default config) with the tags and text it searches, and
+the entry of `catalog list --json`. A summary is made from the fully loaded (and so fully
+checked) spec the first time, then kept in a JSON file in the user's cache dir
+(``$XDG_CACHE_HOME/catalog``, ``~/.cache/catalog`` by default; ``~/Library/Caches/catalog``
+on macOS, ``%LOCALAPPDATA%\\catalog`` on Windows), one per registry file. The text `catalog
+info` shows of each config (a `catalog.info.page.Page`, all but where it is prepared: `page`)
+is kept the same way, in a file of its own.
 
 A summary is reused only while the (mtime_ns, size) of its folder's builder.yaml and
 checksums.tsv are the ones it was made from, and catalog's version and spec loader are the
@@ -50,6 +50,7 @@ __all__ = [
     "cache_dir",
     "index_file",
     "page",
+    "pages",
     "registered",
     "summaries",
     "summarize",
@@ -61,8 +62,7 @@ _LOADER = Path(__file__).resolve().parent  # catalog/spec: the code that decides
 
 #: One builder folder as `catalog list` shows it: ``{"entry": <its --json entry>,
 #: "description": ..., "rows": [[full_name, version, [[split, count], ...], download_size,
-#: is_default_config, config_description], one per config (or one)], "pages": {config (""
-#: without configs): [full_name, version, version_dir, its `Page`]}}``. Lists, not dicts:
+#: is_default_config, config_description], one per config (or one)]}``. Lists, not dicts:
 #: the index of a thousand builders is read on every listing.
 Summary = dict[str, Any]
 #: The fields of a row of a `Summary`, by position.
@@ -83,9 +83,10 @@ def cache_dir() -> Path:
     return Path(base) / "catalog"
 
 
-def index_file(registry_path: Path) -> Path:
-    """The index of the registry at `registry_path` (one file per registry)."""
-    return cache_dir() / f"list-index-{zlib.crc32(str(registry_path).encode()):08x}.json"
+def index_file(registry_path: Path, kind: str = "list") -> Path:
+    """The index of the registry at `registry_path` (one file per registry): ``list`` the
+    summaries, ``info`` the pages (a file of its own: a listing never reads them)."""
+    return cache_dir() / f"{kind}-index-{zlib.crc32(str(registry_path).encode()):08x}.json"
 
 
 def _stat(path: str | Path) -> list[int] | None:
@@ -105,8 +106,6 @@ def _code_key() -> list[Any]:
 def summarize(folder: Path) -> Summary:
     """The summary of the builder folder `folder`, from its fully loaded spec (and every
     config's). Raises the CatalogError that loading raises."""
-    from catalog.info.text import info_page  # the features' text: NumPy
-    from catalog.spec.declared import declared_info
     from catalog.spec.load import load_spec  # YAML, the features and NumPy: only here
 
     spec = load_spec(folder)
@@ -136,16 +135,7 @@ def summarize(folder: Path) -> Summary:
         ]
         for s in specs
     ]  # tags and the description are the dataset's, the same in every config
-    pages = {
-        s.config or "": [
-            s.full_name,
-            s.version,
-            s.version_dir,
-            info_page(declared_info(s), configs=s.configs, default_config=s.default_config),
-        ]
-        for s in specs
-    }
-    return {"entry": entry, "description": spec.description, "rows": rows, "pages": pages}
+    return {"entry": entry, "description": spec.description, "rows": rows}
 
 
 def _well_formed(cached: Any, key: list[Any]) -> bool:
@@ -157,12 +147,8 @@ def _well_formed(cached: Any, key: list[Any]) -> bool:
     if not (isinstance(summary, dict) and isinstance(summary.get("entry"), dict)):
         return False
     rows, tags = summary.get("rows"), summary["entry"].get("tags")
-    pages = summary.get("pages")
     return (
         isinstance(summary.get("description"), str)
-        and isinstance(pages, dict)
-        and all(isinstance(p, list) and len(p) == 4 and all(isinstance(v, str) for v in p[:3])
-            and is_page(p[3]) for p in pages.values())
         and isinstance(tags, list)
         and all(isinstance(t, str) for t in tags)
         and isinstance(rows, list)
@@ -233,23 +219,13 @@ def _key(folder: str) -> list[Any]:
     return [_stat(join(folder, SPEC_FILE)), _stat(join(folder, CHECKSUMS_FILE))]
 
 
-def _open_index() -> tuple[Path | None, dict[str, Any]]:
+def _open_index(kind: str = "list") -> tuple[Path | None, dict[str, Any]]:
     """The index file of the registry in use (None without a cache dir) and its content."""
     try:
-        path: Path | None = index_file(registry.registry_file())
+        path: Path | None = index_file(registry.registry_file(), kind)
     except RuntimeError:  # no home directory: no cache dir, every spec loaded
         path = None
     return path, _read_index(path, _code_key())
-
-
-class Declared(NamedTuple):
-    """What `catalog info` shows of a registered dataset (or config) not prepared: the text
-    (`page`) and where it would be prepared (``<data dir>/<full_name>/<version_dir>``)."""
-
-    full_name: str
-    version: str
-    version_dir: str
-    page: Page
 
 
 def registered() -> dict[str, str]:
@@ -262,25 +238,72 @@ def registered() -> dict[str, str]:
     return datasets
 
 
+class Declared(NamedTuple):
+    """What `catalog info` shows of a registered dataset (or config) not prepared: the text
+    (`page`) and where it would be prepared (``<data dir>/<full_name>/<version_dir>``)."""
+
+    full_name: str
+    version: str
+    version_dir: str
+    page: Page
+
+
+#: The pages of a builder folder: ``{config ("" without configs): [full_name, version,
+#: version_dir, its `Page`], "": the default config's when it has configs}``.
+Pages = dict[str, list[Any]]
+
+
+def pages(folder: Path) -> Pages:
+    """The `catalog info` pages of the builder folder `folder`, one per config (and its
+    default config's under ""), from its fully loaded specs. Raises what loading raises."""
+    from catalog.info.text import info_page  # the features' text: NumPy
+    from catalog.spec.declared import declared_info
+    from catalog.spec.load import load_spec
+
+    spec = load_spec(folder)
+    specs = {c: load_spec(folder, c) for c in spec.configs} or {"": spec}
+    found: Pages = {
+        config: [
+            s.full_name,
+            s.version,
+            s.version_dir,
+            info_page(declared_info(s), configs=s.configs, default_config=s.default_config),
+        ]
+        for config, s in specs.items()
+    }
+    if spec.default_config is not None:
+        found[""] = found[spec.default_config]
+    return found
+
+
+def _pages_well_formed(cached: Any, key: list[Any]) -> bool:
+    """Whether `cached` is an info index entry made for `key` with pages of the right shape."""
+    if not (isinstance(cached, dict) and cached.get("key") == key):
+        return False
+    found = cached.get("pages")
+    return isinstance(found, dict) and all(
+        isinstance(p, list) and len(p) == 4 and all(isinstance(v, str) for v in p[:3])
+        and is_page(p[3]) for p in found.values()
+    )  # fmt: skip
+
+
 def page(folder: Path, config: str | None) -> Declared | None:
-    """`Declared` of the builder in `folder` (`config`, or its default), from the index while
-    its files are unchanged (else summarized again and the index written); None when its spec
-    does not load or has no such config (loading it again says why)."""
-    path, index = _open_index()
+    """`Declared` of the builder in `folder` (`config`, or its default), from the info index
+    while its files are unchanged (else loaded again and the index written, the way the
+    listing's summaries are); None when its spec does not load or has no such config (loading
+    it again says why)."""
+    path, index = _open_index("info")
     builders: dict[str, Any] = index["builders"]
     name, key = str(folder), _key(str(folder))
     cached = builders.get(name)
-    if cached is not None and _well_formed(cached, key):
-        summary = cached["summary"]
-    else:
+    if cached is None or not _pages_well_formed(cached, key):
         try:
-            summary = summarize(folder)
+            cached = {"key": key, "pages": pages(folder)}
         except CatalogError:
             return None
-        builders[name] = {"key": key, "summary": summary}
+        builders[name] = cached
         _write_index(path, index)
-    pages = summary["pages"]
-    found = pages.get(config if config is not None else summary["entry"]["default_config"] or "")
+    found = cached["pages"].get(config or "")
     return None if found is None else Declared(*found)
 
 
