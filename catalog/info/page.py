@@ -10,9 +10,8 @@ without loading the spec or importing NumPy.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from catalog._util.units import format_size
 
@@ -23,9 +22,9 @@ __all__ = ["Location", "Page", "is_page", "render"]
 Page = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Location:
-    """Where a dataset version is prepared, or would be, and how much it takes on disk."""
+class Location(NamedTuple):
+    """Where a dataset version is prepared, or would be, and how much it takes on disk. (A
+    NamedTuple: no dataclasses import for `catalog list` and `catalog info`.)"""
 
     path: Path | os.PathLike[str]  # a URL's RemoteDir for a remote data dir
     prepared: bool
