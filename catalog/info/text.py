@@ -5,29 +5,19 @@
 
 from __future__ import annotations
 
-import os
 import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalog._util.units import format_size
 from catalog.features import Feature, FeaturesDict, Sequence, supervised_text
+from catalog.info.page import Location, Page, render
 
 if TYPE_CHECKING:
     from catalog.info.dataset_info import DatasetInfo
 
-__all__ = ["FeatureRow", "Location", "feature_rows", "format_info"]
-
-
-@dataclass(frozen=True)
-class Location:
-    """Where a dataset version is prepared, or would be, and how much it takes on disk."""
-
-    path: Path | os.PathLike[str]  # a URL's RemoteDir for a remote data dir
-    prepared: bool
-    num_bytes: int = 0
+__all__ = ["FeatureRow", "Location", "feature_rows", "format_info", "info_page"]
 
 
 _WIDTH = 96  # text is wrapped to this many columns
@@ -46,14 +36,24 @@ def format_info(
     description), the dataset's configs, `default_config` marked. ``print(info)`` and
     ``catalog info`` show this text.
     """
-    lines = [f"{info.full_name} {info.version}"]
+    return render(info_page(info, configs=configs, default_config=default_config), location)
+
+
+def info_page(
+    info: DatasetInfo,
+    *,
+    configs: Mapping[str, str] | None = None,
+    default_config: str | None = None,
+) -> Page:
+    """`format_info`'s text but where the dataset is prepared, as a `Page` (plain JSON)."""
+    head = [f"{info.full_name} {info.version}"]
     paragraphs = info.description.split("\n\n")
     if info.config_description:
         paragraphs.append(f"Config {info.config}: {info.config_description}")
     for paragraph in paragraphs:
         if paragraph.strip():
             text = " ".join(paragraph.split())
-            lines += ["", textwrap.fill(text, _WIDTH, initial_indent="  ", subsequent_indent="  ")]
+            head += ["", textwrap.fill(text, _WIDTH, initial_indent="  ", subsequent_indent="  ")]
     fields = {"homepage": info.homepage, "license": info.license, "tags": ", ".join(info.tags)}
     if info.supervised_keys:
         fields["supervised keys"] = supervised_text(info.supervised_keys)
@@ -64,18 +64,8 @@ def format_info(
             f"{format_size(info.download_size)} ({files} file{'s' if files != 1 else ''}"
             + (f", {unknown} of unknown size)" if unknown else ")")
         )
-    if location is not None:
-        fields["prepared"] = (
-            f"yes, {format_size(location.num_bytes)} in {location.path}"
-            if location.prepared
-            else f"no (would be at {location.path})"
-        )
-    fields = {name: value for name, value in fields.items() if value}
-    width = max(map(len, fields), default=0) + 2
-    lines.append("")
-    lines += [f"{f'{name}:':<{width}}{value}" for name, value in fields.items()]
     tree = feature_rows(info.features)
-    lines += ["", "features:", *_table(("  " * r.depth + r.name, *r.columns) for r in tree)]
+    lines = ["", "features:", *_table(("  " * r.depth + r.name, *r.columns) for r in tree)]
     split_rows = [
         (name, f"{s.num_examples:,} examples", format_size(s.num_bytes) if s.shards else "")
         for name, s in info.splits.items()
@@ -89,7 +79,7 @@ def format_info(
         lines += ["", "configs:", *_table(rows)]
     if info.citation:
         lines += ["", "citation:", textwrap.indent(info.citation, "  ")]
-    return "\n".join(lines) + "\n"
+    return {"head": head, "fields": [[k, v] for k, v in fields.items()], "tail": lines}
 
 
 def _type_label(feature: Feature) -> str:

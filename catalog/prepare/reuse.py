@@ -5,39 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from catalog.info.dataset_info import DatasetInfo, SplitInfo
+from catalog.info.dataset_info import DatasetInfo
+from catalog.spec.declared import declared_info
 from catalog.spec.model import BuilderSpec, images_max_side
-from catalog.spec.stored import source_json
 from catalog.storage.data_dir import Opened, Store, store_for
 from catalog.storage.remote import RemoteDir
 from catalog.storage.shards import WRITER_OPTIONS
 
 __all__ = ["declared_info", "foreign_to", "reusable", "serves"]
-
-
-def declared_info(spec: BuilderSpec) -> DatasetInfo:
-    """The info a spec declares (example counts as expected, no shards yet)."""
-    return DatasetInfo(
-        name=spec.name,
-        version=spec.version,
-        features=spec.features,
-        splits={n: SplitInfo(n, s.num_examples) for n, s in spec.splits.items()},
-        description=spec.description,
-        homepage=spec.homepage,
-        citation=spec.citation,
-        license=spec.license,
-        supervised_keys=spec.supervised_keys,
-        tags=spec.tags,
-        downloads={
-            d.name: {"url": d.url, "size": d.size, "sha256": d.sha256}
-            for d in spec.downloads.values()
-        },
-        config=spec.config,
-        config_description=spec.config_description,
-        builder_path=str(spec.path or ""),
-        fingerprint=spec.fingerprint,
-        source=None if spec.origin is None else source_json(spec, *spec.origin),
-    )
 
 
 def foreign_to(info: DatasetInfo, spec: BuilderSpec, folder: Path | RemoteDir) -> str | None:

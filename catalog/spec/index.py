@@ -7,7 +7,9 @@ version, splits, download size, the default config) with the tags and text it se
 the entry of `catalog list --json`. A summary is made from the fully loaded (and so fully
 checked) spec the first time, then kept in a JSON file in the user's cache dir
 (``$XDG_CACHE_HOME/catalog``, ``~/.cache/catalog`` by default; ``~/Library/Caches/catalog``
-on macOS, ``%LOCALAPPDATA%\\catalog`` on Windows), one per registry file.
+on macOS, ``%LOCALAPPDATA%\\catalog`` on Windows), one per registry file. The text `catalog
+info` shows of each config (a `catalog.info.page.Page`, all but where it is prepared: `page`)
+is kept the same way, in a file of its own.
 
 A summary is reused only while the (mtime_ns, size) of its folder's builder.yaml and
 checksums.tsv are the ones it was made from, and catalog's version and spec loader are the
@@ -28,10 +30,11 @@ import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from catalog._version import __version__
 from catalog.errors import CatalogError
+from catalog.info.page import Page, is_page
 from catalog.spec import registry
 from catalog.spec.files import CHECKSUMS_FILE, SPEC_FILE
 
@@ -42,15 +45,19 @@ __all__ = [
     "FULL_NAME",
     "SPLITS",
     "VERSION",
+    "Declared",
     "Summary",
     "cache_dir",
     "index_file",
+    "page",
+    "pages",
+    "registered",
     "summaries",
     "summarize",
 ]
 
 #: The layout of the index file; another one is rebuilt.
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 _LOADER = Path(__file__).resolve().parent  # catalog/spec: the code that decides what a spec is
 
 #: One builder folder as `catalog list` shows it: ``{"entry": <its --json entry>,
@@ -76,9 +83,10 @@ def cache_dir() -> Path:
     return Path(base) / "catalog"
 
 
-def index_file(registry_path: Path) -> Path:
-    """The index of the registry at `registry_path` (one file per registry)."""
-    return cache_dir() / f"list-index-{zlib.crc32(str(registry_path).encode()):08x}.json"
+def index_file(registry_path: Path, kind: str = "list") -> Path:
+    """The index of the registry at `registry_path` (one file per registry): ``list`` the
+    summaries, ``info`` the pages (a file of its own: a listing never reads them)."""
+    return cache_dir() / f"{kind}-index-{zlib.crc32(str(registry_path).encode()):08x}.json"
 
 
 def _stat(path: str | Path) -> list[int] | None:
@@ -205,24 +213,112 @@ def _registered(index: dict[str, Any], registry_path: Path) -> tuple[dict[str, s
     return datasets, True
 
 
+def _key(folder: str) -> list[Any]:
+    """What a builder folder's summary is made from: its spec's and checksums' stats."""
+    join = os.path.join  # not pathlib: a thousand folders are stat'ed on every listing
+    return [_stat(join(folder, SPEC_FILE)), _stat(join(folder, CHECKSUMS_FILE))]
+
+
+def _open_index(kind: str = "list") -> tuple[Path | None, dict[str, Any]]:
+    """The index file of the registry in use (None without a cache dir) and its content."""
+    try:
+        path: Path | None = index_file(registry.registry_file(), kind)
+    except RuntimeError:  # no home directory: no cache dir, every spec loaded
+        path = None
+    return path, _read_index(path, _code_key())
+
+
+def registered() -> dict[str, str]:
+    """The registry's names -> builder folders, from the index while registry.yaml is
+    unchanged (else read again, and the index written): no YAML parse."""
+    path, index = _open_index()
+    datasets, changed = _registered(index, registry.registry_file())
+    if changed:
+        _write_index(path, index)
+    return datasets
+
+
+class Declared(NamedTuple):
+    """What `catalog info` shows of a registered dataset (or config) not prepared: the text
+    (`page`) and where it would be prepared (``<data dir>/<full_name>/<version_dir>``)."""
+
+    full_name: str
+    version: str
+    version_dir: str
+    page: Page
+
+
+#: The pages of a builder folder: ``{config ("" without configs): [full_name, version,
+#: version_dir, its `Page`], "": the default config's when it has configs}``.
+Pages = dict[str, list[Any]]
+
+
+def pages(folder: Path) -> Pages:
+    """The `catalog info` pages of the builder folder `folder`, one per config (and its
+    default config's under ""), from its fully loaded specs. Raises what loading raises."""
+    from catalog.info.text import info_page  # the features' text: NumPy
+    from catalog.spec.declared import declared_info
+    from catalog.spec.load import load_spec
+
+    spec = load_spec(folder)
+    specs = {c: load_spec(folder, c) for c in spec.configs} or {"": spec}
+    found: Pages = {
+        config: [
+            s.full_name,
+            s.version,
+            s.version_dir,
+            info_page(declared_info(s), configs=s.configs, default_config=s.default_config),
+        ]
+        for config, s in specs.items()
+    }
+    if spec.default_config is not None:
+        found[""] = found[spec.default_config]
+    return found
+
+
+def _pages_well_formed(cached: Any, key: list[Any]) -> bool:
+    """Whether `cached` is an info index entry made for `key` with pages of the right shape."""
+    if not (isinstance(cached, dict) and cached.get("key") == key):
+        return False
+    found = cached.get("pages")
+    return isinstance(found, dict) and all(
+        isinstance(p, list) and len(p) == 4 and all(isinstance(v, str) for v in p[:3])
+        and is_page(p[3]) for p in found.values()
+    )  # fmt: skip
+
+
+def page(folder: Path, config: str | None) -> Declared | None:
+    """`Declared` of the builder in `folder` (`config`, or its default), from the info index
+    while its files are unchanged (else loaded again and the index written, the way the
+    listing's summaries are); None when its spec does not load or has no such config (loading
+    it again says why)."""
+    path, index = _open_index("info")
+    builders: dict[str, Any] = index["builders"]
+    name, key = str(folder), _key(str(folder))
+    cached = builders.get(name)
+    if cached is None or not _pages_well_formed(cached, key):
+        try:
+            cached = {"key": key, "pages": pages(folder)}
+        except CatalogError:
+            return None
+        builders[name] = cached
+        _write_index(path, index)
+    found = cached["pages"].get(config or "")
+    return None if found is None else Declared(*found)
+
+
 def summaries() -> Iterator[tuple[str, Summary | CatalogError]]:
     """Every registered dataset, by sorted name, with its summary (or the CatalogError its
     spec raises). Specs are loaded only for folders whose files changed since the index
     was written; the index is written again when anything in it changed."""
-    registry_path = registry.registry_file()
-    try:
-        path: Path | None = index_file(registry_path)
-    except RuntimeError:  # no home directory: no cache dir, every spec loaded
-        path = None
-    index = _read_index(path, _code_key())
-    datasets, changed = _registered(index, registry_path)
+    path, index = _open_index()
+    datasets, changed = _registered(index, registry.registry_file())
     builders: dict[str, Any] = index["builders"]
-    join = os.path.join  # not pathlib: a thousand folders are stat'ed on every listing
     kept: dict[str, Any] = {}
     results: list[tuple[str, Summary | CatalogError]] = []
     for name in sorted(datasets):
         folder = datasets[name]
-        key = [_stat(join(folder, SPEC_FILE)), _stat(join(folder, CHECKSUMS_FILE))]
+        key = _key(folder)
         cached = builders.get(folder)
         if cached is not None and _well_formed(cached, key):
             kept[folder] = cached
