@@ -8,6 +8,10 @@ examples data sources give for the same specs, through a builder dataset and a T
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -283,9 +287,21 @@ def test_split_for_jax_process_refuses_an_index_out_of_range(index: object) -> N
 
 
 def test_split_for_jax_process_asks_jax_for_what_is_not_given() -> None:
-    jax = pytest.importorskip("jax")
-    part = catalog.split_for_jax_process("train", process_count=1)
-    assert jax.process_count() == 1 and resolve(part, {"train": 5}) == [("train", range(5))]
+    pytest.importorskip("jax")
+    # In a child: asking JAX starts its backend's threads, and a later fork in this test
+    # process (the fork-safety tests) would then warn that JAX is multithreaded.
+    program = (
+        "import catalog, jax\n"
+        "from catalog.info.splits import resolve\n"
+        "part = catalog.split_for_jax_process('train', process_count=1)\n"
+        "print(jax.process_index(), resolve(part, {'train': 5}))\n"
+    )
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[-2] == "0 [('train', range(0, 5))]"
 
 
 @pytest.mark.parametrize(
