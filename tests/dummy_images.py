@@ -422,11 +422,17 @@ DEEP_WEEDS = [
     ("20160928-140314-0.jpg", 0, "Chinee apple"),
     ("20161207-111327-0.jpg", 8, "Negative"),
     ("20170128-100045-2.jpg", 6, "Siam weed"),
+    ("20170207-154924-0.jpg", 1, "Lantana"),
+    ("20170320-093423-1.jpg", 2, "Parkinsonia"),
+    ("20170523-110519-2.jpg", 3, "Parthenium"),
+    ("20170606-094318-0.jpg", 4, "Prickly acacia"),
+    ("20170712-145430-1.jpg", 5, "Rubber vine"),
+    ("20180119-105722-1.jpg", 7, "Snake weed"),
 ]
 
 
 def deep_weeds_colour(i: int) -> tuple[int, int, int]:
-    return (40 + 60 * i, 120, 200 - 50 * i)
+    return (40 + 25 * i, 120, 230 - 25 * i)
 
 
 def make_deep_weeds() -> None:
@@ -593,6 +599,11 @@ MAKERS["stl10"] = make_stl10
 _KATHER = "Kather_texture_2016_image_tiles_5000"
 COLORECTAL = [
     (f"{_KATHER}/01_TUMOR/1A11_CRC-Prim-HE-07_022.tif_Row_601_Col_151.tif", "tumor"),
+    (f"{_KATHER}/02_STROMA/1008_CRC-Prim-HE-04_004.tif_Row_151_Col_451.tif", "stroma"),
+    (f"{_KATHER}/03_COMPLEX/1022F_CRC-Prim-HE-10_004.tif_Row_451_Col_301.tif", "complex"),
+    (f"{_KATHER}/04_LYMPHO/10005_CRC-Prim-HE-05_017.tif_Row_1_Col_1051.tif", "lympho"),
+    (f"{_KATHER}/05_DEBRIS/10099_CRC-Prim-HE-02_015.tif_Row_1651_Col_1.tif", "debris"),
+    (f"{_KATHER}/06_MUCOSA/100AB_CRC-Prim-HE-04_037.tif_Row_301_Col_751.tif", "mucosa"),
     (f"{_KATHER}/07_ADIPOSE/10009_CRC-Prim-HE-03_009.tif_Row_301_Col_1.tif", "adipose"),
     (f"{_KATHER}/08_EMPTY/100E9_CRC-Prim-HE-08_005.tif_Row_1_Col_151.tif", "empty"),
 ]

@@ -146,12 +146,13 @@ GLUE = {
         "CoLA/train.tsv": (
             "gj04\t1\t\tOur friends won't buy this analysis, let alone the next one we propose.\n"
             'gj04\t0\t*\tThey drank the pub "dry".\n'
-            "gj04\t1\n"  # incomplete: dropped
             "cj99\t1\t\tOne more pseudo generalization and I'm giving up.\n"
         ),
         "CoLA/dev.tsv": "gj04\t0\t*\tThe more we study verbs, the crazier they get get.\n",
         "CoLA/test.tsv": (
             "index\tsentence\n0\tBill whistled past the house.\n1\tHe ran 'til dark.\n"
+            "2\n"  # incomplete: dropped (as TFDS's DictReader drops it: its sentence is None)
+            "3\tShe left.\n"
         ),
     },
     "SST-2.zip": {

@@ -258,7 +258,7 @@ def test_deep_weeds_refuses_a_file_the_csv_does_not_list(tmp_path: Path) -> None
     csv_file = folder / "dummy_data" / "labels.csv"
     csv_file.write_text("\n".join(csv_file.read_text().splitlines()[:-1]) + "\n")
     with pytest.raises(SourceFormatError, match="20160928-140314-0.jpg: not listed in"):
-        run_builder(folder, tmp_path, num_examples={"train": 3})
+        run_builder(folder, tmp_path, num_examples={"train": len(DEEP_WEEDS)})
 
 
 def test_oxford_flowers102_ids_and_labels_from_mat_files(tmp_path: Path) -> None:
@@ -342,7 +342,8 @@ def test_stl10_column_major_planes_and_an_unlabelled_split(tmp_path: Path) -> No
 
 
 def test_colorectal_histology_decodes_tiffs_into_pngs(tmp_path: Path) -> None:
-    ds = run_builder(BUILDERS / "colorectal_histology", tmp_path, num_examples={"train": 3})
+    counts = {"train": len(COLORECTAL)}
+    ds = run_builder(BUILDERS / "colorectal_histology", tmp_path, num_examples=counts)
     names = ds["train"].features["label"].names
     stored = raw(tmp_path, "train")
     for i, (path, label) in enumerate(COLORECTAL):

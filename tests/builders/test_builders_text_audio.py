@@ -118,17 +118,21 @@ def test_squad_one_example_per_question_duplicates_merged(tmp_path: Path) -> Non
 def test_glue_cola_quotes_are_text_incomplete_rows_dropped_test_unlabelled(
     tmp_path: Path,
 ) -> None:
-    ds = build("glue", tmp_path, {"train": 3, "validation": 1, "test": 2}, config="cola")
+    ds = build("glue", tmp_path, {"train": 3, "validation": 1, "test": 3}, config="cola")
     rows = {s: [(e["idx"].item(), e["sentence"], e["label"]) for e in ds[s]] for s in ds}
     assert rows == {
         "train": [
             (0, "Our friends won't buy this analysis, let alone the next one we propose.", 1),
             (1, 'They drank the pub "dry".', 0),
-            # The third row has two fields: dropped, but it still counts for idx.
-            (3, "One more pseudo generalization and I'm giving up.", 1),
+            (2, "One more pseudo generalization and I'm giving up.", 1),
         ],
         "validation": [(0, "The more we study verbs, the crazier they get get.", 0)],
-        "test": [(0, "Bill whistled past the house.", -1), (1, "He ran 'til dark.", -1)],
+        "test": [
+            (0, "Bill whistled past the house.", -1),
+            (1, "He ran 'til dark.", -1),
+            # The third row has one field: dropped (as TFDS drops it), but it counts for idx.
+            (3, "She left.", -1),
+        ],
     }
     assert ds["train"][0]["idx"].dtype == np.int32
     assert ds["train"].features["label"].names == ["unacceptable", "acceptable"]

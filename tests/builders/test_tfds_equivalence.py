@@ -145,13 +145,9 @@ def checked_elsewhere() -> set[str]:
 
 #: Registered builders TFDS 4.9.10 cannot prepare from their dummy files, and why.
 MISSING_GOLD_WHY = {
-    "colorectal_histology": "TFDS lists all 8 class folders; the dummy zip holds 2 of them",
-    "deep_weeds": "TFDS's labels need all 9 species in the CSV; the dummy CSV names 3",
     "caltech_birds2011": "checked against what CUB's files mean (test_builders_vtab.py); no "
     "TFDS gold file yet",
     "clevr": "checked against what CLEVR's scene JSON means (test_builders_vtab.py); no TFDS "
     "gold file yet",
-    "glue": "the dummy CoLA TSV holds a short row (catalog's test of incomplete: skip), on "
-    "which TFDS's reader raises IndexError",
 }
 MISSING_GOLD = set(MISSING_GOLD_WHY)
