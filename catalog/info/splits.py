@@ -24,11 +24,14 @@ Resolution, as TFDS's ``core/splits.py`` does it:
 - an absolute bound beyond the split (``abs(bound) > n``) is refused, not clipped; negative
   bounds count from the end; a start past the end selects nothing.
 
-Two extras of catalog's, where TFDS refuses: a percent bound may have decimals
-(``train[:12.5%]``); and a spec that selects no example (``train[0:0]``, ``validation[:1%]``
-of 30, a shard past the last) gives an empty data source, where TFDS resolves it the same way
-but then refuses to read it ("corresponds to no data"): an empty part is what slicing
-arithmetic (`even_splits` of a split smaller than the part count) naturally gives.
+A percent bound may have decimals (``train[:12.5%]``), as in TFDS. Where catalog differs on
+purpose (tests/info/test_splits_tfds_gold.py checks several hundred specs against what TFDS's
+own code selects): a spec that selects no example (``train[0:0]``, ``validation[:1%]`` of 30,
+a shard past the last) gives an empty data source, where TFDS resolves it the same way but
+then refuses to read it ("corresponds to no data"): an empty part is what slicing arithmetic
+(`even_splits` of a split smaller than the part count) naturally gives; and a reversed slice
+(``train[5:2]``) selects nothing, as a Python slice does, where TFDS hands ``tf.data`` a
+negative take that reads on to the end of the shard.
 Malformed specs and unknown splits raise `SplitError`, which is both a
 ``ValueError`` (as in TFDS) and a ``KeyError``.
 """
