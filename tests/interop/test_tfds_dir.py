@@ -149,15 +149,16 @@ def test_unknown_feature_class_is_refused_by_name(tmp_path: Path) -> None:
     copy = tmp_path / "tiny" / "1.2.0"
     shutil.copytree(tfds_dir("tfrecord"), copy)
     features = json.loads((copy / "features.json").read_text())
-    features["featuresDict"]["features"]["audio"] = {
-        "pythonClassName": "tensorflow_datasets.core.features.audio_feature.Audio",
-        "audio": {},
+    features["featuresDict"]["features"]["pair"] = {
+        "pythonClassName": "tensorflow_datasets.core.features.translation_feature.Translation",
+        "translation": {},
     }
     (copy / "features.json").write_text(json.dumps(features))
     with pytest.raises(
         SpecError,
-        match=r"feature 'audio'.*audio_feature.Audio' is not supported.*"
-        r"BBoxFeature, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor",
+        match=r"feature 'pair'.*translation_feature.Translation' is not supported.*"
+        r"Audio, BBoxFeature, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text, "
+        r"Video",
     ):
         catalog.open_tfds(copy)
 

@@ -19,6 +19,10 @@ BBoxFeature                BBox() (normalised ymin, xmin, ymax, xmax); other box
                            than REL_YXYX: Tensor((4,), float32)
 Sequence                   Sequence(feature, length)
 FeaturesDict               FeaturesDict
+Audio                      Tensor(shape, dtype) (TFDS stores the samples as a tensor;
+                           the sample rate stays in features.json)
+Video                      Sequence(Image(frame shape), length): TFDS stores a video as
+                           a Sequence of encoded frames, and decodes it to (T, H, W, C)
 =========================  ===========================================================
 
 Anything else is refused by name, listing these (SpecError: catalog does not read it); a
@@ -65,6 +69,8 @@ _CLASSES = {
     "bounding_boxes.BBoxFeature": "BBoxFeature",
     "sequence_feature.Sequence": "Sequence",
     "features_dict.FeaturesDict": "FeaturesDict",
+    "audio_feature.Audio": "Audio",
+    "video_feature.Video": "Video",
 }
 #: The TFDS feature classes catalog reads, by their short names.
 SUPPORTED = tuple(sorted(_CLASSES.values()))
@@ -156,6 +162,20 @@ def _tensor(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
     return feature
 
 
+def _audio(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
+    # TFDS's Audio is a Tensor of samples (its own encoding, "none" unless set) with a rate
+    return _tensor({"tensor": data["audio"]}, context, path)
+
+
+def _video(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
+    spec = data["video"]
+    frames, *frame = _shape(spec)
+    image = {
+        "image": {**spec, "shape": {"dimensions": [str(-1 if d is None else d) for d in frame]}}
+    }
+    return Sequence(_image(image, context, path), frames)
+
+
 def _bbox(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
     # TFDS writes boxes as normalised (ymin, xmin, ymax, xmax) unless told otherwise; boxes
     # in another format (absolute pixels, x first) keep their values as a plain tensor
@@ -191,6 +211,8 @@ _BUILDERS: dict[str, Callable[[Mapping[str, Any], _Context, str], Feature]] = {
     "BBoxFeature": _bbox,
     "Sequence": _sequence,
     "FeaturesDict": _features_dict,
+    "Audio": _audio,
+    "Video": _video,
 }
 
 
