@@ -34,6 +34,7 @@ __all__ = [
     "DataDir",
     "RemoteDir",
     "is_url",
+    "no_such_bucket",
     "pointer_name",
     "read_pointer",
     "remote_dir",
@@ -180,6 +181,13 @@ def read_pointer(dataset_dir: RemoteDir, version: str) -> str | None:
     return None if record is None else record["generation"]
 
 
+def no_such_bucket(error: BaseException) -> bool:
+    """Whether `error` says the bucket itself is missing (S3's NoSuchBucket, GCS's "bucket does
+    not exist"), not only a key under it: the key's path may contain the word "bucket"."""
+    text = str(error).lower()
+    return "nosuchbucket" in text or "bucket does not exist" in text
+
+
 def pointer_record(dataset_dir: RemoteDir, version: str) -> dict[str, Any] | None:
     """``<version>.pointer`` in `dataset_dir`: ``{"generation": ..., "previous": ...}`` (the
     generation it replaced, None for the first; absent in pointers of older catalogs), or None
@@ -188,7 +196,7 @@ def pointer_record(dataset_dir: RemoteDir, version: str) -> dict[str, Any] | Non
     try:
         data = fs.cat_file((dataset_dir / pointer_name(version)).path)
     except FileNotFoundError as error:
-        if "bucket" in str(error).lower():  # no bucket at all: not "no pointer" (s3fs says so)
+        if no_such_bucket(error):  # no bucket at all: not "no pointer" (s3fs says so)
             raise
         return None
     try:
