@@ -211,6 +211,11 @@ class DatasetInfo:
         """Bytes to download: the sum of the registered download sizes."""
         return sum(d.get("size") or 0 for d in self.downloads.values())
 
+    @property
+    def manual_download_size(self) -> int:
+        """The bytes of `download_size` the user downloads by hand (into the manual dir)."""
+        return sum(d.get("size") or 0 for d in self.downloads.values() if d.get("manual"))
+
     def __str__(self) -> str:
         return format_info(self)
 
