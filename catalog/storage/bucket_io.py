@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from catalog.errors import CatalogError, StorageError
-from catalog.storage.remote import RemoteDir, no_such_bucket
+from catalog.storage.remote import RemoteDir, no_such_bucket, shared_options
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -80,7 +80,7 @@ def write_filesystem(where: RemoteDir) -> AbstractFileSystem:
         where.filesystem()  # checks the extra is installed, with its pip install message
         import fsspec
 
-        options: dict[str, Any] = {"skip_instance_cache": True}
+        options: dict[str, Any] = {"skip_instance_cache": True, **shared_options(where.protocol)}
         if where.protocol == "s3":
             options.update(config_kwargs={"retries": {"max_attempts": 1}})  # botocore's
         fs = fsspec.filesystem(where.protocol, **options)

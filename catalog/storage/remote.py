@@ -38,6 +38,7 @@ __all__ = [
     "pointer_name",
     "read_pointer",
     "remote_dir",
+    "shared_options",
     "write_pointer",
 ]
 
@@ -141,12 +142,28 @@ def _filesystem(protocol: str) -> AbstractFileSystem:
 
         options = _timeouts(protocol)
         retries = options.pop("retries", None)
+        options.update(shared_options(protocol))
         fs = fsspec.filesystem(protocol, skip_instance_cache=True, **options)
         if retries is not None:
             fs.retries = retries  # s3fs's and gcsfs's own retries: few (see `_timeouts`)
         _FILESYSTEMS[key] = fs
     found: AbstractFileSystem = _FILESYSTEMS[key]
     return found
+
+
+def shared_options(protocol: str) -> dict[str, Any]:
+    """What every file system of `protocol` in this process shares: for S3, one botocore
+    session. A command opens two (reads with botocore's retries, writes with catalog's,
+    `catalog.storage.bucket_io`); with a session each, botocore parsed its S3 service model
+    (some MB of JSON) twice, about 0.6 s of every command."""
+    if protocol != "s3":
+        return {}
+    key = (os.getpid(), "s3 session")  # beside the file systems: forgetting them forgets it
+    if key not in _FILESYSTEMS:
+        from aiobotocore.session import AioSession
+
+        _FILESYSTEMS[key] = AioSession()
+    return {"session": _FILESYSTEMS[key]}
 
 
 #: Seconds to connect, and to wait for the next bytes of an answer: a server that stops
