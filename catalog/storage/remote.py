@@ -160,7 +160,7 @@ def shared_options(protocol: str) -> dict[str, Any]:
         return {}
     key = (os.getpid(), "s3 session")  # beside the file systems: forgetting them forgets it
     if key not in _FILESYSTEMS:
-        from aiobotocore.session import AioSession  # type: ignore[import-untyped]
+        from aiobotocore.session import AioSession
 
         _FILESYSTEMS[key] = AioSession()
     return {"session": _FILESYSTEMS[key]}
