@@ -130,6 +130,9 @@ class CatalogForks:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
+            finally:
+                assert server.stdout is not None
+                server.stdout.close()
         for path in self._out.iterdir():
             path.unlink()
         self._out.rmdir()
