@@ -155,7 +155,8 @@ class DatasetInfo:
         license: its license.
         supervised_keys: ``(input, target)`` feature names, or None.
         tags: search tags (``image-classification``).
-        downloads: per download name, its ``url``, ``size`` and ``sha256``.
+        downloads: per download name, its ``url``, ``size`` and ``sha256`` (and ``manual:
+            true`` for a file the user downloads by hand into the manual dir).
         record_format: how the records are stored (the format's name and version).
         config: the config's name, None without configs.
         config_description: what the config is.
