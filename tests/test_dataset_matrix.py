@@ -6,7 +6,9 @@ fetched), a builder folder, a CSV file and an image folder prepared by path, a C
 and a TFDS directory imported with `catalog import`. Each is prepared once per data dir (a
 module-scoped fixture); the commands then name it as a user would: the registered name, the
 builder folder's path, or the name it was prepared as. `rm` runs last and the dataset is then
-gone from `list --prepared`. The CLI runs as a subprocess, as users run it.
+gone from `list --prepared`. Each command runs in a process of its own, as users run it:
+forked from a server that has imported catalog (`cli_forks`), which saves the second or two of
+imports each of the hundred commands would cost.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from catalog.interop.croissant.write import CONTEXT
 from catalog.testing.http_server import LoopbackServer
 
 from bucket_server import S3Server, _forget_filesystems
+from cli_forks import CatalogForks
 from conftest import catalog_cli, idx_builder
 
 pytest.importorskip("moto")
@@ -54,6 +57,7 @@ class World:
     data_dirs: dict[str, str]
     sources: dict[tuple[str, str], Source]
     root: Path
+    cli: CatalogForks
 
 
 def _croissant(url: str, data: bytes) -> dict[str, object]:
@@ -97,7 +101,14 @@ def _ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+def forks() -> Iterator[CatalogForks]:
+    with CatalogForks() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, forks: CatalogForks) -> Iterator[World]:
+    run = forks.run
     root = tmp_path_factory.mktemp("matrix")
     with pytest.MonkeyPatch.context() as mp, LoopbackServer() as server, S3Server() as s3:
         for key, value in s3.env().items():
@@ -120,12 +131,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         mp.chdir(here)
         sources = {}
         for where, data_dir in dirs.items():
-            _ok(catalog_cli("prepare", str(builder), str(croissant), "-q", "--data-dir", data_dir))
-            _ok(catalog_cli("prepare", str(root / "table.csv"), "--name", "mytable", "-q",
-                            "--label", "label", "--data-dir", data_dir))  # fmt: skip
-            _ok(catalog_cli("prepare", str(photos), "--name", "photos", "-q", "--data-dir",
-                            data_dir))  # fmt: skip
-            _ok(catalog_cli("import", str(TFDS_DIR), "--name", "imported", "--data-dir", data_dir))
+            _ok(run("prepare", str(builder), str(croissant), "-q", "--data-dir", data_dir))
+            _ok(run("prepare", str(root / "table.csv"), "--name", "mytable", "-q",
+                    "--label", "label", "--data-dir", data_dir))  # fmt: skip
+            _ok(run("prepare", str(photos), "--name", "photos", "-q", "--data-dir", data_dir))
+            _ok(run("import", str(TFDS_DIR), "--name", "imported", "--data-dir", data_dir))
             sources[where, "registered"] = Source("mnist", "train", prepared=False)
             sources[where, "builder"] = Source(str(builder), "train")
             sources[where, "csv"] = Source("mytable", "train")
@@ -133,7 +143,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             sources[where, "croissant"] = Source("weather_lite", "weather")
             sources[where, "tfds"] = Source("imported", "train", has_builder=False)
         assert not list(here.iterdir())
-        yield World(dirs, sources, root)
+        yield World(dirs, sources, root, forks)
         _forget_filesystems()
 
 
@@ -155,7 +165,9 @@ def _one_error(result: subprocess.CompletedProcess[str], code: int = 2) -> str:
 @pytest.mark.parametrize(("where", "kind"), CASES, ids=IDS)
 def test_info_says_where_it_is_prepared(world: World, where: str, kind: str) -> None:
     source, data_dir = _case(world, where, kind)
-    doc = json.loads(_ok(catalog_cli("info", source.arg, "--json", "--data-dir", data_dir)).stdout)
+    doc = json.loads(
+        _ok(world.cli.run("info", source.arg, "--json", "--data-dir", data_dir)).stdout
+    )
     assert doc["prepared"] is source.prepared
     assert doc["data_path"].startswith(data_dir if where == "s3" else str(Path(data_dir)))
     assert source.split in doc["splits"]
@@ -164,13 +176,17 @@ def test_info_says_where_it_is_prepared(world: World, where: str, kind: str) -> 
 @pytest.mark.parametrize(("where", "kind"), CASES, ids=IDS)
 def test_show_verify_export_croissant(world: World, where: str, kind: str, tmp_path: Path) -> None:
     source, data_dir = _case(world, where, kind)
-    croissant = json.loads(_ok(catalog_cli("croissant", source.arg, "--data-dir", data_dir)).stdout)
+    croissant = json.loads(
+        _ok(world.cli.run("croissant", source.arg, "--data-dir", data_dir)).stdout
+    )
     assert croissant["@type"] == "sc:Dataset"
-    show = catalog_cli("show", source.arg, "-o", str(tmp_path / "grid.png"), "--data-dir", data_dir)
-    verify = catalog_cli("verify", source.arg, "--json", "--data-dir", data_dir)
+    show = world.cli.run(
+        "show", source.arg, "-o", str(tmp_path / "grid.png"), "--data-dir", data_dir
+    )
+    verify = world.cli.run("verify", source.arg, "--json", "--data-dir", data_dir)
     out = tmp_path / "export"
-    export = catalog_cli("export", source.arg, "--format", "tfrecord", "-o", str(out),
-                         "--data-dir", data_dir)  # fmt: skip
+    export = world.cli.run("export", source.arg, "--format", "tfrecord", "-o", str(out),
+                           "--data-dir", data_dir)  # fmt: skip
     if not source.prepared:  # one clear error each, naming the command that prepares it
         for result in (show, verify, export):
             assert "catalog prepare mnist" in _one_error(result)
@@ -213,13 +229,13 @@ def test_python_calls(world: World, where: str, kind: str) -> None:
 def test_site_and_list_prepared(world: World, where: str, tmp_path: Path) -> None:
     data_dir = world.data_dirs[where]
     listed = json.loads(
-        _ok(catalog_cli("list", "--prepared", "--json", "--data-dir", data_dir)).stdout
+        _ok(world.cli.run("list", "--prepared", "--json", "--data-dir", data_dir)).stdout
     )
     names = {e["name"] for e in listed}
     assert {"tinyidx", "mytable", "photos", "weather_lite", "imported"} <= names
     builder = world.sources[where, "builder"].arg
-    site = catalog_cli("site", "-o", str(tmp_path / "site"), "mnist", builder, "mytable", "photos",
-                       "weather_lite", "--data-dir", data_dir)  # fmt: skip
+    site = world.cli.run("site", "-o", str(tmp_path / "site"), "mnist", builder, "mytable",
+                         "photos", "weather_lite", "--data-dir", data_dir)  # fmt: skip
     _ok(site)
     assert "5 dataset pages" in site.stdout
 
@@ -228,7 +244,7 @@ def test_site_and_list_prepared(world: World, where: str, tmp_path: Path) -> Non
                                      "list", "site", "prepare", "import"])  # fmt: skip
 @pytest.mark.parametrize("bad", ["file", "scheme"])
 def test_a_data_dir_that_is_a_file_or_of_an_unknown_scheme_is_one_error(
-    tmp_path: Path, command: str, bad: str
+    tmp_path: Path, command: str, bad: str, forks: CatalogForks
 ) -> None:
     data_dir = str(tmp_path / "a-file") if bad == "file" else "ftp://host/data"
     (tmp_path / "a-file").write_text("not a directory")
@@ -244,7 +260,7 @@ def test_a_data_dir_that_is_a_file_or_of_an_unknown_scheme_is_one_error(
         "prepare": ["prepare", "mnist"],
         "import": ["import", str(TFDS_DIR)],
     }[command]
-    line = _one_error(catalog_cli(*args, "--data-dir", data_dir))
+    line = _one_error(forks.run(*args, "--data-dir", data_dir))
     if bad == "file":
         assert "is a file, not a directory" in line and "--data-dir" in line
     else:
@@ -267,8 +283,8 @@ def test_python_calls_refuse_a_data_dir_that_is_a_file(tmp_path: Path) -> None:
             call()
 
 
-def _listed(data_dir: str) -> set[str]:
-    result = _ok(catalog_cli("list", "--prepared", "--json", "--data-dir", data_dir))
+def _listed(world: World, data_dir: str) -> set[str]:
+    result = _ok(world.cli.run("list", "--prepared", "--json", "--data-dir", data_dir))
     return {entry["name"] for entry in json.loads(result.stdout)}
 
 
@@ -277,12 +293,18 @@ def test_rm_removes_each_and_list_no_longer_shows_them(world: World, where: str)
     """Last: every kind removed by the name the user knows it by (one command for all)."""
     data_dir = world.data_dirs[where]
     args = [world.sources[where, kind].arg for kind in KINDS]
-    removed = _ok(catalog_cli("rm", *args, "--data-dir", data_dir)).stdout.splitlines()
+    removed = _ok(world.cli.run("rm", *args, "--data-dir", data_dir)).stdout.splitlines()
     assert len(removed) == len(KINDS), removed
     for kind, line in zip(KINDS, removed, strict=True):
         expected = ": removed " if world.sources[where, kind].prepared else "nothing to remove"
         assert expected in line, (kind, line)
-    assert not _listed(data_dir) & {"tinyidx", "mytable", "photos", "weather_lite", "imported"}
+    assert not _listed(world, data_dir) & {
+        "tinyidx",
+        "mytable",
+        "photos",
+        "weather_lite",
+        "imported",
+    }
     assert catalog.list_prepared(data_dir) == []
 
 

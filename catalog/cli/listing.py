@@ -23,6 +23,7 @@ from catalog.spec.index import (
     DEFAULT,
     DOWNLOAD_SIZE,
     FULL_NAME,
+    MANUAL_SIZE,
     SPLITS,
     VERSION,
     Summary,
@@ -74,9 +75,16 @@ def _row(row: list[Any]) -> tuple[str, ...]:
         row[FULL_NAME],
         row[VERSION],
         ", ".join(f"{split} {count}" for split, count in row[SPLITS]),
-        f"{format_size(row[DOWNLOAD_SIZE])} to download",
+        _download(row[DOWNLOAD_SIZE], row[MANUAL_SIZE]),
         "(default config)" if row[DEFAULT] else "",
     )
+
+
+def _download(size: int, manual: int) -> str:
+    """The size of a dataset's files, and whether catalog downloads them or the user does, by
+    hand (a login, an agreement: `catalog.spec.model.DownloadSpec.manual`; `catalog info`
+    tells how many bytes of which)."""
+    return f"{format_size(size)}, manual download" if manual else f"{format_size(size)} to download"
 
 
 def matches(summary: Summary, row: list[Any], tags: list[str], search: str | None) -> bool:

@@ -155,7 +155,8 @@ class DatasetInfo:
         license: its license.
         supervised_keys: ``(input, target)`` feature names, or None.
         tags: search tags (``image-classification``).
-        downloads: per download name, its ``url``, ``size`` and ``sha256``.
+        downloads: per download name, its ``url``, ``size`` and ``sha256`` (and ``manual:
+            true`` for a file the user downloads by hand into the manual dir).
         record_format: how the records are stored (the format's name and version).
         config: the config's name, None without configs.
         config_description: what the config is.
@@ -210,6 +211,11 @@ class DatasetInfo:
     def download_size(self) -> int:
         """Bytes to download: the sum of the registered download sizes."""
         return sum(d.get("size") or 0 for d in self.downloads.values())
+
+    @property
+    def manual_download_size(self) -> int:
+        """The bytes of `download_size` the user downloads by hand (into the manual dir)."""
+        return sum(d.get("size") or 0 for d in self.downloads.values() if d.get("manual"))
 
     def __str__(self) -> str:
         return format_info(self)

@@ -60,9 +60,13 @@ def info_page(
     if info.downloads:
         files = len(info.downloads)
         unknown = sum(1 for d in info.downloads.values() if not d.get("size"))
+        manual = sum(1 for d in info.downloads.values() if d.get("manual"))
+        by_hand = f"; {format_size(info.manual_download_size)} in {manual} to download by hand"
         fields["download size"] = (
             f"{format_size(info.download_size)} ({files} file{'s' if files != 1 else ''}"
-            + (f", {unknown} of unknown size)" if unknown else ")")
+            + (f", {unknown} of unknown size" if unknown else "")
+            + (f"{by_hand} into the manual dir" if manual else "")
+            + ")"
         )
     tree = feature_rows(info.features)
     lines = ["", "features:", *_table(("  " * r.depth + r.name, *r.columns) for r in tree)]

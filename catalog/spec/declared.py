@@ -24,7 +24,7 @@ def declared_info(spec: BuilderSpec) -> DatasetInfo:
         supervised_keys=spec.supervised_keys,
         tags=spec.tags,
         downloads={
-            d.name: {"url": d.url, "size": d.size, "sha256": d.sha256}
+            d.name: {"url": d.url, "size": d.size, "sha256": d.sha256} | _manual(d.manual)
             for d in spec.downloads.values()
         },
         config=spec.config,
@@ -33,3 +33,9 @@ def declared_info(spec: BuilderSpec) -> DatasetInfo:
         fingerprint=spec.fingerprint,
         source=None if spec.origin is None else source_json(spec, *spec.origin),
     )
+
+
+def _manual(manual: bool) -> dict[str, bool]:
+    """A manual download's mark in its `DatasetInfo.downloads` entry (none on the others, so
+    their info files stay as they were)."""
+    return {"manual": True} if manual else {}

@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT",
     "DOWNLOAD_SIZE",
     "FULL_NAME",
+    "MANUAL_SIZE",
     "SPLITS",
     "VERSION",
     "Declared",
@@ -57,16 +58,17 @@ __all__ = [
 ]
 
 #: The layout of the index file; another one is rebuilt.
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 _LOADER = Path(__file__).resolve().parent  # catalog/spec: the code that decides what a spec is
 
 #: One builder folder as `catalog list` shows it: ``{"entry": <its --json entry>,
 #: "description": ..., "rows": [[full_name, version, [[split, count], ...], download_size,
-#: is_default_config, config_description], one per config (or one)]}``. Lists, not dicts:
+#: is_default_config, config_description, manual_download_size], one per config (or one)]}``
+#: (the manual download size: the bytes of download_size the user downloads by hand). Lists:
 #: the index of a thousand builders is read on every listing.
 Summary = dict[str, Any]
 #: The fields of a row of a `Summary`, by position.
-FULL_NAME, VERSION, SPLITS, DOWNLOAD_SIZE, DEFAULT, CONFIG_DESCRIPTION = range(6)
+FULL_NAME, VERSION, SPLITS, DOWNLOAD_SIZE, DEFAULT, CONFIG_DESCRIPTION, MANUAL_SIZE = range(7)
 
 
 def cache_dir() -> Path:
@@ -111,8 +113,8 @@ def summarize(folder: Path) -> Summary:
     spec = load_spec(folder)
     specs = [load_spec(folder, config) for config in spec.configs] or [spec]
 
-    def download_size(s: Any) -> int:
-        return sum(d.size or 0 for d in s.downloads.values())
+    def download_size(s: Any, manual: bool = False) -> int:
+        return sum(d.size or 0 for d in s.downloads.values() if d.manual or not manual)
 
     entry = {
         "name": spec.name,
@@ -132,6 +134,7 @@ def summarize(folder: Path) -> Summary:
             download_size(s),
             bool(s.configs) and s.config == s.default_config,
             s.config_description,
+            download_size(s, manual=True),
         ]
         for s in specs
     ]  # tags and the description are the dataset's, the same in every config
@@ -158,7 +161,7 @@ def _well_formed(cached: Any, key: list[Any]) -> bool:
 
 
 #: The types of a row's fields (see `Summary`).
-_ROW_TYPES = (str, str, list, int, bool, str)
+_ROW_TYPES = (str, str, list, int, bool, str, int)
 _ROW_TYPES_LEN = len(_ROW_TYPES)
 
 

@@ -15,7 +15,8 @@ the builder folder. ``builder.yaml``::
     downloads:
       archive: {url: https://..., mirrors: [https://...]}   # size, sha256: checksums.tsv
       own: {path: data}   # a file or folder inside the builder folder (`catalog.spec.local_files`)
-      # optional, per download: max_extracted_size: 200GiB (past 100x its size + 64 MiB)
+      # optional, per download: max_extracted_size: 200GiB (past 100x its size + 64 MiB),
+      # manual: true (the user downloads it into the manual dir: a login, an agreement)
     splits:
       train:
         format: cifar_bin             # a reader in catalog.formats
@@ -324,7 +325,7 @@ def _downloads(
             except ValueError as error:
                 raise item.error("path", str(error)) from None
             continue
-        item.only(("url", "mirrors", "max_extracted_size"))
+        item.only(("url", "mirrors", "max_extracted_size", "manual"))
         url = item.get("url", str)
         mirrors = item.get("mirrors", list, [])
         if not all(isinstance(m, str) for m in mirrors):
@@ -335,7 +336,10 @@ def _downloads(
                 raise item.error(name, problem)
         limit = _size_field(item, "max_extracted_size")
         size, sha256, filename = checksums.get(url, (None, None, url_filename(url)))
-        downloads[key] = DownloadSpec(key, url, tuple(mirrors), size, sha256, filename, limit)
+        manual = item.get("manual", bool, False)
+        downloads[key] = DownloadSpec(
+            key, url, tuple(mirrors), size, sha256, filename, limit, manual=manual
+        )
     return downloads
 
 

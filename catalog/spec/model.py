@@ -47,6 +47,9 @@ class DownloadSpec:
     filename: str = ""
     #: The most its archive may extract to (bytes), past catalog's default bomb limits.
     max_extracted_size: int | None = None
+    #: A manual download: its site needs a login or an agreement, so the user downloads it and
+    #: places it in the manual dir (``<download dir>/manual``, or ``--manual-dir``).
+    manual: bool = False
 
     @property
     def urls(self) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from catalog.errors import CatalogError, StorageError
-from catalog.storage.remote import RemoteDir
+from catalog.storage.remote import RemoteDir, no_such_bucket, shared_options
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -80,7 +80,7 @@ def write_filesystem(where: RemoteDir) -> AbstractFileSystem:
         where.filesystem()  # checks the extra is installed, with its pip install message
         import fsspec
 
-        options: dict[str, Any] = {"skip_instance_cache": True}
+        options: dict[str, Any] = {"skip_instance_cache": True, **shared_options(where.protocol)}
         if where.protocol == "s3":
             options.update(config_kwargs={"retries": {"max_attempts": 1}})  # botocore's
         fs = fsspec.filesystem(where.protocol, **options)
@@ -119,7 +119,7 @@ def storage_error(where: RemoteDir | str, doing: str, error: BaseException) -> S
             else "run 'gcloud auth application-default login' or set GOOGLE_APPLICATION_CREDENTIALS"
         )
         return StorageError(f"{url}: no credentials found while {doing}: {how}")
-    if isinstance(error, FileNotFoundError) and "bucket" in text.lower():
+    if isinstance(error, FileNotFoundError) and no_such_bucket(error):
         return StorageError(
             f"{url}: the bucket {bucket!r} does not exist (while {doing}); create it, or give "
             "another --data-dir (or $CATALOG_DATA_DIR)"
@@ -168,7 +168,7 @@ def probe(folder: RemoteDir) -> None:
         try:
             fs.ls(folder.path, detail=False)
         except FileNotFoundError as error:
-            if "bucket" in str(error).lower():
+            if no_such_bucket(error):
                 raise
 
     retrying(folder, "looking into the data dir", look)
@@ -211,7 +211,7 @@ def read_bytes(where: RemoteDir) -> bytes | None:
         try:
             data: bytes = fs.cat_file(where.path)
         except FileNotFoundError as error:
-            if "bucket" in str(error).lower():
+            if no_such_bucket(error):
                 raise
             return None
         return data
@@ -229,7 +229,7 @@ def metadata(where: RemoteDir) -> dict[str, str] | None:
                 return dict(fs.metadata(where.path))
             return dict(fs.info(where.path).get("metadata") or {})
         except FileNotFoundError as error:
-            if "bucket" in str(error).lower():
+            if no_such_bucket(error):
                 raise
             return None
 

@@ -48,6 +48,7 @@ from catalog.storage.generations import GENERATION
 from catalog.storage.locking import INCOMPLETE
 from catalog.storage.remote import (
     RemoteDir,
+    no_such_bucket,
     pointer_name,
     pointer_record,
     read_pointer,
@@ -99,7 +100,7 @@ def stored_shard(generation: RemoteDir, file: str) -> ShardInfo | None:
             info = fs.info(where.path)
             return int(info["size"]), dict(info.get("metadata") or {})
         except FileNotFoundError as error:
-            if "bucket" in str(error).lower():
+            if no_such_bucket(error):
                 raise
             return None
 
@@ -138,7 +139,7 @@ def listing(folder: RemoteDir) -> dict[str, Listing]:
         try:
             found: dict[str, Any] = fs.find(folder.path, detail=True)
         except FileNotFoundError as error:
-            if "bucket" in str(error).lower():
+            if no_such_bucket(error):
                 raise
             return {}
         return found

@@ -34,9 +34,11 @@ __all__ = [
     "DataDir",
     "RemoteDir",
     "is_url",
+    "no_such_bucket",
     "pointer_name",
     "read_pointer",
     "remote_dir",
+    "shared_options",
     "write_pointer",
 ]
 
@@ -140,12 +142,28 @@ def _filesystem(protocol: str) -> AbstractFileSystem:
 
         options = _timeouts(protocol)
         retries = options.pop("retries", None)
+        options.update(shared_options(protocol))
         fs = fsspec.filesystem(protocol, skip_instance_cache=True, **options)
         if retries is not None:
             fs.retries = retries  # s3fs's and gcsfs's own retries: few (see `_timeouts`)
         _FILESYSTEMS[key] = fs
     found: AbstractFileSystem = _FILESYSTEMS[key]
     return found
+
+
+def shared_options(protocol: str) -> dict[str, Any]:
+    """What every file system of `protocol` in this process shares: for S3, one botocore
+    session. A command opens two (reads with botocore's retries, writes with catalog's,
+    `catalog.storage.bucket_io`); with a session each, botocore parsed its S3 service model
+    (some MB of JSON) twice, about 0.6 s of every command."""
+    if protocol != "s3":
+        return {}
+    key = (os.getpid(), "s3 session")  # beside the file systems: forgetting them forgets it
+    if key not in _FILESYSTEMS:
+        from aiobotocore.session import AioSession
+
+        _FILESYSTEMS[key] = AioSession()
+    return {"session": _FILESYSTEMS[key]}
 
 
 #: Seconds to connect, and to wait for the next bytes of an answer: a server that stops
@@ -180,6 +198,13 @@ def read_pointer(dataset_dir: RemoteDir, version: str) -> str | None:
     return None if record is None else record["generation"]
 
 
+def no_such_bucket(error: BaseException) -> bool:
+    """Whether `error` says the bucket itself is missing (S3's NoSuchBucket, GCS's "bucket does
+    not exist"), not only a key under it: the key's path may contain the word "bucket"."""
+    text = str(error).lower()
+    return "nosuchbucket" in text or "bucket does not exist" in text
+
+
 def pointer_record(dataset_dir: RemoteDir, version: str) -> dict[str, Any] | None:
     """``<version>.pointer`` in `dataset_dir`: ``{"generation": ..., "previous": ...}`` (the
     generation it replaced, None for the first; absent in pointers of older catalogs), or None
@@ -188,7 +213,7 @@ def pointer_record(dataset_dir: RemoteDir, version: str) -> dict[str, Any] | Non
     try:
         data = fs.cat_file((dataset_dir / pointer_name(version)).path)
     except FileNotFoundError as error:
-        if "bucket" in str(error).lower():  # no bucket at all: not "no pointer" (s3fs says so)
+        if no_such_bucket(error):  # no bucket at all: not "no pointer" (s3fs says so)
             raise
         return None
     try:

@@ -150,52 +150,52 @@ cats_vs_dogs                   4.0.1  train 23262                               
 celeb_a                        2.1.0  train 162770, validation 19867, test 19962   1.4 GiB to download
 cifar10                        3.0.2  train 50000, test 10000                      162.2 MiB to download
 cifar100                       3.0.2  train 50000, test 10000                      160.7 MiB to download
-cifar10_1/v4                   1.1.0  test 2021                                    5.9 MiB to download    (default config)
+cifar10_1/v4                   1.1.0  test 2021                                    5.9 MiB to download         (default config)
 cifar10_1/v6                   1.1.0  test 2000                                    5.9 MiB to download
 clevr                          3.1.0  train 70000, validation 15000, test 15000    17.7 GiB to download
-cmaterdb/bangla                1.0.0  train 5000, test 1000                        573.8 KiB to download  (default config)
+cmaterdb/bangla                1.0.0  train 5000, test 1000                        573.8 KiB to download       (default config)
 cmaterdb/devanagari            1.0.0  train 2500, test 500                         275.3 KiB to download
 cmaterdb/telugu                1.0.0  train 2500, test 500                         283.9 KiB to download
-coco/2017                      1.1.0  train 118287, validation 5000, test 40670    25.2 GiB to download   (default config)
+coco/2017                      1.1.0  train 118287, validation 5000, test 40670    25.2 GiB to download        (default config)
 colorectal_histology           2.0.0  train 5000                                   246.1 MiB to download
 deep_weeds                     3.0.0  train 17509                                  469.3 MiB to download
 dmlab                          2.0.1  train 65550, validation 22628, test 22735    2.8 GiB to download
 dsprites                       2.0.0  train 737280                                 26.7 MiB to download
 dtd                            3.0.1  train 1880, validation 1880, test 1880       596.3 MiB to download
-emnist/byclass                 3.1.0  train 697932, test 116323                    535.7 MiB to download  (default config)
+emnist/byclass                 3.1.0  train 697932, test 116323                    535.7 MiB to download       (default config)
 emnist/bymerge                 3.1.0  train 697932, test 116323                    535.7 MiB to download
 emnist/balanced                3.1.0  train 112800, test 18800                     535.7 MiB to download
 emnist/letters                 3.1.0  train 88800, test 14800                      535.7 MiB to download
 emnist/digits                  3.1.0  train 240000, test 40000                     535.7 MiB to download
 emnist/mnist                   3.1.0  train 60000, test 10000                      535.7 MiB to download
-eurosat/rgb                    2.0.0  train 27000                                  89.9 MiB to download   (default config)
+eurosat/rgb                    2.0.0  train 27000                                  89.9 MiB to download        (default config)
 fashion_mnist                  3.0.1  train 60000, test 10000                      29.4 MiB to download
 food101                        2.0.0  train 75750, validation 25250                4.7 GiB to download
-glue/cola                      2.0.0  train 8551, validation 1043, test 1063       368.1 KiB to download  (default config)
+glue/cola                      2.0.0  train 8551, validation 1043, test 1063       368.1 KiB to download       (default config)
 glue/sst2                      2.0.0  train 67349, validation 872, test 1821       7.1 MiB to download
 horses_or_humans               3.0.0  train 1027, test 256                         153.6 MiB to download
-imagenet2012                   5.1.0  train 1281167, validation 50000              144.0 GiB to download
-imagenet2012_real              1.0.0  validation 50000                             6.3 GiB to download
-imagenet2012_subset/1pct       5.0.0  train 12811, validation 50000                144.0 GiB to download  (default config)
-imagenet2012_subset/10pct      5.0.0  train 128116, validation 50000               144.0 GiB to download
+imagenet2012                   5.1.0  train 1281167, validation 50000              144.0 GiB, manual download
+imagenet2012_real              1.0.0  validation 50000                             6.3 GiB, manual download
+imagenet2012_subset/1pct       5.0.0  train 12811, validation 50000                144.0 GiB, manual download  (default config)
+imagenet2012_subset/10pct      5.0.0  train 128116, validation 50000               144.0 GiB, manual download
 imagenet_a                     0.1.0  test 7500                                    655.7 MiB to download
 imagenet_r                     0.2.0  test 30000                                   2.0 GiB to download
 imagenet_sketch                1.0.0  test 50889                                   7.1 GiB to download
-imagenet_v2/matched-frequency  3.0.0  test 10000                                   1.2 GiB to download    (default config)
+imagenet_v2/matched-frequency  3.0.0  test 10000                                   1.2 GiB to download         (default config)
 imagenet_v2/threshold-0.7      3.0.0  test 10000                                   1.2 GiB to download
 imagenet_v2/topimages          3.0.0  test 10000                                   1.2 GiB to download
-imagenette/full-size-v2        1.0.0  train 9469, validation 3925                  1.5 GiB to download    (default config)
+imagenette/full-size-v2        1.0.0  train 9469, validation 3925                  1.5 GiB to download         (default config)
 imagenette/320px-v2            1.0.0  train 9469, validation 3925                  325.8 MiB to download
 imagenette/160px-v2            1.0.0  train 9469, validation 3925                  94.4 MiB to download
 imagenette/full-size           1.0.0  train 12894, validation 500                  1.4 GiB to download
 imagenette/320px               1.0.0  train 12894, validation 500                  325.5 MiB to download
 imagenette/160px               1.0.0  train 12894, validation 500                  94.2 MiB to download
-imdb_reviews/plain_text        1.0.0  train 25000, test 25000, unsupervised 50000  80.2 MiB to download   (default config)
+imdb_reviews/plain_text        1.0.0  train 25000, test 25000, unsupervised 50000  80.2 MiB to download        (default config)
 iris                           2.1.0  train 150                                    3.7 KiB to download
 kitti                          3.3.0  train 6347, validation 423, test 711         11.7 GiB to download
 kmnist                         3.0.1  train 60000, test 10000                      20.3 MiB to download
 mnist                          3.0.1  train 60000, test 10000                      11.1 MiB to download
-mnist_corrupted/identity       1.0.0  train 60000, test 10000                      235.2 MiB to download  (default config)
+mnist_corrupted/identity       1.0.0  train 60000, test 10000                      235.2 MiB to download       (default config)
 mnist_corrupted/shot_noise     1.0.0  train 60000, test 10000                      235.2 MiB to download
 mnist_corrupted/impulse_noise  1.0.0  train 60000, test 10000                      235.2 MiB to download
 mnist_corrupted/glass_blur     1.0.0  train 60000, test 10000                      235.2 MiB to download
@@ -218,15 +218,15 @@ rock_paper_scissors            3.0.0  train 2520, test 372                      
 smallnorb                      2.0.0  train 24300, test 24300                      250.6 MiB to download
 speech_commands                0.0.3  train 85511, validation 10102, test 4890     2.4 GiB to download
 spoken_digit                   1.0.9  train 2500                                   11.4 MiB to download
-squad/v1.1                     3.0.0  train 87599, validation 10570                33.5 MiB to download   (default config)
+squad/v1.1                     3.0.0  train 87599, validation 10570                33.5 MiB to download        (default config)
 stl10                          1.0.0  train 5000, test 8000, unlabelled 100000     2.5 GiB to download
-sun397/tfds                    4.0.0  train 76127, validation 10875, test 21750    36.4 GiB to download   (default config)
+sun397/tfds                    4.0.0  train 76127, validation 10875, test 21750    36.4 GiB to download        (default config)
 svhn_cropped                   3.1.0  train 73257, test 26032, extra 531131        1.5 GiB to download
 tf_flowers                     3.0.1  train 3670                                   218.2 MiB to download
 tiny_shakespeare               1.0.0  train 1, validation 1, test 1                1.1 MiB to download
 titanic                        4.0.0  train 1309                                   115.0 KiB to download
-voc/2007                       5.0.0  train 2501, validation 2510, test 4952       868.8 MiB to download  (default config)
-wine_quality/white             1.0.0  train 4898                                   258.2 KiB to download  (default config)
+voc/2007                       5.0.0  train 2501, validation 2510, test 4952       868.8 MiB to download       (default config)
+wine_quality/white             1.0.0  train 4898                                   258.2 KiB to download       (default config)
 wine_quality/red               1.0.0  train 1599                                   82.2 KiB to download
 yelp_polarity_reviews          0.2.0  train 560000, test 38000                     158.7 MiB to download
 """  # noqa: E501
@@ -235,6 +235,13 @@ yelp_polarity_reviews          0.2.0  train 560000, test 38000                  
 def test_list_shows_every_dataset_from_the_specs(tmp_path: Path) -> None:
     assert ok(run("list", data_dir=tmp_path)) == LIST
     assert not list(tmp_path.iterdir())  # nothing written, nothing prepared
+
+
+def test_list_and_info_say_which_files_are_a_manual_download(tmp_path: Path) -> None:
+    listed = ok(run("list", "imagenet2012", data_dir=tmp_path)).splitlines()
+    assert "144.0 GiB, manual download" in listed[0] and "to download" not in listed[0]
+    info = ok(run("info", "imagenet2012_real", data_dir=tmp_path))
+    assert "(3 files; 6.3 GiB in 1 to download by hand into the manual dir)" in info
 
 
 def test_list_is_the_same_read_from_the_index(

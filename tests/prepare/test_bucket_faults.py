@@ -45,15 +45,27 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
+@pytest.mark.parametrize("bucket", ["no-such-bucket", "absent"])  # the word in the name or not
 def test_a_bucket_that_does_not_exist_is_one_clear_error(
-    tmp_path: Path, server: LoopbackServer, s3: S3Server
+    tmp_path: Path, server: LoopbackServer, s3: S3Server, bucket: str
 ) -> None:
     folder = idx_builder(tmp_path, server, 30)
-    result = prepare(folder, "s3://no-such-bucket/team")
+    result = prepare(folder, f"s3://{bucket}/team")
     assert result.returncode == 2  # a usage error, found before anything is downloaded
     line = one_line(result)
-    assert "'no-such-bucket' does not exist" in line and "--data-dir" in line
+    assert f"'{bucket}' does not exist" in line and "--data-dir" in line
     assert not (tmp_path / "downloads").exists() or not any((tmp_path / "downloads").iterdir())
+
+
+def test_a_bucket_named_with_the_word_bucket_is_not_taken_for_a_missing_one(
+    tmp_path: Path, server: LoopbackServer, s3: S3Server
+) -> None:
+    """A key that is not there yet (a fresh prefix) is not a bucket that is not there, though
+    its path says "bucket"."""
+    s3.make_bucket("team-bucket")
+    result = prepare(idx_builder(tmp_path, server, 30), "s3://team-bucket/fresh")
+    assert result.returncode == 0, result.stderr
+    assert any(key.endswith(".pointer") for key in s3.keys("team-bucket", "fresh/"))
 
 
 def test_missing_credentials_are_one_clear_error(

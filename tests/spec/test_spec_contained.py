@@ -6,6 +6,7 @@ http(s) whose paths never decode to '..' (in specs, and when mapped onto a mirro
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -226,4 +227,23 @@ def test_max_extracted_size_is_read_from_the_spec(tmp_path: Path, server: Loopba
     assert load_spec(folder).downloads["train_images"].max_extracted_size == 2 << 30
     bad = spec_with(tmp_path / "c", old, f"{old}\n    max_extracted_size: lots")
     with pytest.raises(SpecError, match="'downloads.train_images.max_extracted_size'"):
+        load_spec(bad)
+
+
+def test_a_manual_download_is_marked_in_the_spec_and_its_info(tmp_path: Path) -> None:
+    from catalog.spec.declared import declared_info
+
+    old = "    mirrors: [https://ossci-datasets.s3.amazonaws.com/mnist/train-images-idx3-ubyte.gz]"
+    folder = spec_with(tmp_path / "b", old, f"{old}\n    manual: true")
+    shutil.copy(ROOT / "builders" / "mnist" / "checksums.tsv", folder)  # the registered sizes
+    spec = load_spec(folder)
+    assert spec.downloads["train_images"].manual
+    assert not spec.downloads["train_labels"].manual
+    info = declared_info(spec)
+    assert info.downloads["train_images"]["manual"] is True
+    assert "manual" not in info.downloads["train_labels"]  # the others' info stays as it was
+    assert info.manual_download_size == spec.downloads["train_images"].size > 0
+    assert "to download by hand into the manual dir" in str(info)
+    bad = spec_with(tmp_path / "c", old, f"{old}\n    manual: sometimes")
+    with pytest.raises(SpecError, match="'downloads.train_images.manual'"):
         load_spec(bad)
