@@ -27,6 +27,7 @@ from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
 from dummy_imagenet import MAKERS as IMAGENET_MAKERS
 from dummy_images import MAKERS as IMAGE_MAKERS
+from dummy_manual import MAKERS as MANUAL_MAKERS
 from dummy_vtab import MAKERS as VTAB_MAKERS
 
 BUILDERS = Path(__file__).resolve().parent.parent / "builders"
@@ -219,6 +220,7 @@ MAKERS: dict[str, Callable[[], None]] = {
     **IMAGE_MAKERS,
     **IMAGENET_MAKERS,
     **VTAB_MAKERS,
+    **MANUAL_MAKERS,
 }
 
 

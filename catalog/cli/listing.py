@@ -23,6 +23,7 @@ from catalog.spec.index import (
     DEFAULT,
     DOWNLOAD_SIZE,
     FULL_NAME,
+    MANUAL_DOWNLOADS,
     SPLITS,
     VERSION,
     Summary,
@@ -74,7 +75,8 @@ def _row(row: list[Any]) -> tuple[str, ...]:
         row[FULL_NAME],
         row[VERSION],
         ", ".join(f"{split} {count}" for split, count in row[SPLITS]),
-        f"{format_size(row[DOWNLOAD_SIZE])} to download",
+        f"{format_size(row[DOWNLOAD_SIZE])} to download"
+        + (f" + {row[MANUAL_DOWNLOADS]} by hand" if row[MANUAL_DOWNLOADS] else ""),
         "(default config)" if row[DEFAULT] else "",
     )
 

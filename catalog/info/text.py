@@ -64,6 +64,12 @@ def info_page(
             f"{format_size(info.download_size)} ({files} file{'s' if files != 1 else ''}"
             + (f", {unknown} of unknown size)" if unknown else ")")
         )
+        manual = [str(d["manual"]) for d in info.downloads.values() if d.get("manual")]
+        if manual:  # catalog.download.manual: placed by hand, no checksum published
+            fields["manual files"] = (
+                f"{', '.join(manual)} (placed in the manual dir by hand; unverified: no "
+                "published checksum)"
+            )
     tree = feature_rows(info.features)
     lines = ["", "features:", *_table(("  " * r.depth + r.name, *r.columns) for r in tree)]
     split_rows = [

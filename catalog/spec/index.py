@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT",
     "DOWNLOAD_SIZE",
     "FULL_NAME",
+    "MANUAL_DOWNLOADS",
     "SPLITS",
     "VERSION",
     "Declared",
@@ -57,16 +58,17 @@ __all__ = [
 ]
 
 #: The layout of the index file; another one is rebuilt.
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 _LOADER = Path(__file__).resolve().parent  # catalog/spec: the code that decides what a spec is
 
 #: One builder folder as `catalog list` shows it: ``{"entry": <its --json entry>,
 #: "description": ..., "rows": [[full_name, version, [[split, count], ...], download_size,
-#: is_default_config, config_description], one per config (or one)]}``. Lists, not dicts:
-#: the index of a thousand builders is read on every listing.
+#: is_default_config, config_description, manual_downloads], one per config (or one)]}``
+#: (manual_downloads: the files a user places by hand, with no published checksum). Lists,
+#: not dicts: the index of a thousand builders is read on every listing.
 Summary = dict[str, Any]
 #: The fields of a row of a `Summary`, by position.
-FULL_NAME, VERSION, SPLITS, DOWNLOAD_SIZE, DEFAULT, CONFIG_DESCRIPTION = range(6)
+FULL_NAME, VERSION, SPLITS, DOWNLOAD_SIZE, DEFAULT, CONFIG_DESCRIPTION, MANUAL_DOWNLOADS = range(7)
 
 
 def cache_dir() -> Path:
@@ -132,6 +134,7 @@ def summarize(folder: Path) -> Summary:
             download_size(s),
             bool(s.configs) and s.config == s.default_config,
             s.config_description,
+            sum(d.manual for d in s.downloads.values()),
         ]
         for s in specs
     ]  # tags and the description are the dataset's, the same in every config

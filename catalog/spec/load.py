@@ -15,6 +15,7 @@ the builder folder. ``builder.yaml``::
     downloads:
       archive: {url: https://..., mirrors: [https://...]}   # size, sha256: checksums.tsv
       own: {path: data}   # a file or folder inside the builder folder (`catalog.spec.local_files`)
+      by_hand: {manual: NWPU-RESISC45}   # placed in the manual dir, no published checksum
       # optional, per download: max_extracted_size: 200GiB (past 100x its size + 64 MiB)
     splits:
       train:
@@ -34,7 +35,8 @@ the folder the whole archive is extracted into. ``member`` may be a glob
 before ``_10``), and must be exactly one unless the format's role takes many.
 
 A spec stays contained: dataset and split names match ``[a-z][a-z0-9_]*``, config names
-``[a-z0-9][a-z0-9_]*([.-][a-z0-9_]+)*``, feature names `FEATURE_NAME_RULE` (TFDS's, such as
+``[A-Za-z0-9][A-Za-z0-9_]*([.-][A-Za-z0-9_]+)*`` (TFDS's ``1M``, ``btgraham-300``), feature
+names `FEATURE_NAME_RULE` (TFDS's, such as
 ``home.dest`` and ``pH``); URLs are http(s) with no path segment decoding to ``.``/``..``; a
 ``names_file`` is a small regular file inside the builder folder; builder.yaml holds at most
 1 MiB and expands to at most 100,000 YAML nodes.
@@ -84,7 +86,7 @@ __all__ = ["FEATURE_NAME_RULE", "load_spec", "url_problem"]
 #: Dataset and split names: lower-case letters, digits and _, from a letter (``\Z``: no "\n").
 _NAME = re.compile(r"^[a-z][a-z0-9_]*\Z")
 #: Config names: words of [a-z0-9_] joined by '.' or '-' (``v1.1``, ``320px``, ``full-size``).
-_CONFIG_NAME = re.compile(r"^[a-z0-9][a-z0-9_]*([.-][a-z0-9_]+)*\Z")
+_CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_]*([.-][A-Za-z0-9_]+)*\Z")
 #: Feature names keep TFDS's: words of letters (either case), digits and _, from a letter or
 #: a digit and holding a letter, joined by one '.', ' ', '-' or '/' (titanic's ``home.dest``,
 #: wine_quality's ``fixed acidity``, ``pH``, celeb_a's ``5_o_Clock_Shadow``, cats_vs_dogs's
@@ -324,6 +326,14 @@ def _downloads(
             except ValueError as error:
                 raise item.error("path", str(error)) from None
             continue
+        if "manual" in item.data:  # placed by hand, no checksum published: catalog.download.manual
+            item.only(("manual",))
+            filename = str(item.get("manual", str))
+            if filename in ("", ".", "..") or any(c in filename for c in "/\\\0"):
+                why = f"expected a plain file or folder name, got {filename!r}"
+                raise item.error("manual", why)
+            downloads[key] = DownloadSpec(key, f"manual:{filename}", filename=filename, manual=True)
+            continue
         item.only(("url", "mirrors", "max_extracted_size"))
         url = item.get("url", str)
         mirrors = item.get("mirrors", list, [])
@@ -380,8 +390,8 @@ def _configs(top: _Fields) -> tuple[dict[str, _Fields], str | None]:
         if not isinstance(key, str) or not _CONFIG_NAME.match(key):
             raise table.error(
                 str(key),
-                "a config name must be words of [a-z0-9_] joined by '.' or '-' (e.g. v1.1, "
-                "320px, full-size)",
+                "a config name must be words of [A-Za-z0-9_] joined by '.' or '-' (e.g. v1.1, "
+                "320px, full-size, 1M)",
             )
         configs[key] = table.sub(key)
         configs[key].only(_CONFIG_FIELDS)

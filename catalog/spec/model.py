@@ -47,6 +47,10 @@ class DownloadSpec:
     filename: str = ""
     #: The most its archive may extract to (bytes), past catalog's default bomb limits.
     max_extracted_size: int | None = None
+    #: A file or folder the user places in the manual dir as `filename`, of which nobody
+    #: published a checksum (builder.yaml's ``manual:``; `url` is ``manual:<filename>``):
+    #: never registered, measured when prepared (`catalog.download.manual`).
+    manual: bool = False
 
     @property
     def urls(self) -> tuple[str, ...]:
