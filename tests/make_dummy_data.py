@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from dummy_manual import MAKERS as MANUAL_MAKERS
 
 from catalog.spec.load import load_spec
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
 from dummy_imagenet import MAKERS as IMAGENET_MAKERS
 from dummy_images import MAKERS as IMAGE_MAKERS
-from dummy_manual import MAKERS as MANUAL_MAKERS
 from dummy_vtab import MAKERS as VTAB_MAKERS
 
 BUILDERS = Path(__file__).resolve().parent.parent / "builders"

@@ -161,7 +161,7 @@ def _well_formed(cached: Any, key: list[Any]) -> bool:
 
 
 #: The types of a row's fields (see `Summary`).
-_ROW_TYPES = (str, str, list, int, bool, str)
+_ROW_TYPES = (str, str, list, int, bool, str, int)
 _ROW_TYPES_LEN = len(_ROW_TYPES)
 
 

@@ -107,14 +107,14 @@ def test_coco_2017_matches_what_tfds_stored(tmp_path: Path) -> None:
     for split, images in COCO_IMAGES.items():
         gold = GOLD["coco/2017"][split]
         sizes = {i: (h, w) for i, h, w, _ in images}
-        assert [e["id"] for e in ds[split]] == sorted(sizes)  # by image id, as TFDS
+        assert [e["image/id"] for e in ds[split]] == sorted(sizes)  # by image id, as TFDS
         raw = stored(tmp_path, split)
         by_image: dict[int, list[Any]] = {}
         for ann in sorted(COCO_ANNOTATIONS.get(split, []), key=lambda a: a[0]):
             by_image.setdefault(ann[1], []).append(ann)
         for i, (example, row) in enumerate(zip(ds[split], gold, strict=True)):
-            image_id, objects = example["id"], example["objects"]
-            assert (example["filename"], int(image_id)) == (row["filename"], row["id"])
+            image_id, objects = example["image/id"], example["objects"]
+            assert (example["image/filename"], int(image_id)) == (row["filename"], row["id"])
             assert example["image"].shape[:2] == sizes[image_id]
             assert hashlib.sha256(raw[i]["image"]).hexdigest() == row["sha256"]  # bytes kept
             want = row["objects"]
@@ -233,7 +233,8 @@ IMAGENET_FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object
     "imagenet_r": ("0.2.0", {"test": 30000}, _CLASSES),
     "imagenet_sketch": ("1.0.0", {"test": 50889}, _CLASSES),
     "coco/2017": ("1.1.0", {"train": 118287, "validation": 5000, "test": 40670}, {
-        "image": ("Image", (None, None, 3)), "filename": ("Text", ()), "id": ("Scalar", ()),
+        "image": ("Image", (None, None, 3)), "image/filename": ("Text", ()),
+        "image/id": ("Scalar", ()),
         "objects": ("Sequence", None)}),
 }  # fmt: skip
 IMAGENET_DATASETS = sorted({name.split("/")[0] for name in IMAGENET_FACTS})

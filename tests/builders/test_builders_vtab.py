@@ -245,7 +245,7 @@ def test_kitti_split_by_video_as_tfds_and_boxes_from_the_bottom(tmp_path: Path) 
     for split, ids in KITTI_SPLITS.items():
         for i, image_id in enumerate(ids):
             example = ds[split][i]
-            assert example["file_name"] == f"{image_id:06d}.png"
+            assert example["image/file_name"] == f"{image_id:06d}.png"
             np.testing.assert_array_equal(example["image"], kitti_pixels(image_id))
             lines = [line.split() for line in kitti_objects(image_id)[:-1]]  # no DontCare
             objects = example["objects"]
@@ -272,7 +272,7 @@ def test_caltech_birds2011_split_boxes_and_masks(tmp_path: Path) -> None:
         for i, image_id in enumerate(ids):
             path, _, (x, y, w, h), (height, width) = CUB[image_id]
             example = ds[split][i]
-            assert example["filename"] == f"CUB_200_2011/images/{path}"
+            assert example["image/filename"] == f"CUB_200_2011/images/{path}"
             number, name = path.split("/")[0].split(".", 1)
             assert (example["label"], example["label_name"]) == (int(number) - 1, name.lower())
             box = [y / height, x / width, min((y + h) / height, 1), min((x + w) / width, 1)]
@@ -355,7 +355,7 @@ def test_kitti_and_dmlab_are_what_tfds_generates(tmp_path: Path) -> None:
     for split in counts:
         for i, expected in enumerate(gold[f"kitti/{split}"]):
             example = ds[split][i]
-            assert example["file_name"] == expected["file_name"]
+            assert example["image/file_name"] == expected["file_name"]  # TFDS's image/file_name
             assert _digest(example["image"]) == expected["image"]
             columns = example["objects"]
             got = [
@@ -409,10 +409,10 @@ FACTS = {
               {"image": ("Image", (None, None, 3)), "file_name": ("Text", ()),
                "objects": ("Sequence", None), "question_answer": ("Sequence", None)}),
     "kitti": ("3.3.0", {"train": 6347, "validation": 423, "test": 711},
-              {"image": ("Image", (None, None, 3)), "file_name": ("Text", ()),
+              {"image": ("Image", (None, None, 3)), "image/file_name": ("Text", ()),
                "objects": ("Sequence", None)}),
     "caltech_birds2011": ("0.2.0", {"train": 5994, "test": 5794},
-                          {"image": ("Image", (None, None, 3)), "filename": ("Text", ()),
+                          {"image": ("Image", (None, None, 3)), "image/filename": ("Text", ()),
                            "label": ("ClassLabel", 200), "label_name": ("Text", ()),
                            "bbox": ("BBox", (4,)),
                            "segmentation_mask": ("Image", (None, None, 1))}),

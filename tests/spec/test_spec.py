@@ -93,7 +93,8 @@ def test_list_datasets() -> None:
         "imagenet2012", "imagenet2012_real", "imagenet2012_subset", "imagenet_a", "imagenet_r",
         "imagenet_sketch", "imagenet_v2", "imagenette", "imdb_reviews", "iris", "kitti",
         "kmnist", "mnist", "mnist_corrupted", "oxford_flowers102", "oxford_iiit_pet",
-        "patch_camelyon", "resisc45", "rock_paper_scissors", "smallnorb", "speech_commands", "spoken_digit",
+        "patch_camelyon", "resisc45", "rock_paper_scissors", "smallnorb", "speech_commands",
+        "spoken_digit",
         "squad", "stl10", "sun397", "svhn_cropped", "tf_flowers", "tiny_shakespeare", "titanic",
         "voc", "wine_quality", "yelp_polarity_reviews"
     ]  # fmt: skip
