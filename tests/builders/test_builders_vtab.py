@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -439,3 +440,41 @@ def test_builders_match_the_facts(name: str) -> None:
 #: The datasets this file tests (tests/builders/test_builders.py checks every registered one
 #: is tested).
 VTAB_DATASETS = sorted({name.split("/")[0] for name in FACTS})
+
+
+def test_clevr_and_caltech_birds2011_are_what_tfds_generates(tmp_path: Path) -> None:
+    """vtab_gold.json: TFDS's CLEVR builder on the same zip (images as TensorFlow decodes
+    them to 3 channels, objects, questions) and its CaltechBirds2011 builder on the same
+    archives (the JPEG's bytes, box, greyscale mask), matched by file name."""
+    gold = json.loads(GOLD.read_text())
+    counts = {s: len(gold[f"clevr/{s}"]) for s in ("train", "validation", "test")}
+    ds = run_builder(BUILDERS / "clevr", tmp_path / "clevr", num_examples=counts)
+    objects_feature = ds["train"].features["objects"].feature
+    for split in counts:
+        got = []
+        for example in ds[split]:
+            objects, qa = example["objects"], example["question_answer"]
+            got.append({
+                "file_name": example["file_name"], "image": _digest(example["image"]),
+                "question_answer": [{"question": q, "answer": a}
+                                    for q, a in zip(qa["question"], qa["answer"], strict=True)],
+                "objects": [{k: objects_feature[k].int2str(int(v[j]))
+                             if isinstance(objects_feature[k], ClassLabel) else _digest(v[j])
+                             for k, v in objects.items()}
+                            for j in range(len(objects["color"]))],
+            })  # fmt: skip
+        key = operator.itemgetter("file_name")
+        assert sorted(got, key=key) == sorted(gold[f"clevr/{split}"], key=key), split
+    counts = {s: len(gold[f"caltech_birds2011/{s}"]) for s in ("train", "test")}
+    ds = run_builder(BUILDERS / "caltech_birds2011", tmp_path / "cub", num_examples=counts)
+    for split in counts:
+        stored = raw(tmp_path / "cub", split)
+        got = [
+            {"image/filename": e["image/filename"], "label": e["label"],
+             "label_name": e["label_name"], "bbox": _digest(e["bbox"]),
+             "image": hashlib.sha256(stored[i]["image"]).hexdigest(),
+             "segmentation_mask": _digest(e["segmentation_mask"])}
+            for i, e in enumerate(ds[split])
+        ]  # fmt: skip
+        key = operator.itemgetter("image/filename")
+        assert sorted(got, key=key) == sorted(gold[f"caltech_birds2011/{split}"], key=key), split
