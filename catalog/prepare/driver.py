@@ -142,13 +142,14 @@ def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> Build
     entries; others are kept) and return the spec with them."""
     downloads, changed = {}, {}
     for name, d in spec.downloads.items():
-        if d.manual:  # never registered: nobody published its checksum
-            downloads[name] = d
+        key = checksum_key(d, spec.path)
+        if d.manual or (spec.path is not None and key.startswith("file:")):
+            downloads[name] = d  # unpublished, or another builder's file (registered there)
             continue
         got = files[name]
         downloads[name] = dataclasses.replace(d, size=got.size, sha256=got.sha256)
         if (d.size, d.sha256) != (got.size, got.sha256):
-            changed[checksum_key(d, spec.path)] = (got.size, got.sha256, d.filename)
+            changed[key] = (got.size, got.sha256, d.filename)
             status = "new" if d.sha256 is None else f"changed, was {d.size} bytes {d.sha256}"
             print(f"{d.url}: {got.size} bytes, sha256 {got.sha256} ({status})", file=sys.stderr)
     if spec.path is not None and changed:

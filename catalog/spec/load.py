@@ -15,6 +15,7 @@ the builder folder. ``builder.yaml``::
     downloads:
       archive: {url: https://..., mirrors: [https://...]}   # size, sha256: checksums.tsv
       own: {path: data}   # a file or folder inside the builder folder (`catalog.spec.local_files`)
+      shared: {builder: imagenet2012, path: validation_labels.txt}   # a registered builder's
       by_hand: {manual: NWPU-RESISC45}   # placed in the manual dir, no published checksum
       # optional, per download: max_extracted_size: 200GiB (past 100x its size + 64 MiB)
     splits:
@@ -76,6 +77,7 @@ from catalog.spec.model import (
     FileRef,
     SplitSpec,
 )
+from catalog.spec.registry import registered
 from catalog.spec.yaml_file import read_yaml
 
 if TYPE_CHECKING:  # the readers are imported when a spec is loaded, not by `import catalog`
@@ -317,12 +319,17 @@ def _downloads(
     downloads: dict[str, DownloadSpec] = {}
     for key in table.data:
         item = table.sub(key)
-        if "path" in item.data:  # a file or folder inside the builder folder
-            item.only(("path",))
+        if "path" in item.data:  # a file or folder inside the builder folder, or another's
+            item.only(("path", "builder"))
+            root, sums = fields.source.parent, checksums
+            if "builder" in item.data:  # a registered builder's file: its own checksums.tsv
+                other = str(item.get("builder", str))
+                found = registered().get(other)
+                if found is None:
+                    raise item.error("builder", f"no registered builder {other!r}")
+                root, sums = found, read_checksums(found / CHECKSUMS_FILE)
             try:
-                downloads[key] = local_download(
-                    key, item.get("path", str), fields.source.parent, checksums
-                )
+                downloads[key] = local_download(key, item.get("path", str), root, sums)
             except ValueError as error:
                 raise item.error("path", str(error)) from None
             continue

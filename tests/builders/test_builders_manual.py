@@ -181,3 +181,28 @@ def test_resisc45_class_names_are_tfds() -> None:
 #: The datasets this file tests (tests/builders/test_builders.py checks every registered one
 #: is tested).
 MANUAL_DATASETS = sorted({name.split("/")[0] for name in MANUAL_FACTS})
+
+
+@pytest.mark.parametrize(
+    ("fmt", "options", "problem"),
+    [
+        ("image_list", {"btgraham_radius": 300, "opencv_jpeg": True}, "give one of"),
+        ("image_list", {"max_pixels": 10}, "need opencv_jpeg"),
+        ("image_list", {"btgraham_radius": 0}, "positive number of pixels"),
+        ("image_list", {"skip": "("}, "skip is not a regular expression"),
+        ("image_list", {"header_lines": -1}, "header_lines must be >= 0"),
+        ("image_folder", {"btgraham_radius": 300, "opencv_jpeg": True}, "btgraham_radius"),
+        ("image_folder", {"labelled": False}, "must be a ClassLabel allow_unlabeled"),
+    ],
+)
+def test_the_new_image_options_are_checked(fmt: str, options: dict[str, object],
+                                           problem: str) -> None:  # fmt: skip
+    from catalog.features import FeaturesDict, Image
+    from catalog.formats import FORMATS
+
+    features = FeaturesDict({"image": Image(), "label": ClassLabel(names=["a", "b"])})
+    declared = FORMATS[fmt]
+    defaults = {name: option.default for name, option in declared.options.items()}
+    assert declared.validate is not None
+    found = declared.validate({**defaults, **options}, features)
+    assert found is not None and problem in found
