@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from dummy_manual import MAKERS as MANUAL_MAKERS
 
 from catalog.spec.load import load_spec
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
@@ -219,6 +220,7 @@ MAKERS: dict[str, Callable[[], None]] = {
     **IMAGE_MAKERS,
     **IMAGENET_MAKERS,
     **VTAB_MAKERS,
+    **MANUAL_MAKERS,
 }
 
 

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from catalog.api.builder import PathLike
 from catalog.api.resolve import resolve_dataset
+from catalog.download.config import DownloadConfig, resolve_config
+from catalog.download.manual import changed_files
 from catalog.read.verify import Problem
 from catalog.read.verify import verify as verify_shards
 from catalog.storage.data_dir import Leftover, Removal, data_dir_store
@@ -87,14 +90,18 @@ def verify(
     *,
     data_dir: PathLike | RemoteDir | None = None,
     image_max_side: int | None = None,
+    manual_dir: PathLike | None = None,
 ) -> Verification:
     """Re-hash every shard of the prepared dataset `name` against its dataset_info.json and
     count its records (`catalog.read.verify`). NotPreparedError when it is not prepared.
+    The unverified manual files it was prepared from (`catalog.download.manual`) that are
+    still in the manual dir are re-hashed too: one that changed is a ``source`` problem.
 
     Args:
         name: what `catalog.builder` takes, or the path or URL of a prepared dataset.
         data_dir: the data dir (a path or a bucket URL); default as for `catalog.builder`.
         image_max_side: the prepared copy of that image size to verify.
+        manual_dir: where manual files are placed (default ``<download dir>/manual``).
 
     Returns:
         A `Verification`: the problems found (empty when every shard's sha256 and record
@@ -111,6 +118,19 @@ def verify(
     info = opened.info
     start = time.perf_counter()
     problems = verify_shards(handle.target)
+    local = None if isinstance(data_dir, RemoteDir) or "://" in str(data_dir or "") else data_dir
+    manual = None if manual_dir is None else Path(manual_dir)
+    config = resolve_config(DownloadConfig(manual_dir=manual), data_dir=local)
+    assert config.manual_dir is not None  # resolve_config sets it
+    for filename, what in changed_files(info.downloads, config.manual_dir, rehash=True):
+        problems.append(
+            Problem(
+                "source",
+                filename,
+                f"the manual file changed since the dataset was prepared from it ({what}); "
+                "prepare it again with --overwrite",
+            )
+        )
     seconds = time.perf_counter() - start
     splits = list(info.splits.values())
     return Verification(

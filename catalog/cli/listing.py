@@ -23,6 +23,7 @@ from catalog.spec.index import (
     DEFAULT,
     DOWNLOAD_SIZE,
     FULL_NAME,
+    MANUAL_DOWNLOADS,
     MANUAL_SIZE,
     SPLITS,
     VERSION,
@@ -75,16 +76,20 @@ def _row(row: list[Any]) -> tuple[str, ...]:
         row[FULL_NAME],
         row[VERSION],
         ", ".join(f"{split} {count}" for split, count in row[SPLITS]),
-        _download(row[DOWNLOAD_SIZE], row[MANUAL_SIZE]),
+        _download(row[DOWNLOAD_SIZE], row[MANUAL_SIZE], row[MANUAL_DOWNLOADS]),
         "(default config)" if row[DEFAULT] else "",
     )
 
 
-def _download(size: int, manual: int) -> str:
+def _download(size: int, manual: int, placed: int) -> str:
     """The size of a dataset's files, and whether catalog downloads them or the user does, by
-    hand (a login, an agreement: `catalog.spec.model.DownloadSpec.manual`; `catalog info`
-    tells how many bytes of which)."""
-    return f"{format_size(size)}, manual download" if manual else f"{format_size(size)} to download"
+    hand (a login, an agreement: `catalog.spec.model.DownloadSpec.by_hand`; `catalog info`
+    tells how many bytes of which), and how many files with no published checksum the user
+    places by hand (`catalog.spec.model.DownloadSpec.manual`, of unknown size)."""
+    if not size and placed:
+        return f"{placed} file{'s' if placed != 1 else ''} placed by hand"
+    text = f"{format_size(size)}, manual download" if manual else f"{format_size(size)} to download"
+    return text + (f" + {placed} by hand" if placed else "")
 
 
 def matches(summary: Summary, row: list[Any], tags: list[str], search: str | None) -> bool:

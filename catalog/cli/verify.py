@@ -28,11 +28,14 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "verify",
         description="Check prepared datasets: every shard dataset_info.json lists must be "
         "there, of the recorded size and sha256, and hold the recorded number of records "
-        "(opened with array_record's reader). Prints one line per problem, naming the shard, "
+        "(opened with array_record's reader), and the unverified manual files it was prepared "
+        "from that are still in the manual dir must hold the bytes recorded then. Prints one "
+        "line per problem, naming the shard, "
         "and one summary line per dataset. Exit status: 0 intact, 1 a problem found, 2 usage "
         'error (also: not prepared). --json prints {"ok": bool, "datasets": [{"name", '
         '"config", "version", "path", "ok", "shards", "num_examples", "num_bytes", "seconds", '
-        '"problems": [{"kind": "info"|"missing"|"size"|"sha256"|"records", "file", '
+        '"problems": [{"kind": "info"|"missing"|"size"|"sha256"|"records"|"source", '
+        '"file", '
         '"message"}], "stale_work_dirs": [{"path", "num_bytes"}]}]}. Work dirs left by a '
         "killed prepare are listed (they are not a problem of the prepared copy: the next "
         "prepare resumes or removes them).",
@@ -40,6 +43,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     add_dataset_args(parser, many=True)
     add_image_max_side(parser, "verify")
+    parser.add_argument(
+        "--manual-dir", help="where manual files are placed (default <download dir>/manual)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.set_defaults(run=run)
 
@@ -94,7 +100,14 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     entries = [
         _verify_one(
-            verify(name, data_dir=args.data_dir, image_max_side=args.image_max_side), args, name
+            verify(
+                name,
+                data_dir=args.data_dir,
+                image_max_side=args.image_max_side,
+                manual_dir=args.manual_dir,
+            ),
+            args,
+            name,
         )
         for name in args.names
     ]

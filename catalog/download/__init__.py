@@ -9,6 +9,7 @@ The pipeline, one module per stage::
     http       the requests Session, and one URL into a part file with Range resume
     retry      which failures are worth another round, and the backoff between rounds
     resource   what a file must be (size, sha256), and the check every byte goes through
+    manual     unverified manual files: taken from the manual dir only, measured and recorded
     cache      <download_dir>/<sha256[:16]>-<filename>, its JSON record, its lock, its .part
     progress   byte bars on a terminal, one line per file in CI
     report     the final error: every source tried, why each failed, what to do

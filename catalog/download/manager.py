@@ -3,7 +3,8 @@
 For each file the first source that delivers verified bytes wins, in this order:
 
 1. the download cache, ``<download_dir>/<sha256[:16]>-<filename>``;
-2. the manual dir, ``<manual_dir>/<filename>`` (used where it is);
+2. the manual dir, ``<manual_dir>/<filename>`` (used where it is; an unverified manual file,
+   one with no published checksum, comes from there only: `catalog.download.manual`);
 3. local sources: mirror directories (``<dir>/<host>/<path of the URL>``), ``file://`` URLs,
    never copied: hard-linked into the cache where the file systems allow, else read in place;
 4. unless offline, remote sources in rounds (user mirrors, then the file's url and mirrors),
@@ -38,6 +39,7 @@ from catalog.download.deadline import DEFAULT_MIN_RATE, Deadline, DeadlineExceed
 from catalog.download.extract import extract
 from catalog.download.http import fetch, new_session
 from catalog.download.local_tree import file_digest, tree_digest
+from catalog.download.manual import manual_file, unverified_note
 from catalog.download.mirrors import Source, local_miss, sources
 from catalog.download.progress import Progress
 from catalog.download.report import Tried, combined_error, download_error, offline_error
@@ -167,6 +169,10 @@ class DownloadManager:
         return dataclasses.replace(file, max_extracted_size=resource.max_extracted_size)
 
     def _download(self, resource: Resource) -> CachedFile:
+        if resource.manual:  # no checksum anybody published: measured where the user put it
+            measured = manual_file(resource, self.manual_dir)
+            self.progress.note(unverified_note(measured))
+            return measured
         if not resource.registered and not self.config.register_checksums:
             raise SpecError(
                 f"no size and sha256 registered for {resource.filename}; a builder's author "

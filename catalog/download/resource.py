@@ -40,6 +40,10 @@ class Resource:
     #: For a file whose size is not known (a Croissant file fetched by URL): the most bytes
     #: read before the transfer fails (None: no limit but the size, when known).
     max_size: int | None = None
+    #: An unverified manual file or folder (a builder's ``manual:``): no published checksum,
+    #: taken from the manual dir only, its size and sha256 measured there
+    #: (`catalog.download.manual`); ``size`` and ``sha256`` stay None.
+    manual: bool = False
 
     def __post_init__(self) -> None:
         urls: object = self.urls  # typed as a tuple, but a caller may pass one string
@@ -52,6 +56,8 @@ class Resource:
             raise SpecError(f"{self.filename}: size must be >= 0, got {self.size}")
         if self.sha256 is not None and not SHA256_HEX.fullmatch(self.sha256):
             raise SpecError(f"{self.filename}: sha256 must be 64 lowercase hex digits")
+        if self.manual and self.sha256 is not None:
+            raise SpecError(f"{self.filename}: a manual file with no checksum has no sha256")
         if self.filename in ("", ".", "..") or any(c in self.filename for c in "/\\\0"):
             raise SpecError(f"filename must be a plain file name, got {self.filename!r}")
 

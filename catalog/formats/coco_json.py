@@ -5,10 +5,11 @@ The JSON holds ``images`` (``id``, ``file_name``, ``height``, ``width``), ``anno
 ``area``, ``iscrowd``) and ``categories`` (``id``, ``name``, in file order: the class names).
 The test sets' ``image_info_test2017.json`` has no annotations (``annotated: false``). An
 example per image, in the order of its id (TFDS's): ``image`` (the JPEG's bytes, read from the
-image zip in place: ``<images_folder>/<file_name>``), ``filename``, ``id`` and ``objects``, its
-annotations in the order of their id: ``id``, ``area`` (a whole number, truncated as TFDS's
-int64 feature casts it), ``bbox`` (TFDS's normalised ``(y / height, x / width, (y + h) /
-height, (x + w) / width)``), ``label`` (the category's name) and ``is_crowd``.
+image zip in place: ``<images_folder>/<file_name>``), ``image/filename``, ``image/id`` and
+``objects``, its annotations in the order of their id: ``id``, ``area`` (a whole number,
+truncated as TFDS's int64 feature casts it), ``bbox`` (TFDS's normalised ``(y / height, x /
+width, (y + h) / height, (x + w) / width)``), ``label`` (the category's name) and
+``is_crowd``.
 
 The JSON (450 MB for train2017) is parsed once, when the split is first opened, as a stream
 (ijson: the optional extra ``catalog[coco]``) into arrays staged in the prepare's scratch
@@ -209,8 +210,8 @@ class _Reader:
                 })  # fmt: skip
             example = {
                 "image": self._image(name),
-                "filename": name,
-                "id": int(a["image_id"][i]),
+                "image/filename": name,
+                "image/id": int(a["image_id"][i]),
                 "objects": objects,
             }
             yield name, example
@@ -234,7 +235,7 @@ def examples(source: Source) -> Examples:
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
-    return frozenset({"image", "filename", "id", "objects"}), frozenset()
+    return frozenset({"image", "image/filename", "image/id", "objects"}), frozenset()
 
 
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:

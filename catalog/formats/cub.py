@@ -8,7 +8,7 @@ files whose lines share the image id: ``images.txt`` (``<id> <path under images/
 ``segmentations`` (the folder of masks); option ``part`` (train or test) picks the split. In
 images.txt's order, each example holds, as the reference catalog computes them:
 
-- ``image`` (kept as it is) and ``filename``: ``CUB_200_2011/images/<path>``;
+- ``image`` (kept as it is) and ``image/filename``: ``CUB_200_2011/images/<path>``;
 - ``label``: the class folder's number minus 1; ``label_name``: its name lower-cased
   (``001.Black_footed_Albatross`` -> 0, ``black_footed_albatross``);
 - ``segmentation_mask``: the mask decoded by OpenCV as greyscale, ``(h, w, 1)``;
@@ -80,7 +80,7 @@ def examples(source: Source) -> Examples:
         filename = f"{root.name}/images/{path}"
         yield filename, {
             "image": image,
-            "filename": filename,
+            "image/filename": filename,
             "label": int(found[1]) - 1,
             "label_name": found[2].lower(),
             "bbox": (min(y / height, 1.0), min(x / width, 1.0),
@@ -99,7 +99,7 @@ FORMAT = SourceFormat(
     roles=(Role("root"), Role("segmentations")),
     options={"part": Option("str", "train", "train or test (train_test_split.txt)")},
     features=lambda options: (
-        frozenset({"image", "filename", "label", "label_name", "bbox", "segmentation_mask"}),
+        frozenset({"image", "image/filename", "label", "label_name", "bbox", "segmentation_mask"}),
         frozenset(),
     ),
     examples=examples,

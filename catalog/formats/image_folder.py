@@ -20,8 +20,9 @@ Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other fil
   do not match are left out silently, at any depth.
 - ``lowercase_label``: lower-case the label (``BACKGROUND_Google`` -> ``background_google``).
 - ``labelled: false``: images without classes (Hugging Face's imagefolder with no class
-  folders): no ``label`` feature; without ``match`` every file lies directly in the root, and
-  a ``match`` needs no ``label`` group.
+  folders): no ``label`` feature, or one that takes -1 (``allow_unlabeled``), which every
+  image then gets (TFDS's "no label": diabetic_retinopathy_detection's sample split); without
+  ``match`` every file lies directly in the root, and a ``match`` needs no ``label`` group.
 - ``require_header``: keep a file only if these bytes appear within its first
   ``header_size`` (512) bytes (cats_vs_dogs keeps a JPEG only if it holds ``JFIF``);
   ``expected_skipped``: how many files the check must leave out, else an error.
@@ -35,6 +36,8 @@ Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other fil
 - ``opencv_jpeg``: store each file as TFDS's SUN397 builder does: decoded by OpenCV, shrunk
   to at most ``max_pixels`` pixels, encoded as JPEG at ``jpeg_quality`` (OpenCV's default 95
   when not given); see `catalog.formats.image_files.opencv_jpeg`.
+- ``btgraham_radius``: store each file processed as Ben Graham's retina preprocessing does at
+  this eye radius (`catalog.formats.btgraham`: diabetic_retinopathy_detection's btgraham-300).
 - ``decode``: decode each file with Pillow and give the pixels to the image feature (for
   formats it does not store, such as TIFF; the feature encodes them, PNG by default).
 - ``reencode_invalid``: a file the image feature refuses as it is (an RGBA PNG for an RGB
@@ -64,6 +67,7 @@ from typing import Any
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.btgraham import btgraham_jpeg
 from catalog.formats.folder_metadata import load_metadata, unused_rows
 from catalog.formats.image_files import decode_pixels, opencv_jpeg, stored_or_pixels
 from catalog.formats.members import Member, paths, walk
@@ -175,7 +179,9 @@ def examples(source: Source) -> Examples:
                 skipped += 1
                 continue
         where = f"{root}/{member.path}"
-        if options["opencv_jpeg"]:
+        if options["btgraham_radius"] is not None:
+            image = btgraham_jpeg(member.read(), where, options["btgraham_radius"])
+        elif options["opencv_jpeg"]:
             image = opencv_jpeg(
                 member.read(), where, options["max_pixels"], options["jpeg_quality"]
             )
@@ -184,6 +190,8 @@ def examples(source: Source) -> Examples:
         elif options["reencode_invalid"]:
             image = stored_or_pixels(source.features["image"], image, where)
         example = {"image": image}
+        if not options["labelled"] and "label" in source.features:
+            example["label"] = -1  # an unlabelled split of a labelled dataset
         if options["labelled"]:
             example["label"] = label.lower() if options["lowercase_label"] else label
             if options["index_labels"]:
@@ -226,13 +234,18 @@ def _lines(path: Path) -> frozenset[str]:
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
     labels = ["label"] if options["labelled"] else []
     given = {"image", *labels, *options["text_features"], *options["metadata_columns"]}
-    return frozenset(given), frozenset()
+    return frozenset(given), frozenset() if options["labelled"] else frozenset({"label"})
 
 
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
     labelled = options["labelled"]
     if labelled and not isinstance(features["label"], ClassLabel):
         return f"feature 'label' must be a ClassLabel, got {features['label']!r}"
+    unlabelled = features["label"] if not labelled and "label" in features else None
+    if unlabelled is not None and not (
+        isinstance(unlabelled, ClassLabel) and unlabelled.allow_unlabeled
+    ):
+        return "labelled: false gives feature 'label' -1: it must be a ClassLabel allow_unlabeled"
     if not labelled and (options["sample_per_class"] is not None or options["lowercase_label"]):
         return "sample_per_class and lowercase_label need labelled images"
     groups: set[str] = set()
@@ -261,6 +274,10 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
         return f"sample_part must be one of {', '.join(_SAMPLE_PARTS)}"
     if options["sample_per_class"] is not None and options["sample_per_class"] < 1:
         return "sample_per_class must be a positive int"
+    if options["btgraham_radius"] is not None and (
+        options["btgraham_radius"] < 1 or options["opencv_jpeg"] or options["decode"]
+    ):
+        return "btgraham_radius: a positive radius, without opencv_jpeg or decode"
     if options["max_pixels"] is not None and not options["opencv_jpeg"]:
         return "max_pixels needs opencv_jpeg"
     if options["expected_skipped"] is not None and options["require_header"] is None:
@@ -303,6 +320,9 @@ FORMAT = SourceFormat(
             {},
             "match group -> a list file: keep listed files",
             counted_at_default=False,
+        ),
+        "btgraham_radius": Option(
+            "int", None, "Ben Graham's retina processing at this radius", counted_at_default=False
         ),
         "opencv_jpeg": Option(
             "bool",

@@ -8,6 +8,10 @@ templates over those fields and the ``roots`` (directories, usually inside an ex
 archive). Options:
 
 - ``line``: the regex of a line (default ``(?P<path>\\S+)``); every named group is a field.
+- ``header_lines``: how many lines at the top are no examples (a CSV's header: 1).
+- ``skip``: a regex; lines it matches whole are left out (the rows of another split:
+  diabetic_retinopathy_detection's ``.*,Private`` rows, its test split, in the validation's
+  list). Every other line must match ``line``.
 - ``roots``: ``{name: file reference}``: directories the templates use as ``{name}``.
 - ``image``: the template of the image's path (``{dtd}/images/{path}``).
 - ``class_index_base``: when set, fields filling ClassLabel features are numbers counted from
@@ -16,6 +20,12 @@ archive). Options:
 - ``texts``: ``{feature: template}`` of Text features (``{name}.jpg``).
 - ``xml_boxes``: ``{feature: template}`` of BBox features filled from the first ``<object>``
   of a VOC-style XML annotation, ``(0, 0, 0, 0)`` when the file does not exist.
+- ``opencv_jpeg`` (with ``max_pixels``, ``jpeg_quality``): store each image decoded by OpenCV,
+  shrunk to at most ``max_pixels`` pixels and encoded as JPEG at ``jpeg_quality``
+  (`catalog.formats.image_files.opencv_jpeg`: diabetic_retinopathy_detection's 1M and 250K).
+- ``btgraham_radius``: store each image processed as Ben Graham's retina preprocessing does
+  at this eye radius (`catalog.formats.btgraham`: diabetic_retinopathy_detection's
+  btgraham-300).
 - ``reencode_invalid``: a file the image feature refuses as it is (CMYK, damaged, a GIF) is
   decoded and stored losslessly instead of failing (`catalog.formats.image_files`); valid files keep
   their bytes.
@@ -35,7 +45,8 @@ from typing import Any
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Image, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.formats.image_files import stored_or_pixels
+from catalog.formats.btgraham import btgraham_jpeg
+from catalog.formats.image_files import opencv_jpeg, stored_or_pixels
 
 __all__ = ["FORMAT", "examples", "fill"]
 
@@ -58,8 +69,11 @@ def examples(source: Source) -> Examples:
     image_feature = features["image"]
     with open(listing, encoding="utf-8") as f:
         lines = f.read().splitlines()
+    skip = re.compile(options["skip"]) if options["skip"] is not None else None
     for number, line in enumerate(lines, 1):
-        if not line.strip() or line.startswith("#"):
+        if number <= options["header_lines"] or not line.strip() or line.startswith("#"):
+            continue
+        if skip is not None and skip.fullmatch(line):
             continue
         found = line_re.fullmatch(line)
         if found is None:
@@ -71,7 +85,15 @@ def examples(source: Source) -> Examples:
         if not image.is_file():
             raise SourceFormatError(f"{listing}:{number}: no image file {image}")
         example: dict[str, Any] = {"image": image}
-        if options["reencode_invalid"]:
+        if options["btgraham_radius"] is not None:
+            example["image"] = btgraham_jpeg(
+                image.read_bytes(), str(image), options["btgraham_radius"]
+            )
+        elif options["opencv_jpeg"]:
+            example["image"] = opencv_jpeg(
+                image.read_bytes(), str(image), options["max_pixels"], options["jpeg_quality"]
+            )
+        elif options["reencode_invalid"]:
             example["image"] = stored_or_pixels(image_feature, image, str(image))
         for name, value in fields.items():
             if name not in features:
@@ -110,6 +132,26 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
         fields = set(re.compile(options["line"]).groupindex)
     except re.error as error:
         return f"line is not a regular expression: {error}"
+    try:
+        re.compile(options["skip"] or "")
+    except re.error as error:
+        return f"skip is not a regular expression: {error}"
+    if options["header_lines"] < 0:
+        return "header_lines must be >= 0"
+    processing = [
+        name
+        for name in ("btgraham_radius", "opencv_jpeg", "reencode_invalid")
+        if options[name] not in (None, False)
+    ]
+    if len(processing) > 1:
+        return f"give one of {', '.join(processing)}: each stores the image its own way"
+    if (options["max_pixels"], options["jpeg_quality"]) != (None, None) and not options[
+        "opencv_jpeg"
+    ]:
+        return "max_pixels and jpeg_quality need opencv_jpeg"
+    radius = options["btgraham_radius"]
+    if radius is not None and radius < 1:
+        return "btgraham_radius must be a positive number of pixels"
     names = fields | set(options["roots"])
     templates = {"image": options["image"], **options["images"], **options["xml_boxes"]}
     for feature, template in options["texts"].items():
@@ -143,6 +185,27 @@ FORMAT = SourceFormat(
         "texts": Option("str_map", {}, "Text features: feature -> template"),
         "xml_boxes": Option("str_map", {}, "BBox features from VOC-style XML: feature -> path"),
         "reencode_invalid": Option("bool", False, "re-encode image files the feature refuses"),
+        "header_lines": Option(
+            "int", 0, "lines at the top that are no examples", counted_at_default=False
+        ),
+        "skip": Option(
+            "str", None, "a regex of lines that are no examples", counted_at_default=False
+        ),
+        "opencv_jpeg": Option(
+            "bool", False, "store OpenCV's JPEG of each image", counted_at_default=False
+        ),
+        "max_pixels": Option(
+            "int", None, "opencv_jpeg: shrink to at most this many pixels", counted_at_default=False
+        ),
+        "jpeg_quality": Option(
+            "int", None, "opencv_jpeg: the JPEG quality (OpenCV's 95)", counted_at_default=False
+        ),
+        "btgraham_radius": Option(
+            "int",
+            None,
+            "Ben Graham's retina preprocessing at this radius",
+            counted_at_default=False,
+        ),
     },
     features=_features,
     examples=examples,

@@ -23,6 +23,8 @@ tar of tars). Options:
 - ``file_name``: the Text feature given the image's path in its tar (``n01440764_10026.JPEG``).
 - ``keep``: ``{<the file_name feature>: file}``: a file listing the paths to keep, one per
   line (the 1% and 10% ImageNet subsets); the other images are left out.
+- ``unlabeled``: a ClassLabel feature every image of the tar gets -1, "no label" (ImageNet's
+  test tar; the feature needs ``allow_unlabeled``).
 - ``rgb_jpeg``: store every image as a JPEG that decodes to RGB or gray as it is: a CMYK JPEG
   or a PNG file (the train tar holds 22 CMYK JPEGs and one PNG named ``.JPEG``, which TFDS
   lists by name and converts) is decoded and encoded as an RGB JPEG at quality 100, as TFDS
@@ -274,6 +276,8 @@ class _Reader:
                 example[options["group_label"]] = group
             if options["file_name"] is not None:
                 example[options["file_name"]] = name
+            if options["unlabeled"] is not None:
+                example[options["unlabeled"]] = -1
             if self._labels:
                 assert index.ranks is not None  # made with the index for sorted_labels
                 rank = int(index.ranks[i])
@@ -300,7 +304,12 @@ def examples(source: Source) -> Examples:
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
-    named = [options["group_label"], options["file_name"], *options["sorted_labels"]]
+    named = [
+        options["group_label"],
+        options["file_name"],
+        options["unlabeled"],
+        *options["sorted_labels"],
+    ]
     return frozenset({"image", *(n for n in named if n is not None)}), frozenset()
 
 
@@ -315,6 +324,13 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
         return f"file_name: feature {options['file_name']!r} must be Text"
     if options["keep"] and list(options["keep"]) != [options["file_name"]]:
         return "keep: give one file, under the file_name feature's name"
+    unlabeled = options["unlabeled"]
+    if unlabeled is not None:
+        target = features[unlabeled]
+        if not isinstance(target, ClassLabel) or not target.allow_unlabeled:
+            return f"unlabeled: feature {unlabeled!r} must be a ClassLabel with allow_unlabeled"
+        if unlabeled in (label, options["file_name"], *options["sorted_labels"]):
+            return f"unlabeled: feature {unlabeled!r} is given twice"
     for feature in options["sorted_labels"]:
         if feature in (label, options["file_name"]):
             return f"sorted_labels: feature {feature!r} is given twice"
@@ -332,6 +348,9 @@ FORMAT = SourceFormat(
         "file_name": Option("str", None, "Text feature <- the image's path in its tar"),
         "keep": Option("file_map", {}, "file_name feature -> a file of the paths to keep"),
         "rgb_jpeg": Option("bool", False, "re-encode CMYK JPEGs and PNGs as RGB JPEGs"),
+        "unlabeled": Option(
+            "str", None, "ClassLabel feature <- -1, no label", counted_at_default=False
+        ),
     },
     features=_features,
     examples=examples,

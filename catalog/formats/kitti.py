@@ -11,7 +11,7 @@ so the reference catalog splits them by video, and format ``kitti`` does the sam
 test, then of 10% of the rest for validation, without replacement; option ``part`` (train,
 validation or test) picks one. Images come in id order, each kept as its PNG bytes, with:
 
-- ``file_name``: ``000042.png``;
+- ``image/file_name``: ``000042.png``;
 - ``objects``: per object but ``DontCare`` its ``type``, ``truncated``, ``occluded``,
   ``alpha``, ``dimensions`` (height, width, length), ``location`` (x, y, z), ``rotation_y``
   and ``bbox``: as the reference catalog computes it, with the origin at the *bottom* left:
@@ -106,7 +106,7 @@ def _read(archive: zipfile.ZipFile, name: str) -> bytes:
 
 
 def examples(source: Source) -> Examples:
-    """Yield ``(file name, {"image", "file_name", "objects"})`` for the part's image ids."""
+    """Yield ``(file name, {"image", "image/file_name", "objects"})`` for the part's image ids."""
     from PIL import Image as PILImage
 
     with _zip(source, "devkit") as devkit:
@@ -122,7 +122,7 @@ def examples(source: Source) -> Examples:
             label = f"training/label_2/{image_id:06d}.txt"
             text = _read(labels, label).decode()
             objects = _objects(text, f"{labels.filename}/{label}", height, width)
-            yield name, {"image": data, "file_name": name, "objects": objects}
+            yield name, {"image": data, "image/file_name": name, "objects": objects}
 
 
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
@@ -134,7 +134,7 @@ FORMAT = SourceFormat(
     description="KITTI object detection: images, label files, split by video as the reference",
     roles=(Role("images", stream=True), Role("labels", stream=True), Role("devkit", stream=True)),
     options={"part": Option("str", "train", "train, validation or test (by video)")},
-    features=lambda options: (frozenset({"image", "file_name", "objects"}), frozenset()),
+    features=lambda options: (frozenset({"image", "image/file_name", "objects"}), frozenset()),
     examples=examples,
     validate=_validate,
 )

@@ -156,7 +156,9 @@ class DatasetInfo:
         supervised_keys: ``(input, target)`` feature names, or None.
         tags: search tags (``image-classification``).
         downloads: per download name, its ``url``, ``size`` and ``sha256`` (and ``manual:
-            true`` for a file the user downloads by hand into the manual dir).
+            true`` for a file the user downloads by hand into the manual dir); a file placed
+            by hand with no published checksum: ``manual`` (its name), ``size``, ``sha256``
+            (as found) and ``verified: false`` (`catalog.download.manual`).
         record_format: how the records are stored (the format's name and version).
         config: the config's name, None without configs.
         config_description: what the config is.
@@ -215,7 +217,7 @@ class DatasetInfo:
     @property
     def manual_download_size(self) -> int:
         """The bytes of `download_size` the user downloads by hand (into the manual dir)."""
-        return sum(d.get("size") or 0 for d in self.downloads.values() if d.get("manual"))
+        return sum(d.get("size") or 0 for d in self.downloads.values() if d.get("manual") is True)
 
     def __str__(self) -> str:
         return format_info(self)

@@ -60,7 +60,7 @@ def info_page(
     if info.downloads:
         files = len(info.downloads)
         unknown = sum(1 for d in info.downloads.values() if not d.get("size"))
-        manual = sum(1 for d in info.downloads.values() if d.get("manual"))
+        manual = sum(1 for d in info.downloads.values() if d.get("manual") is True)
         by_hand = f"; {format_size(info.manual_download_size)} in {manual} to download by hand"
         fields["download size"] = (
             f"{format_size(info.download_size)} ({files} file{'s' if files != 1 else ''}"
@@ -68,6 +68,12 @@ def info_page(
             + (f"{by_hand} into the manual dir" if manual else "")
             + ")"
         )
+        manual = [d["manual"] for d in info.downloads.values() if isinstance(d.get("manual"), str)]
+        if manual:  # catalog.download.manual: placed by hand, no checksum published
+            fields["manual files"] = (
+                f"{', '.join(manual)} (placed in the manual dir by hand; unverified: no "
+                "published checksum)"
+            )
     tree = feature_rows(info.features)
     lines = ["", "features:", *_table(("  " * r.depth + r.name, *r.columns) for r in tree)]
     split_rows = [

@@ -27,11 +27,13 @@ import shutil
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from catalog._util.units import count, format_size
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
 from catalog.download.checksums import write_checksums
+from catalog.download.config import resolve_config
+from catalog.download.manual import changed_files, found_entry
 from catalog.errors import CatalogError, SourceFormatError, SpecError
 from catalog.formats import FORMATS, Source
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
@@ -102,6 +104,9 @@ def resources(
     for d in spec.downloads.values():
         if d.name not in needed:
             continue
+        if d.manual:  # no published checksum: measured in the manual dir
+            out[d.name] = Resource(d.urls, None, None, d.filename, manual=True)
+            continue
         if (d.size is None or d.sha256 is None) and not register:
             where = spec.path / CHECKSUMS_FILE if spec.path else CHECKSUMS_FILE
             raise SpecError(
@@ -137,10 +142,14 @@ def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> Build
     entries; others are kept) and return the spec with them."""
     downloads, changed = {}, {}
     for name, d in spec.downloads.items():
+        key = checksum_key(d, spec.path)
+        if d.manual or (spec.path is not None and key.startswith("file:")):
+            downloads[name] = d  # unpublished, or another builder's file (registered there)
+            continue
         got = files[name]
         downloads[name] = dataclasses.replace(d, size=got.size, sha256=got.sha256)
         if (d.size, d.sha256) != (got.size, got.sha256):
-            changed[checksum_key(d, spec.path)] = (got.size, got.sha256, d.filename)
+            changed[key] = (got.size, got.sha256, d.filename)
             status = "new" if d.sha256 is None else f"changed, was {d.size} bytes {d.sha256}"
             print(f"{d.url}: {got.size} bytes, sha256 {got.sha256} ({status})", file=sys.stderr)
     if spec.path is not None and changed:
@@ -183,8 +192,10 @@ def prepare_dataset(
             check()  # a missing optional library is reported before any download
     scratch = None if downloads.download_dir is None else downloads.download_dir / SCRATCH
     dest = destination(target, scratch)
+    manual_dir = resolve_config(downloads).manual_dir
+    assert manual_dir is not None  # resolve_config sets it
     if not overwrite and not downloads.register_checksums and not dest.leftovers():
-        reused = reusable(spec, target, limit)
+        reused = _reusable(spec, target, limit, manual_dir)
         if reused is not None:  # no lock needed to read a complete copy: read-only dirs work
             return Prepared(reused, "reused")  # (with work dirs to clean, the lock is taken)
     dest.check()
@@ -198,7 +209,7 @@ def prepare_dataset(
         if downloads.register_checksums:
             fetched = _download(spec, manager)
             spec = register_checksums(spec, fetched)
-        prepared = None if overwrite else reusable(spec, target, limit)
+        prepared = None if overwrite else _reusable(spec, target, limit, manual_dir)
         shard_bytes = options.shard_bytes or _resumable_size(spec, dest, limit)
         key = plan_key(spec, limit, shard_bytes, WRITER_OPTIONS)
         work = work_dir(dest.local, key)
@@ -226,7 +237,10 @@ def prepare_dataset(
                 held = tuple(shards[u.file] for u in plan.split_units(name))
                 splits[name] = SplitInfo(name, sum(s.num_examples for s in held), held)
             info = dataclasses.replace(
-                declared_info(spec), splits=splits, shard_options=WRITER_OPTIONS
+                declared_info(spec),
+                splits=splits,
+                shard_options=WRITER_OPTIONS,
+                downloads=_downloads_found(spec, files),
             )
             shutil.rmtree(work / BOOKKEEPING)
             dest.publish(work, key, upload, info)
@@ -241,6 +255,34 @@ def prepare_dataset(
         finally:
             progress.close()
         return Prepared(info, "prepared", waited, progress.written, progress.kept)
+
+
+def _reusable(
+    spec: BuilderSpec, target: Path | RemoteDir, limit: int | None, manual_dir: Path
+) -> DatasetInfo | None:
+    """`reusable`, unless an unverified manual file it was prepared from is in the manual dir
+    with another size now (`catalog.download.manual`): then it is prepared again."""
+    info = reusable(spec, target, limit)
+    if info is None:
+        return None
+    changes = changed_files(info.downloads, manual_dir, rehash=False)
+    for filename, what in changes:
+        print(
+            f"{spec.full_name}: {filename} in the manual dir changed since it was prepared "
+            f"({what}): preparing it again",
+            file=sys.stderr,
+        )
+    return None if changes else info
+
+
+def _downloads_found(spec: BuilderSpec, files: dict[str, CachedFile]) -> dict[str, dict[str, Any]]:
+    """dataset_info.json's ``downloads``: as declared, and each unverified manual file's size
+    and sha256 as it was found."""
+    declared = declared_info(spec).downloads
+    return {
+        name: found_entry(files[name]) if d.manual and name in files else declared[name]
+        for name, d in spec.downloads.items()
+    }
 
 
 def _old_plan(work: Path) -> Plan | None:

@@ -10,6 +10,10 @@ For each shard ``dataset_info.json`` lists, in this order, the first failing che
   records in it, or (features all fixed-size) a record's size is not what the features
   encode to: dataset_info.json no longer describes the data.
 
+``source`` problems (found by `catalog.api.verify`, which knows the manual dir) name an unverified
+manual file the dataset was prepared from that is in the manual dir with other bytes now
+(`catalog.download.manual`): the prepared copy no longer matches its source.
+
 ``info`` problems concern dataset_info.json itself: unreadable, a split with no shards, or a
 split count that is not the sum of its shards'. Nothing is repaired: preparing the dataset again
 (``catalog prepare NAME --overwrite``) is the fix.
@@ -42,7 +46,7 @@ from catalog.storage.shards import is_compressed
 
 __all__ = ["Problem", "ProblemKind", "verify", "verify_shard"]
 
-ProblemKind = Literal["info", "missing", "size", "sha256", "records"]
+ProblemKind = Literal["info", "missing", "size", "sha256", "records", "source"]
 
 
 @dataclass(frozen=True)

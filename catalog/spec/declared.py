@@ -24,7 +24,11 @@ def declared_info(spec: BuilderSpec) -> DatasetInfo:
         supervised_keys=spec.supervised_keys,
         tags=spec.tags,
         downloads={
-            d.name: {"url": d.url, "size": d.size, "sha256": d.sha256} | _manual(d.manual)
+            d.name: (
+                {"manual": d.filename, "size": None, "sha256": None, "verified": False}
+                if d.manual
+                else {"url": d.url, "size": d.size, "sha256": d.sha256} | _manual(d.by_hand)
+            )
             for d in spec.downloads.values()
         },
         config=spec.config,

@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT",
     "DOWNLOAD_SIZE",
     "FULL_NAME",
+    "MANUAL_DOWNLOADS",
     "MANUAL_SIZE",
     "SPLITS",
     "VERSION",
@@ -58,17 +59,19 @@ __all__ = [
 ]
 
 #: The layout of the index file; another one is rebuilt.
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
 _LOADER = Path(__file__).resolve().parent  # catalog/spec: the code that decides what a spec is
 
 #: One builder folder as `catalog list` shows it: ``{"entry": <its --json entry>,
 #: "description": ..., "rows": [[full_name, version, [[split, count], ...], download_size,
-#: is_default_config, config_description, manual_download_size], one per config (or one)]}``
-#: (the manual download size: the bytes of download_size the user downloads by hand). Lists:
-#: the index of a thousand builders is read on every listing.
+#: is_default_config, config_description, manual_download_size, manual_downloads], one per
+#: config (or one)]}`` (manual_download_size: the bytes of download_size the user downloads by
+#: hand; manual_downloads: the files a user places by hand, with no published checksum). Lists,
+#: not dicts: the index of a thousand builders is read on every listing.
 Summary = dict[str, Any]
 #: The fields of a row of a `Summary`, by position.
-FULL_NAME, VERSION, SPLITS, DOWNLOAD_SIZE, DEFAULT, CONFIG_DESCRIPTION, MANUAL_SIZE = range(7)
+(FULL_NAME, VERSION, SPLITS, DOWNLOAD_SIZE, DEFAULT, CONFIG_DESCRIPTION, MANUAL_SIZE,
+ MANUAL_DOWNLOADS) = range(8)
 
 
 def cache_dir() -> Path:
@@ -113,8 +116,8 @@ def summarize(folder: Path) -> Summary:
     spec = load_spec(folder)
     specs = [load_spec(folder, config) for config in spec.configs] or [spec]
 
-    def download_size(s: Any, manual: bool = False) -> int:
-        return sum(d.size or 0 for d in s.downloads.values() if d.manual or not manual)
+    def download_size(s: Any, by_hand: bool = False) -> int:
+        return sum(d.size or 0 for d in s.downloads.values() if d.by_hand or not by_hand)
 
     entry = {
         "name": spec.name,
@@ -134,7 +137,8 @@ def summarize(folder: Path) -> Summary:
             download_size(s),
             bool(s.configs) and s.config == s.default_config,
             s.config_description,
-            download_size(s, manual=True),
+            download_size(s, by_hand=True),
+            sum(d.manual for d in s.downloads.values()),
         ]
         for s in specs
     ]  # tags and the description are the dataset's, the same in every config
@@ -161,7 +165,7 @@ def _well_formed(cached: Any, key: list[Any]) -> bool:
 
 
 #: The types of a row's fields (see `Summary`).
-_ROW_TYPES = (str, str, list, int, bool, str, int)
+_ROW_TYPES = (str, str, list, int, bool, str, int, int)
 _ROW_TYPES_LEN = len(_ROW_TYPES)
 
 

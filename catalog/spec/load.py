@@ -15,6 +15,8 @@ the builder folder. ``builder.yaml``::
     downloads:
       archive: {url: https://..., mirrors: [https://...]}   # size, sha256: checksums.tsv
       own: {path: data}   # a file or folder inside the builder folder (`catalog.spec.local_files`)
+      shared: {builder: imagenet2012, path: validation_labels.txt}   # a registered builder's
+      by_hand: {manual: NWPU-RESISC45}   # placed in the manual dir, no published checksum
       # optional, per download: max_extracted_size: 200GiB (past 100x its size + 64 MiB),
       # manual: true (the user downloads it into the manual dir: a login, an agreement)
     splits:
@@ -35,7 +37,8 @@ the folder the whole archive is extracted into. ``member`` may be a glob
 before ``_10``), and must be exactly one unless the format's role takes many.
 
 A spec stays contained: dataset and split names match ``[a-z][a-z0-9_]*``, config names
-``[a-z0-9][a-z0-9_]*([.-][a-z0-9_]+)*``, feature names `FEATURE_NAME_RULE` (TFDS's, such as
+``[A-Za-z0-9][A-Za-z0-9_]*([.-][A-Za-z0-9_]+)*`` (TFDS's ``1M``, ``btgraham-300``), feature
+names `FEATURE_NAME_RULE` (TFDS's, such as
 ``home.dest`` and ``pH``); URLs are http(s) with no path segment decoding to ``.``/``..``; a
 ``names_file`` is a small regular file inside the builder folder; builder.yaml holds at most
 1 MiB and expands to at most 100,000 YAML nodes.
@@ -75,6 +78,7 @@ from catalog.spec.model import (
     FileRef,
     SplitSpec,
 )
+from catalog.spec.registry import registered
 from catalog.spec.yaml_file import read_yaml
 
 if TYPE_CHECKING:  # the readers are imported when a spec is loaded, not by `import catalog`
@@ -85,7 +89,7 @@ __all__ = ["FEATURE_NAME_RULE", "load_spec", "url_problem"]
 #: Dataset and split names: lower-case letters, digits and _, from a letter (``\Z``: no "\n").
 _NAME = re.compile(r"^[a-z][a-z0-9_]*\Z")
 #: Config names: words of [a-z0-9_] joined by '.' or '-' (``v1.1``, ``320px``, ``full-size``).
-_CONFIG_NAME = re.compile(r"^[a-z0-9][a-z0-9_]*([.-][a-z0-9_]+)*\Z")
+_CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_]*([.-][A-Za-z0-9_]+)*\Z")
 #: Feature names keep TFDS's: words of letters (either case), digits and _, from a letter or
 #: a digit and holding a letter, joined by one '.', ' ', '-' or '/' (titanic's ``home.dest``,
 #: wine_quality's ``fixed acidity``, ``pH``, celeb_a's ``5_o_Clock_Shadow``, cats_vs_dogs's
@@ -316,14 +320,27 @@ def _downloads(
     downloads: dict[str, DownloadSpec] = {}
     for key in table.data:
         item = table.sub(key)
-        if "path" in item.data:  # a file or folder inside the builder folder
-            item.only(("path",))
+        if "path" in item.data:  # a file or folder inside the builder folder, or another's
+            item.only(("path", "builder"))
+            root, sums = fields.source.parent, checksums
+            if "builder" in item.data:  # a registered builder's file: its own checksums.tsv
+                other = str(item.get("builder", str))
+                found = registered().get(other)
+                if found is None:
+                    raise item.error("builder", f"no registered builder {other!r}")
+                root, sums = found, read_checksums(found / CHECKSUMS_FILE)
             try:
-                downloads[key] = local_download(
-                    key, item.get("path", str), fields.source.parent, checksums
-                )
+                downloads[key] = local_download(key, item.get("path", str), root, sums)
             except ValueError as error:
                 raise item.error("path", str(error)) from None
+            continue
+        if "manual" in item.data and "url" not in item.data:  # placed by hand, no checksum published: catalog.download.manual
+            item.only(("manual",))
+            filename = str(item.get("manual", str))
+            if filename in ("", ".", "..") or any(c in filename for c in "/\\\0"):
+                why = f"expected a plain file or folder name, got {filename!r}"
+                raise item.error("manual", why)
+            downloads[key] = DownloadSpec(key, f"manual:{filename}", filename=filename, manual=True)
             continue
         item.only(("url", "mirrors", "max_extracted_size", "manual"))
         url = item.get("url", str)
@@ -336,9 +353,9 @@ def _downloads(
                 raise item.error(name, problem)
         limit = _size_field(item, "max_extracted_size")
         size, sha256, filename = checksums.get(url, (None, None, url_filename(url)))
-        manual = item.get("manual", bool, False)
+        by_hand = item.get("manual", bool, False)
         downloads[key] = DownloadSpec(
-            key, url, tuple(mirrors), size, sha256, filename, limit, manual=manual
+            key, url, tuple(mirrors), size, sha256, filename, limit, by_hand=by_hand
         )
     return downloads
 
@@ -384,8 +401,8 @@ def _configs(top: _Fields) -> tuple[dict[str, _Fields], str | None]:
         if not isinstance(key, str) or not _CONFIG_NAME.match(key):
             raise table.error(
                 str(key),
-                "a config name must be words of [a-z0-9_] joined by '.' or '-' (e.g. v1.1, "
-                "320px, full-size)",
+                "a config name must be words of [A-Za-z0-9_] joined by '.' or '-' (e.g. v1.1, "
+                "320px, full-size, 1M)",
             )
         configs[key] = table.sub(key)
         configs[key].only(_CONFIG_FIELDS)

@@ -47,9 +47,14 @@ class DownloadSpec:
     filename: str = ""
     #: The most its archive may extract to (bytes), past catalog's default bomb limits.
     max_extracted_size: int | None = None
-    #: A manual download: its site needs a login or an agreement, so the user downloads it and
-    #: places it in the manual dir (``<download dir>/manual``, or ``--manual-dir``).
+    #: A file or folder the user places in the manual dir as `filename`, of which nobody
+    #: published a checksum (builder.yaml's ``manual: NAME``; `url` is ``manual:<filename>``):
+    #: never registered, measured when prepared (`catalog.download.manual`).
     manual: bool = False
+    #: Downloaded by hand from `url` (a login, an agreement) into the manual dir
+    #: (``<download dir>/manual``, or ``--manual-dir``) and checked against its registered
+    #: size and sha256 like any download (builder.yaml's ``manual: true`` beside ``url``).
+    by_hand: bool = False
 
     @property
     def urls(self) -> tuple[str, ...]:

@@ -3,7 +3,8 @@
 The harness serves the builder's dummy files (``<builder>/dummy_data/<filename>``, or
 ``<builder>/dummy_data/<config>/<filename>`` for a config when that folder exists) from a
 real HTTP server on 127.0.0.1, substitutes their URLs, sizes and checksums for the upstream
-ones, then runs the real download -> verify -> extract -> prepare -> read path and checks
+ones (an unverified manual file or folder, ``manual:``, is read from the dummy folder as the
+manual dir), then runs the real download -> verify -> extract -> prepare -> read path and checks
 every example against the features (keys, shapes, dtypes, label ranges). A builder's test
 then checks the exact values it expects::
 
@@ -26,6 +27,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from catalog.api.builder import DatasetBuilder
+from catalog.download.config import DownloadConfig
 from catalog.features import (
     Audio,
     ClassLabel,
@@ -51,6 +53,9 @@ def dummy_spec(
     """`spec` with every download served by `server` from `dummy_dir` and the dummy counts."""
     downloads = {}
     for d in spec.downloads.values():
+        if d.manual:  # no URL: run_builder gives the dummy folder as the manual dir
+            downloads[d.name] = d
+            continue
         data = (dummy_dir / d.filename).read_bytes()
         parsed = urlparse(d.url)
         # the `wget -x` mirror layout; a builder folder's own file (``path:``) by its name
@@ -120,7 +125,10 @@ def run_builder(
         if spec_folder is not None:
             write_spec_folder(test_spec, Path(spec_folder))
         builder = DatasetBuilder(test_spec, data_dir=tmp_path / "data")
-        builder.download_and_prepare(download_dir=tmp_path / "downloads")
+        manual = _manual_dir(test_spec, Path(dummy_dir), tmp_path / "manual")
+        builder.download_and_prepare(
+            download_dir=tmp_path / "downloads", download_config=DownloadConfig(manual_dir=manual)
+        )
     sources = builder.as_data_source()
     for split, count in num_examples.items():
         ds = sources[split]
@@ -128,6 +136,22 @@ def run_builder(
         for i, example in enumerate(ds):
             check_example(spec.features, example, where=f"{spec.full_name} {split}[{i}]")
     return sources
+
+
+def _manual_dir(spec: BuilderSpec, dummy_dir: Path, manual: Path) -> Path:
+    """A manual dir holding a copy of the dummy files of the spec's unverified manual
+    downloads, and nothing else (every other file comes over HTTP)."""
+    import shutil
+
+    manual.mkdir(parents=True, exist_ok=True)
+    for d in spec.downloads.values():
+        if d.manual:
+            source = dummy_dir / d.filename
+            if source.is_dir():
+                shutil.copytree(source, manual / d.filename)
+            else:
+                shutil.copy2(source, manual / d.filename)
+    return manual
 
 
 def check_example(feature: Feature, value: Any, *, where: str) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_builders_manual import MANUAL_DATASETS, MANUAL_FACTS
 
 import catalog
 from catalog.spec.load import load_spec
@@ -217,9 +218,9 @@ def test_builders_match_the_facts(name: str) -> None:
 
 
 def test_every_registered_dataset_and_config_has_a_builder_test() -> None:
-    facts = {*ALL_FACTS, *IMAGE_FACTS, *VTAB_FACTS, *IMAGENET_FACTS}
+    facts = {*ALL_FACTS, *IMAGE_FACTS, *VTAB_FACTS, *IMAGENET_FACTS, *MANUAL_FACTS}
     tested = {*IDX_BUILDERS, *facts, "cmaterdb", *IMAGE_DATASETS, *VTAB_DATASETS}
-    tested |= set(IMAGENET_DATASETS)
+    tested |= set(IMAGENET_DATASETS) | set(MANUAL_DATASETS)
     tested |= {n.partition("/")[0] for n in TEXT_AUDIO_FACTS}
     for name in catalog.list_datasets():
         b = catalog.builder(name)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from dummy_manual import IMAGENET_TEST, imagenet_test_files
 
 import catalog
 from catalog.api.builder import DatasetBuilder
@@ -48,8 +49,8 @@ def stored(tmp_path: Path, split: str) -> DataSource:
 
 
 def test_imagenet2012_matches_what_tfds_stored(tmp_path: Path) -> None:
-    ds = run_builder(BUILDERS / "imagenet2012", tmp_path,
-                     num_examples={"train": len(TRAIN), "validation": len(VALIDATION)})  # fmt: skip
+    counts = {"train": len(TRAIN), "validation": len(VALIDATION), "test": len(IMAGENET_TEST)}
+    ds = run_builder(BUILDERS / "imagenet2012", tmp_path, num_examples=counts)
     names = ds["train"].features["label"].names
     assert len(names) == 1000 and names[:2] == ["n01440764", "n01443537"]
     originals = {**train_files(), **validation_files()}
@@ -80,6 +81,22 @@ def test_imagenet2012_matches_what_tfds_stored(tmp_path: Path) -> None:
                 assert name in ("n01739381_1309.JPEG", "n02105855_2933.JPEG")
                 assert data != originals[name] and decoder_for(data) == "simplejpeg"
                 assert np.abs(pixels.astype(int) - want).max() <= 3, name
+    # the test tar (unverified, from the manual dir): archive order, no labels, bytes kept
+    tests, raw = imagenet_test_files(), stored(tmp_path, "test")
+    gold = {row["file_name"]: row for row in GOLD["imagenet2012"]["test"]}
+    assert [e["file_name"] for e in ds["test"]] == [name for name, *_ in IMAGENET_TEST]
+    for i, example in enumerate(ds["test"]):
+        name = example["file_name"]
+        assert example["label"] == -1 == gold[name]["label"]
+        assert raw[i]["image"] == tests[name]
+        assert hashlib.sha256(tests[name]).hexdigest() == gold[name]["sha256"]
+    assert sorted(gold) == sorted(tests)
+    info = json.loads(next((tmp_path / "data").rglob(INFO_FILE)).read_text())
+    found = info["downloads"]["test"]
+    assert found["manual"] == "ILSVRC2012_img_test.tar" and found["verified"] is False
+    tar = BUILDERS / "imagenet2012" / "dummy_data" / "ILSVRC2012_img_test.tar"
+    assert found["size"] == tar.stat().st_size
+    assert found["sha256"] == hashlib.sha256(tar.read_bytes()).hexdigest()
 
 
 def test_coco_2017_matches_what_tfds_stored(tmp_path: Path) -> None:
@@ -90,14 +107,14 @@ def test_coco_2017_matches_what_tfds_stored(tmp_path: Path) -> None:
     for split, images in COCO_IMAGES.items():
         gold = GOLD["coco/2017"][split]
         sizes = {i: (h, w) for i, h, w, _ in images}
-        assert [e["id"] for e in ds[split]] == sorted(sizes)  # by image id, as TFDS
+        assert [e["image/id"] for e in ds[split]] == sorted(sizes)  # by image id, as TFDS
         raw = stored(tmp_path, split)
         by_image: dict[int, list[Any]] = {}
         for ann in sorted(COCO_ANNOTATIONS.get(split, []), key=lambda a: a[0]):
             by_image.setdefault(ann[1], []).append(ann)
         for i, (example, row) in enumerate(zip(ds[split], gold, strict=True)):
-            image_id, objects = example["id"], example["objects"]
-            assert (example["filename"], int(image_id)) == (row["filename"], row["id"])
+            image_id, objects = example["image/id"], example["objects"]
+            assert (example["image/filename"], int(image_id)) == (row["filename"], row["id"])
             assert example["image"].shape[:2] == sizes[image_id]
             assert hashlib.sha256(raw[i]["image"]).hexdigest() == row["sha256"]  # bytes kept
             want = row["objects"]
@@ -182,6 +199,7 @@ def test_imagenet2012_shards_from_two_processes_are_the_serial_ones(tmp_path: Pa
     """Several shards a split, written by 2 spawned workers: each opens the index the plan
     made once, and reads its own images by offset."""
     spec = load_spec(BUILDERS / "imagenet2012")
+    spec = spec.replace(splits={k: v for k, v in spec.splits.items() if k != "test"})
     counts = {"train": len(TRAIN), "validation": len(VALIDATION)}
     shards = {}
     with LoopbackServer() as server:
@@ -203,7 +221,7 @@ _CLASSES = {"image": ("Image", (None, None, 3)), "label": ("ClassLabel", 1000),
 #: TFDS 4.9.10's versions, split sizes and features of each builder and config here
 #: (tests/builders/test_builders.py checks every registered dataset is in a facts table).
 IMAGENET_FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object]]]] = {
-    "imagenet2012": ("5.1.0", {"train": 1281167, "validation": 50000}, _CLASSES),
+    "imagenet2012": ("5.1.0", {"train": 1281167, "validation": 50000, "test": 100000}, _CLASSES),
     "imagenet2012_real": ("1.0.0", {"validation": 50000}, {
         "image": ("Image", (None, None, 3)), "original_label": ("ClassLabel", 1000),
         "real_label": ("Sequence", None), "file_name": ("Text", ())}),
@@ -215,7 +233,8 @@ IMAGENET_FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object
     "imagenet_r": ("0.2.0", {"test": 30000}, _CLASSES),
     "imagenet_sketch": ("1.0.0", {"test": 50889}, _CLASSES),
     "coco/2017": ("1.1.0", {"train": 118287, "validation": 5000, "test": 40670}, {
-        "image": ("Image", (None, None, 3)), "filename": ("Text", ()), "id": ("Scalar", ()),
+        "image": ("Image", (None, None, 3)), "image/filename": ("Text", ()),
+        "image/id": ("Scalar", ()),
         "objects": ("Sequence", None)}),
 }  # fmt: skip
 IMAGENET_DATASETS = sorted({name.split("/")[0] for name in IMAGENET_FACTS})

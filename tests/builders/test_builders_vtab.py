@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -245,7 +246,7 @@ def test_kitti_split_by_video_as_tfds_and_boxes_from_the_bottom(tmp_path: Path) 
     for split, ids in KITTI_SPLITS.items():
         for i, image_id in enumerate(ids):
             example = ds[split][i]
-            assert example["file_name"] == f"{image_id:06d}.png"
+            assert example["image/file_name"] == f"{image_id:06d}.png"
             np.testing.assert_array_equal(example["image"], kitti_pixels(image_id))
             lines = [line.split() for line in kitti_objects(image_id)[:-1]]  # no DontCare
             objects = example["objects"]
@@ -272,7 +273,7 @@ def test_caltech_birds2011_split_boxes_and_masks(tmp_path: Path) -> None:
         for i, image_id in enumerate(ids):
             path, _, (x, y, w, h), (height, width) = CUB[image_id]
             example = ds[split][i]
-            assert example["filename"] == f"CUB_200_2011/images/{path}"
+            assert example["image/filename"] == f"CUB_200_2011/images/{path}"
             number, name = path.split("/")[0].split(".", 1)
             assert (example["label"], example["label_name"]) == (int(number) - 1, name.lower())
             box = [y / height, x / width, min((y + h) / height, 1), min((x + w) / width, 1)]
@@ -355,7 +356,7 @@ def test_kitti_and_dmlab_are_what_tfds_generates(tmp_path: Path) -> None:
     for split in counts:
         for i, expected in enumerate(gold[f"kitti/{split}"]):
             example = ds[split][i]
-            assert example["file_name"] == expected["file_name"]
+            assert example["image/file_name"] == expected["file_name"]  # TFDS's image/file_name
             assert _digest(example["image"]) == expected["image"]
             columns = example["objects"]
             got = [
@@ -409,10 +410,10 @@ FACTS = {
               {"image": ("Image", (None, None, 3)), "file_name": ("Text", ()),
                "objects": ("Sequence", None), "question_answer": ("Sequence", None)}),
     "kitti": ("3.3.0", {"train": 6347, "validation": 423, "test": 711},
-              {"image": ("Image", (None, None, 3)), "file_name": ("Text", ()),
+              {"image": ("Image", (None, None, 3)), "image/file_name": ("Text", ()),
                "objects": ("Sequence", None)}),
     "caltech_birds2011": ("0.2.0", {"train": 5994, "test": 5794},
-                          {"image": ("Image", (None, None, 3)), "filename": ("Text", ()),
+                          {"image": ("Image", (None, None, 3)), "image/filename": ("Text", ()),
                            "label": ("ClassLabel", 200), "label_name": ("Text", ()),
                            "bbox": ("BBox", (4,)),
                            "segmentation_mask": ("Image", (None, None, 1))}),
@@ -439,3 +440,41 @@ def test_builders_match_the_facts(name: str) -> None:
 #: The datasets this file tests (tests/builders/test_builders.py checks every registered one
 #: is tested).
 VTAB_DATASETS = sorted({name.split("/")[0] for name in FACTS})
+
+
+def test_clevr_and_caltech_birds2011_are_what_tfds_generates(tmp_path: Path) -> None:
+    """vtab_gold.json: TFDS's CLEVR builder on the same zip (images as TensorFlow decodes
+    them to 3 channels, objects, questions) and its CaltechBirds2011 builder on the same
+    archives (the JPEG's bytes, box, greyscale mask), matched by file name."""
+    gold = json.loads(GOLD.read_text())
+    counts = {s: len(gold[f"clevr/{s}"]) for s in ("train", "validation", "test")}
+    ds = run_builder(BUILDERS / "clevr", tmp_path / "clevr", num_examples=counts)
+    objects_feature = ds["train"].features["objects"].feature
+    for split in counts:
+        got = []
+        for example in ds[split]:
+            objects, qa = example["objects"], example["question_answer"]
+            got.append({
+                "file_name": example["file_name"], "image": _digest(example["image"]),
+                "question_answer": [{"question": q, "answer": a}
+                                    for q, a in zip(qa["question"], qa["answer"], strict=True)],
+                "objects": [{k: objects_feature[k].int2str(int(v[j]))
+                             if isinstance(objects_feature[k], ClassLabel) else _digest(v[j])
+                             for k, v in objects.items()}
+                            for j in range(len(objects["color"]))],
+            })  # fmt: skip
+        key = operator.itemgetter("file_name")
+        assert sorted(got, key=key) == sorted(gold[f"clevr/{split}"], key=key), split
+    counts = {s: len(gold[f"caltech_birds2011/{s}"]) for s in ("train", "test")}
+    ds = run_builder(BUILDERS / "caltech_birds2011", tmp_path / "cub", num_examples=counts)
+    for split in counts:
+        stored = raw(tmp_path / "cub", split)
+        got = [
+            {"image/filename": e["image/filename"], "label": e["label"],
+             "label_name": e["label_name"], "bbox": _digest(e["bbox"]),
+             "image": hashlib.sha256(stored[i]["image"]).hexdigest(),
+             "segmentation_mask": _digest(e["segmentation_mask"])}
+            for i, e in enumerate(ds[split])
+        ]  # fmt: skip
+        key = operator.itemgetter("image/filename")
+        assert sorted(got, key=key) == sorted(gold[f"caltech_birds2011/{split}"], key=key), split

@@ -135,19 +135,16 @@ def test_every_registered_builder_has_a_gold_file() -> None:
 
 def checked_elsewhere() -> set[str]:
     """Builders compared with TFDS's own examples in their own builder tests
-    (tests/builders/test_builders_imagenet.py and test_builders_vtab.py), from the gold files
-    TFDS 4.9.10 wrote there (tests/fixtures/tf/make_imagenet_gold.py, make_vtab_gold.py)."""
+    (tests/builders/test_builders_imagenet.py, test_builders_vtab.py and
+    test_builders_manual.py), from the gold files TFDS 4.9.10 wrote there
+    (tests/fixtures/tf/make_imagenet_gold.py, make_vtab_gold.py, make_manual_gold.py)."""
     tf = ROOT / "tests" / "fixtures" / "tf"
     keys = [*json.loads((tf / "imagenet_gold.json").read_text()),
-            *json.loads((tf / "vtab_gold.json").read_text())]  # fmt: skip
-    return {key.split("/")[0] for key in keys} - {"tfds"}
+            *json.loads((tf / "vtab_gold.json").read_text()),
+            *json.loads((tf / "manual_gold.json").read_text())]  # fmt: skip
+    return {key.split("/")[0] for key in keys} - {"tfds", "opencv"}
 
 
 #: Registered builders TFDS 4.9.10 cannot prepare from their dummy files, and why.
-MISSING_GOLD_WHY = {
-    "caltech_birds2011": "checked against what CUB's files mean (test_builders_vtab.py); no "
-    "TFDS gold file yet",
-    "clevr": "checked against what CLEVR's scene JSON means (test_builders_vtab.py); no TFDS "
-    "gold file yet",
-}
+MISSING_GOLD_WHY: dict[str, str] = {}
 MISSING_GOLD = set(MISSING_GOLD_WHY)

@@ -140,95 +140,100 @@ def test_info_of_an_unknown_dataset_is_a_usage_error(tmp_path: Path) -> None:
 
 
 LIST = """\
-ag_news_subset                 1.0.0  train 120000, test 7600                      11.2 MiB to download
-beans                          0.1.0  train 1034, validation 133, test 128         171.7 MiB to download
-binarized_mnist                1.0.0  train 50000, validation 10000, test 10000    104.7 MiB to download
-caltech101                     3.0.2  train 3060, test 6084                        131.0 MiB to download
-caltech_birds2011              0.2.0  train 5994, test 5794                        1.1 GiB to download
-cars196                        2.1.0  train 8144, test 8041                        1.8 GiB to download
-cats_vs_dogs                   4.0.1  train 23262                                  786.7 MiB to download
-celeb_a                        2.1.0  train 162770, validation 19867, test 19962   1.4 GiB to download
-cifar10                        3.0.2  train 50000, test 10000                      162.2 MiB to download
-cifar100                       3.0.2  train 50000, test 10000                      160.7 MiB to download
-cifar10_1/v4                   1.1.0  test 2021                                    5.9 MiB to download         (default config)
-cifar10_1/v6                   1.1.0  test 2000                                    5.9 MiB to download
-clevr                          3.1.0  train 70000, validation 15000, test 15000    17.7 GiB to download
-cmaterdb/bangla                1.0.0  train 5000, test 1000                        573.8 KiB to download       (default config)
-cmaterdb/devanagari            1.0.0  train 2500, test 500                         275.3 KiB to download
-cmaterdb/telugu                1.0.0  train 2500, test 500                         283.9 KiB to download
-coco/2017                      1.1.0  train 118287, validation 5000, test 40670    25.2 GiB to download        (default config)
-colorectal_histology           2.0.0  train 5000                                   246.1 MiB to download
-deep_weeds                     3.0.0  train 17509                                  469.3 MiB to download
-dmlab                          2.0.1  train 65550, validation 22628, test 22735    2.8 GiB to download
-dsprites                       2.0.0  train 737280                                 26.7 MiB to download
-dtd                            3.0.1  train 1880, validation 1880, test 1880       596.3 MiB to download
-emnist/byclass                 3.1.0  train 697932, test 116323                    535.7 MiB to download       (default config)
-emnist/bymerge                 3.1.0  train 697932, test 116323                    535.7 MiB to download
-emnist/balanced                3.1.0  train 112800, test 18800                     535.7 MiB to download
-emnist/letters                 3.1.0  train 88800, test 14800                      535.7 MiB to download
-emnist/digits                  3.1.0  train 240000, test 40000                     535.7 MiB to download
-emnist/mnist                   3.1.0  train 60000, test 10000                      535.7 MiB to download
-eurosat/rgb                    2.0.0  train 27000                                  89.9 MiB to download        (default config)
-fashion_mnist                  3.0.1  train 60000, test 10000                      29.4 MiB to download
-food101                        2.0.0  train 75750, validation 25250                4.7 GiB to download
-glue/cola                      2.0.0  train 8551, validation 1043, test 1063       368.1 KiB to download       (default config)
-glue/sst2                      2.0.0  train 67349, validation 872, test 1821       7.1 MiB to download
-horses_or_humans               3.0.0  train 1027, test 256                         153.6 MiB to download
-imagenet2012                   5.1.0  train 1281167, validation 50000              144.0 GiB, manual download
-imagenet2012_real              1.0.0  validation 50000                             6.3 GiB, manual download
-imagenet2012_subset/1pct       5.0.0  train 12811, validation 50000                144.0 GiB, manual download  (default config)
-imagenet2012_subset/10pct      5.0.0  train 128116, validation 50000               144.0 GiB, manual download
-imagenet_a                     0.1.0  test 7500                                    655.7 MiB to download
-imagenet_r                     0.2.0  test 30000                                   2.0 GiB to download
-imagenet_sketch                1.0.0  test 50889                                   7.1 GiB to download
-imagenet_v2/matched-frequency  3.0.0  test 10000                                   1.2 GiB to download         (default config)
-imagenet_v2/threshold-0.7      3.0.0  test 10000                                   1.2 GiB to download
-imagenet_v2/topimages          3.0.0  test 10000                                   1.2 GiB to download
-imagenette/full-size-v2        1.0.0  train 9469, validation 3925                  1.5 GiB to download         (default config)
-imagenette/320px-v2            1.0.0  train 9469, validation 3925                  325.8 MiB to download
-imagenette/160px-v2            1.0.0  train 9469, validation 3925                  94.4 MiB to download
-imagenette/full-size           1.0.0  train 12894, validation 500                  1.4 GiB to download
-imagenette/320px               1.0.0  train 12894, validation 500                  325.5 MiB to download
-imagenette/160px               1.0.0  train 12894, validation 500                  94.2 MiB to download
-imdb_reviews/plain_text        1.0.0  train 25000, test 25000, unsupervised 50000  80.2 MiB to download        (default config)
-iris                           2.1.0  train 150                                    3.7 KiB to download
-kitti                          3.3.0  train 6347, validation 423, test 711         11.7 GiB to download
-kmnist                         3.0.1  train 60000, test 10000                      20.3 MiB to download
-mnist                          3.0.1  train 60000, test 10000                      11.1 MiB to download
-mnist_corrupted/identity       1.0.0  train 60000, test 10000                      235.2 MiB to download       (default config)
-mnist_corrupted/shot_noise     1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/impulse_noise  1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/glass_blur     1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/motion_blur    1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/shear          1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/scale          1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/rotate         1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/brightness     1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/translate      1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/stripe         1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/fog            1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/spatter        1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/dotted_line    1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/zigzag         1.0.0  train 60000, test 10000                      235.2 MiB to download
-mnist_corrupted/canny_edges    1.0.0  train 60000, test 10000                      235.2 MiB to download
-oxford_flowers102              2.1.1  train 1020, validation 1020, test 6149       328.9 MiB to download
-oxford_iiit_pet                4.0.0  train 3680, test 3669                        773.5 MiB to download
-patch_camelyon                 2.0.0  test 32768, train 262144, validation 32768   7.5 GiB to download
-rock_paper_scissors            3.0.0  train 2520, test 372                         219.5 MiB to download
-smallnorb                      2.0.0  train 24300, test 24300                      250.6 MiB to download
-speech_commands                0.0.3  train 85511, validation 10102, test 4890     2.4 GiB to download
-spoken_digit                   1.0.9  train 2500                                   11.4 MiB to download
-squad/v1.1                     3.0.0  train 87599, validation 10570                33.5 MiB to download        (default config)
-stl10                          1.0.0  train 5000, test 8000, unlabelled 100000     2.5 GiB to download
-sun397/tfds                    4.0.0  train 76127, validation 10875, test 21750    36.4 GiB to download        (default config)
-svhn_cropped                   3.1.0  train 73257, test 26032, extra 531131        1.5 GiB to download
-tf_flowers                     3.0.1  train 3670                                   218.2 MiB to download
-tiny_shakespeare               1.0.0  train 1, validation 1, test 1                1.1 MiB to download
-titanic                        4.0.0  train 1309                                   115.0 KiB to download
-voc/2007                       5.0.0  train 2501, validation 2510, test 4952       868.8 MiB to download       (default config)
-wine_quality/white             1.0.0  train 4898                                   258.2 KiB to download       (default config)
-wine_quality/red               1.0.0  train 1599                                   82.2 KiB to download
-yelp_polarity_reviews          0.2.0  train 560000, test 38000                     158.7 MiB to download
+ag_news_subset                               1.0.0  train 120000, test 7600                               11.2 MiB to download
+beans                                        0.1.0  train 1034, validation 133, test 128                  171.7 MiB to download
+binarized_mnist                              1.0.0  train 50000, validation 10000, test 10000             104.7 MiB to download
+caltech101                                   3.0.2  train 3060, test 6084                                 131.0 MiB to download
+caltech_birds2011                            0.2.0  train 5994, test 5794                                 1.1 GiB to download
+cars196                                      2.1.0  train 8144, test 8041                                 1.8 GiB to download
+cats_vs_dogs                                 4.0.1  train 23262                                           786.7 MiB to download
+celeb_a                                      2.1.0  train 162770, validation 19867, test 19962            1.4 GiB to download
+cifar10                                      3.0.2  train 50000, test 10000                               162.2 MiB to download
+cifar100                                     3.0.2  train 50000, test 10000                               160.7 MiB to download
+cifar10_1/v4                                 1.1.0  test 2021                                             5.9 MiB to download                     (default config)
+cifar10_1/v6                                 1.1.0  test 2000                                             5.9 MiB to download
+clevr                                        3.1.0  train 70000, validation 15000, test 15000             17.7 GiB to download
+cmaterdb/bangla                              1.0.0  train 5000, test 1000                                 573.8 KiB to download                   (default config)
+cmaterdb/devanagari                          1.0.0  train 2500, test 500                                  275.3 KiB to download
+cmaterdb/telugu                              1.0.0  train 2500, test 500                                  283.9 KiB to download
+coco/2017                                    1.1.0  train 118287, validation 5000, test 40670             25.2 GiB to download                    (default config)
+colorectal_histology                         2.0.0  train 5000                                            246.1 MiB to download
+deep_weeds                                   3.0.0  train 17509                                           469.3 MiB to download
+diabetic_retinopathy_detection/original      3.0.0  sample 10, train 35126, validation 10906, test 42670  1.1 MiB to download + 4 by hand         (default config)
+diabetic_retinopathy_detection/1M            3.0.0  sample 10, train 35126, validation 10906, test 42670  1.1 MiB to download + 4 by hand
+diabetic_retinopathy_detection/250K          3.0.0  sample 10, train 35126, validation 10906, test 42670  1.1 MiB to download + 4 by hand
+diabetic_retinopathy_detection/btgraham-300  3.0.0  sample 10, train 35126, validation 10906, test 42670  1.1 MiB to download + 4 by hand
+dmlab                                        2.0.1  train 65550, validation 22628, test 22735             2.8 GiB to download
+dsprites                                     2.0.0  train 737280                                          26.7 MiB to download
+dtd                                          3.0.1  train 1880, validation 1880, test 1880                596.3 MiB to download
+emnist/byclass                               3.1.0  train 697932, test 116323                             535.7 MiB to download                   (default config)
+emnist/bymerge                               3.1.0  train 697932, test 116323                             535.7 MiB to download
+emnist/balanced                              3.1.0  train 112800, test 18800                              535.7 MiB to download
+emnist/letters                               3.1.0  train 88800, test 14800                               535.7 MiB to download
+emnist/digits                                3.1.0  train 240000, test 40000                              535.7 MiB to download
+emnist/mnist                                 3.1.0  train 60000, test 10000                               535.7 MiB to download
+eurosat/rgb                                  2.0.0  train 27000                                           89.9 MiB to download                    (default config)
+fashion_mnist                                3.0.1  train 60000, test 10000                               29.4 MiB to download
+food101                                      2.0.0  train 75750, validation 25250                         4.7 GiB to download
+glue/cola                                    2.0.0  train 8551, validation 1043, test 1063                368.1 KiB to download                   (default config)
+glue/sst2                                    2.0.0  train 67349, validation 872, test 1821                7.1 MiB to download
+horses_or_humans                             3.0.0  train 1027, test 256                                  153.6 MiB to download
+imagenet2012                                 5.1.0  train 1281167, validation 50000, test 100000          144.0 GiB, manual download + 1 by hand
+imagenet2012_real                            1.0.0  validation 50000                                      6.3 GiB, manual download
+imagenet2012_subset/1pct                     5.0.0  train 12811, validation 50000                         144.0 GiB, manual download              (default config)
+imagenet2012_subset/10pct                    5.0.0  train 128116, validation 50000                        144.0 GiB, manual download
+imagenet_a                                   0.1.0  test 7500                                             655.7 MiB to download
+imagenet_r                                   0.2.0  test 30000                                            2.0 GiB to download
+imagenet_sketch                              1.0.0  test 50889                                            7.1 GiB to download
+imagenet_v2/matched-frequency                3.0.0  test 10000                                            1.2 GiB to download                     (default config)
+imagenet_v2/threshold-0.7                    3.0.0  test 10000                                            1.2 GiB to download
+imagenet_v2/topimages                        3.0.0  test 10000                                            1.2 GiB to download
+imagenette/full-size-v2                      1.0.0  train 9469, validation 3925                           1.5 GiB to download                     (default config)
+imagenette/320px-v2                          1.0.0  train 9469, validation 3925                           325.8 MiB to download
+imagenette/160px-v2                          1.0.0  train 9469, validation 3925                           94.4 MiB to download
+imagenette/full-size                         1.0.0  train 12894, validation 500                           1.4 GiB to download
+imagenette/320px                             1.0.0  train 12894, validation 500                           325.5 MiB to download
+imagenette/160px                             1.0.0  train 12894, validation 500                           94.2 MiB to download
+imdb_reviews/plain_text                      1.0.0  train 25000, test 25000, unsupervised 50000           80.2 MiB to download                    (default config)
+iris                                         2.1.0  train 150                                             3.7 KiB to download
+kitti                                        3.3.0  train 6347, validation 423, test 711                  11.7 GiB to download
+kmnist                                       3.0.1  train 60000, test 10000                               20.3 MiB to download
+mnist                                        3.0.1  train 60000, test 10000                               11.1 MiB to download
+mnist_corrupted/identity                     1.0.0  train 60000, test 10000                               235.2 MiB to download                   (default config)
+mnist_corrupted/shot_noise                   1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/impulse_noise                1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/glass_blur                   1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/motion_blur                  1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/shear                        1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/scale                        1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/rotate                       1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/brightness                   1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/translate                    1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/stripe                       1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/fog                          1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/spatter                      1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/dotted_line                  1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/zigzag                       1.0.0  train 60000, test 10000                               235.2 MiB to download
+mnist_corrupted/canny_edges                  1.0.0  train 60000, test 10000                               235.2 MiB to download
+oxford_flowers102                            2.1.1  train 1020, validation 1020, test 6149                328.9 MiB to download
+oxford_iiit_pet                              4.0.0  train 3680, test 3669                                 773.5 MiB to download
+patch_camelyon                               2.0.0  test 32768, train 262144, validation 32768            7.5 GiB to download
+resisc45                                     3.0.0  train 31500                                           1 file placed by hand
+rock_paper_scissors                          3.0.0  train 2520, test 372                                  219.5 MiB to download
+smallnorb                                    2.0.0  train 24300, test 24300                               250.6 MiB to download
+speech_commands                              0.0.3  train 85511, validation 10102, test 4890              2.4 GiB to download
+spoken_digit                                 1.0.9  train 2500                                            11.4 MiB to download
+squad/v1.1                                   3.0.0  train 87599, validation 10570                         33.5 MiB to download                    (default config)
+stl10                                        1.0.0  train 5000, test 8000, unlabelled 100000              2.5 GiB to download
+sun397/tfds                                  4.0.0  train 76127, validation 10875, test 21750             36.4 GiB to download                    (default config)
+svhn_cropped                                 3.1.0  train 73257, test 26032, extra 531131                 1.5 GiB to download
+tf_flowers                                   3.0.1  train 3670                                            218.2 MiB to download
+tiny_shakespeare                             1.0.0  train 1, validation 1, test 1                         1.1 MiB to download
+titanic                                      4.0.0  train 1309                                            115.0 KiB to download
+voc/2007                                     5.0.0  train 2501, validation 2510, test 4952                868.8 MiB to download                   (default config)
+wine_quality/white                           1.0.0  train 4898                                            258.2 KiB to download                   (default config)
+wine_quality/red                             1.0.0  train 1599                                            82.2 KiB to download
+yelp_polarity_reviews                        0.2.0  train 560000, test 38000                              158.7 MiB to download
 """  # noqa: E501
 
 

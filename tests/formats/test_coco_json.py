@@ -19,7 +19,7 @@ from dummy_images import jpeg, write_zip
 
 FMT = FORMATS["coco_json"]
 FEATURES = FeaturesDict({
-    "image": Image(), "filename": Text(), "id": Scalar("int64"),
+    "image": Image(), "image/filename": Text(), "image/id": Scalar("int64"),
     "objects": Sequence(FeaturesDict({
         "id": Scalar("int64"), "area": Scalar("int64"), "bbox": BBox(),
         "label": ClassLabel(names=["cat", "dog"]), "is_crowd": Scalar("bool"),
@@ -52,7 +52,7 @@ def test_images_by_id_with_their_objects_by_id(tmp_path: Path) -> None:
     got = list(FMT.examples(src))
     assert [key for key, _ in got] == ["a.jpg", "b.jpg"]
     first, second = got[0][1], got[1][1]
-    assert (first["id"], first["objects"]) == (2, [])
+    assert (first["image/id"], first["image/filename"], first["objects"]) == (2, "a.jpg", [])
     assert first["image"] == zipfile.ZipFile(tmp_path / "img.zip").read("imgs/a.jpg")
     assert [o["id"] for o in second["objects"]] == [3, 9]
     assert second["objects"][1] == {"id": 9, "area": 8, "label": "dog", "is_crowd": False,

@@ -153,6 +153,7 @@ def test_a_truncated_tar_is_named(tmp_path: Path) -> None:
         ({"nested": True, "group_label": "file_name"}, "must be a ClassLabel"),
         ({"file_name": "label", "nested": True, "group_label": "label"}, "must be Text"),
         ({"file_name": "file_name", "keep": {"label": Path("x")}}, "under the file_name"),
+        ({"unlabeled": "label"}, "must be a ClassLabel with allow_unlabeled"),
     ],
 )
 def test_options_are_checked_against_the_features(options: dict[str, Any], problem: str) -> None:

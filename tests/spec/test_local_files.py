@@ -102,3 +102,30 @@ def test_options_added_later_leave_prepared_copies_alone(tmp_path: Path) -> None
     given = {**split.options, "metadata": "metadata.csv"}
     changed = spec.replace(splits={"train": dataclasses.replace(split, options=given)})
     assert changed.fingerprint != spec.fingerprint
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_registered_builders_file_is_read_where_it_is_with_its_checksum(
+    tmp_path: Path,
+) -> None:
+    """``{builder: NAME, path: FILE}``: a file of a registered builder's folder (one copy of
+    ImageNet's 500 KB validation_labels.txt for three builders), checked against that
+    builder's checksums.tsv; never a file outside that folder."""
+    spec = load_spec(ROOT / "builders" / "imagenet2012_subset")
+    shared = spec.downloads["validation_labels"]
+    own = load_spec(ROOT / "builders" / "imagenet2012").downloads["validation_labels"]
+    assert shared.url == own.url and shared.url.endswith("/imagenet2012/validation_labels.txt")
+    assert (shared.size, shared.sha256) == (own.size, own.sha256) == (500000, own.sha256)
+    assert own.sha256 == "313fc3f23c864dde9183c9a368809065765dd1b657a6904fded44e3e46d34604"
+    folder = tmp_path / "b"
+    folder.mkdir()
+    for entry, field, message in [
+        ("{builder: nosuch, path: x.txt}", "builder", "no registered builder 'nosuch'"),
+        ("{builder: imagenet2012, path: ../mnist/checksums.tsv}", "path", "inside it"),
+        ("{builder: imagenet2012, path: missing.txt}", "path", "cannot read"),
+    ]:
+        (folder / "builder.yaml").write_text(SPEC.replace("{path: data/rows.jsonl}", entry))
+        with pytest.raises(SpecError, match=f"downloads.rows.{field}'.*{message}"):
+            load_spec(folder)

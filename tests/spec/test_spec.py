@@ -87,12 +87,14 @@ def test_list_datasets() -> None:
     assert catalog.list_datasets() == [
         "ag_news_subset", "beans", "binarized_mnist", "caltech101", "caltech_birds2011",
         "cars196", "cats_vs_dogs", "celeb_a", "cifar10", "cifar100", "cifar10_1", "clevr",
-        "cmaterdb", "coco", "colorectal_histology", "deep_weeds", "dmlab", "dsprites", "dtd",
+        "cmaterdb", "coco", "colorectal_histology", "deep_weeds", "diabetic_retinopathy_detection",
+        "dmlab", "dsprites", "dtd",
         "emnist", "eurosat", "fashion_mnist", "food101", "glue", "horses_or_humans",
         "imagenet2012", "imagenet2012_real", "imagenet2012_subset", "imagenet_a", "imagenet_r",
         "imagenet_sketch", "imagenet_v2", "imagenette", "imdb_reviews", "iris", "kitti",
         "kmnist", "mnist", "mnist_corrupted", "oxford_flowers102", "oxford_iiit_pet",
-        "patch_camelyon", "rock_paper_scissors", "smallnorb", "speech_commands", "spoken_digit",
+        "patch_camelyon", "resisc45", "rock_paper_scissors", "smallnorb", "speech_commands",
+        "spoken_digit",
         "squad", "stl10", "sun397", "svhn_cropped", "tf_flowers", "tiny_shakespeare", "titanic",
         "voc", "wine_quality", "yelp_polarity_reviews"
     ]  # fmt: skip
@@ -268,8 +270,8 @@ WINE = (ROOT / "builders" / "wine_quality" / "builder.yaml").read_text()
          "field 'splits.train.options.values.survived.0': expected a string"),
         (TITANIC, "        pclass: pclass\n", "        pclass: [pclass]\n",
          "field 'splits.train.options.columns.pclass': expected a string"),
-        (WINE, "  white:\n", "  White:\n",
-         "a config name must be words of [a-z0-9_] joined by '.'"),
+        (WINE, "  white:\n", "  _white:\n",
+         "a config name must be words of [A-Za-z0-9_] joined by '.'"),
         (WINE, 'delimiter: ";"', 'delimiter: ";;"', "options.delimiter must be one character"),
         (TITANIC, "        body: body\n", "",
          "field 'splits.train': format 'delimited' gives examples of"),

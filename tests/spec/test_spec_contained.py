@@ -237,8 +237,8 @@ def test_a_manual_download_is_marked_in_the_spec_and_its_info(tmp_path: Path) ->
     folder = spec_with(tmp_path / "b", old, f"{old}\n    manual: true")
     shutil.copy(ROOT / "builders" / "mnist" / "checksums.tsv", folder)  # the registered sizes
     spec = load_spec(folder)
-    assert spec.downloads["train_images"].manual
-    assert not spec.downloads["train_labels"].manual
+    assert spec.downloads["train_images"].by_hand and not spec.downloads["train_images"].manual
+    assert not spec.downloads["train_labels"].by_hand
     info = declared_info(spec)
     assert info.downloads["train_images"]["manual"] is True
     assert "manual" not in info.downloads["train_labels"]  # the others' info stays as it was

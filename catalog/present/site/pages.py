@@ -11,6 +11,7 @@ import json
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from catalog._util.units import format_size
@@ -234,7 +235,7 @@ def _downloads(entry: Entry) -> str:
     rows = [
         (
             f"<code>{esc(key)}</code>",
-            f"<code>{esc(d.get('url', ''))}</code>",
+            f"<code>{esc(d.get('url') or _manual(d))}</code>",
             esc(format_size(d.get("size"))),
             f"<code>{esc((d.get('sha256') or '')[:16])}</code>",
         )
@@ -245,6 +246,12 @@ def _downloads(entry: Entry) -> str:
     )
     summary = f"{len(rows)} download{'s' * (len(rows) != 1)}"
     return f"<details><summary>{summary}</summary>\n{listing}\n</details>"
+
+
+def _manual(download: dict[str, Any]) -> str:
+    """How the site names an unverified manual file (`catalog.download.manual`)."""
+    name = download.get("manual")
+    return f"placed by hand: {name} (no published checksum)" if name else ""
 
 
 def _configs(entry: Entry) -> str:
