@@ -334,7 +334,8 @@ def _downloads(
             except ValueError as error:
                 raise item.error("path", str(error)) from None
             continue
-        if "manual" in item.data and "url" not in item.data:  # placed by hand, no checksum published: catalog.download.manual
+        if "manual" in item.data and "url" not in item.data:
+            # placed by hand, no checksum published: catalog.download.manual
             item.only(("manual",))
             filename = str(item.get("manual", str))
             if filename in ("", ".", "..") or any(c in filename for c in "/\\\0"):

@@ -152,7 +152,8 @@ def test_a_manual_folder_is_measured_by_its_manifest(tmp_path: Path) -> None:
     [
         ("{manual: a/table.csv}", "expected a plain file or folder name"),
         ("{manual: ..}", "expected a plain file or folder name"),
-        ("{manual: table.csv, url: 'https://example.com/t.csv'}", "manual"),  # beside a url, manual is true or false
+        # beside a url, manual is true or false (downloaded by hand, checked)
+        ("{manual: table.csv, url: 'https://example.com/t.csv'}", "manual"),
     ],
 )
 def test_a_malformed_manual_entry_is_named(tmp_path: Path, entry: str, message: str) -> None:
