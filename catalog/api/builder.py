@@ -21,11 +21,10 @@ from catalog.info.splits import SplitArg, SplitsArg, check_split_names, each_spl
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import declared_info, foreign_to
 from catalog.read.data_source import DataSource, Decoder, open_sources
-from catalog.read.remote_shard import RemoteRead
 from catalog.spec.load import load_spec
 from catalog.spec.model import BuilderSpec
 from catalog.spec.registry import resolve, version_matches
-from catalog.storage.data_dir import Opened, Store, data_dir_store
+from catalog.storage.data_dir import Opened, RemoteRead, Store, data_dir_store
 from catalog.storage.remote import RemoteDir
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it

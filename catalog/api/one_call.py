@@ -13,8 +13,7 @@ from catalog.errors import NotPreparedError
 from catalog.info.splits import SplitArg, SplitsArg
 from catalog.prepare.reuse import serves
 from catalog.read.data_source import DataSource, Decoder
-from catalog.read.remote_shard import RemoteRead
-from catalog.storage.data_dir import Opened
+from catalog.storage.data_dir import Opened, RemoteRead
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig

@@ -43,11 +43,10 @@ from catalog.info.dataset_info import DatasetInfo
 from catalog.info.splits import SplitsArg
 from catalog.interop.croissant import is_croissant
 from catalog.read.data_source import DataSource, Decoder
-from catalog.read.remote_shard import RemoteRead
 from catalog.spec.registry import resolve as resolve_registered
 from catalog.spec.registry import version_matches
 from catalog.spec.stored import stored_origin, stored_spec
-from catalog.storage.data_dir import Opened, Store, data_dir_store, store_for
+from catalog.storage.data_dir import Opened, RemoteRead, Store, data_dir_store, store_for
 from catalog.storage.remote import RemoteDir, is_url, remote_dir
 
 __all__ = ["DatasetHandle", "Kind", "builder", "resolve_dataset"]
