@@ -57,7 +57,8 @@ import numpy as np
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.info.dataset_info import DatasetInfo
-from catalog.info.splits import SplitArg, SplitsArg, split_text
+from catalog.info.split_request import SplitRequest
+from catalog.info.splits import Split, SplitArg, SplitsArg, split_text
 from catalog.read import catalog_format  # noqa: F401  (registers catalog's own record format)
 from catalog.read.array_record import READER_OPTIONS
 from catalog.read.decoding import Decoder, Decoding, Example
@@ -109,6 +110,7 @@ class DataSource(Sequence[Example]):
         cache: ShardCache | None = None,
         _pieces: list[range] | None = None,
         _shards: Shards | None = None,
+        _parsed: Split | None = None,
     ) -> None:
         self.info = info
         #: the split spec as given, as text (a view's: its source's, with the slice taken)
@@ -126,7 +128,7 @@ class DataSource(Sequence[Example]):
         made = None
         if _pieces is None:
             made = _shards.stamp()
-            _pieces = split_pieces(info, split)
+            _pieces = split_pieces(info, split if _parsed is None else _parsed)
         self._rows = Rows(_pieces, f"{info.name} split {self.split!r}")
         self._decoding = Decoding(info, record_format, self._decoders, as_supervised)
         self._records = Records(
@@ -291,7 +293,7 @@ def _slice_text(key: slice) -> str:
 def open_sources(
     folder: str | Path | RemoteDir,
     info: DatasetInfo,
-    split: SplitsArg | None = None,
+    split: SplitsArg | SplitRequest | None = None,
     *,
     decoders: Mapping[str, Decoder] | None = None,
     as_supervised: bool = False,
@@ -302,19 +304,18 @@ def open_sources(
     a list of them for a list of specs (as TFDS's ``split=["train", "test"]``), or
     ``{split: DataSource}`` of every split when `split` is None. What `builder().
     as_data_source`, `data_source(path)` and `open_tfds` return. A remote `folder` is
-    listed once for all of them; `remote_read` and `cache` say how it is read."""
+    listed once for all of them; `remote_read` and `cache` say how it is read. `split` is
+    parsed here unless it comes parsed (`catalog.info.split_request.SplitRequest`)."""
+    request = SplitRequest.parse(split)
     shards = open_shards(folder, info, format_of(info, folder), remote_read, cache)
 
-    def one(spec: SplitArg) -> DataSource:
+    def one(text: str, parsed: Split) -> DataSource:
         return DataSource(
-            folder, info, spec, decoders=decoders, as_supervised=as_supervised, _shards=shards
-        )
+            folder, info, text, decoders=decoders, as_supervised=as_supervised, _shards=shards,
+            _parsed=parsed,
+        )  # fmt: skip
 
-    if isinstance(split, (list, tuple)):
-        return [one(spec) for spec in split]
-    if split is not None:
-        return one(split)
-    return {name: one(name) for name in info.splits}
+    return request.sources(one, info.splits)
 
 
 def open_shards(
