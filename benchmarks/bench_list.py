@@ -14,7 +14,13 @@ load on the machine hits all alike, and prints the medians of `--runs` runs:
   the index already written (target: each at most 1.5x that floor, however many builders;
   the synthetic listing's time over the registry's says how flat it stays);
 - `catalog list` over the synthetic registry with no index (the first listing after an
-  install or an upgrade, which loads every spec once), and `catalog info voc`.
+  install or an upgrade, which loads every spec once), and `catalog info voc`;
+- `catalog info NAME` (``--info``, default mnist: a registered dataset that is not prepared,
+  shown from the registry's info index) with the index written (warm, against `catalog list`)
+  and with no index (cold: the cache dir removed before each run).
+
+``--root DIR`` times the catalog tree in DIR instead of this checkout (the same script, side
+by side with another branch: ``--root /work/main``).
 
 It also prints which heavy modules each command imports. Every command runs once untimed
 first, and bytecode caches are written and used (``PYTHONDONTWRITEBYTECODE`` removed), as
@@ -132,16 +138,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--builders", type=int, default=1000)
+    parser.add_argument("--info", default="mnist", help="the dataset of the info rows")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the catalog tree to time")
     options = parser.parse_args()
     runs = options.runs
-    sys.path.insert(0, str(ROOT))
+    root = options.root.resolve()
+    sys.path.insert(0, str(root))
     from catalog.spec.registry import registry_file
 
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp) / "cache"
         # bytecode caches written and used, as an installed package has them
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env.update(XDG_CACHE_HOME=str(cache), PYTHONPATH=str(ROOT))
+        env.update(XDG_CACHE_HOME=str(cache), PYTHONPATH=str(root))
         synthetic = synthetic_registry(Path(tmp), options.builders)
         real = registry_file()
         py = sys.executable
@@ -152,6 +161,7 @@ def main() -> None:
             "floor": [py, "-c", "import catalog, numpy, yaml"],
             "list real": [py, "-c", RUN, str(real), "list"],
             "list synthetic": [py, "-c", RUN, str(synthetic), "list"],
+            "info warm": [py, "-c", RUN, str(real), "info", options.info],
         }
         medians_in_turn(commands, 1, env)  # writes both indexes and the bytecode caches
         times = medians_in_turn(commands, runs, env)
@@ -160,11 +170,12 @@ def main() -> None:
             {
                 "list synthetic, no index": [py, "-c", RUN, str(synthetic), "list"],
                 "info voc": [py, "-c", RUN, str(real), "info", "voc"],
+                "info cold": [py, "-c", RUN, str(real), "info", options.info],
             },
             max(1, min(runs, 3)),
             cold_env,
-            before={"list synthetic, no index": lambda: shutil.rmtree(cold_env["XDG_CACHE_HOME"],
-                                                                      ignore_errors=True)},
+            before={name: lambda: shutil.rmtree(cold_env["XDG_CACHE_HOME"], ignore_errors=True)
+                    for name in ("list synthetic, no index", "info cold")},
         )  # fmt: skip
         heavy = {}
         for registry, args in (
@@ -210,6 +221,11 @@ def main() -> None:
     label = f"catalog list, {options.builders} builders, no index"
     print(f"{label:<44} {ms('list synthetic, no index', cold)}  (loads every spec once)")
     print(f"{'catalog info voc':<44} {ms('info voc', cold)}")
+    label = f"catalog info {options.info}, index warm"
+    ratio = times["info warm"] / times["list real"]
+    print(f"{label:<44} {ms('info warm')}  {ratio:.2f}x catalog list (registry)")
+    label = f"catalog info {options.info}, no index"
+    print(f"{label:<44} {ms('info cold', cold)}  (the cache dir removed before each run)")
     for args, modules in heavy.items():
         print(f"heavy modules imported by catalog {args}: {modules}")
 

@@ -14,18 +14,17 @@ from catalog.errors import (
     DatasetNotFoundError,
     NotPreparedError,
     SpecError,
-    SplitError,
 )
 from catalog.info.dataset_info import DatasetInfo
-from catalog.info.splits import SplitArg, SplitsArg, check_split_names, each_split
+from catalog.info.split_request import SplitRequest
+from catalog.info.splits import SplitArg, SplitsArg
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import declared_info, foreign_to
 from catalog.read.data_source import DataSource, Decoder, open_sources
-from catalog.read.remote_shard import RemoteRead
 from catalog.spec.load import load_spec
 from catalog.spec.model import BuilderSpec
 from catalog.spec.registry import resolve, version_matches
-from catalog.storage.data_dir import Opened, Store, data_dir_store
+from catalog.storage.data_dir import Opened, RemoteRead, Store, data_dir_store
 from catalog.storage.remote import RemoteDir
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
@@ -248,13 +247,21 @@ class DatasetBuilder:
         config = resolve_config(download_config, data_dir=self.data_dir, download_dir=download_dir)
         return prepare_dataset(self.spec, self.data_path, config, options, progress)
 
-    def check_split(self, split: SplitsArg | None) -> None:
-        """Check a split spec against the spec's splits before any work is done."""
-        for one in each_split(split):
-            try:
-                check_split_names(one, list(self.spec.splits))
-            except SplitError as error:
-                raise SplitError(f"{self.full_name}: {error}") from None
+    def check_split(self, split: SplitsArg | SplitRequest | None) -> SplitRequest:
+        """`split` parsed (unless it comes parsed) and checked against the spec's splits
+        before any work is done: what reading it takes (`catalog.info.split_request`).
+
+        Args:
+            split: what ``split=`` takes, or a `SplitRequest` already parsed.
+
+        Returns:
+            The parsed `SplitRequest`.
+
+        Raises:
+            SplitError: a spec is malformed or names a split the dataset does not have."""
+        request = SplitRequest.parse(split)
+        request.check(list(self.spec.splits), self.full_name)
+        return request
 
     @overload
     def as_data_source(
@@ -312,12 +319,12 @@ class DatasetBuilder:
         ``$CATALOG_CACHE_SIZE``, else 20 GiB), each fetched once and verified;
         ``remote_read="range"`` reads single records by byte ranges, without local disk.
         """
-        self.check_split(split)
+        request = self.check_split(split)
         opened = self.open()
         if opened is None:
             raise self.not_prepared_error(data_dir=str(self.data_dir))
         return read_opened(
-            self.store, opened, split, decoders, as_supervised, remote_read, cache_dir, cache_size
+            self.store, opened, request, decoders, as_supervised, remote_read, cache_dir, cache_size
         )
 
     def __repr__(self) -> str:
@@ -330,7 +337,7 @@ class DatasetBuilder:
 def read_opened(
     store: Store,
     opened: Opened,
-    split: SplitsArg | None,
+    split: SplitsArg | SplitRequest | None,
     decoders: Mapping[str, Decoder] | None = None,
     as_supervised: bool = False,
     remote_read: RemoteRead = "cache",

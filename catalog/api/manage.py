@@ -13,14 +13,16 @@ True
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalog.api.builder import PathLike
-from catalog.api.resolve import resolve_dataset
+from catalog.api.resolve import plain_name, resolve_dataset
 from catalog.download.config import DownloadConfig, resolve_config
 from catalog.download.manual import changed_files
+from catalog.errors import DatasetNotFoundError
 from catalog.read.verify import Problem
 from catalog.read.verify import verify as verify_shards
 from catalog.storage.data_dir import Leftover, Removal, data_dir_store
@@ -157,7 +159,9 @@ def remove(
     """Remove the prepared dataset `name` from the data dir, under the lock preparing holds
     (a prepare running meanwhile is waited for): its pointer, every generation no reader
     holds, and what interrupted prepares left. ``Removal.found`` is False when nothing was
-    there (not an error); with ``dry_run`` nothing is removed, the answer says what would be.
+    there (not an error, for every kind of dataset: a registered one not prepared, and a name
+    nothing answers to, such as a dataset prepared from files and removed already); with
+    ``dry_run`` nothing is removed, the answer says what would be.
 
     Args:
         name: what `catalog.builder` takes, or the path or URL of a prepared dataset.
@@ -169,7 +173,13 @@ def remove(
         A `Removal`: whether anything was found, and what was (or would be) removed.
 
     Raises:
-        DatasetNotFoundError: no dataset of that name.
+        DatasetNotFoundError: `name` is no plain ``name[/config][:version]`` and names no
+            dataset (a path of local files, a folder that is no dataset).
         StorageError: the data dir is unusable, or a bucket refuses the removal."""
-    handle = resolve_dataset(name, data_dir=data_dir, image_max_side=image_max_side)
+    try:
+        handle = resolve_dataset(name, data_dir=data_dir, image_max_side=image_max_side)
+    except DatasetNotFoundError:
+        if not plain_name(os.fspath(name)):
+            raise
+        return Removal(False)  # nothing answers to the name: nothing is prepared under it
     return handle.store.remove(handle.target, dry_run)

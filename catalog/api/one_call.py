@@ -13,8 +13,7 @@ from catalog.errors import NotPreparedError
 from catalog.info.splits import SplitArg, SplitsArg
 from catalog.prepare.reuse import serves
 from catalog.read.data_source import DataSource, Decoder
-from catalog.read.remote_shard import RemoteRead
-from catalog.storage.data_dir import Opened
+from catalog.storage.data_dir import Opened, RemoteRead
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
@@ -166,7 +165,7 @@ def data_source(
             split, decoders=decoders, as_supervised=as_supervised, remote_read=remote_read,
             cache_dir=cache_dir, cache_size=cache_size,
         )  # fmt: skip
-    b.check_split(split)
+    request = b.check_split(split)  # parsed once, here
     opened = b.open()  # resolved (and its info read) once
     if download and not _complete(b, opened):
         b.download_and_prepare(
@@ -179,7 +178,7 @@ def data_source(
     if opened is None:
         raise b.not_prepared_error(data_dir=str(b.data_dir))
     return read_opened(
-        b.store, opened, split, decoders, as_supervised, remote_read, cache_dir, cache_size
+        b.store, opened, request, decoders, as_supervised, remote_read, cache_dir, cache_size
     )
 
 

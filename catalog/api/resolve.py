@@ -23,8 +23,12 @@ kind                the argument is
                     the name it was prepared as)
 ==================  ========================================================================
 
-A registered name wins over a dataset of the same name in the data dir, and over a local path
-of the same name (write ``./mnist`` for the folder). The data dir is checked once, here: a
+A path is a path: an existing file, or an existing folder with no builder.yaml, that would
+also read as ``builder-folder/CONFIG`` (``DIR/data.csv`` beside a ``DIR/builder.yaml``, e.g. one
+``--write-spec`` wrote) is local files (``files``), before the ``url`` and later kinds; what was
+chosen is said (`resolve_dataset`'s `note`). A registered name wins over a dataset of the same
+name in the data dir, and over a local folder of the same name (write ``./mnist`` for the
+folder). The data dir is checked once, here: a
 file, or a URL of a scheme no store reads, is one StorageError (`catalog.storage.data_dir`).
 """
 
@@ -32,7 +36,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -43,19 +48,19 @@ from catalog.info.dataset_info import DatasetInfo
 from catalog.info.splits import SplitsArg
 from catalog.interop.croissant import is_croissant
 from catalog.read.data_source import DataSource, Decoder
-from catalog.read.remote_shard import RemoteRead
 from catalog.spec.registry import resolve as resolve_registered
 from catalog.spec.registry import version_matches
 from catalog.spec.stored import stored_origin, stored_spec
-from catalog.storage.data_dir import Opened, Store, data_dir_store, store_for
+from catalog.storage.data_dir import Opened, RemoteRead, Store, data_dir_store, store_for
 from catalog.storage.remote import RemoteDir, is_url, remote_dir
 
-__all__ = ["DatasetHandle", "Kind", "builder", "resolve_dataset"]
+__all__ = ["DatasetHandle", "Kind", "builder", "plain_name", "resolve_dataset"]
 
 Kind = Literal["croissant", "url", "directory", "registered", "builder_folder", "stored", "files"]
 
 #: Suffixes that make an argument a path even when nothing is there (to say so).
 DATA_SUFFIXES = frozenset({".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".tar", ".json"})
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?(:[\w.*+-]+)?$")
 _VERSION_DIR = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-max(\d+))?$")
 
 
@@ -149,11 +154,13 @@ def resolve_dataset(
     data_dir: PathLike | RemoteDir | None = None,
     image_max_side: int | None = None,
     files: bool = False,
+    note: Callable[[str], None] | None = None,
 ) -> DatasetHandle:
     """What `text` names (see the module docstring). With ``files=True`` (``catalog
     prepare``), local files and Croissant files are answered as such (kinds ``files`` and
     ``croissant``, with no builder yet: their spec is made by reading them); otherwise a path
-    of local files is DatasetNotFoundError saying to prepare it first."""
+    of local files is DatasetNotFoundError saying to prepare it first. `note` is told what
+    was chosen when a path also reads as ``builder-folder/CONFIG`` (default: a UserWarning)."""
     text = os.fspath(text)
     if is_croissant(text):
         if not files:
@@ -162,6 +169,21 @@ def resolve_dataset(
                 "use the dataset by the name it was prepared as"
             )
         return DatasetHandle("croissant", text, data_dir_store(data_dir), Path(text))
+    first, chosen = _path_first(text)
+    if first:
+        store = data_dir_store(data_dir)
+        if not files:
+            raise DatasetNotFoundError(
+                f"{text} are local files: prepare them first ('catalog prepare {text} --name "
+                f"NAME'), then use the dataset by its NAME"
+                + (f"; {chosen('read')}" if chosen else "")
+            )
+        if chosen:
+            if note is None:
+                warnings.warn(chosen("prepared"), UserWarning, stacklevel=2)
+            else:
+                note(chosen("prepared"))
+        return DatasetHandle("files", text, store, Path(text).expanduser())
     if is_url(text):
         target = remote_dir(text)
         return DatasetHandle("url", text, store_for(target), target)
@@ -231,6 +253,38 @@ def builder(
             + (f", data_dir={str(data_dir)!r})" if data_dir is not None else ")")
         )
     return handle.builder
+
+
+def plain_name(text: str) -> bool:
+    """Whether `text` is a plain ``name[/config][:version]`` (no path on disk, no URL): what a
+    dataset in a data dir is called. ``catalog rm`` of such a name that nothing answers to
+    removes nothing and says so, whatever the name once was (registered, prepared from files
+    or a Croissant file, or removed already)."""
+    return bool(_PLAIN_NAME.match(text)) and not Path(text).expanduser().exists()
+
+
+def _path_first(text: str) -> tuple[bool, Callable[[str], str] | None]:
+    """Whether `text` is a path before anything else: an existing file, or an existing folder
+    with no builder.yaml, that would otherwise read as ``builder-folder/CONFIG``; and, when it
+    reads as both, what says so (given what is done with the files: "prepared", "read"). A
+    registered name still wins over a folder of that name (``mnist``; ``./mnist`` is the
+    folder: no builder.yaml there)."""
+    path = Path(text).expanduser()
+    if not (path.is_file() or (path.is_dir() and not (path / "builder.yaml").is_file())):
+        return False, None
+    try:
+        request = resolve_registered(text)
+    except DatasetNotFoundError:
+        return path.is_file(), None
+    if request.config is None:  # a registered name (or builder folder) of that exact name
+        return path.is_file(), None
+    kind = "file" if path.is_file() else "folder"
+    also = (
+        f"it also reads as config {request.config!r} of the builder folder {request.folder}: "
+        f"ask for that one as {request.folder.resolve().name}/{request.config} from another "
+        "folder"
+    )
+    return True, lambda done: f"{text} is a {kind}, {done} as local files ({also})"
 
 
 def _is_name(text: str, folder: Path) -> bool:

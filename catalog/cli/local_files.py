@@ -1,30 +1,22 @@
-"""`catalog prepare PATH`'s options for local files, and what an argument that is a path means.
+"""`catalog prepare PATH`'s options for local files.
 
 - `add_arguments`: ``--delimiter``, ``--encoding``, ``--dtype COLUMN=TYPE`` (repeatable) and
   ``--channels``; `infer_arguments` turns them into `catalog.api.files.files_builder`'s
   keyword arguments.
 - `joined_paths`: several PATHs (what an unquoted glob expands to) are one dataset when
   ``--name`` is given, else one usage error saying to quote the glob or give ``--name``.
-- `is_path_first`: a path is a path: an existing file (or folder with no builder.yaml) is
-  prepared as local files, never read as ``builder-folder/CONFIG`` (a note says so when it
-  could be both).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
-
-from catalog.errors import DatasetNotFoundError
 
 __all__ = [
     "FLAGS",
     "LocalFilesUsageError",
     "add_arguments",
     "infer_arguments",
-    "is_path_first",
     "joined_paths",
 ]
 
@@ -110,30 +102,3 @@ def joined_paths(names: list[str], is_files: list[bool], name: str | None) -> li
     from catalog.spec.infer import glob_of
 
     return [glob_of(paths)]
-
-
-def is_path_first(text: str) -> bool:
-    """Whether `text` is a path before anything else: an existing file, or an existing folder
-    with no builder.yaml, that would otherwise read as ``builder-folder/CONFIG``
-    (``./data.csv`` or ``./photos`` beside a ``./builder.yaml``, e.g. one ``--write-spec``
-    wrote). A note on stderr says what was chosen. A registered name still wins over a folder
-    of that name (``mnist``; ``./mnist`` is the folder: no builder.yaml there)."""
-    path = Path(text).expanduser()
-    if not (path.is_file() or (path.is_dir() and not (path / "builder.yaml").is_file())):
-        return False
-    from catalog.spec.registry import resolve
-
-    try:
-        request = resolve(text)
-    except DatasetNotFoundError:
-        return path.is_file()
-    if request.config is None:  # a registered name (or builder folder) of that exact name
-        return path.is_file()
-    print(
-        f"catalog: {text} is a {'file' if path.is_file() else 'folder'}, prepared as local "
-        f"files (it also reads as config {request.config!r} of the builder folder "
-        f"{request.folder}: ask for that one as {request.folder.resolve().name}/"
-        f"{request.config} from another folder)",
-        file=sys.stderr,
-    )
-    return True

@@ -295,17 +295,12 @@ def _check_dirs(
 
 
 def _handle(name: str, args: argparse.Namespace) -> DatasetHandle:
-    """What NAME or PATH names (`catalog.api.resolve`), a path being a path first (an existing
-    file, or a folder with no builder.yaml, is local files: `local_files.is_path_first`)."""
-    from catalog.interop.croissant import is_croissant
-    from catalog.storage.data_dir import data_dir_store
-
-    if not is_croissant(name) and local_files.is_path_first(name):
-        store = data_dir_store(args.data_dir)
-        return DatasetHandle("files", name, store, Path(name).expanduser())
+    """What NAME or PATH names (`catalog.api.resolve`: a path is a path first, what was
+    chosen when it also reads as ``builder-folder/CONFIG`` is a note on stderr)."""
     return resolve_dataset(
-        name, data_dir=args.data_dir, image_max_side=args.image_max_side, files=True
-    )
+        name, data_dir=args.data_dir, image_max_side=args.image_max_side, files=True,
+        note=lambda chosen: print(f"catalog: {chosen}", file=sys.stderr),
+    )  # fmt: skip
 
 
 def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:

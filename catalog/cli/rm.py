@@ -8,19 +8,22 @@ prepare running meanwhile is waited for, never cut in half. With ``--downloads``
 download cache entries of the files the dataset's spec lists (by their cache path
 ``<sha256[:16]>-<filename>``, with their records, partial downloads and extracted archives);
 files in the manual dir are the user's and never touched. Removing what is not there is not
-an error: the command says so and exits 0.
+an error, for every kind of dataset: a registered one not prepared, and a plain name nothing
+answers to (a dataset prepared from files or a Croissant file and removed already: its spec
+went with it); the command says so (and which registered names come close) and exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import shutil
 from pathlib import Path
 
 from catalog._util.units import count, format_size
 from catalog.api.builder import DatasetBuilder
 from catalog.api.manage import remove
-from catalog.api.resolve import DatasetHandle, resolve_dataset
+from catalog.api.resolve import DatasetHandle, plain_name, resolve_dataset
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -30,9 +33,10 @@ from catalog.cli.common import (
     dataset_label,
     error,
 )
-from catalog.errors import CatalogError
+from catalog.errors import CatalogError, DatasetNotFoundError
+from catalog.spec.registry import registered
 from catalog.storage import paths
-from catalog.storage.data_dir import Removal
+from catalog.storage.data_dir import Removal, data_dir_store
 from catalog.storage.diskspace import disk_usage
 
 __all__ = ["register"]
@@ -126,14 +130,32 @@ def _remove_downloads(b: DatasetBuilder, download_dir: Path, dry_run: bool) -> s
     return f"{label}: removed {what} from {download_dir}"
 
 
+def _handle(name: str, args: argparse.Namespace) -> DatasetHandle | None:
+    """What `name` names; None for a plain name nothing answers to (nothing to remove)."""
+    try:
+        return resolve_dataset(name, data_dir=args.data_dir, image_max_side=args.image_max_side)
+    except DatasetNotFoundError:
+        if not plain_name(name):
+            raise
+        return None
+
+
+def _absent_line(name: str, args: argparse.Namespace) -> str:
+    """The line for a plain name nothing answers to, with the registered names close to it."""
+    close = difflib.get_close_matches(name.partition("/")[0], list(registered()), n=3)
+    hint = f" (no dataset of that name is known: did you mean {', '.join(close)}?)" if close else ""
+    where = data_dir_store(args.data_dir).root
+    return f"{name}: nothing prepared under that name in {where}; nothing to remove{hint}"
+
+
 def run(args: argparse.Namespace) -> int:
-    handles = [
-        resolve_dataset(n, data_dir=args.data_dir, image_max_side=args.image_max_side)
-        for n in args.names
-    ]
+    handles = [_handle(n, args) for n in args.names]  # every argument checked before any rm
     failed = False
     for name, handle in zip(args.names, handles, strict=True):
         label = name
+        if handle is None:
+            print(_absent_line(name, args))
+            continue
         try:
             label = handle.label
             removal = remove(

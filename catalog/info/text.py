@@ -68,10 +68,10 @@ def info_page(
             + (f"{by_hand} into the manual dir" if manual else "")
             + ")"
         )
-        manual = [d["manual"] for d in info.downloads.values() if isinstance(d.get("manual"), str)]
-        if manual:  # catalog.download.manual: placed by hand, no checksum published
+        placed = [d["manual"] for d in info.downloads.values() if isinstance(d.get("manual"), str)]
+        if placed:  # catalog.download.manual: placed by hand, no checksum published
             fields["manual files"] = (
-                f"{', '.join(manual)} (placed in the manual dir by hand; unverified: no "
+                f"{', '.join(placed)} (placed in the manual dir by hand; unverified: no "
                 "published checksum)"
             )
     tree = feature_rows(info.features)

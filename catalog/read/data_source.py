@@ -22,9 +22,11 @@ Contract (what PyTorch's DataLoader, Grain and plain loops rely on):
   (`catalog.storage.generations`) and reads only it, as long as it lives, also while another
   process prepares the dataset again (``--overwrite``); a pointer given as `folder` is
   resolved once;
-- remote: `folder` may be a generation in a remote data dir (a `catalog.storage.remote.RemoteDir`),
-  read through a local shard cache or by byte ranges (``remote_read=``,
-  `catalog.read.remote_shard`); everything above holds there too;
+- any data dir: the shards open through the data dir's store (`catalog.storage.data_dir`,
+  `Store.shards`, resolved once when the source is made): a local generation in place, a
+  generation in a bucket (a `catalog.storage.remote.RemoteDir`) through a local shard cache
+  or by byte ranges (``remote_read=``, `catalog.storage.bucket_shards`); everything above
+  holds there too;
 - honest: a missing, truncated or corrupt shard raises ShardError naming the shard (checked
   when the source is made, and on every failed read), and one bad record does not stop the
   healthy ones from being read; a record that does not decode is a SourceFormatError naming
@@ -45,28 +47,30 @@ This module holds the Sequence protocol, indexing and views. The parts behind it
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
 
-from catalog.errors import NotPreparedError, SourceFormatError
+from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
-from catalog.info.dataset_info import INFO_FILE, DatasetInfo
-from catalog.info.splits import SplitArg, SplitsArg, split_text
+from catalog.info.dataset_info import DatasetInfo
+from catalog.info.split_request import SplitRequest
+from catalog.info.splits import Split, SplitArg, SplitsArg, split_text
 from catalog.read import catalog_format  # noqa: F401  (registers catalog's own record format)
 from catalog.read.array_record import READER_OPTIONS
 from catalog.read.decoding import Decoder, Decoding, Example
-from catalog.read.record_format import format_of
-from catalog.read.records import Records, check_shards, stamp
-from catalog.read.remote_shard import RemoteRead, RemoteShards
+from catalog.read.record_format import RecordFormat, format_of
+from catalog.read.records import Records, check_shards
+from catalog.read.remote_shard import RangeShard
 from catalog.read.rows import Rows, split_pieces
-from catalog.storage.generations import Pin, pin
+from catalog.storage.data_dir import RemoteRead, Shards, location, store_for
 from catalog.storage.remote import RemoteDir
 from catalog.storage.shard_cache import ShardCache
 
-__all__ = ["READER_OPTIONS", "DataSource", "Decoder", "Example", "open_sources"]
+__all__ = ["READER_OPTIONS", "DataSource", "Decoder", "Example", "open_shards", "open_sources"]
 
 
 class DataSource(Sequence[Example]):
@@ -105,47 +109,30 @@ class DataSource(Sequence[Example]):
         remote_read: RemoteRead = "cache",
         cache: ShardCache | None = None,
         _pieces: list[range] | None = None,
-        _pin: Pin | None = None,
-        _remote: RemoteShards | None = None,
+        _shards: Shards | None = None,
+        _parsed: Split | None = None,
     ) -> None:
         self.info = info
         #: the split spec as given, as text (a view's: its source's, with the slice taken)
         self.split = split if isinstance(split, str) else split_text(split)
         self._decoders = dict(decoders or {})
         self._as_supervised = as_supervised
-        #: the generation read (held while this source and its views live; a remote
-        #: generation is immutable and resolved by the caller)
-        self._pin: Pin | None = None
-        self._folder: Path | RemoteDir
         record_format = format_of(info, folder)
-        if isinstance(folder, RemoteDir):
-            self._folder = folder
-            if _remote is None:
-                _remote = RemoteShards(folder, info, record_format, remote_read, cache)
-                _remote.check()
-            made = None
-        else:
-            self._pin = _pin or pin(Path(folder))
-            self._folder = self._pin.path
-            if _pin is None and self._folder != Path(folder) and self._pin.held:
-                _check_generation(Path(folder), self._folder, info)
-            made = stamp(self._folder) if _pieces is None else None
-            if _pieces is None:
-                check_shards(self._folder, info)
+        if _shards is None:
+            _shards = open_shards(folder, info, record_format, remote_read, cache)
+        #: how the records' shards open (`catalog.storage.data_dir.Shards`, from the data
+        #: dir's store): the generation resolved and held once (while this source and its
+        #: views live), checked when it was resolved, shared with the views
+        self._shards = _shards
+        self._folder = _shards.folder
+        made = None
         if _pieces is None:
-            if _remote is not None:
-                check_shards(Path(str(folder)), info, stat_files=False)
-            _pieces = split_pieces(info, split)
+            made = _shards.stamp()
+            _pieces = split_pieces(info, split if _parsed is None else _parsed)
         self._rows = Rows(_pieces, f"{info.name} split {self.split!r}")
         self._decoding = Decoding(info, record_format, self._decoders, as_supervised)
         self._records = Records(
-            self._folder,
-            info,
-            self.split,
-            record_format,
-            self._decoding.record_size,
-            made,
-            _remote,
+            _shards, info, self.split, record_format, self._decoding.record_size, made
         )
         self._bind()
 
@@ -217,8 +204,7 @@ class DataSource(Sequence[Example]):
                 decoders=self._decoders,
                 as_supervised=self._as_supervised,
                 _pieces=self._rows.select(key),
-                _pin=self._pin,
-                _remote=self._records._remote,
+                _shards=self._shards,
             )
             view._records.stamp = self._records.stamp  # the same prepared copy as this one's
             return view
@@ -290,17 +276,6 @@ class DataSource(Sequence[Example]):
         )
 
 
-def _check_generation(pointer: Path, generation: Path, info: DatasetInfo) -> None:
-    """`info`, read through `pointer` before it was resolved, must be the info of the
-    `generation` it names now (else the dataset was prepared again in between)."""
-    if DatasetInfo.read(generation).splits != info.splits:
-        raise NotPreparedError(
-            f"{pointer} was prepared again while this data source of {info.full_name} was "
-            f"being made (its {INFO_FILE} is not the one given); make a new data source "
-            "(catalog.data_source(...))"
-        )
-
-
 def _int_rows(indices: Sequence[int] | np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """`indices` as an array, which must hold ints."""
     rows = np.asarray(indices)
@@ -318,7 +293,7 @@ def _slice_text(key: slice) -> str:
 def open_sources(
     folder: str | Path | RemoteDir,
     info: DatasetInfo,
-    split: SplitsArg | None = None,
+    split: SplitsArg | SplitRequest | None = None,
     *,
     decoders: Mapping[str, Decoder] | None = None,
     as_supervised: bool = False,
@@ -329,19 +304,34 @@ def open_sources(
     a list of them for a list of specs (as TFDS's ``split=["train", "test"]``), or
     ``{split: DataSource}`` of every split when `split` is None. What `builder().
     as_data_source`, `data_source(path)` and `open_tfds` return. A remote `folder` is
-    listed once for all of them; `remote_read` and `cache` say how it is read."""
-    remote = None
-    if isinstance(folder, RemoteDir):
-        remote = RemoteShards(folder, info, format_of(info, folder), remote_read, cache)
-        remote.check()
+    listed once for all of them; `remote_read` and `cache` say how it is read. `split` is
+    parsed here unless it comes parsed (`catalog.info.split_request.SplitRequest`)."""
+    request = SplitRequest.parse(split)
+    shards = open_shards(folder, info, format_of(info, folder), remote_read, cache)
 
-    def one(spec: SplitArg) -> DataSource:
+    def one(text: str, parsed: Split) -> DataSource:
         return DataSource(
-            folder, info, spec, decoders=decoders, as_supervised=as_supervised, _remote=remote
-        )
+            folder, info, text, decoders=decoders, as_supervised=as_supervised, _shards=shards,
+            _parsed=parsed,
+        )  # fmt: skip
 
-    if isinstance(split, (list, tuple)):
-        return [one(spec) for spec in split]
-    if split is not None:
-        return one(split)
-    return {name: one(name) for name in info.splits}
+    return request.sources(one, info.splits)
+
+
+def open_shards(
+    folder: str | Path | RemoteDir,
+    info: DatasetInfo,
+    record_format: RecordFormat,
+    remote_read: RemoteRead = "cache",
+    cache: ShardCache | None = None,
+) -> Shards:
+    """How the shards of the generation in `folder` open: its data dir's store decides
+    (`catalog.storage.data_dir.Store.shards`), handed the record format's reader for a local
+    file and `RangeShard` for byte ranges), checked: each split's shards its own and holding
+    its count, each shard there with the size it was written with."""
+    where = location(folder)
+    open_file = functools.partial(record_format.open, info=info)
+    shards = store_for(where).shards(where, info, open_file, RangeShard, remote_read, cache)
+    check_shards(shards.folder, info)
+    shards.check()
+    return shards

@@ -37,31 +37,21 @@ from catalog.errors import NotPreparedError, ShardError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.mapped_shard import MappedShard, ShardIndex, map_shard
 from catalog.read.record_format import RecordFormat, ShardReader
-from catalog.read.remote_shard import RemoteShards
+from catalog.storage.data_dir import Shards
 from catalog.storage.remote import RemoteDir
 from catalog.storage.shards import shard_error
 
-__all__ = ["Records", "check_shards", "stamp"]
+__all__ = ["Records", "check_shards"]
 
 CHUNK = 1024  # records per range read while iterating
 _READ_ERRORS = (RuntimeError, IndexError, ValueError)  # what readers raise for a bad record
 _SIZE_PROBES = 8  # records tried, in order, for the size check when the first ones are corrupt
 
 
-def stamp(folder: Path) -> tuple[int, int, int] | None:
-    """Which dataset_info.json `folder` holds now (inode, mtime, size), or None."""
-    try:
-        st = (folder / INFO_FILE).stat()
-    except OSError:
-        return None
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
-
-
-def check_shards(folder: Path, info: DatasetInfo, *, stat_files: bool = True) -> None:
+def check_shards(folder: Path | RemoteDir, info: DatasetInfo) -> None:
     """Every split's shards must be its own and hold its example count (dataset_info.json that
-    was edited or damaged would otherwise silently serve another split's examples), and every
-    shard must be there with the size it was written with (a cheap stat per shard, unless
-    not `stat_files`: a remote data dir's shards are checked by `RemoteShards.check`)."""
+    was edited or damaged would otherwise silently serve another split's examples); that each
+    shard is there with the size it was written with, its store checks (`Shards.check`)."""
     where = folder / INFO_FILE
     for split, split_info in info.splits.items():
         held = sum(s.num_examples for s in split_info.shards)
@@ -78,55 +68,44 @@ def check_shards(folder: Path, info: DatasetInfo, *, stat_files: bool = True) ->
                     f"its own ({prefix}-*); run 'catalog verify' and 'catalog prepare "
                     "--overwrite'"
                 )
-            path = folder / shard.file
-            if not stat_files:
-                continue
-            try:
-                size = path.stat().st_size
-            except FileNotFoundError:
-                raise shard_error(path, "the file is missing") from None
-            if size != shard.num_bytes:
-                raise shard_error(path, f"it has {size} bytes, but {shard.num_bytes} were written")
 
 
 class Records:
-    """The records of every shard of `info`'s dataset in `folder`, by flat position.
+    """The records of every shard of `info`'s dataset, by flat position, opened through
+    `shards` (its data dir's store: `catalog.storage.data_dir.Shards`; local files in place,
+    a bucket's through a shard cache or by byte ranges).
 
     `record_size` is the size of every record when the features are all fixed-size (checked
     when a reader opens; batched reads gather such records from memory maps), else None.
-    `stamp` is the dataset_info.json the data source was made for (`stamp`); `split` names
-    the data source in errors. `remote` opens the shards of a remote data dir (a shard cache
-    or byte ranges, `catalog.read.remote_shard`) in place of the files in `folder`.
+    `stamp` is the dataset_info.json the data source was made for (`Shards.stamp`); `split`
+    names the data source in errors.
     """
 
     def __init__(
         self,
-        folder: Path | RemoteDir,
+        shards: Shards,
         info: DatasetInfo,
         split: str,
         record_format: RecordFormat,
         record_size: int | None,
-        stamp: tuple[int, int, int] | None,
-        remote: RemoteShards | None = None,
+        stamp: object | None,
     ) -> None:
         self.info = info
         self.split = split
         self.stamp = stamp
-        self._folder = folder
+        self._shards = shards
+        self._open = shards.open  # resolved once: opening shard i is one call
+        self._ranged = shards.ranged
         self._format = record_format
         self._record_size = record_size
         self._mappable = record_format.mappable(info)
-        self._remote = remote
-        self.paths: list[str] = []
+        self.paths: list[str] = list(shards.paths)
         self._sha256: list[str] = []  # of each shard, as dataset_info.json records it
         self._starts = [0]  # flat position of each shard's first record, then the total
         for split_info in info.splits.values():
             for shard in split_info.shards:
-                self.paths.append(str(folder / shard.file))
                 self._sha256.append(shard.sha256)
                 self._starts.append(self._starts[-1] + shard.num_examples)
-        if remote is not None:
-            self.paths = list(remote.paths)
         self._known_maps: dict[int, ShardIndex] = {}  # shards another process verified
         self._setup_process_state()
 
@@ -177,18 +156,12 @@ class Records:
             self.readers[shard] = reader
         return reader
 
-    def _open(self, shard: int) -> ShardReader:
-        if self._remote is not None:
-            return self._remote.open(shard)
-        return self._format.open(self.paths[shard], self.info)
-
     def _check_unchanged(self) -> None:
         """The prepared copy must still be the one this source was made for: a copy prepared
         again under it (``--overwrite``) has other shards and counts."""
-        folder = self._folder
-        if self.stamp is not None and isinstance(folder, Path) and stamp(folder) != self.stamp:
+        if self.stamp is not None and self._shards.stamp() != self.stamp:
             raise NotPreparedError(
-                f"{self._folder} was prepared again after this data source of "
+                f"{self._shards.folder} was prepared again after this data source of "
                 f"{self.info.full_name} split {self.split!r} was made (its dataset_info.json "
                 "changed); make a new data source (catalog.data_source(...))"
             )
@@ -251,9 +224,7 @@ class Records:
                     if self._mappable:
                         self._reader(shard)  # checks the shard's records, once
                         count = self._starts[shard + 1] - self._starts[shard]
-                        path: str | None = self.paths[shard]
-                        if self._remote is not None:  # the cached copy (None: by ranges)
-                            path = self._remote.local_path(shard)
+                        path = self._shards.local_path(shard)  # None: read by ranges
                         sha256, known = self._sha256[shard], self._known_maps.get(shard)
                         if path is not None:
                             mapped = map_shard(path, count, sha256, known) or _UNMAPPED
@@ -305,8 +276,7 @@ class Records:
                         mapped.close()
             self.readers = [None] * len(self.paths)
             self.maps = [None] * len(self.paths)
-            if self._remote is not None:
-                self._remote.close()
+            self._shards.close()
 
     # -- reads ----------------------------------------------------------------------------
     def read_one(self, position: int) -> bytes:
@@ -336,7 +306,7 @@ class Records:
         self._check_process()
         starts, out = self._starts, [] if out is None else out
         shard, pos = 0, 0
-        if self._remote is not None and self._remote.mode == "range":
+        if self._ranged:
             return self._read_ranges(positions, out)
         if self._mappable and (records := self._read_mapped(positions)) is not None:
             out.extend(records)

@@ -25,9 +25,8 @@ fashion_mnist-test.array_record-00000-of-00001: sha256 is 3f0a..., dataset_info.
 
 from __future__ import annotations
 
-import json
+import errno
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,13 +34,12 @@ from typing import Any, Literal
 from array_record.python.array_record_module import ArrayRecordReader
 
 from catalog._util.hashing import sha256_file
-from catalog.errors import CatalogError, SpecError
+from catalog.errors import CatalogError
 from catalog.features.codec import RecordCodec
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
 from catalog.read.array_record import open_reader
-from catalog.storage.generations import pin
+from catalog.storage.data_dir import location, store_for
 from catalog.storage.remote import RemoteDir
-from catalog.storage.remote_reads import cat, copy_to, list_objects, resolve_generation, stat
 from catalog.storage.shards import is_compressed
 
 __all__ = ["Problem", "ProblemKind", "verify", "verify_shard"]
@@ -65,29 +63,33 @@ def verify(data_path: str | os.PathLike[str] | RemoteDir) -> list[Problem]:
     """Every problem of the dataset prepared in `data_path` (empty when it is intact).
 
     Reads every shard once (sha256) and opens each with array_record's reader (record count).
-    A ``<version>`` pointer is resolved once: the generation it names is checked, and held
-    while it is (`catalog.storage.generations`). In a remote data dir each shard is fetched
-    into a temporary file, one at a time, and checked there.
+    The data dir's store (`catalog.storage.data_dir.Store`) opens the generation once (a
+    local ``<version>`` pointer resolved and the generation it names held while it is
+    checked) and hands over each shard as a local file (a bucket's fetched into a temporary
+    file, one at a time: bounded disk).
     """
-    if isinstance(data_path, RemoteDir):
-        return _verify_remote(data_path)
-    shown = Path(data_path)  # what problems name; the files read are the generation's
-    generation = pin(shown)
-    folder = generation.path
+    shown = location(data_path)  # what problems name; the files read are the generation's
+    store = store_for(shown)
     try:
-        info = DatasetInfo.read(folder)
+        opened = store.open(shown)
     except OSError as exc:
         return [Problem("info", INFO_FILE, f"cannot read {shown / INFO_FILE}: {exc.strerror}")]
-    except SpecError as exc:
+    except CatalogError as exc:
         return [Problem("info", INFO_FILE, str(exc))]
     except Exception as exc:  # malformed in a way DatasetInfo.read does not name: report it
         reason = f"{type(exc).__name__}: {exc}"
         return [Problem("info", INFO_FILE, f"{shown / INFO_FILE} is unreadable ({reason})")]
-    return _check_info(info) + [
-        problem
-        for shard in (s for split in info.splits.values() for s in split.shards)
-        if (problem := verify_shard(folder, shard, **_shard_options(info), shown=shown))
-    ]
+    if opened is None:
+        missing = os.strerror(errno.ENOENT)
+        return [Problem("info", INFO_FILE, f"cannot read {shown / INFO_FILE}: {missing}")]
+    info = opened.info
+    problems = _check_info(info)
+    for shard, path in store.shard_files(opened):
+        if path is None:
+            problems.append(Problem("missing", shard.file, f"missing from {shown}"))
+        elif problem := verify_shard(path.parent, shard, **_shard_options(info), shown=shown):
+            problems.append(problem)
+    return problems
 
 
 def _shard_options(info: DatasetInfo) -> dict[str, Any]:
@@ -112,45 +114,6 @@ def _check_info(info: DatasetInfo) -> list[Problem]:
                 )
             )
     return problems
-
-
-def _verify_remote(target: RemoteDir) -> list[Problem]:
-    """`verify` of a dataset in a remote data dir: its generation resolved once, its objects
-    listed once, each shard fetched into a temporary file (one at a time: bounded disk) and
-    checked there like a local one."""
-    generation = resolve_generation(RemoteDir(target.url.rsplit("/", 1)[0]), target.name)
-    try:
-        info = DatasetInfo.from_json(json.loads(_cat_info(generation)))
-    except CatalogError as exc:
-        return [Problem("info", INFO_FILE, str(exc))]
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        reason = f"{type(exc).__name__}: {exc}"
-        return [Problem("info", INFO_FILE, f"{generation / INFO_FILE} is unreadable ({reason})")]
-    listed = list_objects(generation)
-    problems = _check_info(info)
-    with tempfile.TemporaryDirectory(prefix="catalog-verify-") as scratch:
-        for shard in (s for split in info.splits.values() for s in split.shards):
-            try:
-                obj = (
-                    listed.get(shard.file) if listed is not None else stat(generation / shard.file)
-                )
-            except CatalogError:
-                obj = None
-            if obj is None:
-                problems.append(Problem("missing", shard.file, f"missing from {generation}"))
-                continue
-            local = Path(scratch) / shard.file
-            with open(local, "wb") as out:
-                copy_to(obj, out)
-            problem = verify_shard(Path(scratch), shard, **_shard_options(info), shown=generation)
-            local.unlink()
-            if problem is not None:
-                problems.append(problem)
-    return problems
-
-
-def _cat_info(generation: RemoteDir) -> bytes:
-    return cat(generation / INFO_FILE)
 
 
 def verify_shard(

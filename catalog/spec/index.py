@@ -70,8 +70,16 @@ _LOADER = Path(__file__).resolve().parent  # catalog/spec: the code that decides
 #: not dicts: the index of a thousand builders is read on every listing.
 Summary = dict[str, Any]
 #: The fields of a row of a `Summary`, by position.
-(FULL_NAME, VERSION, SPLITS, DOWNLOAD_SIZE, DEFAULT, CONFIG_DESCRIPTION, MANUAL_SIZE,
- MANUAL_DOWNLOADS) = range(8)
+(
+    FULL_NAME,
+    VERSION,
+    SPLITS,
+    DOWNLOAD_SIZE,
+    DEFAULT,
+    CONFIG_DESCRIPTION,
+    MANUAL_SIZE,
+    MANUAL_DOWNLOADS,
+) = range(8)
 
 
 def cache_dir() -> Path:

@@ -9,18 +9,29 @@ import contextlib
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from catalog.errors import NotPreparedError, SpecError, StorageError
+from catalog.errors import CatalogError, NotPreparedError, SpecError, StorageError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
 from catalog.storage import bucket_publish
 from catalog.storage.bucket_io import probe
 from catalog.storage.bucket_lock import Held, bucket_lock
-from catalog.storage.data_dir import Leftover, Opened, Prepared, Removal, parts_of
+from catalog.storage.bucket_shards import BucketShards
+from catalog.storage.data_dir import (
+    Leftover,
+    Opened,
+    OpenFile,
+    OpenRanges,
+    Prepared,
+    RemoteRead,
+    Removal,
+    parts_of,
+)
 from catalog.storage.remote import RemoteDir, pointer_name, remote_dir
-from catalog.storage.remote_reads import cat, resolve_generation
+from catalog.storage.remote_reads import cat, copy_to, list_objects, resolve_generation, stat
 
 __all__ = ["BucketPublisher", "BucketStore", "read_remote_info", "remote_dataset"]
 
@@ -70,6 +81,44 @@ class BucketStore:
 
         cache = ShardCache(cache_dir, cache_size) if remote_read == "cache" else None
         return {"remote_read": remote_read, "cache": cache}
+
+    def shards(
+        self,
+        folder: Path | RemoteDir,
+        info: DatasetInfo,
+        open_file: OpenFile,
+        open_ranges: OpenRanges,
+        remote_read: RemoteRead = "cache",
+        cache: Any = None,
+    ) -> BucketShards:
+        return BucketShards(_remote(folder), info, open_file, open_ranges, remote_read, cache)
+
+    def shard_files(self, opened: Opened) -> Iterator[tuple[ShardInfo, Path | None]]:
+        """Each shard fetched into a temporary file, one at a time (bounded disk), the
+        objects listed once; None for a shard that is not there."""
+        generation = _remote(opened.folder)
+        listed = list_objects(generation)
+        with tempfile.TemporaryDirectory(prefix="catalog-verify-") as scratch:
+            for split in opened.info.splits.values():
+                for shard in split.shards:
+                    try:
+                        obj = (
+                            listed.get(shard.file)
+                            if listed is not None
+                            else stat(generation / shard.file)
+                        )
+                    except CatalogError:
+                        obj = None
+                    if obj is None:
+                        yield shard, None
+                        continue
+                    local = Path(scratch) / shard.file
+                    with open(local, "wb") as out:
+                        copy_to(obj, out)
+                    try:
+                        yield shard, local
+                    finally:
+                        local.unlink(missing_ok=True)
 
     def found(self, name: str) -> list[str]:
         """``<version>`` and ``<config>/<version>`` published under `name` (their pointers)."""

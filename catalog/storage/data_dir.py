@@ -12,6 +12,9 @@ A `Store` is a data dir. Its verbs are all that the rest of catalog asks of one:
 ``shard_sizes(opened)``         the sizes of the files in the generation
 ``usage(opened)``               the bytes it takes
 ``source_options(...)``         how data sources read its shards (a local cache for a bucket)
+``shards(folder, info, ...)``   the shard opener of a generation (`Shards`): what the record
+                                layer opens shard i through, resolved once per data source
+``shard_files(opened)``         each shard as a local file, one at a time (`verify`)
 ``leftovers(target)``           what interrupted prepares left there
 ``lock(target)``                the preparers' lock
 ``publisher(target, scratch)``  begin / publish / discard a generation (`Publisher`)
@@ -30,19 +33,20 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from catalog.errors import StorageError
 from catalog.info.dataset_info import DatasetInfo, ShardInfo
 from catalog.storage.environment import DATA_DIR_ENV
-from catalog.storage.remote import RemoteDir
+from catalog.storage.remote import RemoteDir, remote_dir
 
 if TYPE_CHECKING:
     from catalog.storage.generations import Pin
+    from catalog.storage.remote_reads import RemoteObject
 
 __all__ = [
     "SCHEMES",
@@ -51,12 +55,21 @@ __all__ = [
     "Prepared",
     "Publisher",
     "Removal",
+    "Shards",
     "Store",
     "data_dir_store",
     "store_for",
 ]
 
 Location = Path | RemoteDir
+
+#: How a bucket's shards are read: whole into the local shard cache, or by byte ranges.
+RemoteRead = Literal["cache", "range"]
+REMOTE_READS: tuple[str, ...] = ("cache", "range")
+#: Opens a local shard file (the record format's reader; handed in by `catalog.read`).
+OpenFile = Callable[[str], Any]
+#: Opens a reader of a remote object's records by byte ranges, given its record count.
+OpenRanges = Callable[["RemoteObject", int], Any]
 
 #: URL scheme -> "module:Class" of its `Store` ("" is a local path). https is the bucket
 #: store refusing writes.
@@ -136,6 +149,29 @@ class Publisher(Protocol):
     def put(self, local: Path, upload: RemoteDir | None, shard: ShardInfo) -> None: ...
 
 
+class Shards(Protocol):
+    """How the record layer (`catalog.read.records`) opens the shards of one generation:
+    made once per data source by `Store.shards`, pickled along to worker processes.
+
+    `folder` is the generation read (a local one held while this lives), `paths` name each
+    shard in errors (flat over the splits, in dataset_info.json's order); `open(i)` gives a
+    reader of shard i, `local_path(i)` a local file a memory map may read (None when there is
+    none: reading by byte ranges), `ranged` says the readers read batches by byte ranges
+    (``read_many``). `check` finds every shard with the size it was written with; `stamp`
+    says which dataset_info.json is there now (None where a generation cannot change under a
+    reader); `close` lets go of what this process holds (cached copies)."""
+
+    folder: Location
+    paths: list[str]
+    ranged: bool
+
+    def check(self) -> None: ...
+    def open(self, shard: int) -> Any: ...
+    def local_path(self, shard: int) -> str | None: ...
+    def stamp(self) -> object | None: ...
+    def close(self) -> None: ...
+
+
 class Store(Protocol):
     """A data dir (see the module docstring)."""
 
@@ -151,6 +187,16 @@ class Store(Protocol):
     def source_options(
         self, remote_read: str, cache_dir: Any, cache_size: Any
     ) -> Mapping[str, Any]: ...
+    def shards(
+        self,
+        folder: Location,
+        info: DatasetInfo,
+        open_file: OpenFile,
+        open_ranges: OpenRanges,
+        remote_read: RemoteRead = "cache",
+        cache: Any = None,
+    ) -> Shards: ...
+    def shard_files(self, opened: Opened) -> Iterator[tuple[ShardInfo, Path | None]]: ...
     def leftovers(self, target: Location) -> list[Leftover]: ...
     def lock(self, target: Location) -> AbstractContextManager[Any]: ...
     def publisher(self, target: Location, scratch: Path | None) -> Publisher: ...
@@ -193,6 +239,17 @@ def data_dir_store(explicit: str | os.PathLike[str] | RemoteDir | None = None) -
     scheme = scheme_of(given)
     store: Store = _store_class(scheme, os.fspath(given))(given)
     return store
+
+
+def location(text: str | os.PathLike[str] | RemoteDir) -> Location:
+    """`text` as a location: a `RemoteDir` for a URL, else a local path."""
+    if isinstance(text, RemoteDir):
+        return text
+    path = os.fspath(text)
+    scheme = scheme_of(path)
+    if scheme == "file":
+        return Path(path[len("file://") :])
+    return remote_dir(path) if scheme else Path(path)
 
 
 def store_for(location: Location) -> Store:

@@ -1,6 +1,6 @@
 """A data dir on a local (or network) file system: the `catalog.storage.data_dir.Store`
 protocol over generations behind a symlink (`catalog.storage.generations`), the dataset
-lock and work dirs (`catalog.storage.locking`)."""
+lock and work dirs (`catalog.storage.locking`); its shards opened in place (`LocalShards`)."""
 
 from __future__ import annotations
 
@@ -12,18 +12,27 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from catalog.errors import StorageError
+from catalog.errors import NotPreparedError, StorageError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
-from catalog.storage.data_dir import Leftover, Opened, Prepared, Removal, parts_of
+from catalog.storage.data_dir import (
+    Leftover,
+    Opened,
+    OpenFile,
+    OpenRanges,
+    Prepared,
+    Removal,
+    parts_of,
+)
 from catalog.storage.diskspace import disk_usage
 from catalog.storage.environment import DATA_DIR_ENV
-from catalog.storage.generations import GENERATION, collect, generations, pin, publish
+from catalog.storage.generations import GENERATION, Pin, collect, generations, pin, publish
 from catalog.storage.generations import remove_pointer as _remove_pointer
 from catalog.storage.locking import INCOMPLETE, dataset_lock, work_dirs
 from catalog.storage.paths import usable_dir
 from catalog.storage.remote import RemoteDir
+from catalog.storage.shards import shard_error
 
-__all__ = ["LocalPublisher", "LocalStore"]
+__all__ = ["LocalPublisher", "LocalShards", "LocalStore"]
 
 _HOW = f"--data-dir or ${DATA_DIR_ENV}"
 #: Folders of a data dir that hold no datasets (never walked when listing them).
@@ -84,6 +93,23 @@ class LocalStore:
         self, remote_read: str, cache_dir: Any, cache_size: Any
     ) -> Mapping[str, Any]:
         return {}
+
+    def shards(
+        self,
+        folder: Path | RemoteDir,
+        info: DatasetInfo,
+        open_file: OpenFile,
+        open_ranges: OpenRanges,
+        remote_read: str = "cache",
+        cache: Any = None,
+    ) -> LocalShards:
+        return LocalShards(_local(folder), info, open_file)
+
+    def shard_files(self, opened: Opened) -> Iterator[tuple[ShardInfo, Path | None]]:
+        folder = _local(opened.folder)
+        for split in opened.info.splits.values():
+            for shard in split.shards:
+                yield shard, folder / shard.file
 
     def found(self, name: str) -> list[str]:
         """``<version>`` and ``<config>/<version>`` folders prepared under `name`."""
@@ -188,6 +214,62 @@ def _candidates(root: Path, depth: int) -> list[Path]:
         found += deeper
         level = deeper
     return sorted(p for p in found if (p / INFO_FILE).is_file())
+
+
+class LocalShards:
+    """The shards of a local generation, opened in place by the record format's reader
+    (`catalog.storage.data_dir.Shards`). A pointer given as `folder` is resolved once: the
+    generation it names is held (`catalog.storage.generations`) while this lives."""
+
+    ranged = False
+
+    def __init__(self, folder: Path, info: DatasetInfo, open_file: OpenFile) -> None:
+        self.pin: Pin = pin(folder)
+        self.folder: Path = self.pin.path
+        if self.folder != folder and self.pin.held:
+            _check_generation(folder, self.folder, info)
+        shards = [s for split in info.splits.values() for s in split.shards]
+        self.paths = [str(self.folder / s.file) for s in shards]
+        self._sizes = [s.num_bytes for s in shards]
+        self._open_file = open_file
+
+    def check(self) -> None:
+        """Every shard must be there with the size it was written with (a stat each)."""
+        for path, written in zip(self.paths, self._sizes, strict=True):
+            try:
+                size = Path(path).stat().st_size
+            except FileNotFoundError:
+                raise shard_error(path, "the file is missing") from None
+            if size != written:
+                raise shard_error(path, f"it has {size} bytes, but {written} were written")
+
+    def open(self, shard: int) -> Any:
+        return self._open_file(self.paths[shard])
+
+    def local_path(self, shard: int) -> str:
+        return self.paths[shard]
+
+    def stamp(self) -> tuple[int, int, int] | None:
+        """Which dataset_info.json the generation holds now (inode, mtime, size), or None."""
+        try:
+            st = (self.folder / INFO_FILE).stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def close(self) -> None:
+        pass
+
+
+def _check_generation(pointer: Path, generation: Path, info: DatasetInfo) -> None:
+    """`info`, read through `pointer` before it was resolved, must be the info of the
+    `generation` it names now (else the dataset was prepared again in between)."""
+    if DatasetInfo.read(generation).splits != info.splits:
+        raise NotPreparedError(
+            f"{pointer} was prepared again while this data source of {info.full_name} was "
+            f"being made (its {INFO_FILE} is not the one given); make a new data source "
+            "(catalog.data_source(...))"
+        )
 
 
 class LocalPublisher:

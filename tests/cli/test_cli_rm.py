@@ -89,7 +89,15 @@ def test_rm_waits_for_a_prepare_holding_the_lock(tmp_path: Path, server: Loopbac
     assert not (data / "tiny" / "1.0.0").exists()
 
 
-def test_rm_of_an_unknown_dataset_is_a_usage_error(tmp_path: Path) -> None:
+def test_rm_of_a_name_nothing_answers_to_removes_nothing_and_names_close_ones(
+    tmp_path: Path,
+) -> None:
+    """Nothing to remove is not an error, for a name nothing answers to too (a dataset
+    prepared from files and removed already is such a name): exit 0, and a typo of a
+    registered name is pointed out. An argument that cannot name a dataset is a usage error."""
     result = run("rm", "fashion_mnst", "--data-dir", str(tmp_path))
-    assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "did you mean fashion_mnist?" in result.stderr
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert "fashion_mnst: nothing prepared under that name" in result.stdout
+    assert "did you mean fashion_mnist?" in result.stdout
+    files = run("rm", str(tmp_path / "nope.csv"), "--data-dir", str(tmp_path))
+    assert files.returncode == 2 and "Traceback" not in files.stderr

@@ -86,7 +86,9 @@ def test_a_missing_shard_of_a_tfds_dir_in_import_is_3(tmp_path: Path) -> None:
         (("info", "no_such_dataset"), 2),
         (("show", "mnist", "--data-dir", "{d}", "-o", "{d}/g.png"), 2),  # not prepared
         (("verify", "mnist", "--data-dir", "{d}"), 2),
-        (("rm", "no_such_dataset", "--data-dir", "{d}"), 2),
+        # a plain name nothing answers to is nothing to remove (exit 0, test_cli_rm.py); a
+        # path that names no dataset is a usage error
+        (("rm", "{d}/no_such.csv", "--data-dir", "{d}"), 2),
         (("import", "{d}"), 2),  # neither a TFDS dir nor a builder folder
         (("export", "mnist", "--data-dir", "{d}", "--format", "parquet", "-o", "{d}/x"), 2),
         (("croissant", "no_such_dataset"), 2),
