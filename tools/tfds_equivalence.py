@@ -19,7 +19,10 @@ reported and skipped, and no gold file is written for it.
 Gold values are canonical (`canonical`): arrays larger than 16 values as their shape and the
 sha256 of their values, Text as str, floats as Python floats; the test canonicalizes
 catalog's examples the same way. TFDS shuffles the examples it writes, so splits compare as
-multisets.
+multisets. Beside the values, each split's value kinds (`kinds`: the Python or NumPy type,
+dtype and rank of each feature's values as TFDS's data source gives them) and each
+feature's declared TFDS class and dtype (`declared`): the test compares catalog's kinds
+with them, so a dtype, a str for bytes or a list for an array is seen.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ def canonical(value: Any) -> Any:
     """`value` (an example as a data source gives it) as plain JSON values, the same in both
     environments: numbers as Python numbers, small arrays (and lists of numbers) as nested
     lists, larger ones as {shape, sha256 of their values as int64 or float64}; dtypes are not
-    part of it (TFDS's data source gives some Sequences as Python lists, catalog as arrays)."""
+    part of it (TFDS's data source gives some Sequences as Python lists, catalog as arrays):
+    `kinds` records them, and the test compares them by its own rules."""
     if isinstance(value, dict):
         return {str(k): canonical(v) for k, v in sorted(value.items())}
     if isinstance(value, (list, tuple)):
@@ -76,6 +80,61 @@ def canonical(value: Any) -> Any:
     if isinstance(value, (float, np.floating)):
         return float(value)
     return value
+
+
+def kind(value: Any) -> str:
+    """What Python/NumPy type `value` is, with its dtype and rank: ``ndarray[uint8, rank 3]``,
+    ``np.int64``, ``int``, ``bytes``, ``str``, ``list[str]``, ``dict``; the elements of an
+    object array and of a list by the kinds they hold (``ndarray[object of bytes, rank 1]``)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "O":
+            inner = "|".join(sorted({kind(v) for v in value.ravel().tolist()})) or "nothing"
+            return f"ndarray[object of {inner}, rank {value.ndim}]"
+        return f"ndarray[{value.dtype.name}, rank {value.ndim}]"
+    if isinstance(value, np.generic):
+        return f"np.{value.dtype.name}"
+    if isinstance(value, (list, tuple)):
+        inner = "|".join(sorted({kind(v) for v in value})) or "nothing"
+        return f"{type(value).__name__}[{inner}]"
+    return type(value).__name__
+
+
+def kinds(examples: list[Any]) -> dict[str, list[str]]:
+    """Feature path -> the kinds (`kind`) its values have over `examples`; nested dicts by
+    their paths joined with ``.`` (a name may hold ``/``); an empty list's kind is left out
+    when a non-empty one is there (it says nothing about its elements)."""
+    found: dict[str, set[str]] = {}
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}" if path else str(key))
+        else:
+            found.setdefault(path, set()).add(kind(value))
+
+    for example in examples:
+        walk(example, "")
+    out = {}
+    for path, seen in sorted(found.items()):
+        known = {k for k in seen if "nothing" not in k}
+        out[path] = sorted(known or seen)
+    return out
+
+
+def declared(feature: Any, path: str = "") -> dict[str, str]:
+    """Feature path (as `kinds` names them) -> the TFDS feature class and NumPy dtype it
+    declares, ``"Scalar int32"``, ``"Sequence of ClassLabel int64"``; TFDS's Text is
+    ``object``. Needs TFDS: called with TFDS's top-level `FeaturesDict`."""
+    import tensorflow_datasets as tfds
+
+    if isinstance(feature, tfds.features.FeaturesDict):
+        out = {}
+        for key, child in feature.items():
+            out.update(declared(child, f"{path}.{key}" if path else key))
+        return out
+    if isinstance(feature, tfds.features.Sequence):
+        return {k: f"Sequence of {v}" for k, v in declared(feature.feature, path).items()}
+    return {path: f"{type(feature).__name__} {np.dtype(feature.np_dtype).name}"}
 
 
 def multiset(examples: list[Any]) -> list[str]:
@@ -190,16 +249,20 @@ def _tfds_gold(name: str, config: str | None, work: Path) -> dict[str, Any]:
                 manual_dir=str(work / "manual"), max_examples_per_split=None
             ),
         )
-    splits = {}
+    splits, found = {}, {}
     for split in builder.info.splits:
         source = builder.as_data_source(split=split)
-        splits[split] = [canonical(source[i]) for i in range(len(source))]
+        raw = [source[i] for i in range(len(source))]
+        splits[split] = [canonical(e) for e in raw]
+        found[split] = kinds(raw)
     return {
         "tfds": tfds.__version__,
         "version": str(builder.info.version),
         "features": sorted(builder.info.features.keys()),
         "supervised_keys": canonical(builder.info.supervised_keys),
         "splits": splits,
+        "kinds": found,
+        "declared": declared(builder.info.features),
     }
 
 

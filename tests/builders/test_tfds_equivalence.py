@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +83,65 @@ DIFFERS = {
 }
 
 
+#: Where the type of a value catalog's data source gives differs from what TFDS's data source
+#: gives, on purpose (docs/guides/tfds-differences.md, "Value types"): (TFDS's declared
+#: feature, a pattern of TFDS's value kind (`tool.kind`)) -> catalog's value kind. Any
+#: feature no rule names has TFDS's kind exactly.
+KIND_RULES: list[tuple[str, str, Callable[[dict[str, str]], str]]] = [
+    # Text is str (TFDS: UTF-8 bytes), alone and in a Sequence (a list in both); TFDS's
+    # scalar string Tensor (titanic's name, squad's id) is a Text feature in catalog
+    (r"(Text|Tensor) object", r"bytes", lambda m: "str"),
+    (r"Sequence of Text object", r"list\[bytes\]", lambda m: "list[str]"),
+    # a scalar Tensor is a NumPy scalar of its declared dtype (TFDS: a Python int or float,
+    # so a float32 value reads back widened, 0.5600000023841858); ClassLabel is int in both
+    (r"(Scalar|Tensor) (?P<dtype>\w+)", r"int|float|bool", lambda m: f"np.{m['dtype']}"),
+    # a Sequence of fixed-shape elements is one stacked array (TFDS's data source: a list
+    # of NumPy scalars or arrays; TFDS's tf.data path stacks them as catalog does)
+    (
+        r"Sequence of \w+ \w+",
+        r"list\[np\.(?P<dtype>\w+)\]",
+        lambda m: f"ndarray[{m['dtype']}, rank 1]",
+    ),
+    (
+        r"Sequence of \w+ \w+",
+        r"list\[ndarray\[(?P<dtype>\w+), rank (?P<rank>\d+)\]\]",
+        lambda m: f"ndarray[{m['dtype']}, rank {int(m['rank']) + 1}]",
+    ),
+]
+
+
+def _rule(tfds_kind: str, declared: str) -> tuple[int, dict[str, str]] | None:
+    """The `KIND_RULES` rule for this kind of this feature (its index and named groups)."""
+    for i, (feature, kind, _) in enumerate(KIND_RULES):
+        matched_feature = re.fullmatch(feature, declared)
+        matched_kind = re.fullmatch(kind, tfds_kind)
+        if matched_feature and matched_kind:
+            return i, {**matched_feature.groupdict(), **matched_kind.groupdict()}
+    return None
+
+
+def catalog_kind(tfds_kind: str, declared: str) -> str:
+    """The kind catalog's data source gives where TFDS's gives `tfds_kind` for a feature
+    TFDS declares as `declared` (``tool.declared``): `KIND_RULES`' answer, else the same."""
+    rule = _rule(tfds_kind, declared)
+    if rule is None:
+        return tfds_kind
+    i, names = rule
+    return KIND_RULES[i][2](names)
+
+
+def test_every_kind_rule_is_met() -> None:
+    """Each rule in `KIND_RULES` is a difference some gold file shows (none is stale)."""
+    used = set()
+    for path in GOLD:
+        gold = json.loads(path.read_text("utf-8"))
+        for tfds_kinds in gold["kinds"].values():
+            for feature, found in tfds_kinds.items():
+                rules = (_rule(kind, gold["declared"][feature]) for kind in found)
+                used.update(rule[0] for rule in rules if rule is not None)
+    assert used == set(range(len(KIND_RULES)))
+
+
 def _name_config(path: Path) -> tuple[str, str | None]:
     name, _, config = path.stem.partition("-")
     return name, config or None
@@ -95,6 +155,7 @@ def catalog_examples(path: Path, tmp_path: Path) -> tuple[dict[str, list[Any]], 
         counts = dict(DIFFERS[name].splits_together or {})
     sources = run_builder(ROOT / "builders" / name, tmp_path, num_examples=counts, config=config)
     got = {split: [tool.canonical(e) for e in ds] for split, ds in sources.items()}
+    got["kinds"] = {split: tool.kinds(list(ds)) for split, ds in sources.items()}
     keys = next(iter(sources.values())).info.supervised_keys
     got["supervised_keys"] = tool.canonical(list(keys) if keys else None)
     return got, gold
@@ -105,6 +166,13 @@ def test_the_same_examples_as_tfds(path: Path, tmp_path: Path) -> None:
     name, _ = _name_config(path)
     got, gold = catalog_examples(path, tmp_path)
     assert got.pop("supervised_keys") == gold["supervised_keys"]  # titanic's dict too
+    got_kinds = got.pop("kinds")
+    for split, tfds_kinds in gold["kinds"].items():  # the types and dtypes, feature by feature
+        expected = {
+            feature: sorted(catalog_kind(kind, gold["declared"][feature]) for kind in found)
+            for feature, found in tfds_kinds.items()
+        }
+        assert got_kinds[split] == expected, split
     first = next(iter(gold["splits"].values()))
     assert sorted(first[0]) == gold["features"]  # the gold holds every TFDS feature
     differs = DIFFERS.get(name)

@@ -75,6 +75,9 @@ def test_the_fixture_holds_the_kinds_it_claims() -> None:
     features = catalog.open_tfds(tfds_dir("array_record"), split="train").features
     assert isinstance(features["audio"], Tensor) and features["audio"].dtype == np.int16
     assert features["stereo"].shape == (None, 2)
+    # TFDS's Audio opens as a Tensor of its samples, the rate left in features.json
+    # (docs/guides/tfds-differences.md, "Value types")
+    assert isinstance(features["stereo"], Tensor) and features["stereo"].dtype == np.int32
     assert isinstance(features["video"], Sequence) and features["video"].feature.shape == (4, 5, 3)
     assert isinstance(features["objects"], Sequence)
     assert features["thumb"].shape == (6, 5, 3) and features["image"].shape == (None, None, 3)
@@ -83,6 +86,8 @@ def test_the_fixture_holds_the_kinds_it_claims() -> None:
     example = catalog.open_tfds(tfds_dir("tfrecord"), split="train")[0]
     assert example["id"].dtype == np.uint64 and example["id"] >= 2**64 - 10
     assert example["hashes"][0] >= 2**63 and example["video"].shape[1:] == (4, 5, 3)
+    assert example["audio"].dtype == np.int16 and example["audio"].ndim == 1
+    assert example["stereo"].dtype == np.int32 and example["stereo"].shape[1] == 2
 
 
 @pytest.mark.parametrize("file_format", FORMATS)
