@@ -42,7 +42,7 @@ from catalog.formats.croissant_files import (
     set_files,
     zip_files,
 )
-from catalog.formats.croissant_values import caster
+from catalog.formats.croissant_values import caster, resampled
 from catalog.formats.patterns import BoundedRegex, glob_regex, regex
 
 __all__ = ["FORMAT", "Recipe", "examples", "listed", "ref"]
@@ -120,8 +120,12 @@ class FieldReader:
         self.date = any(t in _DATES for t in types)
         #: A field with no source of its own (``references`` only): None in every row.
         self.no_values = bool(node.get("catalog:noValues"))
+        #: The sample rate a ``samplingRate`` transform resamples audio to.
+        self.sampling_rate: int | None = None
         self.transforms: list[tuple[str, Any]] = []
-        for transform in listed(source.get("transform")):
+        rate_given = {"samplingRate": source["samplingRate"]} if "samplingRate" in source else None
+        for transform in [*listed(source.get("transform")), *listed(rate_given)]:
+            # samplingRate: in a transform, or on the source itself (mlcommons' 1.1 examples)
             transform = _mapping(transform)
             if "regex" in transform:
                 self.transforms.append(("regex", regex(transform["regex"], f"{where}: regex")))
@@ -133,6 +137,12 @@ class FieldReader:
                 self.transforms.append(("json", steps))
             elif "format" in transform:
                 self.transforms.append(("format", str(transform["format"])))
+            elif "samplingRate" in transform:  # audio, resampled (Croissant 1.1)
+                rate = transform["samplingRate"]
+                if isinstance(rate, bool) or not isinstance(rate, int) or not 0 < rate <= 10**6:
+                    raise SpecError(f"field {self.id}: samplingRate {rate!r} is not a rate in Hz")
+                self.sampling_rate = rate
+                self.transforms.append(("rate", rate))
             else:
                 shown = ", ".join(sorted(transform)) or "an empty transform"
                 raise SpecError(f"not supported yet: transform {shown}, field {self.id}")
@@ -161,6 +171,8 @@ class FieldReader:
 
 
 def _transform(kind: str, how: Any, value: Any, field: str) -> Any:
+    if kind == "rate":
+        return resampled(value, how, field)
     if kind == "regex":
         assert isinstance(how, BoundedRegex)
         text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from catalog.errors import SourceFormatError
+from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.features import Audio, BBox, ClassLabel, FeaturesDict, Image, Scalar, Tensor, Text
 from catalog.formats.image_files import stored_or_pixels
 
-__all__ = ["MISSING_TEXT", "audio_format", "cast", "caster"]
+__all__ = ["MISSING_TEXT", "audio_format", "cast", "caster", "resampled"]
 
 #: What mlcroissant gives for a text value that is missing (a left join without a match).
 MISSING_TEXT = "None"
@@ -38,7 +38,7 @@ def _cast(feature: Any, value: Any) -> Any:
             raise ValueError(f"expected the parts of a nested field, got {type(value).__name__}")
         return {name: _cast(part, value.get(name)) for name, part in feature.items()}
     if isinstance(feature, Audio):
-        if not isinstance(value, bytes):
+        if not isinstance(value, (bytes, np.ndarray)):
             raise ValueError(f"expected an audio file's bytes, got {type(value).__name__}")
         return _audio(feature, value)
     if isinstance(value, bytes) and not isinstance(feature, Image):
@@ -102,16 +102,15 @@ def audio_format(data: bytes, where: str) -> tuple[int, int]:
     return int(info.samplerate), int(info.channels)
 
 
-def _audio(feature: Audio, data: bytes) -> Any:
-    """An audio file's samples as `feature` holds them, at the file's own sample rate (which
-    must be the feature's: mlcroissant resamples to 22,050 Hz, catalog keeps the file's)."""
-    from catalog.formats.sound_files import soundfile_module
-
-    sf = soundfile_module()
-    try:
-        samples, rate = sf.read(io.BytesIO(data), dtype=feature.dtype.name, always_2d=True)
-    except (RuntimeError, sf.LibsndfileError) as error:
-        raise ValueError(f"not an audio file soundfile can read ({error})") from None
+def _audio(feature: Audio, value: Any) -> Any:
+    """An audio file's samples as `feature` holds them: the file's bytes decoded at its own
+    sample rate (mlcroissant resamples to 22,050 Hz; catalog keeps the file's), or samples a
+    ``samplingRate`` transform gave (`resampled`); the rate and channels must be the
+    feature's (the first file's)."""
+    if isinstance(value, bytes):
+        samples, rate = _decoded(value, feature.dtype.name)
+    else:
+        samples, rate = np.asarray(value, feature.dtype), feature.sample_rate
     channels = 1 if len(feature.shape) == 1 else int(feature.shape[1] or 1)
     if rate != feature.sample_rate or samples.shape[1] != channels:
         raise ValueError(
@@ -119,6 +118,40 @@ def _audio(feature: Audio, data: bytes) -> Any:
             f"{feature.sample_rate} Hz, {channels} channel(s) (the first file's)"
         )
     return samples[:, 0] if channels == 1 else samples
+
+
+def _decoded(data: bytes, dtype: str) -> tuple[Any, int]:
+    """(samples (n, channels), sample rate) of an audio file's bytes."""
+    from catalog.formats.sound_files import soundfile_module
+
+    sf = soundfile_module()
+    try:
+        samples, rate = sf.read(io.BytesIO(data), dtype=dtype, always_2d=True)
+    except (RuntimeError, sf.LibsndfileError) as error:
+        raise ValueError(f"not an audio file soundfile can read ({error})") from None
+    return samples, int(rate)
+
+
+def resampled(value: Any, rate: int, field: str) -> Any:
+    """A ``samplingRate`` transform: an audio file's bytes decoded and resampled to `rate`
+    (float32, ``(n, channels)``) with soxr at its high quality, as librosa (mlcroissant's
+    audio reader) resamples by default: the same samples."""
+    if not isinstance(value, bytes):
+        return value
+    try:
+        import soxr
+    except ImportError:
+        raise MissingDependencyError(
+            "resampling audio (a samplingRate transform) needs soxr: pip install 'catalog[audio]'"
+        ) from None
+    try:
+        samples, source_rate = _decoded(value, "float32")
+    except ValueError as error:
+        raise SourceFormatError(f"field {field}: {error}") from None
+    if source_rate == rate:
+        return samples
+    out = soxr.resample(samples, source_rate, rate, quality="HQ")
+    return np.asarray(out, np.float32).reshape(len(out), samples.shape[1])
 
 
 def caster(feature: Any, field: str) -> Callable[[Any], Any]:

@@ -70,7 +70,10 @@ def short(value: Any) -> str:
 
 def feature_name(node: Mapping[str, Any]) -> str:
     """A field's feature name: its name's last part (``persons/name`` -> ``name``)."""
-    name = str(node.get("name") or node.get("@id") or "field").rsplit("/", 1)[-1]
+    name = node.get("name")
+    if isinstance(name, Mapping):  # a language map (Croissant 1.1): English, else the first
+        name = name.get("en", next(iter(name.values()), None))
+    name = str(name or node.get("@id") or "field").rsplit("/", 1)[-1]
     words = _FEATURE_PART.sub("_", name).strip("_")
     return words if words[:1].isalpha() else f"f_{words}".rstrip("_")
 

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
+
 from catalog.download import DownloadConfig, DownloadManager, Resource
 from catalog.download.checksums import content_name
 from catalog.errors import ChecksumError, FeatureError, SourceFormatError, SpecError
@@ -245,9 +247,13 @@ def _find_audio(split: SplitDraft, source: Any) -> bool:
     first = next(iter(recipe.records(recipe.target)), {})
     for name in audio:
         data = first.get(recipe.features[name])
-        if not isinstance(data, bytes):
+        if isinstance(data, np.ndarray):  # resampled by a samplingRate transform
+            reader = recipe.fields[recipe.target][recipe.features[name]]
+            rate, channels = int(reader.sampling_rate or 0), data.shape[1]
+        elif isinstance(data, bytes):
+            rate, channels = audio_format(data, f"record set {split.name}, field {name}")
+        else:
             raise SourceFormatError(f"record set {split.name}: field {name} holds no audio file")
-        rate, channels = audio_format(data, f"record set {split.name}, field {name}")
         shape = (None,) if channels == 1 else (None, channels)
         split.features[name] = Audio(sample_rate=rate, dtype="float32", shape=shape)
     return True
