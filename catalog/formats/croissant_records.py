@@ -147,6 +147,12 @@ class FieldReader:
                 shown = ", ".join(sorted(transform)) or "an empty transform"
                 raise SpecError(f"not supported yet: transform {shown}, field {self.id}")
 
+    @cached_property
+    def plain_column(self) -> str | None:
+        """The column this field reads as it is (no transform, no date): the fast path."""
+        plain = not (self.transforms or self.date or self.no_values or self.path_key)
+        return self.column if plain and isinstance(self.column, str) else None
+
     def value(self, row: Mapping[str, Any]) -> Any:
         if self.no_values:
             return None
@@ -298,6 +304,23 @@ class Recipe:
                 )
             others.append((fid, index))
         mine = [f for f in fields.values() if f.file == lead]
+        if not others:  # one file (the common case): each row one record
+            plain = [(f.id, f.plain_column) for f in mine if f.plain_column is not None]
+            rest = [f for f in mine if f.plain_column is None]
+            try:
+                for row in self._rows(lead, mine):
+                    record = {fid: row[column] for fid, column in plain}
+                    for f in rest:
+                        record[f.id] = f.value(row)
+                    yield record
+            except KeyError as error:  # a plain column the file lacks
+                lacking = [fid for fid, column in plain if error.args[:1] == (column,)]
+                if not lacking:
+                    raise
+                raise SourceFormatError(
+                    f"field {lacking[0]}: no column {error.args[0]!r} in the file"
+                ) from None
+            return
         for row in self._rows(lead, mine):
             results = [{f.id: f.value(row) for f in mine}]
             for fid, index in others:
@@ -404,7 +427,9 @@ class Recipe:
         if CONTENT in needs:
             props[CONTENT] = path.read_bytes()
         table = kind in ("csv", "tsv", "json", "jsonl", "parquet")
-        if table or LINES in needs or LINE_NUMBER in needs:
+        if table and not needs & {FULLPATH, FILENAME, CONTENT}:  # the rows as they are
+            yield from file_rows(path, kind, paths, needs, columns)
+        elif table or LINES in needs or LINE_NUMBER in needs:
             for row in file_rows(path, kind, paths, needs, columns):
                 yield {**row, **props}
         else:
@@ -422,12 +447,17 @@ def examples(source: Source) -> Examples:
     features: FeaturesDict = source.features
     casts = [(name, field, caster(features[name], str(field))) for name, field in
              recipe.features.items()]  # fmt: skip
+    plain = [(name, f, c) for name, f, c in casts if isinstance(f, str)]
+    nested = [(name, f, c) for name, f, c in casts if not isinstance(f, str)]
     where = [(recipe.features[f], v) for f, v in recipe.where.items()]
     index = 0
     for record in recipe.records(recipe.target):
         if where and any(_key(record.get(field)) != v for field, v in where):
             continue
-        yield f"{recipe.target}:{index}", {name: c(_value(record, f)) for name, f, c in casts}
+        example = {name: c(record.get(f)) for name, f, c in plain}
+        for name, f, c in nested:
+            example[name] = c(_value(record, f))
+        yield f"{recipe.target}:{index}", example
         index += 1
 
 
