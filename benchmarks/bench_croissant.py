@@ -9,14 +9,18 @@ of each path grows linearly with the rows: the ratios are what to read). Files: 
 four columns (int64 id, float64 x, a short text, an int64 label), 8 files in ``data/``, a
 Croissant file beside them with a FileSet ``includes: data/*.parquet`` and a field per column.
 Each time is the median of `--runs` runs into a fresh data dir (catalog: spec + prepare; plain
-Parquet: spec inference + prepare; mlcroissant: every record read).
+Parquet: spec inference + prepare; mlcroissant: every record read, or those it reaches within
+``--cap`` seconds: its rows/s is then over those rows). Each run is a child process of its
+own, whose peak RSS is reported beside its time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,47 +76,71 @@ def make(root: Path, mb: int) -> tuple[Path, int]:
     return root / "metadata.json", rows * FILES
 
 
-def timed(work: object) -> float:
+def run_one(path: str, root: Path, run: int, rows: int, cap: float) -> dict[str, float]:
+    """One path's run in this process: its seconds, the rows it read, its peak RSS."""
+    meta = root / "set" / "metadata.json"
+    done = rows
     start = time.perf_counter()
-    work()  # type: ignore[operator]
-    return time.perf_counter() - start
+    if path == "croissant":
+        b = croissant_builder(meta, data_dir=root / f"c{run}", download_dir=root / "dl")
+        b.download_and_prepare()
+    elif path == "parquet":
+        b = files_builder(root / "set" / "data", "plain", data_dir=root / f"p{run}")
+        b.download_and_prepare()
+    else:
+        import mlcroissant as mlc
+
+        done = 0
+        for _ in mlc.Dataset(str(meta)).records("rows"):
+            done += 1
+            if cap and not done % 1000 and time.perf_counter() - start > cap:
+                break
+        assert cap or done == rows, done
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": seconds, "rows": done, "rss_mb": peak}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=64)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cap", type=float, default=0.0, help="mlcroissant's seconds (0: all)")
+    parser.add_argument("--paths", default="croissant,parquet,mlcroissant")
+    parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)  # PATH ROOT RUN (a child)
     args = parser.parse_args()
+    if args.one:
+        path, root_text, run = args.one
+        rows = json.loads((Path(root_text) / "rows.json").read_text())
+        print(json.dumps(run_one(path, Path(root_text), int(run), rows, args.cap)))
+        return
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        meta, rows = make(root / "set", args.mb)
+        _, rows = make(root / "set", args.mb)
+        (root / "rows.json").write_text(json.dumps(rows))
         size = sum(p.stat().st_size for p in (root / "set" / "data").iterdir())
         print(f"{rows} rows in {FILES} Parquet files, {size / (1 << 20):.1f} MiB")
-        times: dict[str, list[float]] = {"croissant": [], "parquet": [], "mlcroissant": []}
+        paths = args.paths.split(",")
+        results: dict[str, list[dict[str, float]]] = {k: [] for k in paths}
         for run in range(args.runs):
-
-            def ours(run: int = run) -> None:
-                b = croissant_builder(meta, data_dir=root / f"c{run}", download_dir=root / "dl")
-                b.download_and_prepare()
-
-            def plain(run: int = run) -> None:
-                b = files_builder(root / "set" / "data", "plain", data_dir=root / f"p{run}")
-                b.download_and_prepare()
-
-            def theirs() -> None:
-                import mlcroissant as mlc
-
-                count = sum(1 for _ in mlc.Dataset(str(meta)).records("rows"))
-                assert count == rows, count
-
-            times["croissant"].append(timed(ours))
-            times["parquet"].append(timed(plain))
-            times["mlcroissant"].append(timed(theirs))
-        median = {k: statistics.median(v) for k, v in times.items()}
-        base = median["croissant"]
-        print(f"{'path':<12} {'median s':>9} {'rows/s':>10} {'vs croissant':>13}")
-        for name, seconds in median.items():
-            print(f"{name:<12} {seconds:9.2f} {rows / seconds:10.0f} {seconds / base:12.2f}x")
+            for path in paths:
+                command = [sys.executable, __file__, "--one", path, str(root), str(run)]
+                done = subprocess.run(
+                    [*command, "--cap", str(args.cap)], capture_output=True, text=True, check=True
+                )
+                results[path].append(json.loads(done.stdout.strip().splitlines()[-1]))
+        rates = {
+            k: statistics.median(r["rows"] / r["seconds"] for r in v) for k, v in results.items()
+        }
+        base = rates.get("croissant") or next(iter(rates.values()))
+        print(f"{'path':<12} {'median s':>9} {'rows read':>10} {'rows/s':>10} "
+              f"{'time/row vs croissant':>22} {'peak RSS MB':>12}")  # fmt: skip
+        for name, runs in results.items():
+            seconds = statistics.median(r["seconds"] for r in runs)
+            read = statistics.median(r["rows"] for r in runs)
+            peak = max(r["rss_mb"] for r in runs)
+            print(f"{name:<12} {seconds:9.2f} {read:10.0f} {rates[name]:10.0f} "
+                  f"{base / rates[name]:21.2f}x {peak:12.0f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 License 2.0, see LICENSE there) whose data is in that repository, kept small: titanic's table
 is cut to its first rows (its sha256 in metadata.json updated), and every ``output/*.jsonl``
 that is missing or whose data was cut is written again by mlcroissant itself, as their own
-test writes it (``record_to_python``). Run with the dev venv:
+test writes it (``record_to_python``); the examples of ``datasets/1.1/`` whose data is in the
+repository go to ``v1.1/`` as they are. Run with the dev venv:
 
     python tests/make_croissant_examples.py CHECKOUT/datasets/1.0 tests/data/croissant
 """
@@ -19,6 +20,8 @@ EXAMPLES = (
     "simple-parquet", "simple-split", "simple-join", "json-join", "titanic", "coco2014-mini",
     "pass-mini", "audio_test", "recipes", "huggingface-mnist",
 )  # fmt: skip
+#: Examples of datasets/1.1/ (beside the 1.0 folder) whose data is in the repository.
+EXAMPLES_1_1 = ("audio_test", "recipes")
 #: Files left out (large, or data no example here reads).
 SKIP = ("compressed_archive", "index.html", "live_dataset.json", "multiple_conforms_to.json",
         "default.jsonl")  # fmt: skip
@@ -38,6 +41,12 @@ def main(source: Path, target: Path) -> None:
         for path in sorted((source / name).rglob("*")):
             if path.is_file() and not any(s in path.name for s in SKIP):
                 out = target / name / path.relative_to(source / name)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, out)
+    for name in EXAMPLES_1_1:
+        for path in sorted((source.parent / "1.1" / name).rglob("*")):
+            if path.is_file() and not any(s in path.name for s in SKIP):
+                out = target / "v1.1" / name / path.relative_to(source.parent / "1.1" / name)
                 out.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, out)
     table = target / "titanic" / "data" / "titanic.csv"

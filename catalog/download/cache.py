@@ -12,12 +12,16 @@
 ``<key>`` is the cached file's name, so the same bytes are reused whichever dataset, version
 or URL asks for them, and a user may place a file at its cache path by hand. A file that
 does not match its size and sha256 is never left at a cache path. A file whose checksum is
-not registered yet (``--register-checksums``) is keyed by its URL until its bytes are known.
+not registered yet (``--register-checksums``) is keyed by its URL until its bytes are known;
+offline, such a file is the one last fetched from its URL (`Cache.last_fetched`: what a
+Croissant file's unchecksummed files, the Hub's listing and Parquet files, need).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import glob
 import hashlib
 import json
 import os
@@ -72,6 +76,24 @@ class Cache:
             return cache_path(resource, self.root).name
         url_hash = hashlib.sha256(resource.urls[0].encode() if resource.urls else b"").hexdigest()
         return f"url-{url_hash[:16]}-{resource.filename}"
+
+    def last_fetched(self, resource: Resource) -> Resource | None:
+        """`resource` (registered nowhere: no sha256) as the bytes last fetched from one of
+        its URLs under its file name were: its size and sha256 from the newest record; None
+        when none was."""
+        found: list[tuple[str, int, int, str]] = []
+        for path in self.meta.glob(f"*-{glob.escape(resource.filename)}.json"):
+            record = self._read_record(path.name.removesuffix(".json"))
+            if not record or record.get("url") not in resource.urls:
+                continue
+            size, sha256 = record.get("size"), record.get("sha256")
+            if isinstance(size, int) and isinstance(sha256, str):
+                when = str(record.get("downloaded_at", ""))
+                found.append((when, path.stat().st_mtime_ns, size, sha256))
+        if not found:
+            return None
+        _, _, size, sha256 = max(found)
+        return dataclasses.replace(resource, size=size, sha256=sha256)
 
     def part_path(self, resource: Resource) -> Path:
         return self.meta / f"{self.key(resource)}.part"

@@ -184,6 +184,9 @@ class DownloadManager:
                 return hit
             # Fetch the bytes as they are now: new or changed files get registered.
             resource = dataclasses.replace(resource, size=None, sha256=None)
+        if self.offline and not resource.registered and not resource.in_place:
+            # a file no checksum names (recorded when fetched): the bytes fetched last time
+            resource = self.cache.last_fetched(resource) or resource
         self.download_dir.mkdir(parents=True, exist_ok=True)
         tried: Tried = []
         on_wait = self._waiting_note(resource)

@@ -8,14 +8,22 @@ A row is a dict: a table's columns by name, and the file properties and whole JS
 under keys starting with NUL (no column has such a name). JSON paths (``$.a[*].b``) are read
 by a small evaluator of their plain subset (names, ``[*]``, indices, ``..`` is not), linear
 in the document, so an untrusted path cannot make it slow. Every error names the file.
+
+A FileSet inside a zip is read in place (`zip_files`), nothing extracted: a member's path is
+its name with ``..``, ``.`` and empty parts dropped (as Python's ``zipfile`` extracts it, so as
+mlcroissant reports it), so a member named ``../../a/b.txt`` is ``a/b.txt`` of the set and is
+never written anywhere.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
+import posixpath
 import re
+import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -34,6 +42,7 @@ __all__ = [
     "json_path",
     "parse_json_path",
     "set_files",
+    "zip_files",
 ]
 
 FULLPATH, FILENAME, CONTENT, LINES, LINE_NUMBER = (
@@ -168,9 +177,50 @@ def set_files(
             yield path, relative
 
 
+def member_path(name: str) -> str | None:
+    """An archive member's path inside the set: its name without ``..``, ``.`` and empty
+    parts (``../../a/./b.txt`` -> ``a/b.txt``); None for a directory or an empty name."""
+    if name.endswith("/"):
+        return None
+    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    return posixpath.join(*parts) if parts else None
+
+
+def zip_files(
+    archive: Path, globs: list[Any], where: str, prefix: str = ""
+) -> Iterator[tuple[zipfile.Path, str]]:
+    """The members of a zip file a FileSet's ``includes`` match (paths as `member_path`
+    gives them, after `prefix`), in path order, each to be read in place."""
+    from catalog.formats.patterns import glob_regex
+
+    matchers = [glob_regex(g, f"{where}: includes") for g in globs]
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise SourceFormatError(f"{where}: {archive} is not a zip file ({error})") from None
+    with zf:
+        found: list[tuple[str, str]] = []
+        for info in zf.infolist():
+            relative = member_path(info.filename)
+            if relative is None or info.is_dir():
+                continue
+            relative = prefix + relative
+            if any(m.fullmatch(relative) for m in matchers):
+                found.append((relative, info.filename))
+                if len(found) > MAX_FILES:
+                    raise SourceFormatError(f"{where}: matches more than {MAX_FILES} files")
+        for relative, name in sorted(found):
+            yield zipfile.Path(zf, name), relative
+
+
+def open_binary(path: Path | zipfile.Path) -> Any:
+    """A file or a zip member, opened for reading bytes."""
+    return path.open("rb") if isinstance(path, zipfile.Path) else open(path, "rb")
+
+
 def _read(path: Path, limit: int | None = None) -> bytes:
-    with open(path, "rb") as f:
-        data = f.read(-1 if limit is None else limit + 1)
+    with open_binary(path) as f:
+        data: bytes = f.read(-1 if limit is None else limit + 1)
     if limit is not None and len(data) > limit:
         raise SourceFormatError(f"{path}: larger than {limit >> 20} MiB, more than catalog reads")
     return data
@@ -194,7 +244,7 @@ def file_rows(
     """The rows of one file read as `kind`; `paths` are the JSON paths fields read
     (``{key: steps}``), `needs` the file properties they read, `columns` the columns."""
     if kind in ("csv", "tsv"):
-        with open(path, newline="", encoding="utf-8-sig") as f:
+        with io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", newline="") as f:
             try:
                 yield from csv.DictReader(f, delimiter="\t" if kind == "tsv" else ",")
             except (csv.Error, UnicodeDecodeError) as error:
@@ -211,7 +261,7 @@ def file_rows(
         for i in range(lengths.pop() if lengths else 1):
             yield {JSON_VALUE: document, **{key: v[i] for key, v in selected.items()}}
     elif kind == "jsonl":
-        with open(path, "rb") as f:
+        with open_binary(path) as f:
             for number, line in enumerate(f, 1):
                 if not line.strip():
                     continue
@@ -226,7 +276,7 @@ def file_rows(
     elif kind == "parquet":
         yield from _parquet_rows(path, columns)
     elif kind == "text" or LINES in needs or LINE_NUMBER in needs:
-        with open(path, "rb") as f:
+        with open_binary(path) as f:
             for number, line in enumerate(f.read().splitlines()):
                 yield {LINES: line, LINE_NUMBER: number}
     else:
@@ -238,7 +288,7 @@ def _parquet_rows(path: Path, wanted: list[str]) -> Iterator[dict[str, Any]]:
 
     from catalog.formats.parquet import BATCH_ROWS, parquet_file
 
-    handle = parquet_file(path)
+    handle = parquet_file(path if isinstance(path, Path) else io.BytesIO(path.read_bytes()))
     present = set(handle.schema_arrow.names)
     absent = sorted(set(wanted) - present)
     if absent:

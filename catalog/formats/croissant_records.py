@@ -17,18 +17,16 @@ image files' bytes, bounding boxes.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from catalog.errors import SourceFormatError, SpecError
-from catalog.features import BBox, ClassLabel, FeaturesDict, Image, Scalar, Tensor, Text
+from catalog.features import FeaturesDict
 from catalog.formats.base import Examples, Option, Source, SourceFormat
 from catalog.formats.croissant_files import (
     CONTENT,
@@ -42,14 +40,12 @@ from catalog.formats.croissant_files import (
     parse_json_path,
     property_key,
     set_files,
+    zip_files,
 )
-from catalog.formats.image_files import stored_or_pixels
+from catalog.formats.croissant_values import caster, resampled
 from catalog.formats.patterns import BoundedRegex, glob_regex, regex
 
 __all__ = ["FORMAT", "Recipe", "examples", "listed", "ref"]
-
-#: What mlcroissant gives for a text value that is missing (a left join without a match).
-MISSING_TEXT = "None"
 
 
 def listed(value: Any) -> list[Any]:
@@ -80,6 +76,23 @@ def references(node: Mapping[str, Any]) -> str | None:
     return ref(first)
 
 
+def file_reference(node: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A field's ``references`` naming a file's column (``{"fileObject": X, "extract":
+    ...}``): a join key between two files of one record set; None otherwise."""
+    first = next(iter(listed(node.get("references"))), None)
+    if isinstance(first, Mapping) and (first.get("fileObject") or first.get("fileSet")):
+        return first
+    return None
+
+
+def subfields(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A field's ``subField`` s (the parts of a nested value)."""
+    return [f for f in listed(node.get("subField")) if isinstance(f, Mapping)]
+
+
+_DATES = ("sc:Date", "sc:DateTime", "Date", "DateTime")
+
+
 class FieldReader:
     """One field's extraction and transforms, compiled once."""
 
@@ -102,8 +115,17 @@ class FieldReader:
         )
         if self.file and self.column is None and not self.steps and self.property is None:
             self.property = CONTENT  # a FileSet's field without extract: the file
+        types = [str(t).rsplit("/", 1)[-1] for t in listed(node.get("dataType"))]
+        #: A date: its text as mlcroissant's pandas.Timestamp shows it (``2007-05-06 06:11:48``).
+        self.date = any(t in _DATES for t in types)
+        #: A field with no source of its own (``references`` only): None in every row.
+        self.no_values = bool(node.get("catalog:noValues"))
+        #: The sample rate a ``samplingRate`` transform resamples audio to.
+        self.sampling_rate: int | None = None
         self.transforms: list[tuple[str, Any]] = []
-        for transform in listed(source.get("transform")):
+        rate_given = {"samplingRate": source["samplingRate"]} if "samplingRate" in source else None
+        for transform in [*listed(source.get("transform")), *listed(rate_given)]:
+            # samplingRate: in a transform, or on the source itself (mlcommons' 1.1 examples)
             transform = _mapping(transform)
             if "regex" in transform:
                 self.transforms.append(("regex", regex(transform["regex"], f"{where}: regex")))
@@ -115,11 +137,25 @@ class FieldReader:
                 self.transforms.append(("json", steps))
             elif "format" in transform:
                 self.transforms.append(("format", str(transform["format"])))
+            elif "samplingRate" in transform:  # audio, resampled (Croissant 1.1)
+                rate = transform["samplingRate"]
+                if isinstance(rate, bool) or not isinstance(rate, int) or not 0 < rate <= 10**6:
+                    raise SpecError(f"field {self.id}: samplingRate {rate!r} is not a rate in Hz")
+                self.sampling_rate = rate
+                self.transforms.append(("rate", rate))
             else:
                 shown = ", ".join(sorted(transform)) or "an empty transform"
                 raise SpecError(f"not supported yet: transform {shown}, field {self.id}")
 
+    @cached_property
+    def plain_column(self) -> str | None:
+        """The column this field reads as it is (no transform, no date): the fast path."""
+        plain = not (self.transforms or self.date or self.no_values or self.path_key)
+        return self.column if plain and isinstance(self.column, str) else None
+
     def value(self, row: Mapping[str, Any]) -> Any:
+        if self.no_values:
+            return None
         if self.path_key is not None:
             value = row.get(self.path_key)
             if self.path_key not in row and JSON_VALUE in row:
@@ -134,10 +170,15 @@ class FieldReader:
             if value is None:
                 break
             value = _transform(kind, how, value, self.id)
+        if self.date and isinstance(value, str):
+            with contextlib.suppress(ValueError):  # not ISO 8601: the text as it is
+                value = str(datetime.fromisoformat(value))
         return value
 
 
 def _transform(kind: str, how: Any, value: Any, field: str) -> Any:
+    if kind == "rate":
+        return resampled(value, how, field)
     if kind == "regex":
         assert isinstance(how, BoundedRegex)
         text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
@@ -175,10 +216,15 @@ class Recipe:
 
     @cached_property
     def fields(self) -> dict[str, dict[str, FieldReader]]:
-        return {
-            rs: {_field_name(f): FieldReader(f) for f in listed(node.get("field"))}
-            for rs, node in self.record_sets.items()
-        }
+        """Each record set's fields by id, the parts of a nested field (``subField``) among
+        them (the nested field itself reads nothing)."""
+        found: dict[str, dict[str, FieldReader]] = {}
+        for rs, node in self.record_sets.items():
+            readers = found[rs] = {}
+            for f in listed(node.get("field")):
+                for part in subfields(f) or [f]:
+                    readers[_field_name(part)] = FieldReader(part)
+        return found
 
     def records(self, rs: str, depth: int = 0) -> Iterator[dict[str, Any]]:
         """Record set `rs`'s records: ``{field id: value}`` before casting."""
@@ -191,17 +237,18 @@ class Recipe:
                 row = _mapping(row)
                 yield {f: row.get(f, row.get(f.rsplit("/", 1)[-1])) for f in fields}
             return
-        direct = {f.file for f in fields.values() if f.file}
-        if len(direct) != 1:
-            shown = ", ".join(sorted(str(d) for d in direct)) or "no file"
-            raise SpecError(
-                f"not supported yet: record set {rs} reads {shown}; catalog reads one "
-                f"FileObject or FileSet per record set (joins through references), field "
-                f"{next(iter(fields), '?')}"
-            )
+        direct = {f.file for f in fields.values() if f.file is not None}
         joins = self._joins(rs, fields, depth)
-        for row in self._rows(direct.pop(), fields.values()):
-            results = [{f.id: f.value(row) for f in fields.values() if f.file}]
+        bases: Iterator[dict[str, Any]]
+        if not direct and joins:  # every field from other record sets: one of them leads
+            base, base_pairs = self._base(rs, joins)
+            bases = ({f: record.get(o) for f, o in base_pairs} for record in base)
+        elif direct:
+            bases = self._file_rows(rs, fields, direct)
+        else:
+            raise SpecError(f"not supported yet: record set {rs} reads no file")
+        for first in bases:
+            results = [first]
             for key_field, index, pairs in joins:  # a left join, one record per match
                 matches = index.get(_key(results[0].get(key_field)), [None])
                 results = [
@@ -211,16 +258,87 @@ class Recipe:
                 ]
             yield from results
 
+    def _base(
+        self, rs: str, joins: list[tuple[Any, Any, list[tuple[str, str]]]]
+    ) -> tuple[Any, list[tuple[str, str]]]:
+        """A record set made only of other record sets' fields: the one no field of `rs`
+        references leads (its records, in order); the others join onto it."""
+        leading = [j for j in joins if j[0] is None]
+        if len(leading) != 1:
+            raise SpecError(
+                f"not supported yet: record set {rs} reads {len(leading)} record sets that no "
+                "field references (catalog joins one record set with those its fields reference)"
+            )
+        joins.remove(leading[0])
+        return leading[0][1], leading[0][2]
+
+    def _file_rows(
+        self, rs: str, fields: Mapping[str, FieldReader], direct: set[str]
+    ) -> Iterator[dict[str, Any]]:
+        """The values of the fields read from files: one file's rows, each joined with the
+        rows of the other files whose column a field of the first ``references``."""
+        keyed = {}
+        for f in fields.values():
+            key = file_reference(f.node)
+            other = key and (ref(key.get("fileObject")) or ref(key.get("fileSet")))
+            if key and other and other != f.file:  # a column of another file: a join key
+                keyed[other] = (f.id, key)
+        leading = direct - set(keyed)
+        if len(leading) != 1:
+            shown = ", ".join(sorted(str(d) for d in direct))
+            raise SpecError(
+                f"not supported yet: record set {rs} reads {shown}; catalog reads one FileObject "
+                f"or FileSet per record set, others joined through a field's references to "
+                f"their column, field {next(iter(fields), '?')}"
+            )
+        lead = str(leading.pop())
+        others = []
+        for other in sorted(str(d) for d in direct - {lead}):
+            fid, key = keyed[other]
+            reader = FieldReader({"@id": f"{fid}#key", "source": key})
+            mine = [f for f in fields.values() if f.file == other]
+            index: dict[str, list[Any]] = {}
+            for row in self._rows(other, [*mine, reader]):
+                index.setdefault(_key(reader.value(row)), []).append(
+                    {f.id: f.value(row) for f in mine}
+                )
+            others.append((fid, index))
+        mine = [f for f in fields.values() if f.file == lead]
+        if not others:  # one file (the common case): each row one record
+            plain = [(f.id, f.plain_column) for f in mine if f.plain_column is not None]
+            rest = [f for f in mine if f.plain_column is None]
+            try:
+                for row in self._rows(lead, mine):
+                    record = {fid: row[column] for fid, column in plain}
+                    for f in rest:
+                        record[f.id] = f.value(row)
+                    yield record
+            except KeyError as error:  # a plain column the file lacks
+                lacking = [fid for fid, column in plain if error.args[:1] == (column,)]
+                if not lacking:
+                    raise
+                raise SourceFormatError(
+                    f"field {lacking[0]}: no column {error.args[0]!r} in the file"
+                ) from None
+            return
+        for row in self._rows(lead, mine):
+            results = [{f.id: f.value(row) for f in mine}]
+            for fid, index in others:
+                matches = index.get(_key(results[0].get(fid)), [None])
+                results = [{**r, **(m or {})} for r in results for m in matches]
+            yield from results
+
     def _joins(
         self, rs: str, fields: Mapping[str, FieldReader], depth: int
-    ) -> list[tuple[str, dict[str, list[Any]], list[tuple[str, str]]]]:
+    ) -> list[tuple[Any, Any, list[tuple[str, str]]]]:
         """For each other record set fields read from: the key field here, the other's
-        records by key, and (field here, field there) pairs."""
+        records by key, and (field here, field there) pairs; in a record set reading no file,
+        one no field references is (None, its records, pairs): it leads (`_base`)."""
         others: dict[str, list[tuple[str, str]]] = {}
         for f in fields.values():
             if f.joined:
                 others.setdefault(f.joined.split("/", 1)[0], []).append((f.id, f.joined))
-        joins = []
+        joins: list[tuple[Any, Any, list[tuple[str, str]]]] = []
         for other, pairs in others.items():
             if other not in self.record_sets:
                 raise SpecError(f"field {pairs[0][0]}: no record set {other!r} to read from")
@@ -232,6 +350,9 @@ class Recipe:
                 ),
                 None,
             )
+            if key is None and not any(f.file for f in fields.values()):
+                joins.append((None, self.records(other, depth + 1), pairs))  # may lead
+                continue
             if key is None:
                 raise SpecError(
                     f"not supported yet: field {pairs[0][0]} reads record set {other} but no "
@@ -254,8 +375,9 @@ class Recipe:
         for path, relative in self.files_of(file):
             yield from self._file(path, relative, kind, paths, needs, columns)
 
-    def files_of(self, file: str) -> Iterator[tuple[Path, str]]:
-        """The files of a FileObject (one) or FileSet, with their paths in the set."""
+    def files_of(self, file: str) -> Iterator[tuple[Any, str]]:
+        """The files of a FileObject (one) or FileSet (a `Path`, or a `zipfile.Path` of a
+        zip read in place), with their paths in the set."""
         spec = self.files[file]
         roots = [self.paths[key] for key in spec["roots"]]
         if spec.get("includes") is None:  # one FileObject
@@ -267,7 +389,12 @@ class Recipe:
                     yield self.paths[key], relative
         else:
             prefix = str(spec.get("prefix") or "")
-            yield from set_files(roots, spec["includes"], f"FileSet {file}", prefix)
+            for root in roots:  # a folder, or a zip read in place
+                where = f"FileSet {file}"
+                if root.is_dir():
+                    yield from set_files([root], spec["includes"], where, prefix)
+                else:
+                    yield from zip_files(root, spec["includes"], where, prefix)
 
     def quick_count(self) -> int | None:
         """The number of records, from the Parquet files' footers, when each row is one
@@ -300,7 +427,9 @@ class Recipe:
         if CONTENT in needs:
             props[CONTENT] = path.read_bytes()
         table = kind in ("csv", "tsv", "json", "jsonl", "parquet")
-        if table or LINES in needs or LINE_NUMBER in needs:
+        if table and not needs & {FULLPATH, FILENAME, CONTENT}:  # the rows as they are
+            yield from file_rows(path, kind, paths, needs, columns)
+        elif table or LINES in needs or LINE_NUMBER in needs:
             for row in file_rows(path, kind, paths, needs, columns):
                 yield {**row, **props}
         else:
@@ -311,104 +440,32 @@ def _key(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-def cast(feature: Any, value: Any, field: str) -> Any:
-    """`value` as `feature` stores it; SourceFormatError naming the field otherwise."""
-    try:
-        return _cast(feature, value)
-    except (ValueError, TypeError, OverflowError) as error:
-        raise SourceFormatError(f"field {field}: {error}") from None
-
-
-def _cast(feature: Any, value: Any) -> Any:
-    if isinstance(value, bytes) and not isinstance(feature, Image):
-        value = value.decode("utf-8")
-    missing = value is None or (isinstance(value, float) and math.isnan(value))
-    if isinstance(feature, Text):
-        return MISSING_TEXT if missing else value if isinstance(value, str) else str(value)
-    if isinstance(feature, ClassLabel):
-        if isinstance(value, int) and not isinstance(value, bool):  # an index (catalog's export)
-            if not 0 <= value < len(feature.names):
-                raise ValueError(f"class index {value} is not in 0..{len(feature.names) - 1}")
-            return value
-        text = MISSING_TEXT if missing else str(value)
-        if text not in feature.names:
-            raise ValueError(f"{text!r} is not one of the enumeration's values")
-        return feature.str2int(text)
-    if isinstance(feature, Image):
-        if not isinstance(value, bytes):
-            raise ValueError(f"expected an image file's bytes, got {type(value).__name__}")
-        return stored_or_pixels(feature, value, "an image")  # RGBA or grey: converted
-    if isinstance(feature, (BBox, Tensor)):
-        if isinstance(value, str):
-            value = json.loads(value)
-        return np.asarray(value, dtype=feature.dtype).reshape(feature.shape)
-    if isinstance(feature, Scalar):
-        kind = feature.dtype.kind
-        if missing:
-            if kind == "f":
-                return float("nan")
-            raise ValueError("the value is missing")
-        if kind == "b":
-            if isinstance(value, str):
-                if value.strip().lower() not in ("true", "false", "1", "0"):
-                    raise ValueError(f"expected a boolean, got {value!r}")
-                return value.strip().lower() in ("true", "1")
-            return bool(value)
-        if kind in "iu":
-            # a number with a fraction is cut to an integer, as mlcroissant's int(value) does
-            number = float(value) if isinstance(value, str) and "." in value else value
-            result = int(number)
-            info = np.iinfo(feature.dtype)
-            if not info.min <= result <= info.max:
-                raise ValueError(f"{result} does not fit {feature.dtype.name}")
-            return result
-        return float(value)
-    raise ValueError(f"catalog cannot fill {feature!r} from a Croissant field")
-
-
-def _caster(feature: Any, field: str) -> Callable[[Any], Any]:
-    """`cast` for one feature, with a fast path for the value types tables give (text as
-    str, integers as int, floats as float), decided once per split instead of per value."""
-    if isinstance(feature, Text):
-        fast: type | None = str
-    elif isinstance(feature, Scalar) and feature.dtype.kind in "iu":
-        info = np.iinfo(feature.dtype)
-        low, high = int(info.min), int(info.max)
-
-        def integer(value: Any) -> Any:
-            if type(value) is int and low <= value <= high:
-                return value
-            return cast(feature, value, field)
-
-        return integer
-    elif isinstance(feature, Scalar) and feature.dtype.kind == "f":
-        fast = float
-    else:
-        fast = None
-
-    def any_value(value: Any) -> Any:
-        if fast is not None and type(value) is fast:
-            return value
-        return cast(feature, value, field)
-
-    return any_value
-
-
 def examples(source: Source) -> Examples:
     """Yield ``(record set:index, example)`` for the records of the split's record set (those
     whose split field has the split's value, when there is one)."""
     recipe = Recipe(source.options["recipe"], source.options["files"])
     features: FeaturesDict = source.features
-    casts = [
-        (name, field, _caster(features[name], field)) for name, field in recipe.features.items()
-    ]
+    casts = [(name, field, caster(features[name], str(field))) for name, field in
+             recipe.features.items()]  # fmt: skip
+    plain = [(name, f, c) for name, f, c in casts if isinstance(f, str)]
+    nested = [(name, f, c) for name, f, c in casts if not isinstance(f, str)]
     where = [(recipe.features[f], v) for f, v in recipe.where.items()]
     index = 0
     for record in recipe.records(recipe.target):
         if where and any(_key(record.get(field)) != v for field, v in where):
             continue
-        yield f"{recipe.target}:{index}", {name: c(record.get(f)) for name, f, c in casts}
+        example = {name: c(record.get(f)) for name, f, c in plain}
+        for name, f, c in nested:
+            example[name] = c(_value(record, f))
+        yield f"{recipe.target}:{index}", example
         index += 1
+
+
+def _value(record: Mapping[str, Any], field: str | Mapping[str, Any]) -> Any:
+    """A field's value; a nested field's (``{part: field id}``) a dict of its parts'."""
+    if isinstance(field, str):
+        return record.get(field)
+    return {name: _value(record, part) for name, part in field.items()}
 
 
 def quick_count(source: Source) -> int | None:

@@ -1,7 +1,7 @@
 """mlcommons/croissant's own examples (``datasets/1.0/``, in tests/data/croissant/, made by
 tests/make_croissant_examples.py) as a peer test suite: each record set prepares offline from
 the files beside its Croissant file, and its records equal the ``output/*.jsonl`` mlcroissant
-wrote. The examples catalog cannot read yet are listed with the one error they give."""
+wrote (audio: the same clips, at the files' own sample rate)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,7 @@ import pytest
 
 from catalog.api.croissant import croissant_builder
 from catalog.download import DownloadConfig
-from catalog.errors import CatalogError
-from catalog.features import ClassLabel, Image, Scalar, Tensor, Text
+from catalog.features import Audio, ClassLabel, FeaturesDict, Image, Scalar, Tensor, Text
 
 from conftest import catalog_cli
 
@@ -47,22 +46,30 @@ PASSING = [
     ("recipes/read_binary_file_by_line.json", "translations_from_directory",
      "recipes/output/translations_from_directory.jsonl"),
     ("recipes/enum.json", "examples", "recipes/output/enum.examples.jsonl"),
-    ("recipes/simple-split.json", "books", "recipes/output/simple-split.books.jsonl"),
-]  # fmt: skip
-#: (Croissant file, record set, the error catalog gives): not read yet, or refused on purpose.
-REFUSED = [
-    ("pass-mini/metadata.json", "images", "not supported yet: subField, field images/gps_coord"),
-    ("audio_test/metadata.json", "records",
-     "not supported yet: dataType sc:AudioObject, field records/audio"),
-    # its annotations/id reads the FileSet 'source-annotations' as if it were a field
-    ("recipes/read_from_tar.json", "images_with_annotations",
-     "field annotations/id names field 'source-annotations', which no record set has"),
-    # its fields have no source, only references to a file (mlcroissant gives "None" each)
+    # fields with only references to a file's columns: no values ("None"), a record per row
     ("recipes/minimal_recommended.json", "examples",
-     "not supported yet: record set examples reads no file"),
-    # its zip's members are named ../../datasets/...: extracting them would leave the folder
-    ("recipes/read_binary_file_by_line.json", "translations_from_zip", "refusing to extract"),
+     "recipes/output/minimal_recommended.examples.jsonl"),
+    # its zip's members are named ../../datasets/...: read in place, as datasets/...
+    ("recipes/read_binary_file_by_line.json", "translations_from_zip",
+     "recipes/output/translations_from_zip.jsonl"),
+    ("recipes/simple-split.json", "books", "recipes/output/simple-split.books.jsonl"),
+    # a field with subFields (a nested dict), and a FileSet joined with a CSV on a column
+    ("pass-mini/metadata.json", "images", "pass-mini/output/images.jsonl"),
+    # mp3 files in a FileSet, decoded by soundfile
+    ("audio_test/metadata.json", "records", "audio_test/output/records.jsonl"),
+    # a source.field naming a FileSet; a record set joining two others
+    ("recipes/read_from_tar.json", "images_with_annotations",
+     "recipes/output/images_with_annotations.jsonl"),
+    # Croissant 1.1 (datasets/1.1/): names as language maps; audio resampled (samplingRate)
+    ("v1.1/recipes/minimal_multilingual.json", "examples", "v1.1/recipes/output/examples.jsonl"),
+    ("v1.1/audio_test/metadata.json", "records", "v1.1/audio_test/output/records.jsonl"),
 ]  # fmt: skip
+#: Record sets whose order mlcroissant does not define (files of two archives, in the order its
+#: download folders' names take): compared by this field's value.
+BY_KEY = {("pass-mini/metadata.json", "images"): "hash"}
+#: Where catalog differs from mlcroissant on purpose: audio keeps the file's sample rate
+#: (mlcroissant resamples to 22,050 Hz: the clips' durations are compared).
+MLCROISSANT_AUDIO_RATE = 22_050
 
 
 def _builder(tmp_path: Path, file: str, record_set: str) -> Any:
@@ -78,7 +85,24 @@ def _builder(tmp_path: Path, file: str, record_set: str) -> Any:
 
 
 def _same(ours: Any, theirs: Any, feature: Any, where: str) -> None:
-    if isinstance(feature, ClassLabel):
+    if isinstance(feature, FeaturesDict):  # a field with subFields
+        assert sorted(feature) == sorted(k.rsplit("/", 1)[-1] for k in theirs), where
+        for key, value in theirs.items():
+            name = key.rsplit("/", 1)[-1]
+            _same(ours[name], value, feature[name], f"{where}.{name}")
+    elif isinstance(feature, Audio):  # "(array([a, b, c, ..., x, y, z], shape=(n,), ...), rate)"
+        samples = int(re.search(r"shape=\((\d+),\)", theirs)[1])  # type: ignore[index]
+        assert ours.dtype == np.float32 and ours.ndim == 1, where
+        duration = samples / MLCROISSANT_AUDIO_RATE
+        assert abs(len(ours) / feature.sample_rate - duration) < 2 / MLCROISSANT_AUDIO_RATE, where
+        if feature.sample_rate == MLCROISSANT_AUDIO_RATE:  # resampled: the same samples
+            shown = theirs.split("[", 1)[1].split("]", 1)[0].replace("...", "").split(",")
+            ends = [float(v) for v in shown if v.strip()]
+            assert len(ours) == samples, where
+            np.testing.assert_allclose(
+                [*ours[:3], *ours[-3:]], ends, rtol=1e-6, atol=1e-12, err_msg=where
+            )
+    elif isinstance(feature, ClassLabel):
         assert feature.names[int(ours)] == theirs, where
     elif isinstance(feature, Text):
         assert ours == ("None" if theirs is None else str(theirs)), where
@@ -101,6 +125,8 @@ def test_the_example_prepares_as_mlcroissant_reads_it(
     b = _builder(tmp_path, file, record_set)
     b.download_and_prepare()
     features = b.info.features
+    if file.startswith("v1.1/audio_test"):  # its samplingRate transform: mlcroissant's rate
+        assert features["audio"].sample_rate == MLCROISSANT_AUDIO_RATE
     if record_set == "passengers":  # references to enumerations read from CSV files
         assert features["gender"].names == ["male", "female"]
         assert features["embarked"].names == ["C", "Q", "S", "?"]
@@ -120,23 +146,30 @@ def test_the_example_prepares_as_mlcroissant_reads_it(
     for split, records in groups.items():
         ds = b.as_data_source(split=split)
         assert len(ds) == len(records), split
-        for i, (ours, theirs) in enumerate(zip(ds, records, strict=True)):
+        ordered = list(ds)
+        if (file, record_set) in BY_KEY:
+            key = BY_KEY[file, record_set]
+            ordered.sort(key=lambda r: str(r[key]))
+            records = sorted(records, key=lambda r: str(r[fields[key]]))
+        for i, (ours, theirs) in enumerate(zip(ordered, records, strict=True)):
             for name, key in fields.items():
                 _same(ours[name], theirs[key], features[name], f"{split}[{i}].{name}")
 
 
-@pytest.mark.parametrize(("file", "record_set", "message"), REFUSED)
-def test_what_catalog_cannot_read_is_one_error(
-    tmp_path: Path, file: str, record_set: str, message: str
-) -> None:
-    with pytest.raises(CatalogError, match=re.escape(message)):
-        _builder(tmp_path, file, record_set)
-    assert not (tmp_path / "data").exists()
+def test_a_zip_member_named_outside_is_read_in_place(tmp_path: Path) -> None:
+    """recipes/read_binary_file_by_line's zip names its members ../../datasets/...: read as
+    datasets/... from the zip itself, nothing written beside or above the folders used."""
+    before = sorted(p.name for p in tmp_path.parent.iterdir())
+    b = _builder(tmp_path, "recipes/read_binary_file_by_line.json", "translations_from_zip")
+    b.download_and_prepare()
+    assert len(b.as_data_source(split="translations_from_zip")) == 6
+    assert sorted(p.name for p in tmp_path.parent.iterdir()) == before
+    assert not list(tmp_path.rglob("datasets"))  # not extracted anywhere
 
 
 def test_the_peer_suite_counts() -> None:
     """What the issue's note reports: examples passing / all examples with data here."""
-    assert (len(PASSING), len(PASSING) + len(REFUSED)) == (18, 23)
+    assert len(PASSING) == 25  # 23 of datasets/1.0, 2 of datasets/1.1
 
 
 def test_name_names_the_dataset_a_croissant_file_describes(tmp_path: Path) -> None:

@@ -218,3 +218,49 @@ def test_a_deeply_nested_data_file_is_one_error(tmp_path: Path) -> None:
     path = folder / "metadata.json"
     path.write_text(json.dumps(doc))
     _refused(tmp_path, path, SourceFormatError, "nested too deeply")
+
+
+def _archive_doc(archive: str, encoding: str) -> dict[str, Any]:
+    source = {"fileSet": {"@id": "texts"}}
+    return {
+        "@type": "sc:Dataset", "name": "texts",
+        "distribution": [
+            {"@type": "cr:FileObject", "@id": "archive", "name": "archive",
+             "contentUrl": f"data/{archive}", "encodingFormat": encoding},
+            {"@type": "cr:FileSet", "@id": "texts", "name": "texts", "containedIn": {
+                "@id": "archive"}, "encodingFormat": "text/plain", "includes": "*.txt"}],
+        "recordSet": [{"@type": "cr:RecordSet", "@id": "texts", "name": "texts", "field": [
+            {"@type": "cr:Field", "@id": "texts/path", "name": "path", "dataType": "sc:Text",
+             "source": {**source, "extract": {"fileProperty": "fullpath"}}},
+            {"@type": "cr:Field", "@id": "texts/line", "name": "line", "dataType": "sc:Text",
+             "source": {**source, "extract": {"fileProperty": "lines"}}}]}],
+    }  # fmt: skip
+
+
+def test_archive_members_named_outside_never_land_outside(tmp_path: Path) -> None:
+    """A zip FileSet is read in place: its member ``../../escaped/evil.txt`` is the set's
+    ``escaped/evil.txt`` (as zipfile extracts it) and nothing is written. A tar FileSet is
+    extracted, and a member escaping the folder is refused."""
+    import io
+    import tarfile
+    import zipfile
+
+    folder = tmp_path / "set"
+    (folder / "data").mkdir(parents=True)
+    with zipfile.ZipFile(folder / "data" / "x.zip", "w") as zf:
+        zf.writestr("../../escaped/evil.txt", "hello\n")
+    path = folder / "zip.json"
+    path.write_text(json.dumps(_archive_doc("x.zip", "application/zip")))
+    before = sorted(p.name for p in tmp_path.parent.iterdir())
+    spec = croissant_spec(str(path), _config(tmp_path))
+    assert spec.splits["texts"].num_examples == 1
+    assert sorted(p.name for p in tmp_path.parent.iterdir()) == before
+    assert not list(tmp_path.rglob("evil.txt"))  # read from the zip, never written
+    with tarfile.open(folder / "data" / "x.tar", "w") as tar:
+        info = tarfile.TarInfo("../../escaped/evil.txt")
+        info.size = 6
+        tar.addfile(info, io.BytesIO(b"hello\n"))
+    path = folder / "tar.json"
+    path.write_text(json.dumps(_archive_doc("x.tar", "application/x-tar")))
+    _refused(tmp_path, path, SourceFormatError, "refusing to extract .* would land outside")
+    assert not list(tmp_path.rglob("escaped")) and not (tmp_path.parent / "escaped").exists()

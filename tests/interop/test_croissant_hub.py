@@ -12,9 +12,12 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from PIL import Image as PILImage
 
 from catalog.api.croissant import croissant_builder
+from catalog.download import DownloadConfig
+from catalog.errors import CatalogError
 from catalog.testing.http_server import LoopbackServer
 
 HUB = Path(__file__).parent.parent / "data" / "croissant" / "huggingface-mnist" / "metadata.json"
@@ -62,3 +65,31 @@ def test_a_hub_croissant_prepares_from_its_parquet_files(
     again = croissant_builder(path, data_dir=tmp_path / "data", download_dir=tmp_path / "dl")
     assert again.spec.fingerprint == b.spec.fingerprint  # the files' sha256 as recorded
     assert again.is_prepared
+
+
+def test_a_hub_croissant_prepares_offline_from_what_was_fetched(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    """The Hub's listing and its Parquet files have no checksum in the Croissant file: their
+    sha256 is recorded when fetched, and offline the bytes fetched last are used, from the
+    download cache, without a request."""
+    listing = {"mnist": {"train": [server.add("/api/datasets/ylecun/mnist/parquet/mnist/train/"
+                                              "0000.parquet", _parquet([1, 2, 3]))]}}  # fmt: skip
+    server.add("/api/datasets/ylecun/mnist/parquet", json.dumps(listing).encode())
+    doc = HUB.read_text().replace("https://huggingface.co", server.url("/").rstrip("/"))
+    path = tmp_path / "mnist.json"
+    path.write_text(doc)
+    online = croissant_builder(path, data_dir=tmp_path / "data", download_dir=tmp_path / "dl")
+    online.download_and_prepare(download_dir=tmp_path / "dl")
+    asked = len(server.requests)
+    config = DownloadConfig(offline=True)
+    offline = croissant_builder(path, data_dir=tmp_path / "again", download_dir=tmp_path / "dl",
+                                download_config=config)  # fmt: skip
+    offline.download_and_prepare(download_dir=tmp_path / "dl", download_config=config)
+    assert [r.path for r in server.requests[asked:]] == []  # nothing asked of the server
+    assert offline.spec.fingerprint == online.spec.fingerprint
+    assert [int(e["label"]) for e in offline.as_data_source(split="train")] == [1, 2, 3]
+    elsewhere = DownloadConfig(offline=True)
+    with pytest.raises(CatalogError, match="offline"):  # never fetched into this cache: one error
+        croissant_builder(path, data_dir=tmp_path / "x", download_dir=tmp_path / "empty",
+                          download_config=elsewhere)  # fmt: skip

@@ -322,8 +322,11 @@ def _unsupported(doc: dict[str, Any], change: Any) -> str:
     [
         (lambda d: d["recordSet"][1]["field"][2].update(dataType="sc:VideoObject"),
          "not supported yet: dataType sc:VideoObject, field penguins/year"),
-        (lambda d: d["recordSet"][1]["field"][0].update(subField=[{"@id": "x"}]),
-         "not supported yet: subField, field penguins/island"),
+        (lambda d: d["recordSet"][1]["field"][0].update(parentField={"@id": "x"}),
+         "not supported yet: parentField, field penguins/island"),
+        (lambda d: d["recordSet"][1]["field"][0].update(
+            subField=[{"@id": "x", "dataType": "sc:VideoObject"}]),
+         "not supported yet: dataType sc:VideoObject, field x"),
         (lambda d: d["distribution"][0].update(encodingFormat="application/x-hdf5"),
          "not supported yet: a column or jsonPath of a file of encodingFormat 'file'"),
         (lambda d: d["distribution"][0].update(contentUrl="file:///etc/passwd"),

@@ -5,6 +5,8 @@ holds the Parquet files the Hub converted, which a FileSet ``containedIn`` it se
 for that branch's Parquet files (``<host>/api/datasets/<owner>/<name>/parquet``, a JSON
 object ``{config: {split: [url, ...]}}``) and downloads each file like any other, its sha256
 recorded when fetched. Files on another host than the Croissant file's repository are refused.
+The listing and the files are cached like any download: offline, the ones fetched last are
+used (`catalog.download.cache.Cache.last_fetched`).
 """
 
 from __future__ import annotations

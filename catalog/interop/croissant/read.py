@@ -14,8 +14,9 @@ is a ClassLabel of them. Anything else catalog cannot read is one SpecError: ``n
 yet: <what>, field <name>``, or naming the node.
 
 Where catalog is stricter than mlcroissant: a value that does not fit its field's type (an
-empty integer cell) is an error naming the field (mlcroissant gives NaN); an archive member
-whose path leaves the archive's folder is refused (mlcroissant reads it).
+empty integer cell) is an error naming the field (mlcroissant gives NaN); a tar member whose
+path leaves the archive's folder is refused (mlcroissant reads it; a zip is read in place, its
+members named as ``zipfile`` extracts them).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from catalog.interop.croissant.nodes import (
     _version,
     dataset_name,
 )
+from catalog.interop.croissant.normalize import normalized_record_sets
 from catalog.interop.croissant.recipe import (
     SPLIT_TYPES,
     FileEntry,
@@ -291,7 +293,11 @@ def _recipe_files(
                 if archive is None:
                     raise SpecError(f"{where}: FileSet {uid!r}: no FileObject {container!r}")
                 keys.append(f"{dataset_name(uid)}_{len(keys)}")
-                refs[keys[-1]] = FileRef(archive, ".")
+                # a zip is read in place (its members named as zipfile extracts them, so
+                # '../x' is 'x' and never written); a tar is extracted, safely
+                refs[keys[-1]] = (
+                    FileRef(archive) if _is_zip(nodes.get(container)) else (FileRef(archive, "."))
+                )
             if not containers:
                 if urlsplit(where).scheme in ("http", "https"):
                     raise SpecError(
@@ -327,6 +333,15 @@ def _recipe_files(
     return files, refs
 
 
+def _is_zip(node: Mapping[str, Any] | None) -> bool:
+    """Whether a FileObject is a zip file, by its encodingFormat or its name."""
+    if node is None:
+        return False
+    formats = [str(f).lower() for f in _list(node.get("encodingFormat"))]
+    name = str(node.get("contentUrl") or "").lower().split("?")[0]
+    return any("zip" in f and "gzip" not in f for f in formats) or name.endswith(".zip")
+
+
 def _is_split_field(node: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> bool:
     """A field whose values name splits: of type cr:Split, referencing a record set of that
     type, or named ``split``."""
@@ -350,7 +365,7 @@ def _engine_split(
     uids = set().union(*(read_ids(r) for r in needed))
     files, refs = _recipe_files(uids, nodes, where, draft)
     features: dict[str, Feature | None] = {}
-    columns: dict[str, str] = {}
+    columns: dict[str, Any] = {}
     split_feature = None
     enums: dict[str, str] = {}
     for node in [_map(f) for f in _list(rs.get("field"))]:
@@ -358,7 +373,8 @@ def _engine_split(
         if name in features:
             raise SpecError(f"{where}: record set {_uid(rs)}: two fields are both named {name!r}")
         features[name] = field_feature(node, classes)
-        columns[name] = _uid(node)
+        parts = [_map(f) for f in _list(node.get("subField"))]
+        columns[name] = {feature_name(f): _uid(f) for f in parts} if parts else _uid(node)
         target = _reference(node)
         other = by_id.get(target.split("/", 1)[0]) if target else None
         is_enum = other is not None and _is_enumeration(other) and target not in classes
@@ -396,6 +412,7 @@ def _parse(doc: Any, where: str, record_set: str | None, lister: RepoLister | No
         if kinds[uid] in ("cr:FileObject", "sc:FileObject") and not node.get("containedIn"):
             _file_download(uid, node, where, draft, lister)
     record_sets = [rs for rs in _list(doc.get("recordSet")) if isinstance(rs, Mapping)]
+    record_sets = normalized_record_sets(record_sets, nodes)
     by_id = {_uid(rs): rs for rs in record_sets}
     classes = _classes([rs for rs in record_sets if _is_enumeration(rs)])
     used = _used_by_others(record_sets)

@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import ChecksumError, SpecError
-from catalog.features import ClassLabel, Feature, Image, Scalar, Tensor, Text
-from catalog.formats.croissant_records import FieldReader, listed, ref, references
+from catalog.features import Audio, ClassLabel, Feature, FeaturesDict, Image, Scalar, Tensor, Text
+from catalog.formats.croissant_records import FieldReader, listed, ref, references, subfields
 from catalog.spec.local_files import inside, measured_download
 from catalog.spec.model import DownloadSpec, FileRef
 
 __all__ = [
+    "PLACEHOLDER_RATE",
     "SPLIT_TYPES",
     "FileEntry",
     "check_fields",
@@ -55,6 +56,8 @@ _OTHERS = ("sc:ImageObject", "cr:BoundingBox", "sc:AudioObject", "sc:VideoObject
 #: Data types of a record set whose values name splits.
 SPLIT_TYPES = ("cr:Split", "cr:TrainingSplit", "cr:ValidationSplit", "cr:TestSplit")
 _FEATURE_PART = re.compile(r"[^A-Za-z0-9_]+")
+#: An audio feature's sample rate until its files tell (`catalog.interop.croissant.spec`).
+PLACEHOLDER_RATE = 1
 
 
 def short(value: Any) -> str:
@@ -67,7 +70,10 @@ def short(value: Any) -> str:
 
 def feature_name(node: Mapping[str, Any]) -> str:
     """A field's feature name: its name's last part (``persons/name`` -> ``name``)."""
-    name = str(node.get("name") or node.get("@id") or "field").rsplit("/", 1)[-1]
+    name = node.get("name")
+    if isinstance(name, Mapping):  # a language map (Croissant 1.1): English, else the first
+        name = name.get("en", next(iter(name.values()), None))
+    name = str(name or node.get("@id") or "field").rsplit("/", 1)[-1]
     words = _FEATURE_PART.sub("_", name).strip("_")
     return words if words[:1].isalpha() else f"f_{words}".rstrip("_")
 
@@ -81,9 +87,13 @@ def _data_type(node: Mapping[str, Any]) -> str:
 def field_feature(node: Mapping[str, Any], classes: Mapping[str, list[str]]) -> Feature:
     """The feature a field's values fill; SpecError ``not supported yet: <what>, field <id>``."""
     uid = str(node.get("@id") or node.get("name"))
-    for key in ("subField", "parentField"):
-        if node.get(key):
-            raise SpecError(f"not supported yet: {key}, field {uid}")
+    if node.get("parentField"):
+        raise SpecError(f"not supported yet: parentField, field {uid}")
+    if subfields(node):  # a nested value: a dict of its parts, as mlcroissant gives it
+        parts = {feature_name(f): field_feature(f, classes) for f in subfields(node)}
+        if len(parts) != len(subfields(node)):
+            raise SpecError(f"field {uid}: two subFields are both named alike")
+        return FeaturesDict(parts)
     if node.get("repeated") or node.get("isArray"):
         raise SpecError(f"not supported yet: repeated values, field {uid}")
     target = references(node)
@@ -98,6 +108,8 @@ def field_feature(node: Mapping[str, Any], classes: Mapping[str, list[str]]) -> 
         return Image((None, None, 3))
     if kind == "cr:BoundingBox":
         return Tensor((4,), "float64")
+    if kind == "sc:AudioObject":  # its sample rate and channels: the first file's (spec.py)
+        return Audio(sample_rate=PLACEHOLDER_RATE, dtype="float32")
     raise SpecError(f"not supported yet: dataType {kind}, field {uid}")
 
 
@@ -169,7 +181,7 @@ def recipe_split(
     record_sets: list[Mapping[str, Any]],
     files: Mapping[str, FileEntry],
     refs: Mapping[str, FileRef],
-    features: Mapping[str, str],
+    features: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The `croissant` format's options for record set `rs`: ``files`` maps a distribution
     @id to (kind, file keys, includes or None, the prefix of its paths); `refs` the file
@@ -220,9 +232,8 @@ def check_fields(
         if isinstance(_field, Mapping)
     }
     for rs in record_sets:
-        for node in listed(rs.get("field")):
-            if not isinstance(node, Mapping):
-                continue
+        nodes = [f for f in listed(rs.get("field")) if isinstance(f, Mapping)]
+        for node in [part for f in nodes for part in (subfields(f) or [f])]:
             reader = FieldReader(node)
             for target in (references(node), reader.joined):
                 if (

@@ -20,15 +20,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
+
 from catalog.download import DownloadConfig, DownloadManager, Resource
 from catalog.download.checksums import content_name
 from catalog.errors import ChecksumError, FeatureError, SourceFormatError, SpecError
-from catalog.features import ClassLabel, Feature, FeaturesDict
+from catalog.features import Audio, ClassLabel, Feature, FeaturesDict
 from catalog.formats import FORMATS
 from catalog.formats.croissant_records import Recipe, quick_count
+from catalog.formats.croissant_values import audio_format
 from catalog.interop.croissant.hub import hub_lister
 from catalog.interop.croissant.nodes import dataset_name
 from catalog.interop.croissant.read import Download, Draft, SplitDraft, parse
+from catalog.interop.croissant.recipe import PLACEHOLDER_RATE
 from catalog.prepare.driver import resources
 from catalog.prepare.split_sources import split_sources
 from catalog.spec.model import BuilderSpec, DownloadSpec, SplitSpec
@@ -228,6 +232,33 @@ def _cut(
     return {name: dataclasses.replace(split, name=name, num_examples=count, options=options)}
 
 
+def _find_audio(split: SplitDraft, source: Any) -> bool:
+    """Each audio feature (`PLACEHOLDER_RATE`) given the sample rate and channels of its
+    field's first file; whether there was one. A later file of another rate is an error
+    naming it, when the split is read."""
+    audio = {
+        n: f
+        for n, f in split.features.items()
+        if isinstance(f, Audio) and f.sample_rate == PLACEHOLDER_RATE
+    }
+    if not audio:
+        return False
+    recipe = Recipe(source.options["recipe"], source.options["files"])
+    first = next(iter(recipe.records(recipe.target)), {})
+    for name in audio:
+        data = first.get(recipe.features[name])
+        if isinstance(data, np.ndarray):  # resampled by a samplingRate transform
+            reader = recipe.fields[recipe.target][recipe.features[name]]
+            rate, channels = int(reader.sampling_rate or 0), data.shape[1]
+        elif isinstance(data, bytes):
+            rate, channels = audio_format(data, f"record set {split.name}, field {name}")
+        else:
+            raise SourceFormatError(f"record set {split.name}: field {name} holds no audio file")
+        shape = (None,) if channels == 1 else (None, channels)
+        split.features[name] = Audio(sample_rate=rate, dtype="float32", shape=shape)
+    return True
+
+
 def _read_once(
     spec: BuilderSpec, draft: Draft, config: DownloadConfig
 ) -> tuple[dict[str, dict[str | None, int]], dict[str, set[str]], dict[str, list[str]]]:
@@ -244,6 +275,8 @@ def _read_once(
         for name, split in spec.splits.items():
             one = spec.replace(features=_placeholders(draft.splits[name]), splits={name: split})
             source = split_sources(one, files, manager, Path(scratch))[name]
+            if _find_audio(draft.splits[name], source):  # the rates the files hold
+                source = dataclasses.replace(source, features=_placeholders(draft.splits[name]))
             if "reencode_invalid" in source.options:  # counting needs no pixels
                 source = dataclasses.replace(
                     source, options={**source.options, "reencode_invalid": False}

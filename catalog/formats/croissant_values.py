@@ -1,0 +1,182 @@
+"""A Croissant field's values cast to the feature that stores them, as mlcroissant casts
+them to the field's data type: text (a missing value is ``"None"``), numbers, booleans, class
+names, image files' bytes, bounding boxes, audio files' samples, and nested fields
+(``subField``) as a dict of their parts.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from catalog.errors import MissingDependencyError, SourceFormatError
+from catalog.features import Audio, BBox, ClassLabel, FeaturesDict, Image, Scalar, Tensor, Text
+from catalog.formats.image_files import stored_or_pixels
+
+__all__ = ["MISSING_TEXT", "audio_format", "cast", "caster", "resampled"]
+
+#: What mlcroissant gives for a text value that is missing (a left join without a match).
+MISSING_TEXT = "None"
+
+
+def cast(feature: Any, value: Any, field: str) -> Any:
+    """`value` as `feature` stores it; SourceFormatError naming the field otherwise."""
+    try:
+        return _cast(feature, value)
+    except (ValueError, TypeError, OverflowError) as error:
+        raise SourceFormatError(f"field {field}: {error}") from None
+
+
+def _cast(feature: Any, value: Any) -> Any:
+    if isinstance(feature, FeaturesDict):
+        if not isinstance(value, Mapping):
+            raise ValueError(f"expected the parts of a nested field, got {type(value).__name__}")
+        return {name: _cast(part, value.get(name)) for name, part in feature.items()}
+    if isinstance(feature, Audio):
+        if not isinstance(value, (bytes, np.ndarray)):
+            raise ValueError(f"expected an audio file's bytes, got {type(value).__name__}")
+        return _audio(feature, value)
+    if isinstance(value, bytes) and not isinstance(feature, Image):
+        value = value.decode("utf-8")
+    missing = value is None or (isinstance(value, float) and math.isnan(value))
+    if isinstance(feature, Text):
+        return MISSING_TEXT if missing else value if isinstance(value, str) else str(value)
+    if isinstance(feature, ClassLabel):
+        if isinstance(value, int) and not isinstance(value, bool):  # an index (catalog's export)
+            if not 0 <= value < len(feature.names):
+                raise ValueError(f"class index {value} is not in 0..{len(feature.names) - 1}")
+            return value
+        text = MISSING_TEXT if missing else str(value)
+        if text not in feature.names:
+            raise ValueError(f"{text!r} is not one of the enumeration's values")
+        return feature.str2int(text)
+    if isinstance(feature, Image):
+        if not isinstance(value, bytes):
+            raise ValueError(f"expected an image file's bytes, got {type(value).__name__}")
+        return stored_or_pixels(feature, value, "an image")  # RGBA or grey: converted
+    if isinstance(feature, (BBox, Tensor)):
+        if isinstance(value, str):
+            value = json.loads(value)
+        return np.asarray(value, dtype=feature.dtype).reshape(feature.shape)
+    if isinstance(feature, Scalar):
+        kind = feature.dtype.kind
+        if missing or (kind == "f" and isinstance(value, str) and not value.strip()):
+            if kind == "f":  # an empty cell too, as pandas reads it for mlcroissant
+                return float("nan")
+            raise ValueError("the value is missing")
+        if kind == "b":
+            if isinstance(value, str):
+                if value.strip().lower() not in ("true", "false", "1", "0"):
+                    raise ValueError(f"expected a boolean, got {value!r}")
+                return value.strip().lower() in ("true", "1")
+            return bool(value)
+        if kind in "iu":
+            # a number with a fraction is cut to an integer, as mlcroissant's int(value) does
+            number = float(value) if isinstance(value, str) and "." in value else value
+            result = int(number)
+            info = np.iinfo(feature.dtype)
+            if not info.min <= result <= info.max:
+                raise ValueError(f"{result} does not fit {feature.dtype.name}")
+            return result
+        return float(value)
+    raise ValueError(f"catalog cannot fill {feature!r} from a Croissant field")
+
+
+def audio_format(data: bytes, where: str) -> tuple[int, int]:
+    """(sample rate, channels) of an audio file's bytes (WAV, FLAC, OGG, MP3: what soundfile
+    reads); SourceFormatError when it cannot."""
+    from catalog.formats.sound_files import soundfile_module
+
+    sf = soundfile_module()
+    try:
+        info = sf.info(io.BytesIO(data))
+    except (RuntimeError, sf.LibsndfileError) as error:
+        raise SourceFormatError(
+            f"{where}: not an audio file soundfile can read ({error})"
+        ) from None
+    return int(info.samplerate), int(info.channels)
+
+
+def _audio(feature: Audio, value: Any) -> Any:
+    """An audio file's samples as `feature` holds them: the file's bytes decoded at its own
+    sample rate (mlcroissant resamples to 22,050 Hz; catalog keeps the file's), or samples a
+    ``samplingRate`` transform gave (`resampled`); the rate and channels must be the
+    feature's (the first file's)."""
+    if isinstance(value, bytes):
+        samples, rate = _decoded(value, feature.dtype.name)
+    else:
+        samples, rate = np.asarray(value, feature.dtype), feature.sample_rate
+    channels = 1 if len(feature.shape) == 1 else int(feature.shape[1] or 1)
+    if rate != feature.sample_rate or samples.shape[1] != channels:
+        raise ValueError(
+            f"{rate} Hz, {samples.shape[1]} channel(s); the feature holds "
+            f"{feature.sample_rate} Hz, {channels} channel(s) (the first file's)"
+        )
+    return samples[:, 0] if channels == 1 else samples
+
+
+def _decoded(data: bytes, dtype: str) -> tuple[Any, int]:
+    """(samples (n, channels), sample rate) of an audio file's bytes."""
+    from catalog.formats.sound_files import soundfile_module
+
+    sf = soundfile_module()
+    try:
+        samples, rate = sf.read(io.BytesIO(data), dtype=dtype, always_2d=True)
+    except (RuntimeError, sf.LibsndfileError) as error:
+        raise ValueError(f"not an audio file soundfile can read ({error})") from None
+    return samples, int(rate)
+
+
+def resampled(value: Any, rate: int, field: str) -> Any:
+    """A ``samplingRate`` transform: an audio file's bytes decoded and resampled to `rate`
+    (float32, ``(n, channels)``) with soxr at its high quality, as librosa (mlcroissant's
+    audio reader) resamples by default: the same samples."""
+    if not isinstance(value, bytes):
+        return value
+    try:
+        import soxr
+    except ImportError:
+        raise MissingDependencyError(
+            "resampling audio (a samplingRate transform) needs soxr: pip install 'catalog[audio]'"
+        ) from None
+    try:
+        samples, source_rate = _decoded(value, "float32")
+    except ValueError as error:
+        raise SourceFormatError(f"field {field}: {error}") from None
+    if source_rate == rate:
+        return samples
+    out = soxr.resample(samples, source_rate, rate, quality="HQ")
+    return np.asarray(out, np.float32).reshape(len(out), samples.shape[1])
+
+
+def caster(feature: Any, field: str) -> Callable[[Any], Any]:
+    """`cast` for one feature, with a fast path for the value types tables give (text as
+    str, integers as int, floats as float), decided once per split instead of per value."""
+    if isinstance(feature, Text):
+        fast: type | None = str
+    elif isinstance(feature, Scalar) and feature.dtype.kind in "iu":
+        info = np.iinfo(feature.dtype)
+        low, high = int(info.min), int(info.max)
+
+        def integer(value: Any) -> Any:
+            if type(value) is int and low <= value <= high:
+                return value
+            return cast(feature, value, field)
+
+        return integer
+    elif isinstance(feature, Scalar) and feature.dtype.kind == "f":
+        fast = float
+    else:
+        fast = None
+
+    def any_value(value: Any) -> Any:
+        if fast is not None and type(value) is fast:
+            return value
+        return cast(feature, value, field)
+
+    return any_value
