@@ -51,7 +51,7 @@ import numpy as np
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, Text
 from catalog.features.features_dict import split_path
-from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
 
 __all__ = ["FIELD_LIMIT", "FORMAT", "examples", "rows", "to_value", "too_many_fields"]
 
@@ -334,6 +334,12 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
     return None
 
 
+def _batches(source: Source, start: int, stop: int) -> Iterator[Batch]:
+    from catalog.formats.csv_batches import batches  # pyarrow, when a unit encodes in bulk
+
+    return batches(source, start, stop)
+
+
 FORMAT = SourceFormat(
     name="delimited",
     description="CSV/TSV text: one example per row, columns mapped to features",
@@ -360,4 +366,5 @@ FORMAT = SourceFormat(
     features=_features,
     examples=examples,
     validate=_validate,
+    batches=_batches,
 )

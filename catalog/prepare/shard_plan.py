@@ -32,6 +32,7 @@ from catalog.spec.model import BuilderSpec, SplitSpec
 from catalog.storage.shards import shard_name
 
 __all__ = [
+    "MAX_SHARD_EXAMPLES",
     "Plan",
     "Unit",
     "make_plan",
@@ -39,6 +40,10 @@ __all__ = [
     "plan_key",
 ]
 
+#: The most examples in one shard: ArrayRecord's writer keeps an index entry per record in
+#: memory until the shard is closed (about 80 bytes each with ``group_size:1``, measured), so
+#: this bounds a writer's memory (about 85 MB) for tables of many small rows.
+MAX_SHARD_EXAMPLES = 1 << 20
 #: Examples encoded to estimate a split's bytes per example.
 _SAMPLE = 64
 _FRAMING = 200
@@ -203,6 +208,7 @@ def make_plan(
         finally:
             reader.close()
         count = max(1, min(n, math.ceil(n * per_example / shard_bytes)))
+        count = max(count, math.ceil(n / MAX_SHARD_EXAMPLES))
         for index, (start, stop) in enumerate(_ranges(n, count)):
             file = shard_name(spec.name, split.name, index, count)
             estimate = math.ceil((stop - start) * per_example)
