@@ -6,7 +6,7 @@ block at a time, and `catalog.formats.table_batches.from_strings` converts each 
 parses regular CSV the way Python's ``csv`` module does, and is laxer on irregular CSV (text
 after a closing quote, a quote inside an unquoted field, a lone ``\\r``), which
 `catalog.formats.delimited` refuses or reads otherwise. So the bytes are checked on their way
-into pyarrow (`_Checked`: every opening quote starts a field, every closing quote ends one, no
+into pyarrow (`Checked`: every opening quote starts a field, every closing quote ends one, no
 lone ``\\r``, no NUL, quotes balanced at the end) and whatever is not shown regular (those
 bytes, a row whose field count is not the header's, a value outside what `from_strings` takes,
 an encoding other than UTF-8, a row longer than pyarrow's block) sends the rest of the file
@@ -31,7 +31,7 @@ from catalog.formats.base import Batch, Source
 from catalog.formats.delimited import _file_examples, examples, rows
 from catalog.formats.table_batches import Refused, Resumable, from_strings, row_batches
 
-__all__ = ["BLOCK_BYTES", "batches"]
+__all__ = ["BLOCK_BYTES", "Checked", "batches", "bulk_dialect", "open_fields"]
 
 #: Bytes pyarrow parses at once (a row longer than this is read by the row reader).
 BLOCK_BYTES = 1 << 22
@@ -94,7 +94,7 @@ def _file(
     split's row `offset`; `counted` gets its row count (or `stop`, read no further)."""
     import pyarrow as pa
 
-    opened = _open(path, options)
+    opened = open_fields(path, options, list(options["columns"].values()))
     row = offset  # the split's position of the file's next row
     if opened is not None:
         reader, checked = opened
@@ -147,8 +147,23 @@ def _file(
     counted[0] = seen[0]
 
 
-def _open(path: Path, options: Mapping[str, Any]) -> tuple[Any, _Checked] | None:
-    """pyarrow's streaming reader of the file, or None (the row reader reads it)."""
+def bulk_dialect(delimiter: str, encoding: str) -> bool:
+    """Whether files of this dialect can be read by `open_fields` (else: the row reader)."""
+    return (
+        importlib.util.find_spec("pyarrow") is not None
+        and codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
+        and len(delimiter) == 1
+        and ord(delimiter) < 128
+        and delimiter not in '"\r\n'
+    )
+
+
+def open_fields(
+    path: Path, options: Mapping[str, Any], include: list[str] | None = None
+) -> tuple[Any, Checked] | None:
+    """pyarrow's streaming reader of the file's `include` d columns (every one: None) as
+    text, and its `Checked` input; or None (the row reader reads it). `options`: the
+    delimited format's ``delimiter``, ``encoding`` and ``quoting``."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -158,7 +173,7 @@ def _open(path: Path, options: Mapping[str, Any]) -> tuple[Any, _Checked] | None
     header = first[1]
     if len(set(header)) != len(header):
         return None
-    checked = _Checked(path, options["delimiter"])
+    checked = Checked(path, options["delimiter"])
     try:
         reader = pacsv.open_csv(
             checked,
@@ -173,7 +188,7 @@ def _open(path: Path, options: Mapping[str, Any]) -> tuple[Any, _Checked] | None
             ),
             convert_options=pacsv.ConvertOptions(
                 column_types=dict.fromkeys(header, pa.string()),
-                include_columns=list(dict.fromkeys(options["columns"].values())),
+                include_columns=list(dict.fromkeys(header if include is None else include)),
                 strings_can_be_null=False,
                 check_utf8=True,
             ),
@@ -187,7 +202,7 @@ def _open(path: Path, options: Mapping[str, Any]) -> tuple[Any, _Checked] | None
     return reader, checked
 
 
-class _Checked:
+class Checked:
     """The file, read as pyarrow asks, each block checked to be CSV pyarrow and Python's
     ``csv`` module read alike (see the module docstring); `irregular` once one is not."""
 
@@ -200,6 +215,9 @@ class _Checked:
         self._open_end = False  # the last byte closed a quoted field: what follows must end it
         self._open_cr = False  # the last byte was \r: a \n must follow
         self._first = True
+        #: a value holds a line break, or a line is blank: rows are not one line each
+        self.multiline = False
+        self._line_start = True  # the last line break ended a line that was blank so far
 
     closed = False
 
@@ -240,6 +258,8 @@ class _Checked:
             return
         self._open_cr = bool(len(cr)) and int(cr[-1]) == len(block) - 1
         quotes = np.flatnonzero(block == _QUOTE)
+        if not self.multiline:
+            self._lines(block, quotes)
         self._open_end = False
         if len(quotes):
             closing = (self._quotes + np.arange(len(quotes))) % 2 == 1
@@ -255,3 +275,19 @@ class _Checked:
                 return
             self._quotes += len(quotes)
         self._previous = int(block[-1])
+
+    def _lines(self, block: np.ndarray[Any, Any], quotes: np.ndarray[Any, Any]) -> None:
+        """Sets `multiline` if a line break of `block` is inside quotes, or ends a blank line."""
+        breaks = np.flatnonzero(block == _LF)
+        if not len(breaks):
+            self._line_start = self._line_start and bool((block == _CR).all())
+            return
+        inside = (self._quotes + np.searchsorted(quotes, breaks)) % 2 == 1
+        text = np.flatnonzero(block != _CR)  # a line's bytes, its \r aside
+        # the last byte that is not \r before each break: a break before it (or none) is blank
+        last = np.searchsorted(text, breaks) - 1
+        before = np.where(last >= 0, text[np.maximum(last, 0)], -1)
+        blank = np.where(before >= 0, block[np.maximum(before, 0)] == _LF, self._line_start)
+        if bool(inside.any() or blank.any()):
+            self.multiline = True
+        self._line_start = bool((block[int(breaks[-1]) + 1 :] == _CR).all())

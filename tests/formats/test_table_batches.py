@@ -208,8 +208,8 @@ def test_units_in_turn_resume_one_stream(tmp_path: Path, monkeypatch: pytest.Mon
     source = _csv_source(tmp_path, "a,c\n" + "".join(f"{i},t{i}\n" for i in range(999)), features)
     want = _row_records("delimited", source)
     opened = []
-    real = csv_batches._open
-    monkeypatch.setattr(csv_batches, "_open", lambda *a: opened.append(1) or real(*a))
+    real = csv_batches.open_fields
+    monkeypatch.setattr(csv_batches, "open_fields", lambda *a: opened.append(1) or real(*a))
     got = []
     for start in range(0, 999, 250):
         got += _batch_records("delimited", source, start, min(start + 250, 999))
@@ -272,3 +272,53 @@ def test_parquet_batches_match_the_row_reader(tmp_path: Path, data: Any) -> None
     start = data.draw(st.integers(0, 2 * rows))
     stop = data.draw(st.integers(start, 2 * rows))
     assert _batch_records("parquet", source, start, stop) == want[1][start:stop]
+
+
+@SETTINGS
+@given(csv_tables(), st.booleans())
+def test_column_types_from_batches_match_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table: Any, tsv: bool
+) -> None:
+    from catalog.spec.infer import table_scan
+
+    text = table[0].replace(",", "\t") if tsv else table[0]
+    path = tmp_path / ("t.tsv" if tsv else "t.csv")
+    path.write_bytes(text.encode("utf-8"))
+    kind = "tsv" if tsv else "csv"
+    bulk = _outcome(lambda: table_scan.scan(kind, [path, path], label="c0"))
+    with monkeypatch.context() as m:
+        m.setattr(table_scan, "_bulk_scan", lambda *a: None)
+        one_by_one = _outcome(lambda: table_scan.scan(kind, [path, path], label="c0"))
+    assert bulk == one_by_one
+
+
+def test_column_types_from_batches_on_every_kind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from catalog.spec.infer import table_scan
+
+    bulk = table_scan._bulk_scan
+    used: list[bool] = []
+    monkeypatch.setattr(table_scan, "_bulk_scan", lambda *a: used.append(True) or bulk(*a))
+    rows = [
+        "a,b,c,d,e,f,g",
+        "1,1,true,x,,1, 2",
+        "2,1.5,FALSE,y,,99999999999999999999,3",
+        "+3,nan,True,1,,000000000000000000001,٣",
+        "-4,-inf,false,true,5,2,4.5",
+    ]
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(rows) + "\n", "utf-8")
+    found = table_scan.scan("csv", [path])
+    assert used == [True]
+    kinds = {name: (s.kind, s.widened_at, s.missing, s.first_missing)
+             for name, s in found.stats.items()}  # fmt: skip
+    assert kinds == {
+        "a": ("int64", {"int64": 2}, 0, None),
+        "b": ("float64", {"int64": 2, "float64": 3}, 0, None),
+        "c": ("bool", {"bool": 2}, 0, None),
+        "d": ("text", {"text": 2}, 0, None),
+        "e": ("int64", {"int64": 5}, 3, 2),
+        "f": ("text", {"int64": 2, "text": 3}, 0, None),
+        "g": ("text", {"float64": 2, "text": 4}, 0, None),  # " 2": a float, as pandas
+    }
