@@ -1,7 +1,9 @@
 """Delimited text (CSV, TSV, ``;``-separated): one example per row, columns mapped to features.
 
 Read with the standard library's `csv` module, one row at a time (memory stays that of one
-row). Options (all optional except the mapping):
+row); a unit of a prepare reads the same rows a batch at a time through pyarrow where that
+gives the same values and errors (`catalog.formats.csv_batches`). Options (all optional
+except the mapping):
 
 - ``delimiter`` (default ``,``; ``"\\t"`` for TSV) and ``quoting``: ``minimal`` (double quotes
   quote a field, ``""`` is a quote: Python's csv defaults) or ``none`` (quote characters are

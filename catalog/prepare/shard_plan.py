@@ -4,8 +4,9 @@ A plan is a list of work units, one per shard: a split's examples ``start..stop-
 order) -> one ArrayRecord file ``<name>-<split>.array_record-0000k-of-0000n``. Shards are cut
 by size: the first examples of each split are encoded to estimate the bytes per example, and a
 split of ``B`` estimated bytes gets ``ceil(B / shard_bytes)`` shards of (nearly) equal example
-counts. Whoever runs the units (this process, N processes, Apache Beam workers) writes the
-same bytes, since a unit's shard depends only on its examples.
+counts, and at least one per `MAX_SHARD_EXAMPLES` examples. Whoever runs the units (this
+process, N processes, Apache Beam workers) writes the same bytes, since a unit's shard depends
+only on its examples.
 
 The plan's `key` is a digest of everything the shards depend on (the spec's features, splits
 and download checksums, the example limit, the shard size, the writer options, the record

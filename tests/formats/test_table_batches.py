@@ -117,14 +117,16 @@ def test_batch_encoder_gives_the_row_records(data: Any) -> None:
     assert BatchEncoder(spec).encode(given_columns, rows) == want
 
 
-def _csv_source(tmp: Path, text: str, features: FeaturesDict, **given: Any) -> Source:
+def _csv_source(
+    tmp: Path, text: str, features: FeaturesDict, files: int = 1, **given: Any
+) -> Source:
     path = tmp / "t.csv"
     path.write_bytes(text.encode("utf-8"))
     options = complete_options(
         "delimited",
         {"columns": {n: n for n in features}, "missing": [""], "incomplete": "missing", **given},
     )
-    return Source("train", {"file": (path,)}, options, features)
+    return Source("train", {"file": (path,) * files}, options, features)
 
 
 FIELDS = st.one_of(
@@ -205,16 +207,19 @@ def test_csv_batches_fall_back_mid_file_with_the_row_readers_line(
 def test_units_in_turn_resume_one_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 10)
     features = FeaturesDict({"a": Scalar("int64"), "c": Text()})
-    source = _csv_source(tmp_path, "a,c\n" + "".join(f"{i},t{i}\n" for i in range(999)), features)
+    text = "a,c\n" + "".join(f"{i},t{i}\n" for i in range(999))
+    source = _csv_source(tmp_path, text, features, files=2)
     want = _row_records("delimited", source)
+    assert len(want) == 1998
     opened = []
     real = csv_batches.open_fields
     monkeypatch.setattr(csv_batches, "open_fields", lambda *a: opened.append(1) or real(*a))
     got = []
-    for start in range(0, 999, 250):
-        got += _batch_records("delimited", source, start, min(start + 250, 999))
+    for start in range(0, 1998, 250):
+        got += _batch_records("delimited", source, start, min(start + 250, 1998))
     assert got == want
-    assert len(opened) == 1  # the file was opened (and read) once for the four units
+    assert len(opened) == 2  # each file opened (and read) once for the eight units
+    assert _batch_records("delimited", source, 1200, 1300) == want[1200:1300]  # afresh
 
 
 def _parquet_source(tmp: Path, table: pa.Table, features: FeaturesDict, fill: Any) -> Source:
@@ -322,3 +327,21 @@ def test_column_types_from_batches_on_every_kind(
         "f": ("text", {"int64": 2, "text": 3}, 0, None),
         "g": ("text", {"float64": 2, "text": 4}, 0, None),  # " 2": a float, as pandas
     }
+
+
+def test_a_prepared_table_in_shards_of_bounded_examples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import catalog
+    from catalog.prepare import shard_plan
+
+    monkeypatch.setattr(shard_plan, "MAX_SHARD_EXAMPLES", 100)
+    monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 10)
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,c\n" + "".join(f"{i},{i / 4},x{i}\n" for i in range(250)), "utf-8")
+    catalog.prepare_files(str(path), "bounded", data_dir=str(tmp_path / "data"))
+    source = catalog.data_source("bounded", split="train", data_dir=str(tmp_path / "data"))
+    assert len(list((tmp_path / "data").rglob("bounded-train.array_record-*"))) == 3
+    assert [(int(e["a"]), float(e["b"]), e["c"]) for e in (source[i] for i in range(250))] == [
+        (i, i / 4, f"x{i}") for i in range(250)
+    ]
