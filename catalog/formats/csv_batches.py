@@ -33,8 +33,10 @@ from catalog.formats.table_batches import Refused, Resumable, from_strings, row_
 
 __all__ = ["BLOCK_BYTES", "Checked", "batches", "bulk_dialect", "open_fields"]
 
-#: Bytes pyarrow parses at once (a row longer than this is read by the row reader).
-BLOCK_BYTES = 1 << 22
+#: Bytes pyarrow parses at once (a row longer than this is read by the row reader). Its
+#: streaming reader reads up to 32 blocks ahead in a thread of its own (measured: a slow
+#: consumer finds 128 MB read with 4 MiB blocks), so this also sets that memory: 32 MiB.
+BLOCK_BYTES = 1 << 20
 _BOM = codecs.BOM_UTF8
 _QUOTE, _CR, _LF = 34, 13, 10
 #: Options only the row reader applies.
@@ -177,7 +179,7 @@ def open_fields(
     try:
         reader = pacsv.open_csv(
             checked,
-            read_options=pacsv.ReadOptions(block_size=BLOCK_BYTES, use_threads=True),
+            read_options=pacsv.ReadOptions(block_size=BLOCK_BYTES, use_threads=False),
             parse_options=pacsv.ParseOptions(
                 delimiter=options["delimiter"],
                 quote_char='"',
