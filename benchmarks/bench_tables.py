@@ -6,7 +6,7 @@ writing the same rows: wall time and peak RSS, side by side.
 For each size (MB of CSV text), one CSV file of four columns (int64 id, float64 x, a boolean,
 a text of 20-40 characters) is generated, and a Parquet file of the same rows (pyarrow, 64k-row
 groups). Each contender runs in a fresh process (so its peak RSS is its own, read from the
-kernel by ``wait4``) on a warm page cache:
+kernel by ``wait4``, as are its wall and CPU seconds) on a warm page cache:
 
 - ``catalog``: ``catalog.prepare_files(path)``: infer the spec (one pass over every row: types,
   counts; the file's sha256), then prepare (read, check, encode, write ArrayRecord shards).
@@ -15,8 +15,12 @@ kernel by ``wait4``) on a warm page cache:
   ``parquet.write_table``.
 
 pandas and pyarrow hold the whole table in memory (their peak grows with the file); catalog
-reads a row (a 1024-row batch for Parquet) at a time and writes shards of at most 1 GiB: its
-peak stays flat as the file grows. Give two sizes to see both. Medians of ``--runs`` runs.
+reads a batch of rows at a time (pyarrow's streaming CSV reader, Parquet row groups; the scan
+for types likewise), checks and encodes each batch column by column
+(`catalog.formats.table_batches`, `catalog.features.batch_encode`) and writes shards of at
+most 1 GiB and 2^20 examples (ArrayRecord's writer keeps ~80 bytes per record until a shard
+is closed): its peak stays flat as the file grows. Give two sizes to see both. Medians of
+``--runs`` runs.
 """
 
 from __future__ import annotations
@@ -73,51 +77,67 @@ def make_files(root: Path, mb: int) -> tuple[Path, Path, int]:
     return path, parquet, rows
 
 
-def run(code: str, source: Path, out: Path) -> tuple[float, int]:
-    """Seconds and peak RSS (bytes) of `code` in a fresh process."""
+def run(code: str, source: Path, out: Path) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system, every thread) and peak RSS (bytes) of `code`
+    in a fresh process. On a shared machine the CPU seconds are the steadier measure."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-c", code, str(source), str(out)], env=env)
+    command = [sys.executable, "-c", code, str(source), str(out)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"{code!r} failed on {source} (exit {process.returncode})")
-    return seconds, usage.ru_maxrss * 1024
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, nargs="+", default=[1024], help="CSV sizes in MB")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--make", nargs=2, help=argparse.SUPPRESS)  # (folder, MB): the files
     args = parser.parse_args()
+    if args.make:
+        print(make_files(Path(args.make[0]), int(args.make[1]))[2])
+        return
     with tempfile.TemporaryDirectory(prefix="bench_tables") as tmp:
         root = Path(tmp)
         print(
-            f"{'file':<22}{'rows':>10}  {'tool':<8}{'seconds':>9}{'x pandas':>10}{'peak RSS':>11}"
+            f"{'file':<16}{'rows':>10}  {'tool':<8}{'wall s':>8}{'CPU s':>8}{'CPU x pandas':>14}"
+            f"{'peak RSS':>10}"
         )
         for mb in args.mb:
-            csv_path, parquet, rows = make_files(root, mb)
+            # made in a process of its own: a child's peak RSS counts its parent's memory at
+            # the fork (Linux keeps ru_maxrss across exec), so this process stays small
+            made = subprocess.run(
+                [sys.executable, __file__, "--make", str(root), str(mb)],
+                check=True, capture_output=True, text=True,
+            )  # fmt: skip
+            rows = int(made.stdout)
+            csv_path, parquet = root / f"table{mb}.csv", root / f"table{mb}.parquet"
             for source in (csv_path, parquet):
                 for path in (source, source):  # warm the page cache
                     path.read_bytes()
                 results = {}
                 for tool, code in CONTENDERS.items():
-                    times, peaks = [], []
+                    walls, cpus, peaks = [], [], []
                     for n in range(args.runs):
                         out = root / f"out-{tool}-{n}"
                         out.mkdir()
-                        seconds, peak = run(code, source, out)
-                        times.append(seconds)
+                        wall, cpu, peak = run(code, source, out)
+                        walls.append(wall)
+                        cpus.append(cpu)
                         peaks.append(peak)
                         subprocess.run(["rm", "-rf", str(out)], check=True)
-                    results[tool] = (statistics.median(times), max(peaks))
+                    results[tool] = (statistics.median(walls), statistics.median(cpus), max(peaks))
                 size = f"{source.suffix[1:]} {source.stat().st_size / 2**20:.0f} MB"
-                for tool, (seconds, peak) in results.items():
-                    ratio = seconds / results["pandas"][0]
+                for tool, (wall, cpu, peak) in results.items():
+                    ratio = cpu / results["pandas"][1]
                     print(
-                        f"{size:<22}{rows:>10}  {tool:<8}{seconds:>9.1f}{ratio:>10.2f}"
-                        f"{peak / 2**20:>8.0f} MB"
+                        f"{size:<16}{rows:>10}  {tool:<8}{wall:>8.1f}{cpu:>8.1f}{ratio:>14.2f}"
+                        f"{peak / 2**20:>7.0f} MB",
+                        flush=True,
                     )
             csv_path.unlink()
             parquet.unlink()

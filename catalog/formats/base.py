@@ -18,6 +18,8 @@ from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 
 __all__ = [
+    "Batch",
+    "Batches",
     "Examples",
     "Option",
     "OptionKind",
@@ -31,6 +33,25 @@ __all__ = [
 ]
 
 Examples = Iterator[tuple[str, dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Consecutive examples of a split, ``rows`` of them from position `start`: either as
+    checked `columns` (feature -> values, as `catalog.features.batch_encode.BatchEncoder`
+    takes them) or, where a reader could not check them column by column, as `examples`
+    (``(key, example)`` pairs, encoded one by one), then `error`, if reading stopped there
+    (raised after those examples are encoded, as reading one example at a time would)."""
+
+    start: int
+    rows: int
+    columns: Mapping[str, Any] | None = None
+    examples: list[tuple[str, dict[str, Any]]] | None = None
+    error: Exception | None = None
+
+
+#: ``batches(source, start, stop)``: examples ``start..stop-1`` of a split in `Batch` es.
+Batches = Callable[["Source", int, int], Iterator[Batch]]
 
 #: An option's kind, as a split's ``options`` gives it in builder.yaml:
 #: ``str``, ``int``, ``bool``, ``strs`` (a list of strings), ``floats`` (a list of numbers),
@@ -137,6 +158,9 @@ class SourceFormat:
     - ``random_access(source)`` (optional) -> a `RandomAccess` reader, so a shard of examples
       ``start..stop-1`` is written without reading everything before it; without it, the
       shard plan reads from the start and skips.
+    - ``batches(source, start, stop)`` (optional) -> the examples ``start..stop-1`` in
+      `Batch` es, checked column by column (tables: `catalog.formats.table_batches`), which
+      a unit encodes in bulk when its features allow (the same records as one by one).
     """
 
     name: str
@@ -149,6 +173,7 @@ class SourceFormat:
     validate: Callable[[Mapping[str, Any], FeaturesDict], str | None] | None = None
     check: Callable[[], None] | None = None
     random_access: Callable[[Source], RandomAccess] | None = None
+    batches: Batches | None = None
 
     def problem(self, options: Mapping[str, Any], features: FeaturesDict) -> str | None:
         """What is wrong with a split's `options` and the spec's `features`, or None."""

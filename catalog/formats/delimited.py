@@ -1,7 +1,9 @@
 """Delimited text (CSV, TSV, ``;``-separated): one example per row, columns mapped to features.
 
 Read with the standard library's `csv` module, one row at a time (memory stays that of one
-row). Options (all optional except the mapping):
+row); a unit of a prepare reads the same rows a batch at a time through pyarrow where that
+gives the same values and errors (`catalog.formats.csv_batches`). Options (all optional
+except the mapping):
 
 - ``delimiter`` (default ``,``; ``"\\t"`` for TSV) and ``quoting``: ``minimal`` (double quotes
   quote a field, ``""`` is a quote: Python's csv defaults) or ``none`` (quote characters are
@@ -51,7 +53,7 @@ import numpy as np
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, Text
 from catalog.features.features_dict import split_path
-from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
 
 __all__ = ["FIELD_LIMIT", "FORMAT", "examples", "rows", "to_value", "too_many_fields"]
 
@@ -334,6 +336,12 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
     return None
 
 
+def _batches(source: Source, start: int, stop: int) -> Iterator[Batch]:
+    from catalog.formats.csv_batches import batches  # pyarrow, when a unit encodes in bulk
+
+    return batches(source, start, stop)
+
+
 FORMAT = SourceFormat(
     name="delimited",
     description="CSV/TSV text: one example per row, columns mapped to features",
@@ -360,4 +368,5 @@ FORMAT = SourceFormat(
     features=_features,
     examples=examples,
     validate=_validate,
+    batches=_batches,
 )

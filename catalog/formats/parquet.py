@@ -10,18 +10,19 @@ against its feature (`catalog.formats.typed_values`): an error names the file, t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.features import FeaturesDict
-from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
 from catalog.formats.json_lines import fill_values, validate_columns
 from catalog.formats.typed_values import typed_value
 
 __all__ = ["BATCH_ROWS", "FORMAT", "examples", "parquet_file"]
 
-#: Rows read at once.
+#: Rows read at once, example by example (a batch of images is this many images).
 BATCH_ROWS = 1024
 
 
@@ -50,32 +51,119 @@ def check() -> None:
 
 def examples(source: Source) -> Examples:
     """Yield ``(file:row, example)`` for every row of the files, in order."""
-    import pyarrow
+    return _Access(source).examples(0, None)
 
-    options, features = source.options, source.features
-    columns: Mapping[str, str] = options["columns"]
-    fills = fill_values(options["fill"], features)
-    for path in source.paths("files"):
-        handle = parquet_file(path)
-        present = set(handle.schema_arrow.names)
-        absent = sorted(set(columns.values()) - present)
-        if absent:
-            raise SourceFormatError(
-                f"{path}: no column {absent[0]!r}; the columns are {', '.join(sorted(present))}"
-            )
-        row = 0
-        try:
-            batches = handle.iter_batches(batch_size=BATCH_ROWS, columns=list(columns.values()))
-            for batch in batches:
-                values = {name: batch.column(name).to_pylist() for name in columns.values()}
-                for i in range(batch.num_rows):
-                    yield (
-                        f"{path.name}:{row}",
-                        _example(values, i, columns, fills, features, path, row),
-                    )
-                    row += 1
-        except pyarrow.ArrowException as error:
-            raise SourceFormatError(f"{path}: cannot read it at row {row} ({error})") from None
+
+class _Access:
+    """Random access to the rows of a split's Parquet files: the row counts come from their
+    footers, and a range starts reading at the row group holding its first row."""
+
+    def __init__(self, source: Source) -> None:
+        self._source = source
+        self._counts: list[int] | None = None
+
+    @property
+    def length(self) -> int:
+        if self._counts is None:
+            self._counts = [
+                parquet_file(path).metadata.num_rows for path in self._source.paths("files")
+            ]
+        return sum(self._counts)
+
+    def slices(
+        self, start: int, stop: int | None, rows: int = BATCH_ROWS
+    ) -> Iterator[tuple[Path, int, Any]]:
+        """``(file, its row, record batch)`` for the rows ``start..stop-1`` of the split."""
+        import pyarrow
+
+        columns: Mapping[str, str] = self._source.options["columns"]
+        position = 0
+        for path in self._source.paths("files"):
+            if stop is not None and position >= stop:
+                return
+            handle = parquet_file(path)
+            present = set(handle.schema_arrow.names)
+            absent = sorted(set(columns.values()) - present)
+            if absent:
+                raise SourceFormatError(
+                    f"{path}: no column {absent[0]!r}; the columns are {', '.join(sorted(present))}"
+                )
+            metadata = handle.metadata
+            groups: list[int] = []
+            row = 0
+            for group in range(metadata.num_row_groups):
+                size = metadata.row_group(group).num_rows
+                if position + row + size > start and (stop is None or position + row < stop):
+                    if not groups:
+                        first = row
+                    groups.append(group)
+                row += size
+            if groups:
+                row = first
+                try:
+                    for batch in handle.iter_batches(
+                        batch_size=rows, row_groups=groups, columns=list(columns.values())
+                    ):
+                        lo = max(0, start - position - row)
+                        hi = (
+                            batch.num_rows
+                            if stop is None
+                            else min(batch.num_rows, stop - position - row)
+                        )
+                        if hi > lo:
+                            yield path, row + lo, batch.slice(lo, hi - lo)
+                        row += batch.num_rows
+                except pyarrow.ArrowException as error:
+                    raise SourceFormatError(
+                        f"{path}: cannot read it at row {row} ({error})"
+                    ) from None
+            position += metadata.num_rows
+
+    def examples(self, start: int, stop: int | None) -> Examples:
+        options, features = self._source.options, self._source.features
+        columns: Mapping[str, str] = options["columns"]
+        fills = fill_values(options["fill"], features)
+        for path, row, batch in self.slices(start, stop):
+            yield from _batch_examples(path, row, batch, columns, fills, features)
+
+    def batches(self, start: int, stop: int) -> Iterator[Batch]:
+        from catalog.formats.table_batches import BATCH_ROWS as ROWS
+        from catalog.formats.table_batches import Refused, from_typed, row_batches
+
+        options, features = self._source.options, self._source.features
+        columns: Mapping[str, str] = options["columns"]
+        fills = fill_values(options["fill"], features)
+        position = start
+        for path, row, batch in self.slices(start, stop, ROWS):
+            try:
+                converted: dict[str, Any] | None = {
+                    name: from_typed(batch.column(column), features[name], fills.get(name))
+                    for name, column in columns.items()
+                }
+            except Refused:
+                converted = None
+            if converted is None:
+                pairs = _batch_examples(path, row, batch, columns, fills, features)
+                yield from row_batches(pairs, position, batch.num_rows)
+            else:
+                yield Batch(position, batch.num_rows, columns=converted)
+            position += batch.num_rows
+
+    def close(self) -> None:
+        pass
+
+
+def _batch_examples(
+    path: Path,
+    row: int,
+    batch: Any,
+    columns: Mapping[str, str],
+    fills: Mapping[str, Any],
+    features: FeaturesDict,
+) -> Examples:
+    values = {name: batch.column(name).to_pylist() for name in columns.values()}
+    for i in range(batch.num_rows):
+        yield f"{path.name}:{row + i}", _example(values, i, columns, fills, features, path, row + i)
 
 
 def _example(
@@ -117,4 +205,6 @@ FORMAT = SourceFormat(
     examples=examples,
     validate=validate_columns,
     check=check,
+    random_access=_Access,
+    batches=lambda source, start, stop: _Access(source).batches(start, stop),
 )

@@ -4,8 +4,9 @@ A plan is a list of work units, one per shard: a split's examples ``start..stop-
 order) -> one ArrayRecord file ``<name>-<split>.array_record-0000k-of-0000n``. Shards are cut
 by size: the first examples of each split are encoded to estimate the bytes per example, and a
 split of ``B`` estimated bytes gets ``ceil(B / shard_bytes)`` shards of (nearly) equal example
-counts. Whoever runs the units (this process, N processes, Apache Beam workers) writes the
-same bytes, since a unit's shard depends only on its examples.
+counts, and at least one per `MAX_SHARD_EXAMPLES` examples. Whoever runs the units (this
+process, N processes, Apache Beam workers) writes the same bytes, since a unit's shard depends
+only on its examples.
 
 The plan's `key` is a digest of everything the shards depend on (the spec's features, splits
 and download checksums, the example limit, the shard size, the writer options, the record
@@ -32,6 +33,7 @@ from catalog.spec.model import BuilderSpec, SplitSpec
 from catalog.storage.shards import shard_name
 
 __all__ = [
+    "MAX_SHARD_EXAMPLES",
     "Plan",
     "Unit",
     "make_plan",
@@ -39,6 +41,10 @@ __all__ = [
     "plan_key",
 ]
 
+#: The most examples in one shard: ArrayRecord's writer keeps an index entry per record in
+#: memory until the shard is closed (about 80 bytes each with ``group_size:1``, measured), so
+#: this bounds a writer's memory (about 85 MB) for tables of many small rows.
+MAX_SHARD_EXAMPLES = 1 << 20
 #: Examples encoded to estimate a split's bytes per example.
 _SAMPLE = 64
 _FRAMING = 200
@@ -203,6 +209,7 @@ def make_plan(
         finally:
             reader.close()
         count = max(1, min(n, math.ceil(n * per_example / shard_bytes)))
+        count = max(count, math.ceil(n / MAX_SHARD_EXAMPLES))
         for index, (start, stop) in enumerate(_ranges(n, count)):
             file = shard_name(spec.name, split.name, index, count)
             estimate = math.ceil((stop - start) * per_example)

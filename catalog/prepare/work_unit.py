@@ -18,9 +18,10 @@ import shutil
 import signal
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from array_record.python.array_record_module import ArrayRecordWriter
 
@@ -28,8 +29,10 @@ from catalog import errors
 from catalog._util.hashing import sha256_file
 from catalog._util.units import format_size
 from catalog.errors import CatalogError, FeatureError, SourceFormatError, StorageError
+from catalog.features.batch_encode import BatchEncoder
 from catalog.features.codec import RecordCodec
-from catalog.formats import Source
+from catalog.formats import FORMATS, Source
+from catalog.formats.base import RandomAccess
 from catalog.info.dataset_info import ShardInfo
 from catalog.prepare.shard_plan import Unit, open_reader
 from catalog.spec.model import BuilderSpec
@@ -192,32 +195,35 @@ def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
         # there is one, the spec's count is wrong (read in the same pass: a sequential
         # source would otherwise be read from its start a second time)
         check_more = task.last and reader.length is None
+        stop = unit.stop + (1 if check_more else 0)
         try:
-            for key, example in reader.examples(unit.start, unit.stop + (1 if check_more else 0)):
-                if count == unit.num_examples:
+            for key, example, records in _records(task, reader, stop):
+                if count + (len(records) if example is None else 1) > unit.num_examples:
                     where = spec.path / "builder.yaml" if spec.path else "the builder spec"
                     raise SourceFormatError(
                         f"split {unit.split!r} of {spec.full_name}: the source files hold more "
                         f"than {unit.stop} examples but {where} (splits.{unit.split}."
                         f"num_examples) expects {split.num_examples}"
                     )
-                position = unit.start + count
+                if example is not None:
+                    position = unit.start + count
+                    try:
+                        records = [encode(example)]
+                    except FeatureError as error:
+                        raise FeatureError(
+                            error.reason,
+                            feature_path=error.feature_path,
+                            example=f"split {unit.split!r}, example {position} (key {key!r}) "
+                            f"in {unit.describe()}",
+                        ) from None
                 try:
-                    record = encode(example)
-                except FeatureError as error:
-                    raise FeatureError(
-                        error.reason,
-                        feature_path=error.feature_path,
-                        example=f"split {unit.split!r}, example {position} (key {key!r}) in "
-                        f"{unit.describe()}",
-                    ) from None
-                try:
-                    writer.write(record)
+                    for record in records:
+                        writer.write(record)
                 except (RuntimeError, ValueError, OSError) as error:
                     raise _write_error(path, unit, error) from None
-                count += 1
-                if tick is not None and count % _TICK == 0:
-                    tick(_TICK)
+                before, count = count, count + len(records)
+                if tick is not None and count // _TICK > before // _TICK:
+                    tick((count // _TICK - before // _TICK) * _TICK)
         finally:
             try:
                 writer.close()
@@ -226,6 +232,29 @@ def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
     finally:
         reader.close()
     return count
+
+
+def _records(
+    task: Task, reader: RandomAccess, stop: int
+) -> Iterator[tuple[str, dict[str, Any] | None, list[bytes]]]:
+    """``(key, example, [])`` for each example ``unit.start..stop-1`` to encode, or
+    ``("", None, records)`` for a batch the format checked column by column and
+    `BatchEncoder` encoded (the same bytes)."""
+    unit, features = task.unit, task.spec.features
+    fmt = FORMATS[task.spec.splits[unit.split].format]
+    if fmt.batches is None or not BatchEncoder.supports(features):
+        for key, example in reader.examples(unit.start, stop):
+            yield key, example, []
+        return
+    encoder = BatchEncoder(features)
+    for batch in fmt.batches(task.source, unit.start, stop):
+        if batch.columns is not None:
+            yield "", None, encoder.encode(batch.columns, batch.rows)
+        else:
+            for key, example in batch.examples or ():
+                yield key, example, []
+            if batch.error is not None:
+                raise batch.error
 
 
 def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:

@@ -25,7 +25,7 @@ from typing import Any
 from catalog.errors import SpecError
 from catalog.features import Feature, Scalar, Text
 
-__all__ = ["FEW", "JsonColumn", "TextColumn"]
+__all__ = ["FEW", "JsonColumn", "TextColumn", "kind_of_text"]
 
 #: Distinct values a column remembers unless told more (a label column: its class names).
 FEW = 20
@@ -83,7 +83,10 @@ class TextColumn(_Column):
         self._remember(text)
         if self.kind == "text":
             return
-        kind = _kind_of_text(text)
+        self.widen(kind_of_text(text), line)
+
+    def widen(self, kind: str, line: int) -> None:
+        """The column's kind once a value of `kind` (on `line`) is seen."""
         if kind == self.kind:
             return
         if self.kind == "empty":
@@ -97,7 +100,8 @@ class TextColumn(_Column):
             self.widened_at.setdefault(new, line)
 
 
-def _kind_of_text(text: str) -> str:
+def kind_of_text(text: str) -> str:
+    """The kind of one CSV field (see the module docstring)."""
     if _INT.fullmatch(text):
         # int() of a long digit string is refused past 4300 digits; no int64 is that long
         if len(text) <= 20 and _INT64[0] <= int(text) <= _INT64[1]:

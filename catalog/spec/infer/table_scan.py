@@ -9,6 +9,7 @@ delimiter and encoding are those of the first file).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,10 @@ def _scan_delimited(
                 f"{path}: its header ({', '.join(first[1])}) differs from {files[0].name}'s "
                 f"({', '.join(header)}); the files of one table share their columns"
             )
+        bulk = _bulk_scan(path, options, columns) if first[0] == 1 else None
+        if bulk is not None:
+            columns, counts[path] = bulk
+            continue
         n = 0
         width = len(header)
         for line, row in lines:
@@ -108,6 +113,42 @@ def _scan_delimited(
         counts[path] = n
     assert header is not None
     return TableScan(header, dict(zip(header, columns, strict=True)), counts, dialect)
+
+
+def _bulk_scan(
+    path: Path, options: dict[str, str], columns: list[TextColumn]
+) -> tuple[list[TextColumn], int] | None:
+    """`columns` having seen the file's rows, and their count, read a batch at a time
+    (`catalog.spec.infer.column_batches`); None where the rows are not one line each or
+    not read the same as one by one (`catalog.formats.csv_batches`): then they are read one
+    by one (which names the line of what is wrong)."""
+    import pyarrow as pa
+
+    from catalog.formats.csv_batches import bulk_dialect, open_fields
+    from catalog.spec.infer.column_batches import add_batch
+
+    if not bulk_dialect(options["delimiter"], options["encoding"]):
+        return None
+    opened = open_fields(path, options)
+    if opened is None:
+        return None
+    reader, checked = opened
+    seen = copy.deepcopy(columns)
+    n = 0
+    try:
+        for batch in reader:
+            if checked.irregular or checked.multiline:
+                return None
+            for column, values in zip(seen, batch.columns, strict=True):
+                add_batch(column, values, n + 2)  # the header is line 1, rows one line each
+            n += batch.num_rows
+    except (pa.ArrowException, OSError):
+        return None
+    finally:
+        checked.close()
+    if checked.irregular or checked.multiline:
+        return None
+    return seen, n
 
 
 def _scan_json(files: list[Path] | tuple[Path, ...], label: str | None) -> TableScan:

@@ -1,0 +1,295 @@
+"""CSV/TSV files read in batches by pyarrow's streaming CSV reader, for units that encode rows
+in bulk; the values and errors are exactly those of `catalog.formats.delimited`'s rows.
+
+pyarrow parses a file (its dialect: the split's ``delimiter``; every field read as text) a
+block at a time, and `catalog.formats.table_batches.from_strings` converts each column. pyarrow
+parses regular CSV the way Python's ``csv`` module does, and is laxer on irregular CSV (text
+after a closing quote, a quote inside an unquoted field, a lone ``\\r``), which
+`catalog.formats.delimited` refuses or reads otherwise. So the bytes are checked on their way
+into pyarrow (`Checked`: every opening quote starts a field, every closing quote ends one, no
+lone ``\\r``, no NUL, quotes balanced at the end) and whatever is not shown regular (those
+bytes, a row whose field count is not the header's, a value outside what `from_strings` takes,
+an encoding other than UTF-8, a row longer than pyarrow's block) sends the rest of the file
+to the row reader, from the row where it happened: the same values, or the same error naming
+file and line.
+"""
+
+from __future__ import annotations
+
+import codecs
+import importlib.util
+import itertools
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from catalog.features import FeaturesDict
+from catalog.formats.base import Batch, Source
+from catalog.formats.delimited import _file_examples, examples, rows
+from catalog.formats.table_batches import Refused, Resumable, from_strings, row_batches
+
+__all__ = ["BLOCK_BYTES", "Checked", "batches", "bulk_dialect", "open_fields"]
+
+#: Bytes pyarrow parses at once (a row longer than this is read by the row reader). Its
+#: streaming reader reads up to 32 blocks ahead in a thread of its own (measured: a slow
+#: consumer finds 128 MB read with 4 MiB blocks), so this also sets that memory: 32 MiB.
+BLOCK_BYTES = 1 << 20
+_BOM = codecs.BOM_UTF8
+_QUOTE, _CR, _LF = 34, 13, 10
+#: Options only the row reader applies.
+_ROW_OPTIONS: tuple[str, ...] = ("header", "stack", "constant", "row_index", "values")
+_ROW_OPTIONS += ("strip", "doubled_quotes", "via_float32")
+
+
+def _stream(source: Source, start: int) -> Iterator[Batch]:
+    """The examples of a delimited split from `start` on, in `Batch` es."""
+    stop = sys.maxsize
+    options = source.options
+    if not _bulk_options(options):
+        yield from row_batches(itertools.islice(examples(source), start, stop), start)
+        return
+    offset = 0
+    for path in source.paths("file"):
+        if offset >= stop:
+            return
+        counted = [0]
+        yield from _file(path, options, source.features, offset, start, stop, counted)
+        offset += counted[0]
+
+
+#: ``batches(source, start, stop)``: the examples ``start..stop-1`` of a delimited split, in
+#: `Batch` es (see the module docstring); a call starting where the last one stopped goes on
+#: reading the same files.
+batches = Resumable(_stream)
+
+
+def _bulk_options(options: Mapping[str, Any]) -> bool:
+    """Whether the split's options are ones `from_strings` applies (columns, missing, fill);
+    others (stack, values, strip, ...) are left to the row reader."""
+    simple = not any(options[name] for name in _ROW_OPTIONS)
+    delimiter = options["delimiter"]
+    return (
+        simple
+        and importlib.util.find_spec("pyarrow") is not None
+        and options["quoting"] == "minimal"
+        and options["incomplete"] != "skip"
+        and codecs.lookup(options["encoding"]).name in ("utf-8", "utf-8-sig")
+        and len(delimiter) == 1
+        and ord(delimiter) < 128
+        and delimiter not in '"\r\n'
+    )
+
+
+def _file(
+    path: Path,
+    options: Mapping[str, Any],
+    features: FeaturesDict,
+    offset: int,
+    start: int,
+    stop: int,
+    counted: list[int],
+) -> Iterator[Batch]:
+    """The split's rows ``start..stop-1`` that this file holds, its first row being the
+    split's row `offset`; `counted` gets its row count (or `stop`, read no further)."""
+    import pyarrow as pa
+
+    opened = open_fields(path, options, list(options["columns"].values()))
+    row = offset  # the split's position of the file's next row
+    if opened is not None:
+        reader, checked = opened
+        columns: Mapping[str, str] = options["columns"]
+        missing, fills = frozenset(options["missing"]), options["fill"]
+        try:
+            while row < stop:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    if checked.irregular:
+                        break
+                    counted[0] = row - offset
+                    return
+                if checked.irregular:
+                    break
+                lo, hi = max(0, start - row), min(batch.num_rows, stop - row)
+                if hi > lo:
+                    part = batch.slice(lo, hi - lo)
+                    try:
+                        converted = {
+                            name: from_strings(
+                                part.column(column), features[name], missing, fills.get(name)
+                            )
+                            for name, column in columns.items()
+                        }
+                    except Refused:
+                        row += lo
+                        break
+                    yield Batch(row + lo, hi - lo, columns=converted)
+                row += batch.num_rows
+            else:
+                counted[0] = stop
+                return
+        except (pa.ArrowException, OSError):
+            pass  # the row reader says what is wrong, naming the line
+        finally:
+            checked.close()
+    # the row reader, from `row` on (the rows before it are read again, not yielded)
+    seen = [0]
+
+    def numbered() -> Iterator[tuple[str, dict[str, Any]]]:
+        for index, example in _file_examples(path, options, features):
+            seen[0] = index + 1
+            yield str(offset + index), example
+
+    begin = max(row, start)
+    rest = itertools.islice(numbered(), begin - offset, stop - offset)
+    yield from row_batches(rest, begin)
+    counted[0] = seen[0]
+
+
+def bulk_dialect(delimiter: str, encoding: str) -> bool:
+    """Whether files of this dialect can be read by `open_fields` (else: the row reader)."""
+    return (
+        importlib.util.find_spec("pyarrow") is not None
+        and codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
+        and len(delimiter) == 1
+        and ord(delimiter) < 128
+        and delimiter not in '"\r\n'
+    )
+
+
+def open_fields(
+    path: Path, options: Mapping[str, Any], include: list[str] | None = None
+) -> tuple[Any, Checked] | None:
+    """pyarrow's streaming reader of the file's `include` d columns (every one: None) as
+    text, and its `Checked` input; or None (the row reader reads it). `options`: the
+    delimited format's ``delimiter``, ``encoding`` and ``quoting``."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    first = next(rows(path, options), None)
+    if first is None:
+        return None
+    header = first[1]
+    if len(set(header)) != len(header):
+        return None
+    checked = Checked(path, options["delimiter"])
+    try:
+        reader = pacsv.open_csv(
+            checked,
+            read_options=pacsv.ReadOptions(block_size=BLOCK_BYTES, use_threads=False),
+            parse_options=pacsv.ParseOptions(
+                delimiter=options["delimiter"],
+                quote_char='"',
+                double_quote=True,
+                escape_char=False,
+                newlines_in_values=True,
+                ignore_empty_lines=True,
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict.fromkeys(header, pa.string()),
+                include_columns=list(dict.fromkeys(header if include is None else include)),
+                strings_can_be_null=False,
+                check_utf8=True,
+            ),
+        )
+    except (pa.ArrowException, OSError):
+        checked.close()
+        return None
+    if checked.irregular:
+        checked.close()
+        return None
+    return reader, checked
+
+
+class Checked:
+    """The file, read as pyarrow asks, each block checked to be CSV pyarrow and Python's
+    ``csv`` module read alike (see the module docstring); `irregular` once one is not."""
+
+    def __init__(self, path: Path, delimiter: str) -> None:
+        self._file = open(path, "rb")  # noqa: SIM115 (closed by close())
+        self._ends = np.array([ord(delimiter), _LF, _CR, _QUOTE], np.uint8)
+        self.irregular = False
+        self._quotes = 0  # quotes so far: odd while inside a quoted field
+        self._previous = _LF  # the byte before the next block (a line's end at the start)
+        self._open_end = False  # the last byte closed a quoted field: what follows must end it
+        self._open_cr = False  # the last byte was \r: a \n must follow
+        self._first = True
+        #: a value holds a line break, or a line is blank: rows are not one line each
+        self.multiline = False
+        self._line_start = True  # the last line break ended a line that was blank so far
+
+    closed = False
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._file.read(size)
+        if not self.irregular:
+            self._check(data)
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self._file.close()
+        self.closed = True
+
+    def _check(self, data: bytes) -> None:
+        if not data:  # the end: no quoted field or \r left open
+            self.irregular = self.irregular or self._quotes % 2 == 1 or self._open_cr
+            return
+        if self._first:
+            self._first = False
+            data = data[len(_BOM) :] if data.startswith(_BOM) else data
+            if not data:
+                return
+        block = np.frombuffer(data, np.uint8)
+        bad = (self._open_end and block[0] not in self._ends) or (self._open_cr and block[0] != _LF)
+        if bad or bool((block == 0).any()):
+            self.irregular = True
+            return
+        cr = np.flatnonzero(block == _CR)
+        inside = cr[cr + 1 < len(block)]
+        if len(inside) and bool((block[inside + 1] != _LF).any()):
+            self.irregular = True
+            return
+        self._open_cr = bool(len(cr)) and int(cr[-1]) == len(block) - 1
+        quotes = np.flatnonzero(block == _QUOTE)
+        if not self.multiline:
+            self._lines(block, quotes)
+        self._open_end = False
+        if len(quotes):
+            closing = (self._quotes + np.arange(len(quotes))) % 2 == 1
+            before = np.where(quotes > 0, block[np.maximum(quotes - 1, 0)], self._previous)
+            if not np.isin(before[~closing], self._ends).all():
+                self.irregular = True
+                return
+            ends = quotes[closing]
+            self._open_end = bool(len(ends)) and int(ends[-1]) == len(block) - 1
+            after = ends[ends + 1 < len(block)] + 1
+            if not np.isin(block[after], self._ends).all():
+                self.irregular = True
+                return
+            self._quotes += len(quotes)
+        self._previous = int(block[-1])
+
+    def _lines(self, block: np.ndarray[Any, Any], quotes: np.ndarray[Any, Any]) -> None:
+        """Sets `multiline` if a line break of `block` is inside quotes, or ends a blank line."""
+        breaks = np.flatnonzero(block == _LF)
+        if not len(breaks):
+            self._line_start = self._line_start and bool((block == _CR).all())
+            return
+        inside = (self._quotes + np.searchsorted(quotes, breaks)) % 2 == 1
+        text = np.flatnonzero(block != _CR)  # a line's bytes, its \r aside
+        # the last byte that is not \r before each break: a break before it (or none) is blank
+        last = np.searchsorted(text, breaks) - 1
+        before = np.where(last >= 0, text[np.maximum(last, 0)], -1)
+        blank = np.where(before >= 0, block[np.maximum(before, 0)] == _LF, self._line_start)
+        if bool(inside.any() or blank.any()):
+            self.multiline = True
+        self._line_start = bool((block[int(breaks[-1]) + 1 :] == _CR).all())

@@ -1,0 +1,272 @@
+"""Tables read a batch of rows at a time and checked column by column (pyarrow), for units
+that encode them in bulk (`catalog.features.batch_encode`).
+
+The rules are the row readers' (`catalog.formats.delimited`, `catalog.formats.parquet`): a
+column is converted here only where the result is provably the value the row reader gives
+(texts parsed as the strict subset of what Python's ``int``/``float`` accept, booleans spelled
+``true``/``false``/``1``/``0``, class names the feature knows, nulls with a fill). Any value
+outside that subset sends the batch back to the row reader, which gives the same values or
+the same error (naming file, line or row, and column) as without batches. So batches change
+the speed, never the outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from catalog.errors import CatalogError, FeatureError
+from catalog.features import ClassLabel, Feature, Scalar, Text
+from catalog.features.batch_encode import TextColumn
+from catalog.formats.base import Batch, Source
+
+__all__ = [
+    "BATCH_ROWS",
+    "Refused",
+    "Resumable",
+    "from_strings",
+    "from_typed",
+    "row_batches",
+    "text_column",
+]
+
+#: Rows per batch.
+BATCH_ROWS = 1 << 16
+
+# What Python's float() takes and pyarrow's cast gives the same value for; anything else is
+# left to the row reader (whitespace, "_" separators, a signed NaN, ...).
+_FLOAT = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$|^(?i:[+-]?inf(?:inity)?|nan)$"
+_BOOLS = ("true", "false", "1", "0")
+
+
+class Refused(Exception):
+    """A column that cannot be converted in bulk: the row reader decides (value or error)."""
+
+
+def row_batches(
+    examples: Iterable[tuple[str, dict[str, Any]]], start: int, rows: int = BATCH_ROWS
+) -> Iterator[Batch]:
+    """`examples` (positions `start`, `start` + 1, ...) in batches of `rows`; an error
+    reading them ends the last batch (its `Batch.error`)."""
+    chunk: list[tuple[str, dict[str, Any]]] = []
+    pairs = iter(examples)
+    while True:
+        try:
+            pair = next(pairs, None)
+        except CatalogError as error:
+            yield Batch(start, len(chunk), examples=chunk, error=error)
+            return
+        if pair is None:
+            break
+        chunk.append(pair)
+        if len(chunk) == rows:
+            yield Batch(start, len(chunk), examples=chunk)
+            start, chunk = start + len(chunk), []
+    if chunk:
+        yield Batch(start, len(chunk), examples=chunk)
+
+
+def text_column(array: Any) -> TextColumn:
+    """A pyarrow string array (no nulls) as `TextColumn` (its buffers, not copied)."""
+    import pyarrow as pa
+
+    if not pa.types.is_large_string(array.type):
+        array = array.cast(pa.large_string())
+    _, offsets, data = array.buffers()
+    offsets_ = np.frombuffer(offsets, np.int64)[array.offset : array.offset + len(array) + 1]
+    data_ = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return TextColumn(offsets_, data_)
+
+
+def _numbers(array: Any, feature: Scalar) -> np.ndarray[Any, Any]:
+    """A pyarrow int64/float64/bool array (no nulls) as the feature's values, range checked."""
+    values = array.to_numpy(zero_copy_only=False)
+    kind = feature.dtype.kind
+    if kind in "iu" and values.dtype.kind in "iu" and feature.dtype != values.dtype:
+        info = np.iinfo(feature.dtype)
+        if len(values) and (values.min() < info.min or values.max() > info.max):
+            raise Refused
+    result: np.ndarray[Any, Any] = values.astype(feature.dtype)
+    return result
+
+
+def from_strings(array: Any, feature: Feature, missing: frozenset[str], fill: str | None) -> Any:
+    """A column of CSV fields (a pyarrow string array) as `feature`'s values, as
+    `catalog.formats.delimited.to_value` gives them after ``missing``/``fill``; Refused
+    where that cannot be shown in bulk."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if missing:
+        absent = pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))
+        if pc.any(absent).as_py():
+            if fill is None:
+                raise Refused
+            array = pc.if_else(absent, pa.scalar(fill, pa.string()), array)
+    if isinstance(feature, Text):
+        return text_column(array)
+    if isinstance(feature, ClassLabel):
+        return _class_indices(array, feature)
+    if not isinstance(feature, Scalar):
+        raise Refused
+    kind = feature.dtype.kind
+    try:
+        if kind == "b":
+            lower = pc.ascii_lower(array)
+            if not pc.all(pc.is_in(lower, value_set=pa.array(_BOOLS))).as_py():
+                raise Refused
+            words = pc.is_in(lower, value_set=pa.array(["true", "1"]))
+            return words.to_numpy(zero_copy_only=False).astype(np.bool_)
+        if kind in "iu":
+            return _numbers(pc.cast(array, pa.int64()), feature)
+        if not pc.all(pc.match_substring_regex(array, _FLOAT)).as_py():
+            raise Refused
+        values = pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False).copy()
+        values[np.isnan(values)] = float("nan")  # Python's NaN, bit for bit
+        return values.astype(feature.dtype)
+    except pa.ArrowInvalid:
+        raise Refused from None
+
+
+def _class_indices(array: Any, feature: ClassLabel) -> np.ndarray[Any, Any]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if feature._names is None:
+        raise Refused
+    index = pc.index_in(array, value_set=pa.array(feature.names, pa.string()))
+    if feature.allow_unlabeled:
+        index = pc.if_else(pc.equal(array, "-1"), pa.scalar(-1, index.type), index)
+    if index.null_count:
+        raise Refused
+    indices: np.ndarray[Any, Any] = index.to_numpy(zero_copy_only=False).astype(np.int64)
+    return indices
+
+
+def from_typed(array: Any, feature: Feature, fill: Any) -> Any:
+    """A Parquet column (a pyarrow array) as `feature`'s values, as
+    `catalog.formats.typed_values.typed_value` gives them (a null: `fill`, a value of the
+    feature, or None for none); Refused where that cannot be shown in bulk."""
+    import pyarrow as pa
+
+    try:
+        return _from_typed(array, feature, fill)
+    except (pa.ArrowException, TypeError, ValueError):
+        raise Refused from None
+
+
+def _from_typed(array: Any, feature: Feature, fill: Any) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    nulls = None
+    if array.null_count:
+        if fill is None:
+            raise Refused
+        try:
+            stored = feature.encode(fill)  # the fill as the row reader encodes it
+        except FeatureError:  # the row reader names what is wrong
+            raise Refused from None
+        if isinstance(feature, Text):
+            array = pc.fill_null(array, pa.scalar(fill, array.type))
+        else:
+            nulls = array.is_null().to_numpy(zero_copy_only=False)
+            zero: Any = False if pa.types.is_boolean(array.type) else 0
+            if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
+                zero = feature.names[0] if isinstance(feature, ClassLabel) and feature.names else ""
+            array = pc.fill_null(array, pa.scalar(zero, array.type))
+    values = _typed(array, feature)
+    if nulls is not None:
+        if isinstance(feature, ClassLabel):
+            values[nulls] = int.from_bytes(stored, "little") - feature._shift
+        else:
+            values[nulls] = np.frombuffer(stored, feature.dtype)[0]
+    return values
+
+
+def _typed(array: Any, feature: Feature) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = array.type
+    text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    if isinstance(feature, Text):
+        if not text:
+            raise Refused
+        return text_column(array)
+    if isinstance(feature, ClassLabel):
+        if not text or feature._names is None:
+            raise Refused
+        index = pc.index_in(array, value_set=pa.array(feature.names, pa.string()))
+        if index.null_count:
+            raise Refused
+        return index.to_numpy(zero_copy_only=False).astype(np.int64)
+    if not isinstance(feature, Scalar):
+        raise Refused
+    if feature.dtype.kind == "b":
+        if not pa.types.is_boolean(kind):
+            raise Refused
+        return array.to_numpy(zero_copy_only=False).astype(np.bool_)
+    if feature.dtype.kind in "iu":
+        if not pa.types.is_integer(kind):
+            raise Refused
+        return _numbers(array, feature)
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)) or pa.types.is_float16(kind):
+        raise Refused
+    values = array.to_numpy(zero_copy_only=False)
+    return values.astype(np.float64).astype(feature.dtype)  # as float(value), then the dtype
+
+
+def _cut(batch: Batch, rows: int) -> tuple[Batch, Batch]:
+    """`batch` as its first `rows` rows and the rest."""
+    if batch.examples is not None:
+        pairs = batch.examples
+        return (
+            Batch(batch.start, rows, examples=pairs[:rows]),
+            Batch(batch.start + rows, batch.rows - rows, examples=pairs[rows:], error=batch.error),
+        )
+    assert batch.columns is not None
+    head, tail = {}, {}
+    for name, column in batch.columns.items():
+        if isinstance(column, TextColumn):
+            head[name] = TextColumn(column.offsets[: rows + 1], column.data)
+            tail[name] = TextColumn(column.offsets[rows:], column.data)
+        else:
+            head[name], tail[name] = column[:rows], column[rows:]
+    return (
+        Batch(batch.start, rows, columns=head),
+        Batch(batch.start + rows, batch.rows - rows, columns=tail),
+    )
+
+
+class Resumable:
+    """``batches(source, start, stop)`` from a `stream` ``(source, start) -> Batch es from
+    start to the end``, resumed where the last call stopped when the next one starts there
+    (the units of a split written one after the other in this process read a sequential
+    file once, not each from its start). Holds at most one open stream and one batch."""
+
+    def __init__(self, stream: Callable[[Source, int], Iterator[Batch]]) -> None:
+        self._stream = stream
+        self._left: tuple[Source, int, Iterator[Batch], Batch | None] | None = None
+
+    def __call__(self, source: Source, start: int, stop: int) -> Iterator[Batch]:
+        left, self._left = self._left, None
+        if left is not None and left[1] == start and left[0] == source:
+            stream, pending = left[2], left[3]
+        else:
+            stream, pending = self._stream(source, start), None
+        position = start
+        while position < stop:
+            batch = pending if pending is not None else next(stream, None)
+            pending = None
+            if batch is None:
+                return
+            if batch.rows > stop - position:
+                batch, pending = _cut(batch, stop - position)
+            yield batch
+            position += batch.rows
+        self._left = (source, position, stream, pending)

@@ -1,0 +1,99 @@
+"""A CSV column's type from a batch of its fields at once (pyarrow), the same as adding them
+one by one (`catalog.spec.infer.column_types.TextColumn.add`).
+
+Fields that are plain ASCII without spaces are told apart by regular expressions equivalent to
+`catalog.spec.infer.column_types.kind_of_text`'s on such text; other fields (spaces, which
+Python's ``strip``/``\\s`` see, non-ASCII digits and spaces) are judged one by one by
+`kind_of_text` itself. A column's kind changes only at the first field of each kind (the kinds
+form a join: ``bool`` with a number is ``text``), so replaying those first fields in order
+gives the kind and the line where it widened, as adding every field would.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from catalog.spec.infer.column_types import TextColumn, kind_of_text
+
+__all__ = ["add_batch"]
+
+_KINDS = ("bool", "int64", "float64", "text")
+_PLAIN = r"^[\x21-\x7e]*$"
+_INT = r"^[+-]?[0-9]+$"
+_FLOAT = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))$"
+
+
+def add_batch(column: TextColumn, array: Any, first_line: int) -> None:
+    """Add the fields of `array` (a pyarrow string array without nulls), field ``i`` being on
+    line ``first_line + i``, to `column`, as ``column.add`` of each would."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    absent = pc.equal(array, "").to_numpy(zero_copy_only=False)
+    count = int(absent.sum())
+    if count:
+        if column.first_missing is None:
+            column.first_missing = first_line + int(np.argmax(absent))
+        column.missing += count
+    present = array.filter(pa.array(~absent)) if count else array
+    rows = np.flatnonzero(~absent) if count else None
+    column.values += len(present)
+    if column.distinct is not None and len(present):
+        distinct = pc.unique(present)
+        if len(distinct) > column.cap:
+            column.distinct = None
+        else:
+            column.distinct.update(distinct.to_pylist())
+            if len(column.distinct) > column.cap:
+                column.distinct = None
+    if column.kind == "text" or not len(present):
+        return
+    kinds = _kinds(present)
+    for code in sorted(set(np.unique(kinds).tolist()), key=lambda c: int(np.argmax(kinds == c))):
+        at = int(np.argmax(kinds == code))
+        column.widen(_KINDS[code], first_line + (at if rows is None else int(rows[at])))
+
+
+def _kinds(texts: Any) -> np.ndarray[Any, Any]:
+    """Each field's kind, as an index into `_KINDS`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def mask(pattern: str) -> np.ndarray[Any, Any]:
+        result: np.ndarray[Any, Any] = pc.match_substring_regex(texts, pattern).to_numpy(
+            zero_copy_only=False
+        )
+        return result
+
+    kinds = np.full(len(texts), _KINDS.index("text"), np.int8)
+    plain = mask(_PLAIN)
+    integer = plain & mask(_INT)
+    floating = plain & ~integer & mask(_FLOAT)
+    boolean = (
+        plain
+        & ~integer
+        & ~floating
+        & pc.is_in(pc.ascii_lower(texts), value_set=pa.array(["true", "false"])).to_numpy(
+            zero_copy_only=False
+        )
+    )
+    kinds[floating] = _KINDS.index("float64")
+    kinds[boolean] = _KINDS.index("bool")
+    if integer.any():
+        where = np.flatnonzero(integer)
+        digits = texts.filter(pa.array(integer))
+        try:
+            if pc.any(pc.greater(pc.utf8_length(digits), 20)).as_py():
+                raise pa.ArrowInvalid("longer than any int64")
+            pc.cast(digits, pa.int64())
+            kinds[where] = _KINDS.index("int64")
+        except pa.ArrowInvalid:  # past int64: text, as one by one
+            for i, text in zip(where.tolist(), digits.to_pylist(), strict=True):
+                kinds[i] = _KINDS.index(kind_of_text(text))
+    others = np.flatnonzero(~plain)
+    if len(others):
+        for i, text in zip(others.tolist(), texts.take(pa.array(others)).to_pylist(), strict=True):
+            kinds[i] = _KINDS.index(kind_of_text(text))
+    return kinds
