@@ -120,9 +120,8 @@ def verify(
     info = opened.info
     start = time.perf_counter()
     problems = verify_shards(handle.target)
-    local = None if isinstance(data_dir, RemoteDir) or "://" in str(data_dir or "") else data_dir
-    manual = None if manual_dir is None else Path(manual_dir)
-    config = resolve_config(DownloadConfig(manual_dir=manual), data_dir=local)
+    manual = None if manual_dir is None else Path(manual_dir)  # a bucket's: the user's cache's
+    config = resolve_config(DownloadConfig(manual_dir=manual), data_dir=data_dir)
     assert config.manual_dir is not None  # resolve_config sets it
     for filename, what in changed_files(info.downloads, config.manual_dir, rehash=True):
         problems.append(
