@@ -344,13 +344,14 @@ class Image(Feature):
         if self.files and self.encoding != "raw":  # a folder's files: what is really stored
             found = ", ".join(f"{k} {n:,}" for k, n in self.files.items() if k != "reencoded" and n)
             again = self.files.get("reencoded", 0)
-            text = f"kept as found: {found or 'none'}" + (
-                f"; re-encoded: {again:,}" if again else ""
-            )
+            text = f"{found or 'none'}" + (f"; re-encoded: {again:,}" if again else "")
             if self.max_side is None:
-                return text
+                return f"kept as found: {text}"
             how = "PNG" if self.channels == 4 else f"JPEG quality {self.quality}"
-            return f"{text}; larger than {self.max_side} px downscaled ({how})"
+            return (
+                f"files found: {text}; those larger than {self.max_side} px downscaled "
+                f"({how}), the others kept"
+            )
         if self.max_side is None:
             return self.encoding
         jpeg = self.encoding != "raw" and self.channels != 4  # how downscaled images are kept

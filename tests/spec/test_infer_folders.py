@@ -474,6 +474,8 @@ def test_info_shows_the_files_as_stored_and_a_folder_s_number_of_files(tmp_path:
     image = saved["features"]["features"]["image"]
     assert image["files"] == {"jpeg": 12, "png": 4, "reencoded": 1}
     assert Image.from_json(image).describe() == "kept as found: jpeg 12, png 4; re-encoded: 1"
+    smaller = Image.from_json({**image, "max_side": 4}).describe()
+    assert smaller.startswith("files found: jpeg 12, png 4; re-encoded: 1; those larger than 4")
     site = catalog_cli("site", "-o", str(tmp_path / "site"), "mix", "--data-dir", data)
     assert site.returncode == 0, site.stderr
     page = (tmp_path / "site" / "datasets" / "mix.html").read_text()
