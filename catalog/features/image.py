@@ -76,6 +76,9 @@ class Image(Feature):
         max_side: store images at most this many pixels on their longer side.
         quality: the JPEG quality of downscaled images (1-100).
         source_shape: the shape given to ``encode_example`` (JSON only).
+        files: how the image files of a prepared folder are stored, ``{"jpeg": n, "png": n,
+            "reencoded": n}`` (`catalog.spec.infer.image_channels` counts them): what ``info``
+            shows in place of the encoding, which only says how arrays are encoded.
 
     Raises:
         FeatureError: a bad shape, dtype, encoding, max_side or quality; and (``encode_example``,
@@ -99,6 +102,7 @@ class Image(Feature):
         max_side: int | None = None,
         quality: int | None = None,
         source_shape: Sequence[int | None] | None = None,
+        files: dict[str, int] | None = None,
     ) -> None:
         given = shape
         shape = tuple(shape if source_shape is None else source_shape)
@@ -148,6 +152,15 @@ class Image(Feature):
         if encoding == "jpeg" and self.channels == 4:
             raise FeatureError("Image encoding 'jpeg' has no alpha channel: use 'png' for RGBA")
         self.encoding = encoding
+        if files is not None and (
+            not isinstance(files, dict)
+            or not set(files) <= {"jpeg", "png", "reencoded"}
+            or any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in files.values())
+        ):
+            raise FeatureError(
+                f"Image files must map jpeg, png or reencoded to counts of files, got {files!r}"
+            )
+        self.files = dict(files) if files else None
         self._size = math.prod(shape) if encoding == "raw" else None  # type: ignore[arg-type]
         if encoding == "raw":
             self.raw_dtype = self.dtype
@@ -328,6 +341,17 @@ class Image(Feature):
         return list(block.reshape((len(block), *self.shape)))  # type: ignore[arg-type]
 
     def describe(self) -> str:
+        if self.files and self.encoding != "raw":  # a folder's files: what is really stored
+            found = ", ".join(f"{k} {n:,}" for k, n in self.files.items() if k != "reencoded" and n)
+            again = self.files.get("reencoded", 0)
+            text = f"{found or 'none'}" + (f"; re-encoded: {again:,}" if again else "")
+            if self.max_side is None:
+                return f"kept as found: {text}"
+            how = "PNG" if self.channels == 4 else f"JPEG quality {self.quality}"
+            return (
+                f"files found: {text}; those larger than {self.max_side} px downscaled "
+                f"({how}), the others kept"
+            )
         if self.max_side is None:
             return self.encoding
         jpeg = self.encoding != "raw" and self.channels != 4  # how downscaled images are kept
@@ -345,6 +369,8 @@ class Image(Feature):
             data.update(max_side=self.max_side, quality=self.quality)
             if self.source_shape != self.shape:
                 data["source_shape"] = list(self.source_shape)
+        if self.files:  # a prepared folder's files only: other features' JSON unchanged
+            data["files"] = dict(self.files)
         return data
 
     @classmethod
@@ -356,6 +382,7 @@ class Image(Feature):
             max_side=data.get("max_side"),
             quality=data.get("quality"),
             source_shape=data.get("source_shape"),
+            files=data.get("files"),
         )
 
     def __repr__(self) -> str:

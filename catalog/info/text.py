@@ -58,7 +58,8 @@ def info_page(
     if info.supervised_keys:
         fields["supervised keys"] = supervised_text(info.supervised_keys)
     if info.downloads:
-        files = len(info.downloads)
+        # a local folder is one download of many files (its entry's "files")
+        files = sum(int(d.get("files") or 1) for d in info.downloads.values())
         unknown = sum(1 for d in info.downloads.values() if not d.get("size"))
         manual = sum(1 for d in info.downloads.values() if d.get("manual") is True)
         by_hand = f"; {format_size(info.manual_download_size)} in {manual} to download by hand"

@@ -33,6 +33,7 @@ from catalog._util.units import count, format_size
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
 from catalog.download.checksums import write_checksums
 from catalog.download.config import resolve_config
+from catalog.download.local_tree import tree_files
 from catalog.download.manual import changed_files, found_entry
 from catalog.errors import CatalogError, SourceFormatError, SpecError
 from catalog.formats import FORMATS, Source
@@ -276,13 +277,18 @@ def _reusable(
 
 
 def _downloads_found(spec: BuilderSpec, files: dict[str, CachedFile]) -> dict[str, dict[str, Any]]:
-    """dataset_info.json's ``downloads``: as declared, and each unverified manual file's size
-    and sha256 as it was found."""
+    """dataset_info.json's ``downloads``: as declared, each unverified manual file's size
+    and sha256 as it was found, and a local folder's number of files (``files``, those its
+    manifest lists, `catalog.download.local_tree`)."""
     declared = declared_info(spec).downloads
-    return {
+    out = {
         name: found_entry(files[name]) if d.manual and name in files else declared[name]
         for name, d in spec.downloads.items()
     }
+    for name, entry in out.items():
+        if name in files and files[name].path.is_dir():
+            out[name] = {**entry, "files": sum(1 for _ in tree_files(files[name].path))}
+    return out
 
 
 def _old_plan(work: Path) -> Plan | None:

@@ -442,3 +442,41 @@ def test_audio_files_without_class_folders_are_unlabelled(tmp_path: Path) -> Non
     _wav(tmp_path / "talk" / "yes" / "x.wav", np.zeros(10, dtype=np.int16))
     with pytest.raises(SpecError, match=r"audio files lie both directly in .*talk and in class"):
         files_builder(tmp_path / "talk", "talk2")
+
+
+def _signature(data: bytes) -> str:
+    return "png" if data.startswith(b"\x89PNG") else "jpeg" if data[:3] == b"\xff\xd8\xff" else "?"
+
+
+def test_info_shows_the_files_as_stored_and_a_folder_s_number_of_files(tmp_path: Path) -> None:
+    """Finding 6 of issue 37: `info` said one encoding (png) for a folder mixing JPEG and PNG
+    files, stored as found, and "1 file" of download for a folder of many."""
+    for i in range(6):
+        _image(tmp_path / "f" / "cat" / f"{i}.jpg", (5, 6, 3), "JPEG")
+        _image(tmp_path / "f" / "dog" / f"{i}.jpeg", (6, 5, 3), "JPEG")
+    for i in range(3):
+        _image(tmp_path / "f" / "dog" / f"p{i}.png", (4, 4, 3), "PNG")
+    _image(tmp_path / "f" / "cat" / "named-wrongly.jpg", (4, 4, 3), "PNG")  # its bytes say PNG
+    _image(tmp_path / "f" / "cat" / "alpha.png", (4, 4, 4), "PNG")  # converted: re-encoded
+    data = str(tmp_path / "data")
+    done = catalog_cli("prepare", str(tmp_path / "f"), "--name", "mix", "--data-dir", data, "-q")
+    assert done.returncode == 0, done.stderr
+    info = catalog_cli("info", "mix", "--data-dir", data)
+    assert info.returncode == 0, info.stderr
+    assert "kept as found: jpeg 12, png 4; re-encoded: 1" in info.stdout
+    assert "(17 files)" in info.stdout
+    # what it says is what the records hold
+    raw = catalog.data_source("mix", data_dir=data, split="train", decoders={"image": False})
+    stored = sorted(_signature(raw[i]["image"]) for i in range(len(raw)))
+    assert stored == ["jpeg"] * 12 + ["png"] * 5
+    saved = json.loads((tmp_path / "data" / "mix" / "1.0.0" / "dataset_info.json").read_text())
+    assert saved["downloads"]["folder"]["files"] == 17
+    image = saved["features"]["features"]["image"]
+    assert image["files"] == {"jpeg": 12, "png": 4, "reencoded": 1}
+    assert Image.from_json(image).describe() == "kept as found: jpeg 12, png 4; re-encoded: 1"
+    smaller = Image.from_json({**image, "max_side": 4}).describe()
+    assert smaller.startswith("files found: jpeg 12, png 4; re-encoded: 1; those larger than 4")
+    site = catalog_cli("site", "-o", str(tmp_path / "site"), "mix", "--data-dir", data)
+    assert site.returncode == 0, site.stderr
+    page = (tmp_path / "site" / "datasets" / "mix.html").read_text()
+    assert "kept as found: jpeg 12, png 4; re-encoded: 1" in page and " in 17 files" in page

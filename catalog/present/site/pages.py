@@ -228,6 +228,12 @@ def _splits(entry: Entry) -> str:
     return table(("split", "examples", "size", "shards"), rows, cls="splits", numeric=(1, 2, 3))
 
 
+def _files(download: dict[str, Any]) -> str:
+    """`` in 17 files`` for a local folder's download (its ``files``), else nothing."""
+    files = download.get("files")
+    return f" in {files:,} files" if isinstance(files, int) and files > 1 else ""
+
+
 def _downloads(entry: Entry) -> str:
     downloads = entry.info.downloads
     if not downloads:
@@ -236,7 +242,7 @@ def _downloads(entry: Entry) -> str:
         (
             f"<code>{esc(key)}</code>",
             f"<code>{esc(d.get('url') or _manual(d))}</code>",
-            esc(format_size(d.get("size"))),
+            esc(format_size(d.get("size")) + _files(d)),
             f"<code>{esc((d.get('sha256') or '')[:16])}</code>",
         )
         for key, d in sorted(downloads.items())

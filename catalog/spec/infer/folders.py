@@ -140,7 +140,11 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
     record = ""
     if kind == "image":
         images = folder_images(everything, options.sample, options.channels)
-        features = {"image": Image((None, None, images.channels), encoding=images.encoding)}
+        features = {
+            "image": Image(
+                (None, None, images.channels), encoding=images.encoding, files=images.files
+            )
+        }
         record = images.record()
         if record and options.note is not None:
             options.note(f"{root}:{record[1:]}")

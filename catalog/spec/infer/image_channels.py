@@ -8,13 +8,19 @@ converted as Pillow converts, re-encoded losslessly); the spec's description rec
 were, and a note says so. One RGBA PNG no longer makes a folder of RGB JPEGs four channels.
 
 The encoding the feature states is what the files are: ``jpeg`` when every image looked at is
-a JPEG (and there is no alpha), else ``png``. Files are stored byte for byte either way.
+a JPEG (and there is no alpha), else ``png``. Files are stored byte for byte either way, so
+the feature also records what is stored (`catalog.features.Image` ``files``, which ``catalog
+info`` shows): every file's format, told from its signature (its first bytes; the files are
+hashed whole for the download record anyway), and the files re-encoded (as PNG) in place of
+being kept: those of the images looked at whose channels differ and do not widen to the
+dataset's (gray or palette files for colour decode as colour from their own bytes), and any
+file that is neither PNG nor JPEG.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalog.errors import SourceFormatError
@@ -35,6 +41,8 @@ class FolderImages:
     encoding: str
     converted: dict[int, int]
     looked_at: int
+    #: ``{"jpeg": n, "png": n, "reencoded": n}``: how the files are stored (zero counts left out)
+    files: dict[str, int] = field(default_factory=dict)
 
     def record(self) -> str:
         """The conversion in words, for the description ("" when none)."""
@@ -47,7 +55,16 @@ class FolderImages:
         )
 
 
-def _channels_of(file: Path) -> tuple[int, str]:
+def _signature(file: Path) -> str:
+    """``png``, ``jpeg`` or ``other``, from a file's first bytes."""
+    with file.open("rb") as f:
+        head = f.read(8)
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "png"
+    return "jpeg" if head.startswith(b"\xff\xd8\xff") else "other"
+
+
+def _channels_of(file: Path) -> tuple[int, str, str]:
     try:  # the header only, within the pixel budget
         with pixel_budget.open_image(file.read_bytes(), str(file)) as img:
             mode, fmt, info = img.mode, img.format, img.info
@@ -56,8 +73,8 @@ def _channels_of(file: Path) -> tuple[int, str]:
     except (SourceFormatError, OSError) as error:
         raise SourceFormatError(f"{file}: not an image Pillow can read ({error})") from None
     if mode in _ALPHA or (mode == "P" and "transparency" in info):
-        return 4, fmt or ""
-    return (1 if mode in _GRAY else 3), fmt or ""
+        return 4, fmt or "", mode
+    return (1 if mode in _GRAY else 3), fmt or "", mode
 
 
 def folder_images(files: list[Path], sample: int, channels: int | None = None) -> FolderImages:
@@ -65,10 +82,20 @@ def folder_images(files: list[Path], sample: int, channels: int | None = None) -
     step = max(1, len(files) // sample)
     chosen = files[::step][:sample]
     seen = [_channels_of(f) for f in chosen]
-    counts = Counter(c for c, _ in seen)
+    counts = Counter(c for c, _, _ in seen)
     if channels is None:
         channels = max(counts, key=lambda c: (counts[c], c))
-    formats = {fmt for _, fmt in seen}
+    formats = {fmt for _, fmt, _ in seen}
     encoding = "jpeg" if formats <= {"JPEG", "MPO"} and channels != 4 else "png"
     converted = {c: n for c, n in counts.items() if c != channels}
-    return FolderImages(channels, encoding, converted, len(chosen))
+    # files with fewer channels (and palette files for colour) widen to the dataset's
+    # (catalog.features.Image): kept as they are; the others are converted and re-encoded
+    refused = {
+        f
+        for f, (c, _, mode) in zip(chosen, seen, strict=True)
+        if c > channels and not (mode == "P" and channels == 3)
+    }
+    stored = Counter(
+        "reencoded" if f in refused or (kind := _signature(f)) == "other" else kind for f in files
+    )
+    return FolderImages(channels, encoding, converted, len(chosen), dict(sorted(stored.items())))
