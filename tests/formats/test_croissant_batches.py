@@ -198,3 +198,36 @@ def test_a_null_integer_is_the_row_readers_error(tmp_path: Path) -> None:
     assert "field rows/id: the value is missing" in str(batches[0].error)
     with pytest.raises(SourceFormatError, match="the value is missing"):
         list(FORMAT.examples(source))
+
+
+@pytest.mark.parametrize("names", [["red", "blue", "None"], ["red", "blue"]])
+def test_an_enumeration_is_read_by_columns_or_is_the_row_readers_error(
+    tmp_path: Path, names: list[str]
+) -> None:
+    """A field referencing an enumeration (a ClassLabel): a null is class "None" where the
+    enumeration has it (mlcroissant's value), else the row reader's error."""
+    table = pa.table({"color": ["red", None, "blue", "red"], "id": [1, 2, 3, 4]})
+    color = _field("color", "sc:Text", "color")
+    color["references"] = {"field": {"@id": "colors/label"}}
+    croissant = _croissant(tmp_path / "set", [table], [_field("id", "sc:Integer", "id"), color])
+    doc = json.loads(croissant.read_text())
+    doc["recordSet"].insert(0, {
+        "@type": "cr:RecordSet", "@id": "colors", "name": "colors", "dataType": "sc:Enumeration",
+        "field": [{"@type": "cr:Field", "@id": "colors/label", "name": "label",
+                   "dataType": "sc:Text"}],
+        "data": [{"colors/label": name} for name in names],
+    })  # fmt: skip
+    croissant.write_text(json.dumps(doc))
+    spec, sources = _sources(tmp_path, croissant, "rows")
+    (source,) = sources.values()
+    assert spec.features["color"].names == names
+    batches = list(FORMAT.batches(source, 0, 4))  # type: ignore[misc]
+    if "None" in names:
+        assert [b.columns is not None for b in batches] == [True]
+        rows, batched = _records_both_ways(spec, source, 0, 4)
+        assert batched == rows and len(rows) == 4
+    else:
+        assert [b.rows for b in batches] == [1] and batches[0].columns is None
+        assert "'None' is not one of the enumeration's values" in str(batches[0].error)
+        with pytest.raises(SourceFormatError, match="not one of the enumeration's values"):
+            list(FORMAT.examples(source))
