@@ -37,7 +37,7 @@ TABLES = [
     ("simple-parquet/metadata.json", "persons", True),
     ("titanic/metadata.json", "passengers", False),
     ("simple-join/metadata.json", "publications_by_user", False),
-    ("simple-split/metadata.json", "data", False),
+    ("simple-split/metadata.json", "data", True),  # split by a regex on the path
 ]
 
 
@@ -231,3 +231,41 @@ def test_an_enumeration_is_read_by_columns_or_is_the_row_readers_error(
         assert "'None' is not one of the enumeration's values" in str(batches[0].error)
         with pytest.raises(SourceFormatError, match="not one of the enumeration's values"):
             list(FORMAT.examples(source))
+
+
+def test_the_hubs_split_by_path_is_read_by_columns(tmp_path: Path) -> None:
+    """The Hub's layout: a FileSet of Parquet files whose path gives the split (a fileProperty
+    field with a regex, referencing a cr:Split record set): each split's files read by
+    columns, the split field the same in each row of a file."""
+    split_field = {
+        "@type": "cr:Field", "@id": "rows/split", "name": "split", "dataType": "sc:Text",
+        "references": {"field": {"@id": "splits/name"}},
+        "source": {"fileSet": {"@id": "parts"}, "extract": {"fileProperty": "fullpath"},
+                   "transform": {"regex": "^data/(train|test)/.+parquet$"}},
+    }  # fmt: skip
+    croissant = _croissant(tmp_path / "set", [], [*FIELDS[:4], split_field])
+    for split, seeds in (("train", [0, 1]), ("test", [2])):
+        (tmp_path / "set" / "data" / split).mkdir(parents=True)
+        for seed in seeds:
+            path = tmp_path / "set" / "data" / split / f"{seed}.parquet"
+            pq.write_table(_table(30 + seed, seed), path, row_group_size=7)
+    doc = json.loads(croissant.read_text())
+    doc["distribution"][0]["includes"] = "data/*/*.parquet"
+    doc["recordSet"].insert(0, {
+        "@type": "cr:RecordSet", "@id": "splits", "name": "splits", "dataType": "cr:Split",
+        "field": [{"@type": "cr:Field", "@id": "splits/name", "name": "name",
+                   "dataType": "sc:Text"}],
+        "data": [{"splits/name": "train"}, {"splits/name": "test"}],
+    })  # fmt: skip
+    croissant.write_text(json.dumps(doc))
+    spec, sources = _sources(tmp_path, croissant, "rows")
+    assert {k: v.num_examples for k, v in spec.splits.items()} == {"train": 61, "test": 32}
+    for name, source in sources.items():
+        n = spec.splits[name].num_examples
+        kinds = {b.columns is not None for b in FORMAT.batches(source, 0, n)}  # type: ignore[misc]
+        assert kinds == {True}
+        rows, batched = _records_both_ways(spec, source, 0, n + 1)
+        assert len(rows) == n and batched == rows
+        assert _records_both_ways(spec, source, 25, 40) == (rows[25:40], rows[25:40])
+        decode = RecordCodec(spec.features).decode
+        assert {decode(r)["split"] for r in rows} == {name}
