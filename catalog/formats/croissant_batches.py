@@ -79,6 +79,8 @@ def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
             per_file.append(f)  # its transforms run once per file, as the row reader runs them
         else:
             return None
+    if not columns:
+        return None  # a row per row of the files, no column read: the row reader counts them
     if not all(isinstance(feature, str) and feature in fields for feature in
                recipe.features.values()):  # fmt: skip
         return None  # a nested field (subField): the row reader builds its dict
