@@ -11,7 +11,8 @@ Croissant file beside them with a FileSet ``includes: data/*.parquet`` and a fie
 Each time is the median of `--runs` runs into a fresh data dir (catalog: spec + prepare; plain
 Parquet: spec inference + prepare; mlcroissant: every record read, or those it reaches within
 ``--cap`` seconds: its rows/s is then over those rows). Each run is a child process of its
-own, whose peak RSS is reported beside its time.
+own, whose peak RSS and CPU seconds (its own and its children's, after the imports) are
+reported beside its time: on a shared machine, read the CPU ratios.
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ def run_one(path: str, root: Path, run: int, rows: int, cap: float) -> dict[str,
     """One path's run in this process: its seconds, the rows it read, its peak RSS."""
     meta = root / "set" / "metadata.json"
     done = rows
+    used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    cpu_before = sum(u.ru_utime + u.ru_stime for u in used)  # the imports' excluded
     start = time.perf_counter()
     if path == "croissant":
         b = croissant_builder(meta, data_dir=root / f"c{run}", download_dir=root / "dl")
@@ -98,7 +101,9 @@ def run_one(path: str, root: Path, run: int, rows: int, cap: float) -> dict[str,
         assert cap or done == rows, done
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "rows": done, "rss_mb": peak}
+    used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    cpu = sum(u.ru_utime + u.ru_stime for u in used) - cpu_before
+    return {"seconds": seconds, "cpu": cpu, "rows": done, "rss_mb": peak}
 
 
 def main() -> None:
@@ -133,14 +138,21 @@ def main() -> None:
             k: statistics.median(r["rows"] / r["seconds"] for r in v) for k, v in results.items()
         }
         base = rates.get("croissant") or next(iter(rates.values()))
-        print(f"{'path':<12} {'median s':>9} {'rows read':>10} {'rows/s':>10} "
-              f"{'time/row vs croissant':>22} {'peak RSS MB':>12}")  # fmt: skip
+        cpu_rates = {
+            k: statistics.median(r["rows"] / r["cpu"] for r in v) for k, v in results.items()
+        }
+        cpu_base = cpu_rates.get("croissant") or next(iter(cpu_rates.values()))
+        print(f"{'path':<12} {'median s':>9} {'CPU s':>7} {'rows read':>10} {'rows/s':>10} "
+              f"{'time/row vs croissant':>22} {'CPU/row vs croissant':>21} "
+              f"{'peak RSS MB':>12}")  # fmt: skip
         for name, runs in results.items():
             seconds = statistics.median(r["seconds"] for r in runs)
+            cpu = statistics.median(r["cpu"] for r in runs)
             read = statistics.median(r["rows"] for r in runs)
             peak = max(r["rss_mb"] for r in runs)
-            print(f"{name:<12} {seconds:9.2f} {read:10.0f} {rates[name]:10.0f} "
-                  f"{base / rates[name]:21.2f}x {peak:12.0f}")  # fmt: skip
+            print(f"{name:<12} {seconds:9.2f} {cpu:7.2f} {read:10.0f} {rates[name]:10.0f} "
+                  f"{base / rates[name]:21.2f}x {cpu_base / cpu_rates[name]:20.2f}x "
+                  f"{peak:12.0f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from typing import Any
 from catalog.errors import SourceFormatError, SpecError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Examples, Option, Source, SourceFormat
+from catalog.formats.croissant_batches import batches
 from catalog.formats.croissant_files import (
     CONTENT,
     FILENAME,
@@ -491,4 +492,5 @@ FORMAT = SourceFormat(
     },
     features=_features,
     examples=examples,
+    batches=batches,
 )

@@ -1,0 +1,202 @@
+"""A Croissant record set read a batch of rows at a time and checked column by column, for
+units that encode them in bulk (`catalog.features.batch_encode`), where that gives the values
+the row reader (`catalog.formats.croissant_records`) gives.
+
+That is the case for a record set whose every field is a column of one Parquet FileObject or
+FileSet (files on disk) read as it is (no transform, date, JSON path or join), or its files'
+``fullpath``/``filename`` with any transform (the Hub's split field: one value per file,
+computed once per file by the row reader's own code), and whose split filter, if any, reads
+such a field (a file is kept or left out whole). Its rows are read as the ``parquet`` format
+reads them (footers, row groups: `catalog.formats.parquet`) and converted by
+`catalog.formats.table_batches.from_typed` with the Croissant casts
+(`catalog.formats.croissant_values`) as fills: a null text is ``"None"``, a null float NaN, a
+null class ``"None"`` where the enumeration holds it. Whatever those converters do not show
+to be the row reader's value (a float in an integer field, which mlcroissant cuts; a number
+in a text field; a null integer, ...) sends the batch to the row reader's casts, which give
+the same values or the same error. Every other record set is read by the row reader, in
+batches of its examples.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from catalog.errors import CatalogError
+from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Text
+from catalog.features.batch_encode import TextColumn
+from catalog.formats.base import Batch, Source
+
+if TYPE_CHECKING:
+    from catalog.formats.croissant_records import Recipe
+
+__all__ = ["ColumnsPlan", "batches", "columns_plan"]
+
+
+@dataclass(frozen=True)
+class ColumnsPlan:
+    """What a record set read column by column reads: its Parquet `files` (in the row
+    reader's order, those a split filter keeps), the `columns` of its fields (``{field id:
+    column}``, all of them, so a missing one is an error as it is row by row), the values of
+    its fields that read a file's path (``{file: {field id: value}}``, the same in each row of
+    a file) and the field each feature takes."""
+
+    files: tuple[Path, ...]
+    columns: Mapping[str, str]
+    constants: Mapping[Path, Mapping[str, Any]]
+    features: Mapping[str, str]
+
+
+def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
+    """The `ColumnsPlan` of the recipe's record set when every field is a plain column of one
+    Parquet file or file set on disk, or its files' path or name (the Hub's split field), and
+    a split filter reads such a path (see the module docstring); None otherwise."""
+    from catalog.formats.croissant_files import FILENAME, FULLPATH
+    from catalog.formats.croissant_records import _key, file_reference
+
+    node = recipe.record_sets[recipe.target]
+    fields = recipe.fields[recipe.target]
+    if isinstance(node.get("data"), list) or not fields:
+        return None
+    sources = {f.file for f in fields.values()}
+    if len(sources) != 1 or None in sources:
+        return None
+    file = str(sources.pop())
+    if file not in recipe.files or recipe.files[file]["kind"] != "parquet":
+        return None
+    columns, per_file = {}, []
+    for f in fields.values():
+        if f.joined or file_reference(f.node) or f.no_values or f.path_key:
+            return None
+        if f.plain_column is not None and f.property is None:
+            columns[f.id] = f.plain_column
+        elif f.column is None and f.property in (FULLPATH, FILENAME):
+            per_file.append(f)  # its transforms run once per file, as the row reader runs them
+        else:
+            return None
+    if not columns:
+        return None  # a row per row of the files, no column read: the row reader counts them
+    if not all(isinstance(feature, str) and feature in fields for feature in
+               recipe.features.values()):  # fmt: skip
+        return None  # a nested field (subField): the row reader builds its dict
+    where = [(recipe.features[name], value) for name, value in recipe.where.items()]
+    if any(fid not in {f.id for f in per_file} for fid, _ in where):
+        return None  # a filter on a column: row by row
+    files, constants = [], {}
+    for path, relative in recipe.files_of(file):
+        if not isinstance(path, Path):
+            return None  # a zip member: read in memory by the row reader
+        props = {FULLPATH: relative, FILENAME: relative.rsplit("/", 1)[-1]}
+        try:
+            values = {f.id: f.value(props) for f in per_file}
+        except CatalogError:  # the row reader raises it where it reads the file's first row
+            return None
+        if all(_key(values.get(fid)) == value for fid, value in where):
+            files.append(path)
+            constants[path] = values
+    return ColumnsPlan(tuple(files), columns, constants, dict(recipe.features))
+
+
+def _fill(feature: Feature) -> Any:
+    """The value the row reader's cast gives a null (`catalog.formats.croissant_values`), or
+    None where it is an error (then the row reader raises it)."""
+    from catalog.formats.croissant_values import MISSING_TEXT
+
+    if isinstance(feature, Text):
+        return MISSING_TEXT
+    if isinstance(feature, ClassLabel):
+        names = feature.names if feature._names is not None else []
+        return MISSING_TEXT if MISSING_TEXT in names else None
+    if isinstance(feature, Scalar) and feature.dtype.kind == "f":
+        return float("nan")
+    return None
+
+
+def batches(source: Source, start: int, stop: int) -> Iterator[Batch]:
+    """Examples ``start..stop-1`` of a croissant split in `Batch` es: columns where the
+    record set allows (`columns_plan`), else the row reader's examples."""
+    from catalog.formats.croissant_records import Recipe, examples
+    from catalog.formats.table_batches import row_batches
+
+    recipe = Recipe(source.options["recipe"], source.options["files"])
+    plan = columns_plan(recipe)
+    if plan is None:  # read from the start, as the row path does without random access
+        yield from row_batches(itertools.islice(examples(source), start, stop), start)
+        return
+    yield from _column_batches(source, recipe.target, plan, start, stop)
+
+
+def _column_batches(
+    source: Source, target: str, plan: ColumnsPlan, start: int, stop: int
+) -> Iterator[Batch]:
+    from catalog.formats.croissant_values import caster
+    from catalog.formats.parquet import _Access
+    from catalog.formats.table_batches import BATCH_ROWS, Refused, from_typed, row_batches
+
+    features: FeaturesDict = source.features
+    table = Source(
+        source.split,
+        {"files": plan.files},
+        {"columns": {c: c for c in plan.columns.values()}, "fill": {}},
+        features,
+    )
+    fills = {name: _fill(features[name]) for name in plan.features}
+    casts = [(name, f, caster(features[name], f)) for name, f in plan.features.items()]
+    position = start
+    for path, _, batch in _Access(table).slices(start, stop, BATCH_ROWS):
+        constants = plan.constants[path]
+        try:
+            converted: dict[str, Any] | None = {
+                name: _constant(features[name], cast(constants[f]), batch.num_rows)
+                if f in constants
+                else from_typed(batch.column(plan.columns[f]), features[name], fills[name])
+                for name, f, cast in casts
+            }
+        except (Refused, CatalogError):  # the row reader gives the value, or the error
+            converted = None
+        if converted is None:
+            pairs = _examples(target, position, batch, plan, constants, casts)
+            yield from row_batches(pairs, position, batch.num_rows)
+        else:
+            yield Batch(position, batch.num_rows, columns=converted)
+        position += batch.num_rows
+
+
+def _constant(feature: Feature, value: Any, rows: int) -> Any:
+    """A column of `rows` times the value of a feature (cast already)."""
+    from catalog.formats.table_batches import Refused
+
+    if isinstance(feature, Text):
+        data = np.frombuffer(str(value).encode("utf-8"), np.uint8)
+        offsets = np.arange(rows + 1, dtype=np.int64) * len(data)
+        return TextColumn(offsets, np.tile(data, rows))
+    if isinstance(feature, (Scalar, ClassLabel)):
+        dtype = np.int64 if isinstance(feature, ClassLabel) else feature.dtype
+        return np.full(rows, value, dtype)
+    raise Refused
+
+
+def _examples(
+    target: str,
+    position: int,
+    batch: Any,
+    plan: ColumnsPlan,
+    constants: Mapping[str, Any],
+    casts: list[tuple[str, str, Any]],
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A batch's examples as the row reader gives them: each field's values (a column's, or
+    the file's) cast by the field's caster, keyed ``record set:index``."""
+    values = {
+        f: [constants[f]] * batch.num_rows
+        if f in constants
+        else batch.column(plan.columns[f]).to_pylist()
+        for _, f, _ in casts
+    }
+    for i in range(batch.num_rows):
+        example = {name: cast(values[f][i]) for name, f, cast in casts}
+        yield f"{target}:{position + i}", example
