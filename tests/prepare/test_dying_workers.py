@@ -180,9 +180,12 @@ def check_one_clear_error(
         assert needle in error, error
     lines = [line for line in stderr.splitlines() if line.startswith("catalog: error:")]
     assert len(lines) == 1 and error in lines[0], stderr
-    if beam:  # what Beam wrote itself is in the log the error names
+    if beam:  # what Beam wrote itself is in the log the error names, not on the terminal
         log = Path(error.split("Beam's own messages and tracebacks: ")[1].rstrip(")"))
-        assert "Traceback" in log.read_text(), error
+        # Beam's messages, not necessarily a traceback: catalog notices a dead worker itself,
+        # often before Beam logs its own traceback about it (a race, seen in CI)
+        assert "apache_beam" in log.read_text(), error
+        assert "apache_beam" not in stderr, stderr
     return error
 
 
