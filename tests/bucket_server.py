@@ -157,7 +157,6 @@ def serve_s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
 
 def _forget_filesystems() -> None:
     """catalog keeps one file system per process and protocol: the next server is another."""
-    from catalog.storage import bucket_io, remote
+    from catalog.storage import remote
 
-    remote._FILESYSTEMS.clear()
-    bucket_io._FILESYSTEMS.clear()
+    remote._FILESYSTEMS.clear()  # the write file systems too (catalog.storage.bucket_io)

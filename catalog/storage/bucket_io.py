@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from catalog.errors import CatalogError, StorageError
+from catalog.storage import remote
 from catalog.storage.remote import RemoteDir, no_such_bucket, shared_options
 
 if TYPE_CHECKING:
@@ -64,19 +65,20 @@ _TRANSIENT_NAMES = {  # exception classes of botocore, aiohttp and fsspec, by na
     "ResponseParserError",
 }
 
-_FILESYSTEMS: dict[tuple[int, str], Any] = {}
-
 
 def write_filesystem(where: RemoteDir) -> AbstractFileSystem:
     """The file system writes to `where` go through: the library's retries turned down, so
-    that `retrying` decides (one per process and protocol)."""
+    that `retrying` decides (one per process and protocol, kept with the read ones in
+    `remote._FILESYSTEMS`: forgetting those forgets this one too, so a process whose
+    endpoint or credentials changed never writes through a stale client)."""
     if where.read_only:
         raise StorageError(
             f"{where} is read-only (an https data dir is a mirror to read from): prepare into "
             "s3:// or gs://, or a local dir, and serve that"
         )
-    key = (os.getpid(), where.protocol)
-    if key not in _FILESYSTEMS:
+    cache = remote._FILESYSTEMS
+    key = (os.getpid(), f"write {where.protocol}")
+    if key not in cache:
         where.filesystem()  # checks the extra is installed, with its pip install message
         import fsspec
 
@@ -86,8 +88,8 @@ def write_filesystem(where: RemoteDir) -> AbstractFileSystem:
         fs = fsspec.filesystem(where.protocol, **options)
         if where.protocol == "s3":
             fs.retries = _LIBRARY_TRIES  # s3fs's own: per request (a multipart part, say)
-        _FILESYSTEMS[key] = fs
-    found: AbstractFileSystem = _FILESYSTEMS[key]
+        cache[key] = fs
+    found: AbstractFileSystem = cache[key]
     return found
 
 
