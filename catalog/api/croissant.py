@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from catalog.api.builder import DatasetBuilder
 from catalog.storage.data_dir import data_dir_store
+from catalog.storage.remote import is_url
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
@@ -47,4 +48,4 @@ def croissant_builder(
 
 def _where(location: str) -> str:
     """The Croissant file as stored with the dataset: a URL, or an absolute path."""
-    return location if "://" in location else str(Path(location).expanduser().resolve())
+    return location if is_url(location) else str(Path(location).expanduser().resolve())

@@ -23,6 +23,7 @@ from catalog.present.strings import no_surrogates
 from catalog.spec import index
 from catalog.spec.registry import Request, resolve, version_matches
 from catalog.storage.environment import DATA_DIR_ENV
+from catalog.storage.remote import is_url
 
 if TYPE_CHECKING:
     from catalog.info.dataset_info import DatasetInfo
@@ -104,7 +105,7 @@ def _registered(name: str) -> Request | None:
     """`catalog.spec.registry.resolve` of a registered ``name[/config]`` by the index's copy
     of the registry (no YAML parse); a version asked for, by `resolve` itself. None for a
     path, a URL or a name not registered."""
-    if "://" in name or os.path.exists(name):  # noqa: PTH110 (a path or URL: not a name)
+    if is_url(name) or os.path.exists(name):  # noqa: PTH110 (a path or URL: not a name)
         return None
     if ":" in name:
         try:
@@ -131,7 +132,7 @@ def _local_data_dir(data_dir: str | None) -> Path | None:
 
         return Path(platformdirs.user_data_dir("catalog", appauthor=False))
     text = os.fspath(given)
-    if "://" in text or not text.strip():
+    if is_url(text) or not text.strip():
         return None
     root = Path(text).expanduser()
     existing = next((p for p in (root, *root.parents) if p.exists()), None)

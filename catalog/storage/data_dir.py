@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from catalog.errors import StorageError
 from catalog.info.dataset_info import DatasetInfo, ShardInfo
 from catalog.storage.environment import DATA_DIR_ENV
-from catalog.storage.remote import RemoteDir, remote_dir
+from catalog.storage.remote import RemoteDir, remote_dir, url_scheme
 
 if TYPE_CHECKING:
     from catalog.storage.generations import Pin
@@ -206,11 +206,7 @@ class Store(Protocol):
 
 def scheme_of(location: str | os.PathLike[str] | RemoteDir) -> str:
     """``s3`` for ``s3://b/p``, ``""`` for a local path."""
-    text = os.fspath(location)
-    head, sep, _ = text.partition("://")
-    if not sep or not head or not head.replace("+", "").replace("-", "").replace(".", "").isalnum():
-        return ""
-    return head.lower()
+    return url_scheme(os.fspath(location))
 
 
 def _store_class(scheme: str, where: str) -> type:

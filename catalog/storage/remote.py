@@ -39,6 +39,7 @@ __all__ = [
     "read_pointer",
     "remote_dir",
     "shared_options",
+    "url_scheme",
     "write_pointer",
 ]
 
@@ -54,9 +55,16 @@ _URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://(.*)$")
 POINTER_SUFFIX = ".pointer"
 
 
+def url_scheme(value: object) -> str:
+    """The scheme of `value` when it is a URL (``s3`` for ``s3://b/p``, lower-cased), else
+    ``""`` (a local path): the one rule for telling them apart."""
+    match = _URL.match(value) if isinstance(value, str) else None
+    return match.group(1).lower() if match else ""
+
+
 def is_url(value: object) -> bool:
     """Whether `value` names a data dir by URL (``scheme://...``) rather than a local path."""
-    return isinstance(value, str) and _URL.match(value) is not None
+    return bool(url_scheme(value))
 
 
 @dataclass(frozen=True)

@@ -32,3 +32,25 @@ def test_a_bucket_data_dir_downloads_into_the_user_cache(
 
 def test_a_local_data_dir_keeps_its_downloads_beside_it(cache: Path, tmp_path: Path) -> None:
     assert paths.download_dir(None, tmp_path / "data") == tmp_path / "data" / "downloads"
+
+
+@pytest.mark.parametrize(
+    ("text", "scheme"),
+    [
+        ("s3://bucket/prefix", "s3"),
+        ("GS://bucket", "gs"),
+        ("https://host/data", "https"),
+        ("git+ssh://host/x", "git+ssh"),
+        ("data/dir", ""),
+        ("./odd://name", ""),  # a local path that holds "://" is still a path
+        ("://nothing", ""),
+        ("", ""),
+    ],
+)
+def test_one_rule_tells_urls_from_paths(text: str, scheme: str) -> None:
+    from catalog.storage.data_dir import scheme_of
+    from catalog.storage.remote import is_url, url_scheme
+
+    assert url_scheme(text) == scheme
+    assert scheme_of(text) == scheme
+    assert is_url(text) is bool(scheme)
