@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from catalog.errors import CatalogError, StorageError
 from catalog.storage import remote
+from catalog.storage.environment import REMOTE_DEADLINE_ENV
 from catalog.storage.remote import RemoteDir, no_such_bucket, shared_options
+from catalog.storage.remote_reads import deadline
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -46,9 +48,13 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: Seconds one request is retried for (from its first try) before it is an error.
+#: Seconds one request is retried for (from its first try) before it is an error, unless
+#: $CATALOG_REMOTE_DEADLINE says otherwise (as it does for reads).
 DEADLINE = 120.0
 _BACKOFF_FIRST, _BACKOFF_CAP = 0.1, 5.0
+#: Seconds a write waits for the next bytes of an answer (a part upload's answer comes after
+#: the server has stored the part: longer than a read's).
+WRITE_TIMEOUT = 60.0
 _LIBRARY_TRIES = 3  # s3fs tries each request this often (within half a second) before we do
 _EREMOTEIO = 121  # s3fs: a 500 InternalError
 _TRANSIENT_ERRNOS = {errno.EBUSY, errno.EAGAIN, errno.ETIMEDOUT, errno.ECONNRESET, _EREMOTEIO}
@@ -84,7 +90,10 @@ def write_filesystem(where: RemoteDir) -> AbstractFileSystem:
 
         options: dict[str, Any] = {"skip_instance_cache": True, **shared_options(where.protocol)}
         if where.protocol == "s3":
-            options.update(config_kwargs={"retries": {"max_attempts": 1}})  # botocore's
+            # botocore's own retries off, and its timeouts those of reads: no request waits
+            # forever (botocore's default read timeout is 60 s)
+            timeouts = {"connect_timeout": remote.CONNECT_TIMEOUT, "read_timeout": WRITE_TIMEOUT}
+            options.update(config_kwargs={**timeouts, "retries": {"max_attempts": 1}})
         fs = fsspec.filesystem(where.protocol, **options)
         if where.protocol == "s3":
             fs.retries = _LIBRARY_TRIES  # s3fs's own: per request (a multipart part, say)
@@ -139,7 +148,9 @@ def storage_error(where: RemoteDir | str, doing: str, error: BaseException) -> S
 
 def retrying(where: RemoteDir | str, doing: str, call: Callable[[], T]) -> T:
     """`call()`, tried again after transient failures with capped, jittered exponential
-    backoff until `DEADLINE` seconds have passed; every failure as `storage_error`."""
+    backoff until `DEADLINE` seconds ($CATALOG_REMOTE_DEADLINE) have passed; every failure as
+    `storage_error`."""
+    limit = deadline(DEADLINE)
     start = time.monotonic()
     attempt = 0
     while True:
@@ -150,11 +161,12 @@ def retrying(where: RemoteDir | str, doing: str, call: Callable[[], T]) -> T:
             if not _transient(error):
                 raise storage_error(where, doing, error) from None
             pause = min(_BACKOFF_CAP, _BACKOFF_FIRST * 2**attempt) * (0.5 + random.random() / 2)
-            if waited + pause > DEADLINE:
+            if waited + pause > limit:
                 raise StorageError(
                     f"{where}: {doing} still failed after {attempt + 1} tries over "
                     f"{waited:.0f} s ({type(error).__name__}: {error}); the server is "
-                    "overloaded or unreachable: try again later"
+                    f"overloaded or unreachable: try again later (or allow longer: "
+                    f"${REMOTE_DEADLINE_ENV}, {limit:g} s now)"
                 ) from None
             time.sleep(pause)
             attempt += 1

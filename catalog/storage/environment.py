@@ -19,4 +19,4 @@ OFFLINE_ENV = "CATALOG_OFFLINE"
 MIN_RATE_ENV = "CATALOG_MIN_DOWNLOAD_RATE"  # read by catalog.download.deadline
 CACHE_DIR_ENV = "CATALOG_CACHE_DIR"  # shards of remote data dirs (catalog.storage.shard_cache)
 CACHE_SIZE_ENV = "CATALOG_CACHE_SIZE"  # its size limit, e.g. 50GiB
-REMOTE_DEADLINE_ENV = "CATALOG_REMOTE_DEADLINE"  # seconds a remote read retries (remote_reads)
+REMOTE_DEADLINE_ENV = "CATALOG_REMOTE_DEADLINE"  # seconds a bucket read or write retries

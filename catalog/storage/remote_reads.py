@@ -60,13 +60,17 @@ class _Transient(Exception):
     """A failure worth another attempt (see `attempt`)."""
 
 
-def deadline() -> float:
-    """Seconds a read may spend retrying ($CATALOG_REMOTE_DEADLINE, else `DEADLINE`)."""
+def deadline(default: float | None = None) -> float:
+    """Seconds a bucket request may spend retrying: $CATALOG_REMOTE_DEADLINE, else `default`
+    (a read's: `DEADLINE`; `catalog.storage.bucket_io` passes a write's)."""
     value = os.environ.get(DEADLINE_ENV, "")
     try:
-        return float(value) if value else DEADLINE
+        seconds = float(value) if value else (DEADLINE if default is None else default)
     except ValueError:
-        raise StorageError(f"${DEADLINE_ENV}={value!r} is not a number of seconds") from None
+        seconds = -1.0
+    if not seconds > 0:
+        raise StorageError(f"${DEADLINE_ENV}={value!r} is not a positive number of seconds")
+    return seconds
 
 
 @dataclass(frozen=True)

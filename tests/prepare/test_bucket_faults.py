@@ -14,7 +14,6 @@ import pytest
 
 import catalog
 from catalog.errors import StorageError
-from catalog.storage import bucket_io
 from catalog.testing.http_server import LoopbackServer
 
 from bucket_server import S3Server, serve_s3
@@ -128,11 +127,12 @@ def test_a_server_that_keeps_answering_slow_down_fails_by_the_deadline(
     b = catalog.builder(folder, data_dir=URL)
     b.download_and_prepare(shard_size=SHARD, max_examples_per_split=1)  # downloads cached
     s3.faults.append(lambda method, path: (503, "SlowDown") if ".array_record-" in path else None)
-    monkeypatch.setattr(bucket_io, "DEADLINE", 3.0)
+    monkeypatch.setenv("CATALOG_REMOTE_DEADLINE", "3")  # writes honour it as reads do
     start = time.monotonic()
     with pytest.raises(StorageError, match=r"still failed after \d+ tries") as raised:
         b.download_and_prepare(shard_size=SHARD)
     assert time.monotonic() - start < 20
+    assert "$CATALOG_REMOTE_DEADLINE, 3 s now" in str(raised.value)
     assert "tiny-train.array_record-00000-of-00005" in str(raised.value)
     # the failed prepare left no generation and no marker; the first copy is still published
     keys = s3.keys("data", "team/")

@@ -167,3 +167,18 @@ def test_a_data_dir_without_the_dataset_says_it_is_not_prepared(
     assert not b.is_prepared
     with pytest.raises(NotPreparedError, match="is not prepared in s3://.*/elsewhere"):
         b.as_data_source("train")
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "soon", "nan"])
+def test_a_deadline_that_is_not_a_positive_number_is_refused(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    from catalog.storage import remote_reads
+
+    monkeypatch.setenv("CATALOG_REMOTE_DEADLINE", value)
+    with pytest.raises(StorageError, match="CATALOG_REMOTE_DEADLINE.*positive number"):
+        remote_reads.deadline()
+    monkeypatch.setenv("CATALOG_REMOTE_DEADLINE", "2.5")
+    assert remote_reads.deadline() == remote_reads.deadline(120.0) == 2.5
+    monkeypatch.delenv("CATALOG_REMOTE_DEADLINE")
+    assert remote_reads.deadline(120.0) == 120.0
