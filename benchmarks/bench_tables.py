@@ -13,6 +13,15 @@ kernel by ``wait4``, as are its wall and CPU seconds) on a warm page cache:
 - ``pandas``: ``pandas.read_csv`` / ``read_parquet``, then ``DataFrame.to_parquet`` of the rows.
 - ``pyarrow``: ``pyarrow.csv.read_csv`` / ``parquet.read_table``, then
   ``parquet.write_table``.
+- ``pandas>AR``, ``pyarrow>AR``: the same reads, then the same rows into the container
+  catalog writes: one ArrayRecord record per row, catalog's writer options
+  (``group_size:1,uncompressed``), each row a pickled tuple (what a script doing the job
+  with pandas or pyarrow would write; untyped, unchecked).
+
+The Parquet contenders write a columnar file (one call for all rows); catalog and the ``>AR``
+contenders write one randomly addressable record per row, whose writer costs about 3 us a
+record here (``ArrayRecordWriter.write``, measured with cProfile): that is most of the gap
+between catalog and ``pandas``.
 
 pandas and pyarrow hold the whole table in memory (their peak grows with the file); catalog
 reads a batch of rows at a time (pyarrow's streaming CSV reader, Parquet row groups; the scan
@@ -36,6 +45,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+_AR_WRITER = (
+    "from array_record.python.array_record_module import ArrayRecordWriter; "
+    "w = ArrayRecordWriter(sys.argv[2] + '/out.array_record', 'group_size:1,uncompressed'); "
+    "write = w.write; from collections import deque; drain = lambda it: deque(it, maxlen=0); "
+)
+
 CONTENDERS = {
     "catalog": (
         "import catalog, sys; catalog.prepare_files(sys.argv[1], 'bench', data_dir=sys.argv[2])"
@@ -49,6 +64,21 @@ CONTENDERS = {
         "import pyarrow.csv as c, pyarrow.parquet as pq, sys; p = sys.argv[1]; "
         "t = pq.read_table(p) if p.endswith('.parquet') else c.read_csv(p); "
         "pq.write_table(t, sys.argv[2] + '/out.parquet')"
+    ),
+    # The same rows into the same container as catalog's: one ArrayRecord record per row
+    # (catalog's writer options), each row a pickled tuple.
+    "pandas>AR": (
+        "import pandas as pd, pickle, sys; p = sys.argv[1]; " + _AR_WRITER + "df = "
+        "pd.read_parquet(p) if p.endswith('.parquet') else pd.read_csv(p); dump = pickle.dumps; "
+        "drain(map(write, map(dump, df.itertuples(index=False, name=None)))); w.close()"
+    ),
+    "pyarrow>AR": (
+        "import pyarrow.csv as c, pyarrow.parquet as pq, pickle, sys; p = sys.argv[1]; "
+        + _AR_WRITER
+        + "t = pq.read_table(p) if p.endswith('.parquet') else c.read_csv(p); "
+        "dump = pickle.dumps; "
+        "drain(map(write, map(dump, (row for b in t.to_batches(1 << 16) "
+        "for row in zip(*(col.to_pylist() for col in b.columns)))))); w.close()"
     ),
 }
 
@@ -104,7 +134,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench_tables") as tmp:
         root = Path(tmp)
         print(
-            f"{'file':<16}{'rows':>10}  {'tool':<8}{'wall s':>8}{'CPU s':>8}{'CPU x pandas':>14}"
+            f"{'file':<16}{'rows':>10}  {'tool':<11}{'wall s':>8}{'CPU s':>8}{'CPU x pandas':>14}"
+            f"{'x pandas>AR':>13}"
             f"{'peak RSS':>10}"
         )
         for mb in args.mb:
@@ -134,8 +165,10 @@ def main() -> None:
                 size = f"{source.suffix[1:]} {source.stat().st_size / 2**20:.0f} MB"
                 for tool, (wall, cpu, peak) in results.items():
                     ratio = cpu / results["pandas"][1]
+                    ratio_ar = cpu / results["pandas>AR"][1]
                     print(
-                        f"{size:<16}{rows:>10}  {tool:<8}{wall:>8.1f}{cpu:>8.1f}{ratio:>14.2f}"
+                        f"{size:<16}{rows:>10}  {tool:<11}{wall:>8.1f}{cpu:>8.1f}{ratio:>14.2f}"
+                        f"{ratio_ar:>13.2f}"
                         f"{peak / 2**20:>7.0f} MB",
                         flush=True,
                     )
