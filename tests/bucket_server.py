@@ -31,6 +31,7 @@ class S3Server:
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self.requests: list[tuple[str, str]] = []  # (method, path) of every request forwarded
+        self.queries: list[str] = []  # the path and query of each of them
         self.faults: list[Fault] = []
         self._proxy: ThreadingHTTPServer | None = None
 
@@ -66,6 +67,7 @@ class S3Server:
                         self.wfile.write(payload.encode())
                         return
                 server.requests.append((self.command, path))
+                server.queries.append(self.path)
                 upstream = http.client.HTTPConnection(host, port, timeout=30)
                 headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
                 headers["Host"] = f"{host}:{port}"
@@ -150,6 +152,7 @@ def serve_s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
             monkeypatch.setenv(key, value)
         server.make_bucket("data")
         server.requests.clear()
+        server.queries.clear()
         _forget_filesystems()
         yield server
         _forget_filesystems()

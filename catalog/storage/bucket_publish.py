@@ -29,6 +29,7 @@ In ``<data dir>/<name>[/<config>]/`` (the layout `catalog.storage.remote` reads)
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 from dataclasses import dataclass
@@ -63,6 +64,7 @@ __all__ = [
     "generation_sizes",
     "listing",
     "markers",
+    "pointers",
     "prepared",
     "publish",
     "published",
@@ -153,6 +155,37 @@ def listing(folder: RemoteDir) -> dict[str, Listing]:
         stamp = modified.timestamp() if hasattr(modified, "timestamp") else 0.0
         out[name[len(prefix) :]] = Listing(int(entry.get("size") or 0), stamp)
     return out
+
+
+def pointers(folder: RemoteDir) -> list[str]:
+    """``<version>`` and ``<config>/<version>`` of the pointers directly under `folder` and
+    one level down (a dataset's configs), by listing those two levels only: a dataset's
+    shards, in its generations, are never listed (`listing` would list every one of them)."""
+    fs = write_filesystem(folder)
+    suffix = pointer_name("")
+
+    def level(path: str) -> list[dict[str, Any]]:
+        fs.invalidate_cache(path)
+        try:
+            found: list[dict[str, Any]] = fs.ls(path, detail=True)
+        except FileNotFoundError as error:
+            if no_such_bucket(error):
+                raise
+            return []
+        return found
+
+    out: list[str] = []
+    prefixes = [("", folder.path.rstrip("/"))]
+    while prefixes:
+        relative, path = prefixes.pop()
+        for entry in retrying(folder, "listing", functools.partial(level, path)):
+            name = entry["name"].rstrip("/").rpartition("/")[2]
+            if entry.get("type") == "directory":
+                if not relative and GENERATION not in name and not name.startswith("."):
+                    prefixes.append((name, f"{path}/{name}"))
+            elif name.endswith(suffix):
+                out.append(f"{relative}/{name[: -len(suffix)]}".lstrip("/"))
+    return sorted(out)
 
 
 def _generations(dataset: RemoteDir, version: str) -> dict[str, dict[str, Listing]]:

@@ -30,7 +30,7 @@ from catalog.storage.data_dir import (
     Removal,
     parts_of,
 )
-from catalog.storage.remote import RemoteDir, pointer_name, remote_dir
+from catalog.storage.remote import RemoteDir, remote_dir
 from catalog.storage.remote_reads import cat, copy_to, list_objects, resolve_generation, stat
 
 __all__ = ["BucketPublisher", "BucketStore", "read_remote_info", "remote_dataset"]
@@ -122,14 +122,9 @@ class BucketStore:
 
     def found(self, name: str) -> list[str]:
         """``<version>`` and ``<config>/<version>`` published under `name` (their pointers)."""
-        folder = self.root.joinpath(*parts_of(name))
-        suffix = pointer_name("")
-        out = []
-        for path in bucket_publish.listing(folder) if not self.read_only else ():
-            parent, _, file = path.rpartition("/")
-            if file.endswith(suffix) and parent.count("/") == 0 and "." not in parent[:1]:
-                out.append(f"{parent}/{file[: -len(suffix)]}".lstrip("/"))
-        return sorted(out)
+        if self.read_only:
+            return []
+        return bucket_publish.pointers(self.root.joinpath(*parts_of(name)))
 
     def prepared(self) -> list[Prepared]:
         found = []

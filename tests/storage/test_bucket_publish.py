@@ -161,3 +161,18 @@ def test_publish_checks_the_shards_then_moves_the_pointer_and_collects(
     # an unfinished generation no marker names (a killed discard) is collected
     s3.client().delete_object(Bucket="data", Key="team/tiny/1.0.0.incomplete-plan-x")
     assert generation.name in bucket_publish.collect(DATASET, "1.0.0")
+
+
+def test_pointers_are_found_without_listing_any_generation(s3: S3Server) -> None:
+    client = s3.client()
+    keys = ["1.0.0.pointer", "cfg/2.0.0.pointer", "cfg/2.0.0.gen-b/dataset_info.json"]
+    keys += [f"1.0.0.gen-a/tiny-train.array_record-{i:05d}" for i in range(30)]
+    keys += [".hidden/3.0.0.pointer", "cfg/deeper/4.0.0.pointer", "1.0.0.gen-a/5.0.0.pointer"]
+    for key in keys:
+        client.put_object(Bucket="data", Key=f"team/tiny/{key}", Body=b"{}")
+    s3.queries.clear()
+    assert bucket_publish.pointers(DATASET) == ["1.0.0", "cfg/2.0.0"]
+    # a level each (team/tiny/ and team/tiny/cfg/), no generation listed, nor read
+    assert len(s3.queries) == 2 and all("delimiter=%2F" in q for q in s3.queries)
+    assert not [q for q in s3.queries if "gen-" in q]
+    assert bucket_publish.pointers(RemoteDir("s3://data/team/none")) == []
