@@ -107,6 +107,15 @@ def make_files(root: Path, mb: int) -> tuple[Path, Path, int]:
     return path, parquet, rows
 
 
+def warm(path: Path) -> None:
+    """Read `path` into the page cache a few MB at a time: a child's peak RSS starts at this
+    process's own peak (kept across fork and exec), so reading the file whole here would
+    show every contender as using at least the file's size."""
+    with open(path, "rb") as f:
+        while f.read(1 << 22):
+            pass
+
+
 def run(code: str, source: Path, out: Path) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (user + system, every thread) and peak RSS (bytes) of `code`
     in a fresh process. On a shared machine the CPU seconds are the steadier measure."""
@@ -126,6 +135,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, nargs="+", default=[1024], help="CSV sizes in MB")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument(
+        "--tools", nargs="+", choices=list(CONTENDERS), default=list(CONTENDERS),
+        help="contenders to run (pandas and pandas>AR always run: the ratios are to them)",
+    )  # fmt: skip
     parser.add_argument("--make", nargs=2, help=argparse.SUPPRESS)  # (folder, MB): the files
     args = parser.parse_args()
     if args.make:
@@ -148,10 +161,13 @@ def main() -> None:
             rows = int(made.stdout)
             csv_path, parquet = root / f"table{mb}.csv", root / f"table{mb}.parquet"
             for source in (csv_path, parquet):
-                for path in (source, source):  # warm the page cache
-                    path.read_bytes()
+                for _ in range(2):  # warm the page cache, in small reads (see `warm`)
+                    warm(source)
                 results = {}
+                chosen = {*args.tools, "pandas", "pandas>AR"}
                 for tool, code in CONTENDERS.items():
+                    if tool not in chosen:
+                        continue
                     walls, cpus, peaks = [], [], []
                     for n in range(args.runs):
                         out = root / f"out-{tool}-{n}"
