@@ -8,6 +8,10 @@ processes (which inherit it) and the handlers that write to the old `sys.stderr`
 while `sys.stderr` itself (catalog's progress and messages) still reaches the terminal through
 a copy of the original descriptor. The error then names the log file
 (`EngineLog.mention`). Process-wide while it lasts: one engine run at a time.
+
+A log that names a failure is kept for the user to read; the folder's logs are pruned when a
+new one starts (`KEEP_LOGS` newest, none older than `KEEP_DAYS`), so failed runs do not fill
+the temporary dir over time.
 """
 
 from __future__ import annotations
@@ -16,10 +20,14 @@ import contextlib
 import io
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["EngineLog", "to_log_file"]
+__all__ = ["KEEP_DAYS", "KEEP_LOGS", "EngineLog", "prune", "to_log_file"]
+
+#: Logs kept in an engine's log folder: the newest this many, none older than this many days.
+KEEP_LOGS, KEEP_DAYS = 20, 7
 
 
 class EngineLog:
@@ -46,6 +54,7 @@ def to_log_file(path: Path) -> Iterator[EngineLog]:
     """Descriptor 2 (and what inherits it) into `path` (appended) while the block runs;
     `sys.stderr` keeps writing where it wrote before."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    prune(path.parent)
     log = EngineLog(path)
     try:
         sys.stderr.flush()
@@ -75,3 +84,18 @@ def to_log_file(path: Path) -> Iterator[EngineLog]:
         if terminal is not None:
             with contextlib.suppress(Exception):
                 terminal.close()
+
+
+def prune(folder: Path, keep: int = KEEP_LOGS, days: float = KEEP_DAYS) -> None:
+    """Remove the ``*.log`` files of `folder` past the newest `keep` or older than `days`
+    (another process's log in use is younger than that: it is kept)."""
+    logs = []
+    for path in folder.glob("*.log"):
+        with contextlib.suppress(OSError):
+            logs.append((path.stat().st_mtime, path))
+    logs.sort(reverse=True)
+    oldest = time.time() - days * 86400
+    for n, (mtime, path) in enumerate(logs):
+        if n >= keep or mtime < oldest:
+            with contextlib.suppress(OSError):
+                path.unlink()

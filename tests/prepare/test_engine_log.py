@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,3 +47,24 @@ def test_an_engines_output_goes_to_the_log_and_ours_to_the_terminal(tmp_path: Pa
     ], run.stderr
     written = log.read_text()
     assert "worker traceback" in written and "Traceback" in written and "No space" in written
+
+
+def test_old_and_surplus_logs_are_pruned_when_a_new_one_starts(tmp_path: Path) -> None:
+    from catalog.prepare.engine_log import KEEP_DAYS, KEEP_LOGS, to_log_file
+
+    folder = tmp_path / "catalog-beam"
+    folder.mkdir()
+    now = time.time()
+    for n in range(KEEP_LOGS + 5):  # n minutes old
+        path = folder / f"run{n:02d}.log"
+        path.write_text("traceback")
+        os.utime(path, (now - 60 * n, now - 60 * n))
+    stale = folder / "stale.log"
+    stale.write_text("traceback")
+    os.utime(stale, (now - (KEEP_DAYS + 1) * 86400,) * 2)
+    (folder / "notes.txt").write_text("not a log")
+    with to_log_file(folder / "new.log"):
+        pass
+    left = sorted(p.name for p in folder.iterdir())
+    kept = [f"run{n:02d}.log" for n in range(KEEP_LOGS)]  # the newest; stale.log is too old
+    assert left == sorted(["new.log", "notes.txt", *kept])
