@@ -84,11 +84,13 @@ class DatasetHandle:
         return self.store.root
 
     def open(self) -> Opened | None:
-        """The generation it names, pinned, with its info; None when not prepared."""
-        if self.builder is not None:
-            return self.builder.open()
+        """The generation it names, pinned, with its info; None when not prepared. A dataset
+        found by name in a data dir was opened to find what it is: that generation (the
+        pointer is read once, in a bucket an object read fewer)."""
         if self._opened is not None:
             return self._opened
+        if self.builder is not None:
+            return self.builder.open()
         return self.store.open(self.target)
 
     @property
@@ -340,7 +342,7 @@ def _stored(text: str, store: Store, image_max_side: int | None) -> DatasetHandl
     elif resize:
         return None
     return DatasetHandle("stored", text, store, target if b is None else b.data_path, b,
-                         None if b else opened)  # fmt: skip
+                         None if resize else opened)  # fmt: skip
 
 
 def _versions(

@@ -167,3 +167,21 @@ def test_rm_of_an_absent_dataset_is_the_same_for_every_kind(tmp_path: Path) -> N
     assert catalog.remove("mnist", data_dir=data).found is False
     with pytest.raises(catalog.DatasetNotFoundError):
         catalog.remove(str(tmp_path / "nope.csv"), data_dir=data)
+
+
+def test_a_dataset_found_by_name_is_opened_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    csv = tmp_path / "t.csv"
+    csv.write_text("a,b\n1,x\n2,y\n")
+    data = tmp_path / "d"
+    catalog.prepare_files(csv, "t", data_dir=data)
+    store = data_dir_store(data)
+    opens: list[object] = []
+    real = type(store).open
+    monkeypatch.setattr(type(store), "open", lambda self, *a: opens.append(a) or real(self, *a))
+    handle = resolve_dataset("t", data_dir=data)
+    assert handle.kind == "stored" and handle.builder is not None
+    first, again = handle.open(), handle.open()
+    assert first is again and first is not None and first.info.splits["train"].num_examples == 2
+    assert len(opens) == 1  # to find what "t" is; not again for info, verify, export
