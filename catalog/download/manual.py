@@ -29,7 +29,7 @@ from catalog.download.local_tree import file_digest, tree_digest, tree_files
 from catalog.download.resource import Failure, Resource
 from catalog.errors import ChecksumError, DownloadError
 
-__all__ = ["changed_files", "found_entry", "manual_file", "unverified_note"]
+__all__ = ["changed_files", "found_entry", "manual_file", "stamp", "unverified_note"]
 
 
 def manual_file(resource: Resource, manual_dir: Path) -> CachedFile:
@@ -75,6 +75,29 @@ def _size(path: Path) -> int:
     if not path.is_dir():
         return path.stat().st_size
     return sum(file.stat().st_size for _, file in tree_files(path))
+
+
+def stamp(filenames: list[str], manual_dir: Path) -> dict[str, list[int] | None]:
+    """Size and latest modification time (ns) of each manual file or folder as it is now (a
+    stat of the file, of each file of a folder; None when absent): what a prepare's resume
+    key holds, so that finished shards are never kept after the file was replaced by another
+    (whose sha256, unpublished, is only known after reading it all)."""
+    out: dict[str, list[int] | None] = {}
+    for filename in filenames:
+        path = manual_dir / filename
+        try:
+            if path.is_dir():
+                stats = [file.stat() for _, file in tree_files(path)]
+                out[filename] = [
+                    sum(s.st_size for s in stats),
+                    max((s.st_mtime_ns for s in stats), default=0),
+                ]
+            else:
+                st = path.stat()
+                out[filename] = [st.st_size, st.st_mtime_ns]
+        except OSError:
+            out[filename] = None
+    return out
 
 
 def changed_files(

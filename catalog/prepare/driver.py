@@ -34,7 +34,7 @@ from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resour
 from catalog.download.checksums import write_checksums
 from catalog.download.config import resolve_config
 from catalog.download.local_tree import tree_files
-from catalog.download.manual import changed_files, found_entry
+from catalog.download.manual import changed_files, found_entry, stamp
 from catalog.errors import CatalogError, SourceFormatError, SpecError
 from catalog.formats import FORMATS, Source
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
@@ -211,8 +211,9 @@ def prepare_dataset(
             fetched = _download(spec, manager)
             spec = register_checksums(spec, fetched)
         prepared = None if overwrite else _reusable(spec, target, limit, manual_dir)
-        shard_bytes = options.shard_bytes or _resumable_size(spec, dest, limit)
-        key = plan_key(spec, limit, shard_bytes, WRITER_OPTIONS)
+        manual = stamp([d.filename for d in spec.downloads.values() if d.manual], manual_dir)
+        shard_bytes = options.shard_bytes or _resumable_size(spec, dest, limit, manual)
+        key = plan_key(spec, limit, shard_bytes, WRITER_OPTIONS, manual)
         work = work_dir(dest.local, key)
         for stale in work_dirs(dest.local):  # left by runs that were killed
             if stale != work or overwrite or prepared is not None:
@@ -299,18 +300,20 @@ def _old_plan(work: Path) -> Plan | None:
         return None
 
 
-def _resumable_size(spec: BuilderSpec, dest: Destination, limit: int | None) -> int:
+def _resumable_size(
+    spec: BuilderSpec, dest: Destination, limit: int | None, manual: dict[str, Any]
+) -> int:
     """The shard size of an interrupted prepare of the same spec and limit, whose finished
     shards a prepare that names no size can keep; else the default size."""
     for work in work_dirs(dest.local):
         plan = _old_plan(work)
         if plan is None or plan.shard_bytes is None:
             continue
-        key = plan_key(spec, limit, plan.shard_bytes, WRITER_OPTIONS)
+        key = plan_key(spec, limit, plan.shard_bytes, WRITER_OPTIONS, manual)
         if plan.key == key and work == work_dir(dest.local, key):
             return plan.shard_bytes
     for key, size in dest.resumable_plans():  # a bucket's, left by a prepare on any machine
-        if key == plan_key(spec, limit, size, WRITER_OPTIONS):
+        if key == plan_key(spec, limit, size, WRITER_OPTIONS, manual):
             return size
     return DEFAULT_SHARD_BYTES
 

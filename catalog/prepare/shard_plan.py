@@ -102,8 +102,15 @@ class Plan:
         return cls(data["key"], tuple(Unit(**u) for u in data["units"]), shard_bytes)
 
 
-def plan_key(spec: BuilderSpec, limit: int | None, shard_bytes: int, writer_options: str) -> str:
-    """A digest of everything the shards depend on (see the module docstring)."""
+def plan_key(
+    spec: BuilderSpec,
+    limit: int | None,
+    shard_bytes: int,
+    writer_options: str,
+    manual: dict[str, Any] | None = None,
+) -> str:
+    """A digest of everything the shards depend on (see the module docstring); `manual`: the
+    unverified manual files' `catalog.download.manual.stamp` (no sha256 to go by)."""
     splits = {
         name: {
             "format": s.format,
@@ -119,6 +126,7 @@ def plan_key(spec: BuilderSpec, limit: int | None, shard_bytes: int, writer_opti
         "features": spec.features.to_json(),
         "splits": splits,
         "downloads": {n: d.sha256 for n, d in spec.downloads.items()},
+        "manual": manual or {},
         "limit": limit,
         "shard_bytes": shard_bytes,
         "writer_options": writer_options,

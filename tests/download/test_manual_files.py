@@ -174,3 +174,37 @@ def test_register_checksums_leaves_manual_files_unregistered(tmp_path: Path) -> 
         or "table.csv" not in (folder / "checksums.tsv").read_text()
     )
     assert recorded(tmp_path)["verified"] is False
+
+
+def test_a_replaced_manual_file_changes_the_resume_key(tmp_path: Path) -> None:
+    """An interrupted prepare's finished shards are kept only by a prepare of the same plan
+    key; a manual file has no published sha256 in the spec, so its size and time stand in."""
+    import os
+
+    from catalog.download.manual import stamp
+    from catalog.prepare.shard_plan import plan_key
+
+    spec = load_spec(builder_folder(tmp_path))
+    manual = tmp_path / "manual"
+    manual.mkdir()
+    (manual / "table.csv").write_text(TABLE)
+    os.utime(manual / "table.csv", ns=(10**18, 10**18))
+
+    def key() -> str:
+        return plan_key(spec, None, 1 << 20, "group_size:1", stamp(["table.csv"], manual))
+
+    first = key()
+    assert key() == first  # the same file: the same plan, its shards are resumed
+    (manual / "table.csv").write_text(TABLE.replace("a", "b"))  # same size, other rows
+    assert key() != first
+    os.utime(manual / "table.csv", ns=(10**18, 10**18))
+    assert key() == first  # (what a stat can tell: size and time)
+    (manual / "table.csv").unlink()
+    assert key() != first
+    folder = manual / "table.csv"
+    folder.mkdir()
+    (folder / "part").write_text(TABLE)
+    assert stamp(["table.csv"], manual)["table.csv"] == [
+        len(TABLE),
+        (folder / "part").stat().st_mtime_ns,
+    ]
