@@ -36,11 +36,20 @@ def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not raw.strip():
                 continue
             try:
-                value = json.loads(raw.decode("utf-8"))
+                text = raw.decode("utf-8").rstrip("\r\n")
+                value = json.loads(text)
             except UnicodeDecodeError as error:
                 raise SourceFormatError(
                     f"{path}:{number}: not UTF-8 text at byte {error.start} of the line"
                 ) from None
+            except json.JSONDecodeError as error:
+                where = (
+                    "the line ends before the JSON does"
+                    if error.pos >= len(text)
+                    else f"at column {error.pos + 1} of the line"
+                )
+                message = f"{path}:{number}: not JSON: {error.msg}, {where}"
+                raise SourceFormatError(message) from None
             except ValueError as error:
                 raise SourceFormatError(f"{path}:{number}: not JSON ({error})") from None
             except RecursionError:  # Python's parser recurses once per [ or {

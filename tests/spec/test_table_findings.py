@@ -134,3 +134,26 @@ def test_json_nested_100000_deep_is_one_error_naming_file_and_line(tmp_path: Pat
     with pytest.raises(SourceFormatError, match="deep.jsonl:2: JSON nested too deeply"):
         catalog.prepare_files(path, "deep", data_dir=tmp_path / "d")
     assert _prepared(tmp_path / "d") == []
+
+
+@pytest.mark.parametrize(
+    ("second", "said"),
+    [
+        ('{"a": 2, "b": ', "not JSON: Expecting value, the line ends before the JSON does"),
+        (
+            '{"a": 2,, "b": 1}',
+            "not JSON: Expecting property name enclosed in double quotes, at column 9 of the line",
+        ),
+        ('{"a": 2} x', "not JSON: Extra data, at column 10 of the line"),
+    ],
+)
+def test_a_broken_json_line_is_named_by_its_line_and_column(
+    tmp_path: Path, second: str, said: str
+) -> None:
+    """The column is the line's (json's own 'line 2 column 1' counted the newline)."""
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"a": 1, "b": 1}\n' + second + "\n")
+    with pytest.raises(SourceFormatError) as raised:
+        catalog.prepare_files(path, "broken", data_dir=tmp_path / "d")
+    assert str(raised.value) == f"{path}:2: {said}"
+    assert _prepared(tmp_path / "d") == []
