@@ -7,16 +7,24 @@ parses regular CSV the way Python's ``csv`` module does, and is laxer on irregul
 after a closing quote, a quote inside an unquoted field, a lone ``\\r``), which
 `catalog.formats.delimited` refuses or reads otherwise. So the bytes are checked on their way
 into pyarrow (`Checked`: every opening quote starts a field, every closing quote ends one, no
-lone ``\\r``, no NUL, quotes balanced at the end) and whatever is not shown regular (those
-bytes, a row whose field count is not the header's, a value outside what `from_strings` takes,
-an encoding other than UTF-8, a row longer than pyarrow's block) sends the rest of the file
-to the row reader, from the row where it happened: the same values, or the same error naming
-file and line.
+lone ``\\r``, no NUL, quotes balanced at the end).
+
+What pyarrow parses alike but `from_strings` does not convert (a value only Python reads:
+``1_000``, ``" 5"``; a missing value without a fill) sends that batch alone to the row reader's
+conversion (`catalog.formats.delimited.RowConverter`, on the same fields), and the next batch
+is read in bulk again. A row shorter than the header (legal with ``incomplete: missing``) is
+skipped by pyarrow, handed back by its row number and put back in place, padded as the row
+reader pads it. Whatever else is not shown regular (irregular bytes, a row longer than the
+header or than pyarrow's block, values holding line breaks together with short rows, an
+encoding other than UTF-8) and every error send the rest of the file to the row reader, from
+the first row of the batch where it happened: the same values, or the same error naming file
+and line.
 """
 
 from __future__ import annotations
 
 import codecs
+import csv
 import importlib.util
 import itertools
 import sys
@@ -26,9 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Batch, Source
-from catalog.formats.delimited import _file_examples, examples, rows
+from catalog.formats.delimited import RowConverter, _file_examples, examples, rows
 from catalog.formats.table_batches import Refused, Resumable, from_strings, row_batches
 
 __all__ = ["BLOCK_BYTES", "Checked", "batches", "bulk_dialect", "open_fields"]
@@ -96,24 +105,33 @@ def _file(
     split's row `offset`; `counted` gets its row count (or `stop`, read no further)."""
     import pyarrow as pa
 
-    opened = open_fields(path, options, list(options["columns"].values()))
+    include = list(dict.fromkeys(options["columns"].values()))
+    invalid: list[Any] = []  # rows pyarrow skipped (a field count not the header's)
+    opened = open_fields(path, options, include, invalid)
     row = offset  # the split's position of the file's next row
     if opened is not None:
-        reader, checked = opened
+        reader, checked, header = opened
         columns: Mapping[str, str] = options["columns"]
         missing, fills = frozenset(options["missing"]), options["fill"]
+        convert = RowConverter(path, options, features, include)
+        parsed = 1  # rows pyarrow parsed (its row numbers), the header's included
         try:
             while row < stop:
                 try:
                     batch = reader.read_next_batch()
                 except StopIteration:
-                    if checked.irregular:
+                    if checked.irregular or invalid:
                         break
                     counted[0] = row - offset
                     return
                 if checked.irregular:
                     break
-                lo, hi = max(0, start - row), min(batch.num_rows, stop - row)
+                if invalid:  # short rows: put back where they were, as the row reader pads them
+                    batch = _with_skipped(batch, invalid, parsed + 1, header, include, options)
+                    if batch is None or checked.multiline:
+                        break
+                size = batch.num_rows
+                lo, hi = max(0, start - row), min(size, stop - row)
                 if hi > lo:
                     part = batch.slice(lo, hi - lo)
                     try:
@@ -123,11 +141,19 @@ def _file(
                             )
                             for name, column in columns.items()
                         }
+                        yield Batch(row + lo, hi - lo, columns=converted)
                     except Refused:
-                        row += lo
-                        break
-                    yield Batch(row + lo, hi - lo, columns=converted)
-                row += batch.num_rows
+                        # this batch's rows as the row reader reads them: their fields are the
+                        # ones it reads (the bytes were checked), converted as it converts them
+                        fields = [c.to_pylist() for c in batch.columns]
+                        pairs = _examples(convert, fields, lo, hi, row - offset)
+                        if pairs is None:
+                            row += lo  # an error: the row reader names its line
+                            break
+                        keyed = [(str(offset + i), example) for i, example in pairs]
+                        yield Batch(row + lo, hi - lo, examples=keyed)
+                row += size
+                parsed += size
             else:
                 counted[0] = stop
                 return
@@ -149,6 +175,71 @@ def _file(
     counted[0] = seen[0]
 
 
+def _with_skipped(
+    batch: Any,
+    invalid: list[Any],
+    first: int,
+    header: list[str],
+    include: list[str],
+    options: Mapping[str, Any],
+) -> Any:
+    """`batch` (its first row being pyarrow's row number `first`) with the rows pyarrow
+    skipped while parsing it (`invalid`: shorter than the header) put back in place, padded as
+    ``incomplete: missing`` pads them; None where that cannot be shown to be the row reader's
+    reading (a longer row, another ``incomplete``)."""
+    import pyarrow as pa
+
+    if options["incomplete"] != "missing":
+        return None
+    rows = batch.num_rows
+    taken = 0  # the skipped rows among this batch's (numbered first .. first + rows + taken - 1)
+    while taken < len(invalid) and invalid[taken].number is not None:
+        if invalid[taken].number >= first + rows + taken:
+            break
+        taken += 1
+    skipped, invalid[:] = invalid[:taken], invalid[taken:]
+    if any(r.number < first or r.actual_columns >= r.expected_columns for r in skipped):
+        return None
+    columns = [c.to_pylist() for c in batch.columns]
+    position = {name: i for i, name in enumerate(header)}
+    fill = options["missing"][0]
+    at = {r.number - first: r for r in skipped}
+    out: list[list[str]] = [[] for _ in include]
+    source = 0
+    for i in range(rows + taken):
+        short = at.get(i)
+        if short is None:
+            for column, values in zip(out, columns, strict=True):
+                column.append(values[source])
+            source += 1
+            continue
+        parsed = next(csv.reader([short.text], delimiter=options["delimiter"], strict=True), [])
+        if len(parsed) != short.actual_columns:
+            return None
+        padded = parsed + [fill] * (len(header) - len(parsed))
+        for column, name in zip(out, include, strict=True):
+            column.append(padded[position[name]])
+    arrays = [pa.array(column, pa.string()) for column in out]
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
+def _examples(
+    convert: RowConverter, fields: list[list[str]], lo: int, hi: int, first: int
+) -> list[tuple[int, dict[str, Any]]] | None:
+    """Rows ``lo..hi-1`` of a batch (`fields`: its columns' texts; its first row the file's
+    row `first`) as the row reader's examples; None if one is an error (the row reader, reading
+    the file, then says which, naming its line)."""
+    pairs = []
+    try:
+        for i in range(lo, hi):
+            example = convert(first + i, 0, [column[i] for column in fields])
+            assert example is not None  # incomplete: skip is left to the row reader
+            pairs.append((first + i, example))
+    except SourceFormatError:
+        return None
+    return pairs
+
+
 def bulk_dialect(delimiter: str, encoding: str) -> bool:
     """Whether files of this dialect can be read by `open_fields` (else: the row reader)."""
     return (
@@ -161,11 +252,16 @@ def bulk_dialect(delimiter: str, encoding: str) -> bool:
 
 
 def open_fields(
-    path: Path, options: Mapping[str, Any], include: list[str] | None = None
-) -> tuple[Any, Checked] | None:
+    path: Path,
+    options: Mapping[str, Any],
+    include: list[str] | None = None,
+    invalid: list[Any] | None = None,
+) -> tuple[Any, Checked, list[str]] | None:
     """pyarrow's streaming reader of the file's `include` d columns (every one: None) as
-    text, and its `Checked` input; or None (the row reader reads it). `options`: the
-    delimited format's ``delimiter``, ``encoding`` and ``quoting``."""
+    text, its `Checked` input and the file's header; or None (the row reader reads it).
+    `options`: the delimited format's ``delimiter``, ``encoding`` and ``quoting``. A row whose
+    field count is not the header's is an error, or, given `invalid`, skipped and appended to
+    it (pyarrow's ``InvalidRow``: its row number, counts and text)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -187,6 +283,7 @@ def open_fields(
                 escape_char=False,
                 newlines_in_values=True,
                 ignore_empty_lines=True,
+                invalid_row_handler=None if invalid is None else _skipper(invalid),
             ),
             convert_options=pacsv.ConvertOptions(
                 column_types=dict.fromkeys(header, pa.string()),
@@ -201,7 +298,15 @@ def open_fields(
     if checked.irregular:
         checked.close()
         return None
-    return reader, checked
+    return reader, checked, header
+
+
+def _skipper(invalid: list[Any]) -> Any:
+    def skip(row: Any) -> str:
+        invalid.append(row)
+        return "skip"
+
+    return skip
 
 
 class Checked:

@@ -204,6 +204,44 @@ def test_csv_batches_fall_back_mid_file_with_the_row_readers_line(
         assert got == want_, bad
 
 
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {1500: " 17,0.5,x"},  # a number only Python reads
+        {1500: "1_000,0.5,x", 1700: "3,1_0.5,y"},  # two, batches apart
+        {1500: "5,6"},  # a short row (incomplete: missing): c gets its fill
+        {1500: "5", 1501: "6,7", 1502: "8"},  # short rows in a run
+        dict.fromkeys(range(0, 2000, 97), "5"),  # short rows in every batch
+    ],
+    ids=["space", "underscores", "short", "short-run", "short-everywhere"],
+)
+def test_csv_batches_fall_back_for_one_batch_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: dict[int, str]
+) -> None:
+    """A row only the row reader reads sends its batch there, not the rest of the file."""
+    monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 10)
+    lines = [f"{i},{i / 3},row {i}" for i in range(2000)]
+    for at, line in changes.items():
+        lines[at] = line
+    features = FeaturesDict({"a": Scalar("int64"), "b": Scalar("float64"), "c": Text()})
+    text = "a,b,c\n" + "\n".join(lines) + "\n"
+    source = _csv_source(tmp_path, text, features, fill={"b": "nan", "c": "none"})
+    want = _row_records("delimited", source)
+    COLUMNAR.clear()
+    assert _batch_records("delimited", source, 0, 2000) == want
+    batches = len(COLUMNAR)
+    assert batches > 10
+    if len(changes) < 5:  # the other batches still came column by column
+        assert sum(COLUMNAR) >= 2000 - len(changes) * 2000 // batches * 2
+    else:  # short rows put back in place: every batch column by column
+        assert sum(COLUMNAR) == 2000
+    for start, stop in [(1490, 1510), (1501, 1502), (0, 1501), (1500, 2000)]:
+        assert _batch_records("delimited", source, start, stop) == want[start:stop]
+    without_fill = _csv_source(tmp_path, text, features)  # an error, the row reader's line
+    want_ = _outcome(lambda: _row_records("delimited", without_fill))
+    assert _outcome(lambda: _batch_records("delimited", without_fill, 0, 2000)) == want_
+
+
 def test_units_in_turn_resume_one_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 10)
     features = FeaturesDict({"a": Scalar("int64"), "c": Text()})
