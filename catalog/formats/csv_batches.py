@@ -38,7 +38,13 @@ from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Batch, Source
 from catalog.formats.delimited import RowConverter, _file_examples, examples, rows
-from catalog.formats.table_batches import Refused, Resumable, from_strings, row_batches
+from catalog.formats.table_batches import (
+    Cursor,
+    Refused,
+    Resumable,
+    from_strings,
+    row_batches,
+)
 
 __all__ = ["BLOCK_BYTES", "Checked", "batches", "bulk_dialect", "open_fields"]
 
@@ -53,19 +59,21 @@ _ROW_OPTIONS: tuple[str, ...] = ("header", "stack", "constant", "row_index", "va
 _ROW_OPTIONS += ("strip", "doubled_quotes", "via_float32")
 
 
-def _stream(source: Source, start: int) -> Iterator[Batch]:
-    """The examples of a delimited split from `start` on, in `Batch` es."""
+def _stream(source: Source, cursor: Cursor) -> Iterator[Batch]:
+    """The examples of a delimited split from ``cursor.start`` on, in `Batch` es (the rows
+    before a later ``cursor.start`` parsed, not converted)."""
     stop = sys.maxsize
     options = source.options
     if not _bulk_options(options):
-        yield from row_batches(itertools.islice(examples(source), start, stop), start)
+        rows_ = itertools.islice(examples(source), cursor.start, stop)
+        yield from row_batches(rows_, cursor.start)
         return
     offset = 0
     for path in source.paths("file"):
         if offset >= stop:
             return
         counted = [0]
-        yield from _file(path, options, source.features, offset, start, stop, counted)
+        yield from _file(path, options, source.features, offset, cursor, stop, counted)
         offset += counted[0]
 
 
@@ -97,12 +105,12 @@ def _file(
     options: Mapping[str, Any],
     features: FeaturesDict,
     offset: int,
-    start: int,
+    cursor: Cursor,
     stop: int,
     counted: list[int],
 ) -> Iterator[Batch]:
-    """The split's rows ``start..stop-1`` that this file holds, its first row being the
-    split's row `offset`; `counted` gets its row count (or `stop`, read no further)."""
+    """The split's rows ``cursor.start..stop-1`` that this file holds, its first row being
+    the split's row `offset`; `counted` gets its row count (or `stop`, read no further)."""
     import pyarrow as pa
 
     include = list(dict.fromkeys(options["columns"].values()))
@@ -111,8 +119,6 @@ def _file(
     row = offset  # the split's position of the file's next row
     if opened is not None:
         reader, checked, header = opened
-        columns: Mapping[str, str] = options["columns"]
-        missing, fills = frozenset(options["missing"]), options["fill"]
         convert = RowConverter(path, options, features, include)
         parsed = 1  # rows pyarrow parsed (its row numbers), the header's included
         try:
@@ -130,28 +136,19 @@ def _file(
                     batch = _with_skipped(batch, invalid, parsed + 1, header, include, options)
                     if batch is None or checked.multiline:
                         break
-                size = batch.num_rows
-                lo, hi = max(0, start - row), min(size, stop - row)
-                if hi > lo:
-                    part = batch.slice(lo, hi - lo)
-                    try:
-                        converted = {
-                            name: from_strings(
-                                part.column(column), features[name], missing, fills.get(name)
-                            )
-                            for name, column in columns.items()
-                        }
-                        yield Batch(row + lo, hi - lo, columns=converted)
-                    except Refused:
-                        # this batch's rows as the row reader reads them: their fields are the
-                        # ones it reads (the bytes were checked), converted as it converts them
-                        fields = [c.to_pylist() for c in batch.columns]
-                        pairs = _examples(convert, fields, lo, hi, row - offset)
-                        if pairs is None:
-                            row += lo  # an error: the row reader names its line
-                            break
-                        keyed = [(str(offset + i), example) for i, example in pairs]
-                        yield Batch(row + lo, hi - lo, examples=keyed)
+                size, done, failed = batch.num_rows, 0, False
+                while not failed:  # the parts of the batch asked for (by this call or later)
+                    lo, hi = max(done, cursor.start - row), min(size, cursor.stop - row)
+                    if hi <= lo:
+                        break
+                    part = _part(batch, lo, hi, features, options, convert, (row, offset))
+                    if part is None:
+                        row, failed = row + lo, True  # an error: the row reader names its line
+                    else:
+                        yield Batch(row + lo, hi - lo, **part)
+                        done = hi
+                if failed:
+                    break
                 row += size
                 parsed += size
             else:
@@ -169,10 +166,41 @@ def _file(
             seen[0] = index + 1
             yield str(offset + index), example
 
-    begin = max(row, start)
+    begin = max(row, cursor.start)
     rest = itertools.islice(numbered(), begin - offset, stop - offset)
     yield from row_batches(rest, begin)
     counted[0] = seen[0]
+
+
+def _part(
+    batch: Any,
+    lo: int,
+    hi: int,
+    features: FeaturesDict,
+    options: Mapping[str, Any],
+    convert: RowConverter,
+    where: tuple[int, int],
+) -> dict[str, Any] | None:
+    """Rows ``lo..hi-1`` of `batch` (`where`: the split's positions of its first row and of
+    its file's first row) as a `Batch` 's
+    ``columns`` (converted in bulk), else its ``examples`` (as the row reader converts the same
+    fields: the bytes were checked); None if one is an error."""
+    part = batch.slice(lo, hi - lo)
+    missing, fills = frozenset(options["missing"]), options["fill"]
+    try:
+        return {
+            "columns": {
+                name: from_strings(part.column(column), features[name], missing, fills.get(name))
+                for name, column in options["columns"].items()
+            }
+        }
+    except Refused:
+        pass
+    row, offset = where
+    pairs = _examples(convert, [c.to_pylist() for c in part.columns], row + lo - offset)
+    if pairs is None:
+        return None
+    return {"examples": [(str(offset + i), e) for i, e in pairs]}
 
 
 def _with_skipped(
@@ -224,14 +252,14 @@ def _with_skipped(
 
 
 def _examples(
-    convert: RowConverter, fields: list[list[str]], lo: int, hi: int, first: int
+    convert: RowConverter, fields: list[list[str]], first: int
 ) -> list[tuple[int, dict[str, Any]]] | None:
-    """Rows ``lo..hi-1`` of a batch (`fields`: its columns' texts; its first row the file's
-    row `first`) as the row reader's examples; None if one is an error (the row reader, reading
-    the file, then says which, naming its line)."""
+    """A batch's rows (`fields`: its columns' texts; its first row the file's row `first`) as
+    the row reader's examples; None if one is an error (the row reader, reading the file, then
+    says which, naming its line)."""
     pairs = []
     try:
-        for i in range(lo, hi):
+        for i in range(len(fields[0]) if fields else 0):
             example = convert(first + i, 0, [column[i] for column in fields])
             assert example is not None  # incomplete: skip is left to the row reader
             pairs.append((first + i, example))

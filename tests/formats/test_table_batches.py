@@ -62,6 +62,9 @@ def _batch_records(fmt: str, source: Source, start: int, stop: int) -> list[byte
             COLUMNAR.append(batch.rows)
         else:
             assert batch.examples is not None and len(batch.examples) == batch.rows
+            if fmt == "delimited":  # the row reader's keys: the rows' positions
+                keys = [key for key, _ in batch.examples]
+                assert keys == [str(batch.start + i) for i in range(batch.rows)]
             records += [codec.encode(e) for _, e in batch.examples]
             if batch.error is not None:
                 raise batch.error
@@ -258,6 +261,40 @@ def test_units_in_turn_resume_one_stream(tmp_path: Path, monkeypatch: pytest.Mon
     assert got == want
     assert len(opened) == 2  # each file opened (and read) once for the eight units
     assert _batch_records("delimited", source, 1200, 1300) == want[1200:1300]  # afresh
+
+
+@pytest.mark.parametrize("irregular", [False, True])
+def test_a_workers_units_pass_over_the_others_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, irregular: bool
+) -> None:
+    """Two workers, each taking every other unit: each reads the files once (not each unit
+    from the file's start), converting only its own units' rows."""
+    monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 10)
+    features = FeaturesDict({"a": Scalar("int64"), "c": Text()})
+    rows = [f"{i},t{i}" for i in range(999)]
+    if irregular:  # a value only Python reads: its batch alone goes to the row reader
+        rows[600] = " 600,t600"
+    source = _csv_source(tmp_path, "a,c\n" + "\n".join(rows) + "\n", features, files=2)
+    want = _row_records("delimited", source)
+    opened, converted = [], []
+    real_open, real_convert = csv_batches.open_fields, csv_batches.from_strings
+    monkeypatch.setattr(csv_batches, "open_fields", lambda *a: opened.append(1) or real_open(*a))
+
+    def convert(array: Any, *rest: Any) -> Any:
+        converted.append(len(array))
+        return real_convert(array, *rest)
+
+    monkeypatch.setattr(csv_batches, "from_strings", convert)
+    units = [(start, min(start + 125, 1998)) for start in range(0, 1998, 125)]
+    for worker in (0, 1):
+        stream = csv_batches.Resumable(csv_batches._stream)  # a worker process's own
+        monkeypatch.setattr(csv_batches, "batches", stream)
+        opened.clear(), converted.clear()
+        for start, stop in units[worker::2]:
+            assert _batch_records("delimited", source, start, stop) == want[start:stop]
+        assert len(opened) == 2  # each file opened (and parsed) once for its eight units
+        mine = sum(stop - start for start, stop in units[worker::2])
+        assert sum(converted) <= 2 * (mine + 2 * len(units))  # 2 columns; ends of batches
 
 
 def _parquet_source(tmp: Path, table: pa.Table, features: FeaturesDict, fill: Any) -> Source:
