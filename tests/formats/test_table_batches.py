@@ -372,6 +372,45 @@ def test_column_types_from_batches_match_one_by_one(
     assert bulk == one_by_one
 
 
+@SETTINGS
+@given(st.lists(st.lists(FIELDS, max_size=6), min_size=1, max_size=5))
+def test_column_batches_match_adding_one_by_one(batches: list[list[str]]) -> None:
+    """Batch after batch (the fields fitting the column's kind so far not sorted again), the
+    kind, where it widened, the missing values and the distinct ones are `add`'s."""
+    from catalog.spec.infer import column_batches
+    from catalog.spec.infer.column_types import TextColumn
+
+    bulk, one = TextColumn(), TextColumn()
+    line = 2
+    for fields in batches:
+        column_batches.add_batch(bulk, pa.array(fields, pa.string()), line)
+        for text in fields:
+            one.add(text, line)
+            line += 1
+    assert bulk == one
+
+
+def test_column_batches_sort_only_what_may_widen(monkeypatch: pytest.MonkeyPatch) -> None:
+    from catalog.spec.infer import column_batches
+    from catalog.spec.infer.column_types import TextColumn
+
+    sorted_ = []
+    real = column_batches._kinds
+    monkeypatch.setattr(column_batches, "_kinds", lambda t: sorted_.append(len(t)) or real(t))
+    for first, then, widened, texts in [
+        (["1", "2"], ["3", "-4", "+5", ""], {"int64": 2}, (1, 21)),  # "x" sorted: text
+        (["1.5"], ["3", "2e5", "nan", "-inf", ".5"], {"float64": 2}, (1, 21)),
+        (["true"], ["FALSE", "True", "false"], {"bool": 2}, (3, 20)),  # "1": a bool's text
+    ]:
+        column, sorted_[:] = TextColumn(), []
+        column_batches.add_batch(column, pa.array(first), 2)
+        column_batches.add_batch(column, pa.array(then), 10)
+        assert sorted_ == [len(first)]  # the second batch: every field fits, none sorted
+        assert column.widened_at == widened
+        column_batches.add_batch(column, pa.array(["1", "x", "2"]), 20)
+        assert (sorted_[-1], column.widened_at["text"]) == texts and column.kind == "text"
+
+
 def test_column_types_from_batches_on_every_kind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
