@@ -55,8 +55,7 @@ BLOCK_BYTES = 1 << 20
 _BOM = codecs.BOM_UTF8
 _QUOTE, _CR, _LF = 34, 13, 10
 #: Options only the row reader applies.
-_ROW_OPTIONS: tuple[str, ...] = ("header", "stack", "constant", "row_index", "values")
-_ROW_OPTIONS += ("strip", "doubled_quotes", "via_float32")
+_ROW_OPTIONS = ("stack", "constant", "row_index", "strip", "doubled_quotes", "via_float32")
 
 
 def _stream(source: Source, cursor: Cursor) -> Iterator[Batch]:
@@ -84,8 +83,8 @@ batches = Resumable(_stream)
 
 
 def _bulk_options(options: Mapping[str, Any]) -> bool:
-    """Whether the split's options are ones `from_strings` applies (columns, missing, fill);
-    others (stack, values, strip, ...) are left to the row reader."""
+    """Whether the split's options are ones `from_strings` applies (columns, header, missing,
+    fill, values); others (stack, strip, ...) are left to the row reader."""
     simple = not any(options[name] for name in _ROW_OPTIONS)
     delimiter = options["delimiter"]
     return (
@@ -120,7 +119,7 @@ def _file(
     if opened is not None:
         reader, checked, header = opened
         convert = RowConverter(path, options, features, include)
-        parsed = 1  # rows pyarrow parsed (its row numbers), the header's included
+        parsed = 0 if options["header"] else 1  # rows pyarrow parsed (its numbers), a header's too
         try:
             while row < stop:
                 try:
@@ -186,11 +185,13 @@ def _part(
     ``columns`` (converted in bulk), else its ``examples`` (as the row reader converts the same
     fields: the bytes were checked); None if one is an error."""
     part = batch.slice(lo, hi - lo)
-    missing, fills = frozenset(options["missing"]), options["fill"]
+    missing, fills, values = frozenset(options["missing"]), options["fill"], options["values"]
     try:
         return {
             "columns": {
-                name: from_strings(part.column(column), features[name], missing, fills.get(name))
+                name: from_strings(
+                    part.column(column), features[name], missing, fills.get(name), values.get(name)
+                )
                 for name, column in options["columns"].items()
             }
         }
@@ -293,17 +294,20 @@ def open_fields(
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
+    given = list(options.get("header") or [])  # the names of a file without a header row
     first = next(rows(path, options), None)
     if first is None:
         return None
-    header = first[1]
+    header = given or first[1]
     if len(set(header)) != len(header):
         return None
     checked = Checked(path, options["delimiter"])
     try:
         reader = pacsv.open_csv(
             checked,
-            read_options=pacsv.ReadOptions(block_size=BLOCK_BYTES, use_threads=False),
+            read_options=pacsv.ReadOptions(
+                block_size=BLOCK_BYTES, use_threads=False, column_names=given or None
+            ),
             parse_options=pacsv.ParseOptions(
                 delimiter=options["delimiter"],
                 quote_char='"',

@@ -12,7 +12,7 @@ the speed, never the outcome.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -93,10 +93,17 @@ def _numbers(array: Any, feature: Scalar) -> np.ndarray[Any, Any]:
     return result
 
 
-def from_strings(array: Any, feature: Feature, missing: frozenset[str], fill: str | None) -> Any:
+def from_strings(
+    array: Any,
+    feature: Feature,
+    missing: frozenset[str],
+    fill: str | None,
+    replace: Mapping[str, str] | None = None,
+) -> Any:
     """A column of CSV fields (a pyarrow string array) as `feature`'s values, as
-    `catalog.formats.delimited.to_value` gives them after ``missing``/``fill``; Refused
-    where that cannot be shown in bulk."""
+    `catalog.formats.delimited.to_value` gives them after ``missing``/``fill``, then
+    `replace` (the ``values`` option: texts given others, the rest unchanged); Refused where
+    that cannot be shown in bulk."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -106,6 +113,12 @@ def from_strings(array: Any, feature: Feature, missing: frozenset[str], fill: st
             if fill is None:
                 raise Refused
             array = pc.if_else(absent, pa.scalar(fill, pa.string()), array)
+    if replace:
+        keys = list(replace)
+        at = pc.index_in(array, value_set=pa.array(keys, pa.string()))
+        if at.null_count < len(at):
+            replaced = pc.take(pa.array([replace[k] for k in keys], pa.string()), at)
+            array = pc.if_else(pc.is_null(at), array, replaced)
     if isinstance(feature, Text):
         return text_column(array)
     if isinstance(feature, ClassLabel):
