@@ -17,8 +17,8 @@ skipped by pyarrow, handed back by its row number and put back in place, padded 
 reader pads it. Whatever else is not shown regular (irregular bytes, a row longer than the
 header or than pyarrow's block, values holding line breaks together with short rows, an
 encoding other than UTF-8) and every error send the rest of the file to the row reader, from
-the first row of the batch where it happened: the same values, or the same error naming file
-and line.
+the first row of the batch where it happened (the rows before it parsed again, not converted):
+the same values, or the same error naming file and line.
 """
 
 from __future__ import annotations
@@ -157,16 +157,18 @@ def _file(
             pass  # the row reader says what is wrong, naming the line
         finally:
             checked.close()
-    # the row reader, from `row` on (the rows before it are read again, not yielded)
+    # the row reader, from `row` on (the rows before it are parsed again, not converted:
+    # bulk options have every row give one example, so the index is the position)
     seen = [0]
+    begin = max(row, cursor.start)
 
     def numbered() -> Iterator[tuple[str, dict[str, Any]]]:
-        for index, example in _file_examples(path, options, features):
+        for index, example in _file_examples(path, options, features, begin - offset):
             seen[0] = index + 1
-            yield str(offset + index), example
+            if example is not None:
+                yield str(offset + index), example
 
-    begin = max(row, cursor.start)
-    rest = itertools.islice(numbered(), begin - offset, stop - offset)
+    rest = itertools.islice(numbered(), 0, stop - begin)
     yield from row_batches(rest, begin)
     counted[0] = seen[0]
 

@@ -181,14 +181,17 @@ def examples(source: Source) -> Examples:
     for path in source.paths("file"):
         rows = 0
         for index, example in _file_examples(path, source.options, source.features):
+            assert example is not None
             yield str(offset + index), example
             rows = index + 1
         offset += rows
 
 
 def _file_examples(
-    path: Path, options: Mapping[str, Any], features: FeaturesDict
-) -> Iterator[tuple[int, dict[str, Any]]]:
+    path: Path, options: Mapping[str, Any], features: FeaturesDict, convert_from: int = 0
+) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """``(index, example)`` of each row; the rows before `convert_from` are read (their
+    index counted) but not converted: ``(index, None)``."""
     rows_ = rows(path, options)
     header: list[str] = list(options["header"])
     if not header:
@@ -198,6 +201,9 @@ def _file_examples(
         header = first[1]
     convert = RowConverter(path, options, features, header)
     for index, (line, row) in enumerate(rows_):
+        if index < convert_from:
+            yield index, None
+            continue
         example = convert(index, line, row)
         if example is not None:
             yield index, example

@@ -274,6 +274,29 @@ def test_csv_batches_fall_back_for_one_batch_only(
     assert _outcome(lambda: _batch_records("delimited", without_fill, 0, 2000)) == want_
 
 
+def test_the_row_reader_converts_only_from_an_irregular_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bytes only Python's csv reads alike (a lone \\r in a quoted value) send the rest of
+    the file to the row reader, which parses the rows before them again, not converting them."""
+    from catalog.formats import delimited
+
+    monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 8)  # read ahead: 32 blocks
+    lines = [f"{i},row {i}" for i in range(2000)]
+    lines[1500] = '1500,"a\rb"'
+    features = FeaturesDict({"a": Scalar("int64"), "c": Text()})
+    source = _csv_source(tmp_path, "a,c\n" + "\n".join(lines) + "\n", features)
+    want = _row_records("delimited", source)
+    converted = []
+    real = delimited.RowConverter.__call__
+    monkeypatch.setattr(
+        delimited.RowConverter, "__call__", lambda *a: converted.append(1) or real(*a)
+    )
+    COLUMNAR.clear()
+    assert _batch_records("delimited", source, 0, 2000) == want
+    assert sum(COLUMNAR) > 1000 and sum(COLUMNAR) + len(converted) == 2000  # each row once
+
+
 def test_units_in_turn_resume_one_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 10)
     features = FeaturesDict({"a": Scalar("int64"), "c": Text()})
