@@ -55,7 +55,15 @@ from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, 
 from catalog.features.features_dict import split_path
 from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
 
-__all__ = ["FIELD_LIMIT", "FORMAT", "examples", "rows", "to_value", "too_many_fields"]
+__all__ = [
+    "FIELD_LIMIT",
+    "FORMAT",
+    "RowConverter",
+    "examples",
+    "rows",
+    "to_value",
+    "too_many_fields",
+]
 
 #: The longest field read, in characters (Python's csv module stops at 128 KiB by default).
 FIELD_LIMIT = 1 << 28
@@ -173,14 +181,17 @@ def examples(source: Source) -> Examples:
     for path in source.paths("file"):
         rows = 0
         for index, example in _file_examples(path, source.options, source.features):
+            assert example is not None
             yield str(offset + index), example
             rows = index + 1
         offset += rows
 
 
 def _file_examples(
-    path: Path, options: Mapping[str, Any], features: FeaturesDict
-) -> Iterator[tuple[int, dict[str, Any]]]:
+    path: Path, options: Mapping[str, Any], features: FeaturesDict, convert_from: int = 0
+) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """``(index, example)`` of each row; the rows before `convert_from` are read (their
+    index counted) but not converted: ``(index, None)``."""
     rows_ = rows(path, options)
     header: list[str] = list(options["header"])
     if not header:
@@ -188,46 +199,73 @@ def _file_examples(
         if first is None:
             raise SourceFormatError(f"{path}: empty; expected a header row")
         header = first[1]
-    position = {name: i for i, name in enumerate(header)}
-    wanted = [*options["columns"].values(), *(c for cs in options["stack"].values() for c in cs)]
-    absent = [c for c in wanted if c not in position]
-    if absent:
-        raise SourceFormatError(
-            f"{path}: no column {absent[0]!r}; the columns are {', '.join(header)}"
-        )
-    plan: list[tuple[str, Feature, list[int]]] = [
-        (p, _feature(features, p), [position[c] for c in cs])
-        for p, cs in [
-            *((p, [c]) for p, c in options["columns"].items()),
-            *options["stack"].items(),
-        ]
-    ]
-    try:
-        constants = {p: to_value(_feature(features, p), t) for p, t in options["constant"].items()}
-    except ValueError as error:
-        raise SourceFormatError(f"{path}: options.constant: {error}") from None
-    stacked = set(options["stack"])
-    missing, fill, values = set(options["missing"]), options["fill"], options["values"]
-    strip, skip_incomplete = set(options["strip"]), options["incomplete"] == "skip"
-    absent_missing = options["incomplete"] == "missing"
-    doubled, via_float32 = set(options["doubled_quotes"]), set(options["via_float32"])
+    convert = RowConverter(path, options, features, header)
     for index, (line, row) in enumerate(rows_):
+        if index < convert_from:
+            yield index, None
+            continue
+        example = convert(index, line, row)
+        if example is not None:
+            yield index, example
+
+
+class RowConverter:
+    """A row's fields (a list of texts, as `rows` gives them) as the example the split's
+    options make of it: ``convert(index, line, fields)`` -> the example, or None for a row
+    ``incomplete: skip`` drops; SourceFormatError naming ``path:line`` for one that cannot be
+    read. `header`: the names of the fields, in order (the file's header, or any subset of its
+    columns holding every mapped one: a row of them is read as the whole row would be)."""
+
+    def __init__(
+        self, path: Path, options: Mapping[str, Any], features: FeaturesDict, header: list[str]
+    ) -> None:
+        position = {name: i for i, name in enumerate(header)}
+        wanted = [
+            *options["columns"].values(),
+            *(c for cs in options["stack"].values() for c in cs),
+        ]
+        absent = [c for c in wanted if c not in position]
+        if absent:
+            raise SourceFormatError(
+                f"{path}: no column {absent[0]!r}; the columns are {', '.join(header)}"
+            )
+        self._plan: list[tuple[str, Feature, list[int]]] = [
+            (p, _feature(features, p), [position[c] for c in cs])
+            for p, cs in [
+                *((p, [c]) for p, c in options["columns"].items()),
+                *options["stack"].items(),
+            ]
+        ]
+        try:
+            self._constants = {
+                p: to_value(_feature(features, p), t) for p, t in options["constant"].items()
+            }
+        except ValueError as error:
+            raise SourceFormatError(f"{path}: options.constant: {error}") from None
+        self._path, self._options, self._features, self._header = path, options, features, header
+        self._missing, self._stacked = set(options["missing"]), set(options["stack"])
+        self._strip, self._doubled = set(options["strip"]), set(options["doubled_quotes"])
+        self._via_float32 = set(options["via_float32"])
+
+    def __call__(self, index: int, line: int, row: list[str]) -> dict[str, Any] | None:
+        path, options, header = self._path, self._options, self._header
         if len(row) > len(header):
             raise too_many_fields(path, line, len(header), len(row), options["delimiter"])
         if len(row) < len(header):
-            if skip_incomplete:
-                continue
-            if not absent_missing:
+            if options["incomplete"] == "skip":
+                return None
+            if options["incomplete"] != "missing":
                 raise SourceFormatError(
                     f"{path}:{line}: {len(row)} fields, the header has {len(header)} "
                     "(options.incomplete: skip drops such rows, missing reads the absent "
                     "fields as missing values)"
                 )
             row = row + [options["missing"][0]] * (len(header) - len(row))
-        flat: dict[str, Any] = dict(constants)
+        flat: dict[str, Any] = dict(self._constants)
         if options["row_index"]:
             flat[options["row_index"]] = index
-        for feature_path, feature, cols in plan:
+        missing, fill, values = self._missing, options["fill"], options["values"]
+        for feature_path, feature, cols in self._plan:
             texts = []
             for col in cols:
                 text = row[col]
@@ -240,23 +278,23 @@ def _file_examples(
                         )
                     text = fill[feature_path]
                 text = values.get(feature_path, {}).get(text, text)
-                if feature_path in doubled:
+                if feature_path in self._doubled:
                     text = text.replace('"', '""')
-                texts.append(text.strip() if feature_path in strip else text)
+                texts.append(text.strip() if feature_path in self._strip else text)
             try:
-                if feature_path in stacked:
+                if feature_path in self._stacked:
                     values_ = [to_value(feature, t) for t in texts]
                     flat[feature_path] = np.array(values_, dtype=feature.dtype)
                 else:
                     flat[feature_path] = to_value(feature, texts[0])
-                if feature_path in via_float32:
+                if feature_path in self._via_float32:
                     flat[feature_path] = np.float32(flat[feature_path]).astype(feature.dtype)
             except ValueError as error:
                 raise SourceFormatError(
                     f"{path}:{line}: column(s) {', '.join(header[c] for c in cols)} for feature "
                     f"{feature_path!r}: {error}"
                 ) from None
-        yield index, _nest(flat, features)
+        return _nest(flat, self._features)
 
 
 def too_many_fields(path: Path, line: int, expected: int, saw: int, delimiter: str) -> Exception:

@@ -12,7 +12,7 @@ the speed, never the outcome.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from catalog.formats.base import Batch, Source
 
 __all__ = [
     "BATCH_ROWS",
+    "Cursor",
     "Refused",
     "Resumable",
     "from_strings",
@@ -92,10 +93,17 @@ def _numbers(array: Any, feature: Scalar) -> np.ndarray[Any, Any]:
     return result
 
 
-def from_strings(array: Any, feature: Feature, missing: frozenset[str], fill: str | None) -> Any:
+def from_strings(
+    array: Any,
+    feature: Feature,
+    missing: frozenset[str],
+    fill: str | None,
+    replace: Mapping[str, str] | None = None,
+) -> Any:
     """A column of CSV fields (a pyarrow string array) as `feature`'s values, as
-    `catalog.formats.delimited.to_value` gives them after ``missing``/``fill``; Refused
-    where that cannot be shown in bulk."""
+    `catalog.formats.delimited.to_value` gives them after ``missing``/``fill``, then
+    `replace` (the ``values`` option: texts given others, the rest unchanged); Refused where
+    that cannot be shown in bulk."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -105,6 +113,12 @@ def from_strings(array: Any, feature: Feature, missing: frozenset[str], fill: st
             if fill is None:
                 raise Refused
             array = pc.if_else(absent, pa.scalar(fill, pa.string()), array)
+    if replace:
+        keys = list(replace)
+        at = pc.index_in(array, value_set=pa.array(keys, pa.string()))
+        if at.null_count < len(at):
+            replaced = pc.take(pa.array([replace[k] for k in keys], pa.string()), at)
+            array = pc.if_else(pc.is_null(at), array, replaced)
     if isinstance(feature, Text):
         return text_column(array)
     if isinstance(feature, ClassLabel):
@@ -243,30 +257,47 @@ def _cut(batch: Batch, rows: int) -> tuple[Batch, Batch]:
     )
 
 
-class Resumable:
-    """``batches(source, start, stop)`` from a `stream` ``(source, start) -> Batch es from
-    start to the end``, resumed where the last call stopped when the next one starts there
-    (the units of a split written one after the other in this process read a sequential
-    file once, not each from its start). Holds at most one open stream and one batch."""
+class Cursor:
+    """The rows ``start..stop-1`` a `Resumable` stream is asked for by the call reading it: a
+    stream reading them as it goes converts no row before `start` (a later call may have
+    skipped some) nor past `stop` (a later call may skip them)."""
 
-    def __init__(self, stream: Callable[[Source, int], Iterator[Batch]]) -> None:
+    def __init__(self, start: int, stop: int) -> None:
+        self.start, self.stop = start, stop
+
+
+class Resumable:
+    """``batches(source, start, stop)`` from a `stream` ``(source, cursor) -> Batch es from
+    cursor.start to the end``, resumed when the next call starts where the last one stopped
+    or further on (the units of a split a process writes in turn, one after the other or
+    every N-th with N workers, read a sequential file once, not each from its start: rows
+    between are passed over, and a stream reading ``cursor.start`` as it goes converts none of
+    them). Holds at most one open stream and one batch."""
+
+    def __init__(self, stream: Callable[[Source, Cursor], Iterator[Batch]]) -> None:
         self._stream = stream
-        self._left: tuple[Source, int, Iterator[Batch], Batch | None] | None = None
+        self._left: tuple[Source, int, Iterator[Batch], Batch | None, Cursor] | None = None
 
     def __call__(self, source: Source, start: int, stop: int) -> Iterator[Batch]:
         left, self._left = self._left, None
-        if left is not None and left[1] == start and left[0] == source:
-            stream, pending = left[2], left[3]
+        if left is not None and left[1] <= start and left[0] == source:
+            stream, pending, cursor = left[2], left[3], left[4]
+            cursor.start, cursor.stop = start, stop
         else:
-            stream, pending = self._stream(source, start), None
+            cursor = Cursor(start, stop)
+            stream, pending = self._stream(source, cursor), None
         position = start
         while position < stop:
             batch = pending if pending is not None else next(stream, None)
             pending = None
             if batch is None:
                 return
+            if batch.start + batch.rows <= position and batch.error is None:
+                continue  # rows before the call's start
+            if batch.start < position:
+                batch = _cut(batch, position - batch.start)[1]
             if batch.rows > stop - position:
                 batch, pending = _cut(batch, stop - position)
             yield batch
             position += batch.rows
-        self._left = (source, position, stream, pending)
+        self._left = (source, position, stream, pending, cursor)

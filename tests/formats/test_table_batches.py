@@ -62,6 +62,9 @@ def _batch_records(fmt: str, source: Source, start: int, stop: int) -> list[byte
             COLUMNAR.append(batch.rows)
         else:
             assert batch.examples is not None and len(batch.examples) == batch.rows
+            if fmt == "delimited":  # the row reader's keys: the rows' positions
+                keys = [key for key, _ in batch.examples]
+                assert keys == [str(batch.start + i) for i in range(batch.rows)]
             records += [codec.encode(e) for _, e in batch.examples]
             if batch.error is not None:
                 raise batch.error
@@ -156,7 +159,11 @@ def csv_tables(draw: Any) -> tuple[str, FeaturesDict, dict[str, Any]]:
     rows = draw(st.lists(st.lists(FIELDS, min_size=len(names), max_size=len(names)), max_size=12))
     out = io.StringIO()
     writer = csv.writer(out, lineterminator=draw(st.sampled_from(["\n", "\r\n"])))
-    writer.writerow(names)
+    given: dict[str, Any] = {}
+    if draw(st.booleans()):
+        writer.writerow(names)
+    else:  # a file without a header row: the names given
+        given["header"] = names
     writer.writerows(rows)
     text = out.getvalue()
     for _ in range(draw(st.integers(0, 2))):  # make it irregular here and there
@@ -164,7 +171,10 @@ def csv_tables(draw: Any) -> tuple[str, FeaturesDict, dict[str, Any]]:
         text = text[:cut] + draw(st.sampled_from(['"', "\r", ",", "\n", "\n\n", "x"])) + text[cut:]
     fill = {n: draw(st.sampled_from(["0", "nan", "true", "cat", ""])) for n in names
             if draw(st.booleans())}  # fmt: skip
-    return text, FeaturesDict(features), {"fill": fill}
+    some = st.sampled_from(["", "0", "1", "7", "nan", " 5", "true", "cat", "dog", "x,y", "é"])
+    values = {n: draw(st.dictionaries(some, some, max_size=3)) for n in names
+              if draw(st.booleans())}  # fmt: skip
+    return text, FeaturesDict(features), {"fill": fill, "values": values, **given}
 
 
 @SETTINGS
@@ -180,6 +190,28 @@ def test_csv_batches_match_the_row_reader(tmp_path: Path, table: Any, data: Any)
     start = data.draw(st.integers(0, n))
     stop = data.draw(st.integers(start, n + 2))
     assert _batch_records("delimited", source, start, stop) == want[1][start:stop]
+
+
+def test_csv_batches_read_header_and_values_in_bulk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file without a header row (``header``) and texts given others (``values``), as
+    ag_news is read: column by column, the row reader's records."""
+    monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 10)
+    features = FeaturesDict({"label": ClassLabel(names=["World", "Sports"]), "title": Text()})
+    text = "".join(f'"{1 + i % 2}","title {i}, ""quoted"""\n' for i in range(1000))
+    source = _csv_source(
+        tmp_path,
+        text,
+        features,
+        header=["label", "title"],
+        values={"label": {"1": "World", "2": "Sports"}, "title": {'title 7, "quoted"': "7"}},
+    )
+    want = _row_records("delimited", source)
+    COLUMNAR.clear()
+    assert _batch_records("delimited", source, 0, 1000) == want
+    assert sum(COLUMNAR) == 1000
+    assert _batch_records("delimited", source, 10, 500) == want[10:500]
 
 
 def test_csv_batches_fall_back_mid_file_with_the_row_readers_line(
@@ -204,6 +236,67 @@ def test_csv_batches_fall_back_mid_file_with_the_row_readers_line(
         assert got == want_, bad
 
 
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {1500: " 17,0.5,x"},  # a number only Python reads
+        {1500: "1_000,0.5,x", 1700: "3,1_0.5,y"},  # two, batches apart
+        {1500: "5,6"},  # a short row (incomplete: missing): c gets its fill
+        {1500: "5", 1501: "6,7", 1502: "8"},  # short rows in a run
+        dict.fromkeys(range(0, 2000, 97), "5"),  # short rows in every batch
+    ],
+    ids=["space", "underscores", "short", "short-run", "short-everywhere"],
+)
+def test_csv_batches_fall_back_for_one_batch_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: dict[int, str]
+) -> None:
+    """A row only the row reader reads sends its batch there, not the rest of the file."""
+    monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 10)
+    lines = [f"{i},{i / 3},row {i}" for i in range(2000)]
+    for at, line in changes.items():
+        lines[at] = line
+    features = FeaturesDict({"a": Scalar("int64"), "b": Scalar("float64"), "c": Text()})
+    text = "a,b,c\n" + "\n".join(lines) + "\n"
+    source = _csv_source(tmp_path, text, features, fill={"b": "nan", "c": "none"})
+    want = _row_records("delimited", source)
+    COLUMNAR.clear()
+    assert _batch_records("delimited", source, 0, 2000) == want
+    batches = len(COLUMNAR)
+    assert batches > 10
+    if len(changes) < 5:  # the other batches still came column by column
+        assert sum(COLUMNAR) >= 2000 - len(changes) * 2000 // batches * 2
+    else:  # short rows put back in place: every batch column by column
+        assert sum(COLUMNAR) == 2000
+    for start, stop in [(1490, 1510), (1501, 1502), (0, 1501), (1500, 2000)]:
+        assert _batch_records("delimited", source, start, stop) == want[start:stop]
+    without_fill = _csv_source(tmp_path, text, features)  # an error, the row reader's line
+    want_ = _outcome(lambda: _row_records("delimited", without_fill))
+    assert _outcome(lambda: _batch_records("delimited", without_fill, 0, 2000)) == want_
+
+
+def test_the_row_reader_converts_only_from_an_irregular_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bytes only Python's csv reads alike (a lone \\r in a quoted value) send the rest of
+    the file to the row reader, which parses the rows before them again, not converting them."""
+    from catalog.formats import delimited
+
+    monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 8)  # read ahead: 32 blocks
+    lines = [f"{i},row {i}" for i in range(2000)]
+    lines[1500] = '1500,"a\rb"'
+    features = FeaturesDict({"a": Scalar("int64"), "c": Text()})
+    source = _csv_source(tmp_path, "a,c\n" + "\n".join(lines) + "\n", features)
+    want = _row_records("delimited", source)
+    converted = []
+    real = delimited.RowConverter.__call__
+    monkeypatch.setattr(
+        delimited.RowConverter, "__call__", lambda *a: converted.append(1) or real(*a)
+    )
+    COLUMNAR.clear()
+    assert _batch_records("delimited", source, 0, 2000) == want
+    assert sum(COLUMNAR) > 1000 and sum(COLUMNAR) + len(converted) == 2000  # each row once
+
+
 def test_units_in_turn_resume_one_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 10)
     features = FeaturesDict({"a": Scalar("int64"), "c": Text()})
@@ -220,6 +313,40 @@ def test_units_in_turn_resume_one_stream(tmp_path: Path, monkeypatch: pytest.Mon
     assert got == want
     assert len(opened) == 2  # each file opened (and read) once for the eight units
     assert _batch_records("delimited", source, 1200, 1300) == want[1200:1300]  # afresh
+
+
+@pytest.mark.parametrize("irregular", [False, True])
+def test_a_workers_units_pass_over_the_others_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, irregular: bool
+) -> None:
+    """Two workers, each taking every other unit: each reads the files once (not each unit
+    from the file's start), converting only its own units' rows."""
+    monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 10)
+    features = FeaturesDict({"a": Scalar("int64"), "c": Text()})
+    rows = [f"{i},t{i}" for i in range(999)]
+    if irregular:  # a value only Python reads: its batch alone goes to the row reader
+        rows[600] = " 600,t600"
+    source = _csv_source(tmp_path, "a,c\n" + "\n".join(rows) + "\n", features, files=2)
+    want = _row_records("delimited", source)
+    opened, converted = [], []
+    real_open, real_convert = csv_batches.open_fields, csv_batches.from_strings
+    monkeypatch.setattr(csv_batches, "open_fields", lambda *a: opened.append(1) or real_open(*a))
+
+    def convert(array: Any, *rest: Any) -> Any:
+        converted.append(len(array))
+        return real_convert(array, *rest)
+
+    monkeypatch.setattr(csv_batches, "from_strings", convert)
+    units = [(start, min(start + 125, 1998)) for start in range(0, 1998, 125)]
+    for worker in (0, 1):
+        stream = csv_batches.Resumable(csv_batches._stream)  # a worker process's own
+        monkeypatch.setattr(csv_batches, "batches", stream)
+        opened.clear(), converted.clear()
+        for start, stop in units[worker::2]:
+            assert _batch_records("delimited", source, start, stop) == want[start:stop]
+        assert len(opened) == 2  # each file opened (and parsed) once for its eight units
+        mine = sum(stop - start for start, stop in units[worker::2])
+        assert sum(converted) <= 2 * (mine + 2 * len(units))  # 2 columns; ends of batches
 
 
 def _parquet_source(tmp: Path, table: pa.Table, features: FeaturesDict, fill: Any) -> Source:
@@ -295,6 +422,45 @@ def test_column_types_from_batches_match_one_by_one(
         m.setattr(table_scan, "_bulk_scan", lambda *a: None)
         one_by_one = _outcome(lambda: table_scan.scan(kind, [path, path], label="c0"))
     assert bulk == one_by_one
+
+
+@SETTINGS
+@given(st.lists(st.lists(FIELDS, max_size=6), min_size=1, max_size=5))
+def test_column_batches_match_adding_one_by_one(batches: list[list[str]]) -> None:
+    """Batch after batch (the fields fitting the column's kind so far not sorted again), the
+    kind, where it widened, the missing values and the distinct ones are `add`'s."""
+    from catalog.spec.infer import column_batches
+    from catalog.spec.infer.column_types import TextColumn
+
+    bulk, one = TextColumn(), TextColumn()
+    line = 2
+    for fields in batches:
+        column_batches.add_batch(bulk, pa.array(fields, pa.string()), line)
+        for text in fields:
+            one.add(text, line)
+            line += 1
+    assert bulk == one
+
+
+def test_column_batches_sort_only_what_may_widen(monkeypatch: pytest.MonkeyPatch) -> None:
+    from catalog.spec.infer import column_batches
+    from catalog.spec.infer.column_types import TextColumn
+
+    sorted_ = []
+    real = column_batches._kinds
+    monkeypatch.setattr(column_batches, "_kinds", lambda t: sorted_.append(len(t)) or real(t))
+    for first, then, widened, texts in [
+        (["1", "2"], ["3", "-4", "+5", ""], {"int64": 2}, (1, 21)),  # "x" sorted: text
+        (["1.5"], ["3", "2e5", "nan", "-inf", ".5"], {"float64": 2}, (1, 21)),
+        (["true"], ["FALSE", "True", "false"], {"bool": 2}, (3, 20)),  # "1": a bool's text
+    ]:
+        column, sorted_[:] = TextColumn(), []
+        column_batches.add_batch(column, pa.array(first), 2)
+        column_batches.add_batch(column, pa.array(then), 10)
+        assert sorted_ == [len(first)]  # the second batch: every field fits, none sorted
+        assert column.widened_at == widened
+        column_batches.add_batch(column, pa.array(["1", "x", "2"]), 20)
+        assert (sorted_[-1], column.widened_at["text"]) == texts and column.kind == "text"
 
 
 def test_column_types_from_batches_on_every_kind(

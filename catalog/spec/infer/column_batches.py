@@ -27,7 +27,8 @@ _FLOAT = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|inf
 
 def add_batch(column: TextColumn, array: Any, first_line: int) -> None:
     """Add the fields of `array` (a pyarrow string array without nulls), field ``i`` being on
-    line ``first_line + i``, to `column`, as ``column.add`` of each would."""
+    line ``first_line + i``, to `column`, as ``column.add`` of each would (only the fields not
+    of the column's kind so far are sorted into kinds: the others cannot widen it)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -50,10 +51,45 @@ def add_batch(column: TextColumn, array: Any, first_line: int) -> None:
                 column.distinct = None
     if column.kind == "text" or not len(present):
         return
+    where = None  # the positions in `present` of the fields that may widen the column
+    if column.kind in ("bool", "int64", "float64"):
+        where = np.flatnonzero(~_fits(present, column.kind))
+        if not len(where):
+            return
+        present = present.take(pa.array(where))
     kinds = _kinds(present)
     for code in sorted(set(np.unique(kinds).tolist()), key=lambda c: int(np.argmax(kinds == c))):
         at = int(np.argmax(kinds == code))
+        at = at if where is None else int(where[at])
         column.widen(_KINDS[code], first_line + (at if rows is None else int(rows[at])))
+
+
+def _fits(texts: Any, kind: str) -> np.ndarray[Any, Any]:
+    """Which fields are of `kind` or of one that `kind` holds (an int64 in a float64
+    column): those leave a column of that kind as it is (one regular expression, not all of
+    `_kinds`'s; the patterns are ASCII without spaces, so `_PLAIN` holds for what they match)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if kind == "bool":
+        lower = pc.is_in(pc.ascii_lower(texts), value_set=pa.array(["true", "false"]))
+        result: np.ndarray[Any, Any] = lower.to_numpy(zero_copy_only=False)
+        return result
+    integer: np.ndarray[Any, Any] = pc.match_substring_regex(texts, _INT).to_numpy(
+        zero_copy_only=False
+    )
+    fits = integer.copy()
+    if integer.any():  # an integer past int64 is text (as `_kinds` finds it)
+        digits = texts.filter(pa.array(integer))
+        try:
+            if pc.any(pc.greater(pc.utf8_length(digits), 20)).as_py():
+                raise pa.ArrowInvalid("longer than any int64")
+            pc.cast(pc.replace_substring_regex(digits, r"^\+", ""), pa.int64())  # "+5" too
+        except pa.ArrowInvalid:
+            fits[integer] = False  # `_kinds` sorts them out one by one
+    if kind == "float64":
+        fits |= ~integer & pc.match_substring_regex(texts, _FLOAT).to_numpy(zero_copy_only=False)
+    return fits
 
 
 def _kinds(texts: Any) -> np.ndarray[Any, Any]:
@@ -87,7 +123,7 @@ def _kinds(texts: Any) -> np.ndarray[Any, Any]:
         try:
             if pc.any(pc.greater(pc.utf8_length(digits), 20)).as_py():
                 raise pa.ArrowInvalid("longer than any int64")
-            pc.cast(digits, pa.int64())
+            pc.cast(pc.replace_substring_regex(digits, r"^\+", ""), pa.int64())  # "+5" too
             kinds[where] = _KINDS.index("int64")
         except pa.ArrowInvalid:  # past int64: text, as one by one
             for i, text in zip(where.tolist(), digits.to_pylist(), strict=True):

@@ -132,7 +132,7 @@ def _bulk_scan(
     opened = open_fields(path, options)
     if opened is None:
         return None
-    reader, checked = opened
+    reader, checked, _ = opened
     seen = copy.deepcopy(columns)
     n = 0
     try:
