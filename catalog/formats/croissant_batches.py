@@ -57,7 +57,8 @@ def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
     Parquet file or file set on disk, or its files' path or name (the Hub's split field), and
     a split filter reads such a path (see the module docstring); None otherwise."""
     from catalog.formats.croissant_files import FILENAME, FULLPATH
-    from catalog.formats.croissant_records import _key, file_reference
+    from catalog.formats.croissant_records import file_reference
+    from catalog.formats.croissant_values import match_key
 
     node = recipe.record_sets[recipe.target]
     fields = recipe.fields[recipe.target]
@@ -96,7 +97,7 @@ def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
             values = {f.id: f.value(props) for f in per_file}
         except CatalogError:  # the row reader raises it where it reads the file's first row
             return None
-        if all(_key(values.get(fid)) == value for fid, value in where):
+        if all(match_key(values.get(fid)) == value for fid, value in where):
             files.append(path)
             constants[path] = values
     return ColumnsPlan(tuple(files), columns, constants, dict(recipe.features))
@@ -132,10 +133,10 @@ def batches(source: Source, start: int, stop: int) -> Iterator[Batch]:
 
 
 def _column_batches(
-    source: Source, target: str, plan: ColumnsPlan, start: int, stop: int
+    source: Source, target: str, plan: ColumnsPlan, start: int, stop: int | None
 ) -> Iterator[Batch]:
     from catalog.formats.croissant_values import caster
-    from catalog.formats.parquet import _Access
+    from catalog.formats.parquet import ParquetAccess
     from catalog.formats.table_batches import BATCH_ROWS, Refused, from_typed, row_batches
 
     features: FeaturesDict = source.features
@@ -148,7 +149,7 @@ def _column_batches(
     fills = {name: _fill(features[name]) for name in plan.features}
     casts = [(name, f, caster(features[name], f)) for name, f in plan.features.items()]
     position = start
-    for path, _, batch in _Access(table).slices(start, stop, BATCH_ROWS):
+    for path, _, batch in ParquetAccess(table).slices(start, stop, BATCH_ROWS):
         constants = plan.constants[path]
         try:
             converted: dict[str, Any] | None = {
