@@ -31,6 +31,7 @@ from catalog.errors import CatalogError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Text
 from catalog.features.batch_encode import TextColumn
 from catalog.formats.base import Batch, Source
+from catalog.formats.table_batches import resumable
 
 if TYPE_CHECKING:
     from catalog.formats.croissant_records import Recipe
@@ -118,18 +119,32 @@ def _fill(feature: Feature) -> Any:
     return None
 
 
-def batches(source: Source, start: int, stop: int) -> Iterator[Batch]:
-    """Examples ``start..stop-1`` of a croissant split in `Batch` es: columns where the
-    record set allows (`columns_plan`), else the row reader's examples."""
+def _stream(source: Source, start: int) -> Iterator[Batch]:
+    """Examples ``start..`` of a croissant split in `Batch` es: columns where the record set
+    allows (`columns_plan`), else the row reader's examples."""
     from catalog.formats.croissant_records import Recipe, examples
     from catalog.formats.table_batches import row_batches
 
     recipe = Recipe(source.options["recipe"], source.options["files"])
     plan = columns_plan(recipe)
-    if plan is None:  # read from the start, as the row path does without random access
-        yield from row_batches(itertools.islice(examples(source), start, stop), start)
+    if plan is None:  # read from the start: the row reader has no random access
+        yield from row_batches(itertools.islice(examples(source), start, None), start)
         return
-    yield from _column_batches(source, recipe.target, plan, start, stop)
+    yield from _column_batches(source, recipe.target, plan, start, None)
+
+
+def _sequential(source: Source) -> bool:
+    """Whether the split is read by the row reader, from its start (a range after the last
+    one read goes on reading it; Parquet read by columns starts at the row group)."""
+    from catalog.formats.croissant_records import Recipe
+
+    return columns_plan(Recipe(source.options["recipe"], source.options["files"])) is None
+
+
+#: ``batches(source, start, stop)``: examples ``start..stop-1`` of a croissant split in
+#: `Batch` es (`_stream`), a range starting where the last one stopped (or after it, read by
+#: the row reader) going on reading where it was (`catalog.formats.resume`).
+batches = resumable(_stream, ahead=_sequential)
 
 
 def _column_batches(

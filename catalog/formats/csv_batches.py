@@ -29,7 +29,7 @@ import numpy as np
 from catalog.features import FeaturesDict
 from catalog.formats.base import Batch, Source
 from catalog.formats.delimited import _file_examples, examples, rows
-from catalog.formats.table_batches import Refused, Resumable, from_strings, row_batches
+from catalog.formats.table_batches import Refused, from_strings, resumable, row_batches
 
 __all__ = ["BLOCK_BYTES", "Checked", "batches", "bulk_dialect", "open_fields"]
 
@@ -63,7 +63,7 @@ def _stream(source: Source, start: int) -> Iterator[Batch]:
 #: ``batches(source, start, stop)``: the examples ``start..stop-1`` of a delimited split, in
 #: `Batch` es (see the module docstring); a call starting where the last one stopped goes on
 #: reading the same files.
-batches = Resumable(_stream)
+batches = resumable(_stream)
 
 
 def _bulk_options(options: Mapping[str, Any]) -> bool:

@@ -21,13 +21,14 @@ from catalog.errors import CatalogError, FeatureError
 from catalog.features import ClassLabel, Feature, Scalar, Text
 from catalog.features.batch_encode import TextColumn
 from catalog.formats.base import Batch, Source
+from catalog.formats.resume import Resumed
 
 __all__ = [
     "BATCH_ROWS",
     "Refused",
-    "Resumable",
     "from_strings",
     "from_typed",
+    "resumable",
     "row_batches",
     "text_column",
 ]
@@ -243,30 +244,18 @@ def _cut(batch: Batch, rows: int) -> tuple[Batch, Batch]:
     )
 
 
-class Resumable:
+def resumable(
+    stream: Callable[[Source, int], Iterator[Batch]], ahead: Callable[[Source], bool] | None = None
+) -> Resumed[Batch]:
     """``batches(source, start, stop)`` from a `stream` ``(source, start) -> Batch es from
     start to the end``, resumed where the last call stopped when the next one starts there
-    (the units of a split written one after the other in this process read a sequential
-    file once, not each from its start). Holds at most one open stream and one batch."""
-
-    def __init__(self, stream: Callable[[Source, int], Iterator[Batch]]) -> None:
-        self._stream = stream
-        self._left: tuple[Source, int, Iterator[Batch], Batch | None] | None = None
-
-    def __call__(self, source: Source, start: int, stop: int) -> Iterator[Batch]:
-        left, self._left = self._left, None
-        if left is not None and left[1] == start and left[0] == source:
-            stream, pending = left[2], left[3]
-        else:
-            stream, pending = self._stream(source, start), None
-        position = start
-        while position < stop:
-            batch = pending if pending is not None else next(stream, None)
-            pending = None
-            if batch is None:
-                return
-            if batch.rows > stop - position:
-                batch, pending = _cut(batch, stop - position)
-            yield batch
-            position += batch.rows
-        self._left = (source, position, stream, pending)
+    or, for a stream `ahead` says is read from its start (default: every one), further on
+    (`catalog.formats.resume.Resumed`: the units of a split written one after the other in
+    a process read a sequential file once, not each from its start)."""
+    return Resumed(
+        stream,
+        size=lambda batch: batch.rows,
+        cut=_cut,
+        ahead=ahead or (lambda _: True),
+        files=lambda source: (source.files, source.options),
+    )
