@@ -13,6 +13,10 @@ Parquet: spec inference + prepare; mlcroissant: every record read, or those it r
 ``--cap`` seconds: its rows/s is then over those rows). Each run is a child process of its
 own, whose peak RSS and CPU seconds (its own and its children's, after the imports) are
 reported beside its time: on a shared machine, read the CPU ratios.
+
+``--hub`` lays the files out as the Hub does (``data/train/``, ``data/test/``, the split a
+regex on the path); ``--paths spec`` times ``croissant_builder`` alone (the Croissant file
+read and each split's examples counted).
 """
 
 from __future__ import annotations
@@ -43,11 +47,16 @@ CONTEXT_FROM = (
 ROW_BYTES = 30
 
 
-def make(root: Path, mb: int) -> tuple[Path, int]:
+def make(root: Path, mb: int, hub: bool = False) -> tuple[Path, int]:
+    """The files and their Croissant file; `hub`: in the Hub's layout, ``data/train/`` (6
+    files) and ``data/test/`` (2), the split a regex on the path (a cr:Split record set)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     (root / "data").mkdir(parents=True)
+    folders = ["train"] * (FILES - 2) + ["test"] * 2 if hub else [""] * FILES
+    for folder in set(folders):
+        (root / "data" / folder).mkdir(parents=True, exist_ok=True)
     rows = mb * (1 << 20) // ROW_BYTES // FILES
     rng = np.random.default_rng(0)
     for n in range(FILES):
@@ -58,7 +67,7 @@ def make(root: Path, mb: int) -> tuple[Path, int]:
             "text": pa.array([f"row {i}" for i in ids.tolist()]),
             "label": ids % 10,
         })  # fmt: skip
-        pq.write_table(table, root / "data" / f"part-{n:03d}.parquet")
+        pq.write_table(table, root / "data" / folders[n] / f"part-{n:03d}.parquet")
 
     def field(name: str, kind: str) -> dict[str, object]:
         return {"@type": "cr:Field", "@id": f"rows/{name}", "name": name, "dataType": kind,
@@ -73,6 +82,19 @@ def make(root: Path, mb: int) -> tuple[Path, int]:
             field("id", "sc:Integer"), field("x", "sc:Float"), field("text", "sc:Text"),
             field("label", "sc:Integer")]}],
     }  # fmt: skip
+    if hub:
+        doc["distribution"][0]["includes"] = "data/*/*.parquet"  # type: ignore[index]
+        split = field("split", "sc:Text")
+        split["references"] = {"field": {"@id": "splits/name"}}
+        split["source"] = {"fileSet": {"@id": "parts"}, "extract": {"fileProperty": "fullpath"},
+                           "transform": {"regex": "^data/(train|test)/.+parquet$"}}  # fmt: skip
+        doc["recordSet"][0]["field"].append(split)  # type: ignore[index]
+        doc["recordSet"].insert(0, {  # type: ignore[attr-defined]
+            "@type": "cr:RecordSet", "@id": "splits", "name": "splits", "dataType": "cr:Split",
+            "field": [{"@type": "cr:Field", "@id": "splits/name", "name": "name",
+                       "dataType": "sc:Text"}],
+            "data": [{"splits/name": "train"}, {"splits/name": "test"}],
+        })  # fmt: skip
     (root / "metadata.json").write_text(json.dumps(doc))
     return root / "metadata.json", rows * FILES
 
@@ -84,9 +106,10 @@ def run_one(path: str, root: Path, run: int, rows: int, cap: float) -> dict[str,
     used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     cpu_before = sum(u.ru_utime + u.ru_stime for u in used)  # the imports' excluded
     start = time.perf_counter()
-    if path == "croissant":
+    if path in ("croissant", "spec"):
         b = croissant_builder(meta, data_dir=root / f"c{run}", download_dir=root / "dl")
-        b.download_and_prepare()
+        if path == "croissant":  # spec: the Croissant file read, its splits counted
+            b.download_and_prepare()
     elif path == "parquet":
         b = files_builder(root / "set" / "data", "plain", data_dir=root / f"p{run}")
         b.download_and_prepare()
@@ -94,7 +117,7 @@ def run_one(path: str, root: Path, run: int, rows: int, cap: float) -> dict[str,
         import mlcroissant as mlc
 
         done = 0
-        for _ in mlc.Dataset(str(meta)).records("rows"):
+        for _ in mlc.Dataset(str(meta)).records("rows"):  # every split's
             done += 1
             if cap and not done % 1000 and time.perf_counter() - start > cap:
                 break
@@ -111,9 +134,15 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=64)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cap", type=float, default=0.0, help="mlcroissant's seconds (0: all)")
-    parser.add_argument("--paths", default="croissant,parquet,mlcroissant")
+    parser.add_argument(
+        "--paths", default="croissant,parquet,mlcroissant", help="of croissant, parquet, "
+        "mlcroissant and spec (croissant_builder alone: the Croissant file read, splits counted)"
+    )  # fmt: skip
+    parser.add_argument("--hub", action="store_true", help="the Hub's layout: split by path")
     parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)  # PATH ROOT RUN (a child)
     args = parser.parse_args()
+    if args.hub and "parquet" in args.paths.split(","):
+        parser.error("--hub: `catalog prepare FOLDER` reads no train/ test/ folders of Parquet")
     if args.one:
         path, root_text, run = args.one
         rows = json.loads((Path(root_text) / "rows.json").read_text())
@@ -121,9 +150,9 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        _, rows = make(root / "set", args.mb)
+        _, rows = make(root / "set", args.mb, args.hub)
         (root / "rows.json").write_text(json.dumps(rows))
-        size = sum(p.stat().st_size for p in (root / "set" / "data").iterdir())
+        size = sum(p.stat().st_size for p in (root / "set" / "data").rglob("*.parquet"))
         print(f"{rows} rows in {FILES} Parquet files, {size / (1 << 20):.1f} MiB")
         paths = args.paths.split(",")
         results: dict[str, list[dict[str, float]]] = {k: [] for k in paths}

@@ -36,7 +36,7 @@ from catalog.formats.table_batches import resumable
 if TYPE_CHECKING:
     from catalog.formats.croissant_records import Recipe
 
-__all__ = ["ColumnsPlan", "batches", "columns_plan"]
+__all__ = ["ColumnsPlan", "batches", "columns_plan", "split_counts"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,48 @@ def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
             files.append(path)
             constants[path] = values
     return ColumnsPlan(tuple(files), columns, constants, dict(recipe.features))
+
+
+def split_counts(source: Source, feature: str) -> dict[str, int] | None:
+    """The split's records counted by the value of `feature` (its split field, as ``str``
+    shows the cast value) without reading them, when each row of its Parquet files is one
+    record (`catalog.formats.croissant_records.Recipe.quick_count`): a field of the files'
+    paths (the Hub's ``default/train/0000.parquet``) counted from the footers, a plain column
+    from that column alone; None otherwise (read them)."""
+    import pyarrow
+
+    from catalog.formats.croissant_files import FILENAME, FULLPATH
+    from catalog.formats.croissant_records import Recipe
+    from catalog.formats.croissant_values import caster
+    from catalog.formats.parquet import parquet_file
+
+    recipe = Recipe(source.options["recipe"], source.options["files"])
+    field = recipe.features.get(feature)
+    if not isinstance(field, str) or recipe.quick_count() is None:
+        return None
+    reader = recipe.fields[recipe.target][field]
+    by_path = reader.column is None and reader.property in (FULLPATH, FILENAME)
+    if not by_path and reader.plain_column is None:
+        return None
+    cast = caster(source.features[feature], field)
+    counts: dict[str, int] = {}
+    try:
+        for path, relative in recipe.files_of(str(reader.file)):
+            if not isinstance(path, Path):
+                return None  # a zip member: read by the row reader
+            handle = parquet_file(path)
+            if by_path:
+                props = {FULLPATH: relative, FILENAME: relative.rsplit("/", 1)[-1]}
+                value = str(cast(reader.value(props)))
+                counts[value] = counts.get(value, 0) + handle.metadata.num_rows
+                continue
+            for batch in handle.iter_batches(columns=[reader.plain_column]):
+                for entry in batch.column(0).value_counts().to_pylist():
+                    value = str(cast(entry["values"]))
+                    counts[value] = counts.get(value, 0) + entry["counts"]
+    except (CatalogError, ArithmeticError, ValueError, TypeError, pyarrow.ArrowException):
+        return None  # the row reader gives the error, naming the row
+    return counts
 
 
 def _fill(feature: Feature) -> Any:
