@@ -36,7 +36,7 @@ FORMAT = FORMATS["croissant"]
 #: mlcommons' examples of tables (Parquet read by columns, CSV and JSON by rows).
 TABLES = [
     ("simple-parquet/metadata.json", "persons", True),
-    ("titanic/metadata.json", "passengers", False),
+    ("titanic/metadata.json", "passengers", True),  # CSV read by pyarrow
     ("simple-join/metadata.json", "publications_by_user", False),
     ("simple-split/metadata.json", "data", True),  # split by a regex on the path
 ]
@@ -320,3 +320,57 @@ def test_a_split_column_is_counted_from_that_column(
         rows = list(FORMAT.examples(source))
         assert len(rows) == spec.splits[name].num_examples
         assert {e["split"] for _, e in rows} == {name}
+
+
+def _csv_croissant(root: Path, files: list[str]) -> Path:
+    """A FileSet of CSV files (``data/part-N.csv``) and fields for its four columns."""
+    croissant = _croissant(root, [], [
+        _field("id", "sc:Integer", "id"), _field("x", "sc:Float", "x"),
+        _field("name", "sc:Text", "name"), _field("flag", "sc:Boolean", "flag"),
+    ])  # fmt: skip
+    for n, text in enumerate(files):
+        (root / "data" / f"part-{n}.csv").write_text(text, newline="")
+    doc = json.loads(croissant.read_text())
+    doc["distribution"][0].update(encodingFormat="text/csv", includes="data/*.csv")
+    croissant.write_text(json.dumps(doc))
+    return croissant
+
+
+def _csv_rows(first: int, n: int) -> str:
+    lines = [f'{i},{"" if i % 7 == 0 else i / 4},{"true" if i % 2 else "0"},"name, {i} ""q"""'
+             for i in range(first, first + n)]  # fmt: skip
+    return "id,x,flag,name\r\n" + "\r\n".join(lines) + "\r\n"
+
+
+@pytest.mark.parametrize(
+    ("change", "by_columns"),
+    [
+        (None, {True}),  # every column converted by pyarrow (an empty float cell: NaN)
+        (("\r\n45,", "\r\n45.75,"), {True, False}),  # a fraction in an integer field: cut
+        ((',"name, 50 ""q"""', ',"name, 50 "x'), {True, False}),  # text after a quote: rows
+        ((',"name, 61 ""q"""', ""), {True, False}),  # a short row: DictReader's None
+    ],
+    ids=["regular", "fraction-in-int", "irregular-quote", "short-row"],
+)
+def test_a_csv_record_set_gives_the_same_records_in_batches(
+    tmp_path: Path, change: Any, by_columns: set[bool]
+) -> None:
+    """A Croissant CSV record set of plain columns is read by pyarrow (`csv_batches`' reader)
+    column by column, the row reader's values wherever a value or the bytes may differ."""
+    texts = [_csv_rows(0, 40), _csv_rows(40, 30), _csv_rows(70, 25)]
+    if change is not None:
+        texts = [t.replace(*change) for t in texts]
+        assert texts != [_csv_rows(0, 40), _csv_rows(40, 30), _csv_rows(70, 25)]
+    croissant = _csv_croissant(tmp_path / "set", texts)
+    spec, sources = _sources(tmp_path, croissant, "rows")
+    (source,) = sources.values()
+    plan = columns_plan(Recipe(source.options["recipe"], source.options["files"]))
+    assert plan is not None and plan.kind == "csv"
+    n = spec.splits["rows"].num_examples
+    assert n == 95
+    kinds = {b.columns is not None for b in FORMAT.batches(source, 0, n)}  # type: ignore[misc]
+    assert kinds == by_columns
+    rows, batched = _records_both_ways(spec, source, 0, n + 1)
+    assert len(rows) == n and batched == rows
+    for start, stop in [(3, 44), (41, 75), (60, 95)]:
+        assert _records_both_ways(spec, source, start, stop) == (rows[start:stop],) * 2
