@@ -2,19 +2,24 @@
 units that encode them in bulk (`catalog.features.batch_encode`), where that gives the values
 the row reader (`catalog.formats.croissant_records`) gives.
 
-That is the case for a record set whose every field is a column of one Parquet FileObject or
-FileSet (files on disk) read as it is (no transform, date, JSON path or join), or its files'
-``fullpath``/``filename`` with any transform (the Hub's split field: one value per file,
-computed once per file by the row reader's own code), and whose split filter, if any, reads
-such a field (a file is kept or left out whole). Its rows are read as the ``parquet`` format
-reads them (footers, row groups: `catalog.formats.parquet`) and converted by
+That is the case for a record set whose every field is a column of one Parquet or CSV/TSV
+FileObject or FileSet (files on disk) read as it is (no transform, date, JSON path or join),
+or its files' ``fullpath``/``filename`` with any transform (the Hub's split field: one value
+per file, computed once per file by the row reader's own code), and whose split filter, if
+any, reads such a field (a file is kept or left out whole). Parquet rows are read as the
+``parquet`` format reads them (footers, row groups: `catalog.formats.parquet`) and converted by
 `catalog.formats.table_batches.from_typed` with the Croissant casts
 (`catalog.formats.croissant_values`) as fills: a null text is ``"None"``, a null float NaN, a
 null class ``"None"`` where the enumeration holds it. Whatever those converters do not show
 to be the row reader's value (a float in an integer field, which mlcroissant cuts; a number
 in a text field; a null integer, ...) sends the batch to the row reader's casts, which give
-the same values or the same error. Every other record set is read by the row reader, in
-batches of its examples.
+the same values or the same error. CSV is read as `catalog.formats.csv_batches` reads it
+(pyarrow's streaming reader, every field text, the bytes checked to be CSV Python's ``csv``
+module reads alike) and converted by `catalog.formats.table_batches.from_strings` (an empty
+float cell is NaN, as pandas reads it for mlcroissant); from the first bytes that may read
+otherwise (or a row of another field count) the row reader reads the rest. Every other
+record set is read by the row reader, in batches of its examples. A split read from its
+start (the row reader, CSV) goes on where the last range stopped (`catalog.formats.resume`).
 """
 
 from __future__ import annotations
@@ -31,16 +36,19 @@ from catalog.errors import CatalogError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Text
 from catalog.features.batch_encode import TextColumn
 from catalog.formats.base import Batch, Source
+from catalog.formats.csv_batches import bulk_dialect, open_fields
+from catalog.formats.resume import Cursor
+from catalog.formats.table_batches import resumable
 
 if TYPE_CHECKING:
     from catalog.formats.croissant_records import Recipe
 
-__all__ = ["ColumnsPlan", "batches", "columns_plan"]
+__all__ = ["ColumnsPlan", "batches", "columns_plan", "split_counts"]
 
 
 @dataclass(frozen=True)
 class ColumnsPlan:
-    """What a record set read column by column reads: its Parquet `files` (in the row
+    """What a record set read column by column reads: its Parquet or CSV `files` (in the row
     reader's order, those a split filter keeps), the `columns` of its fields (``{field id:
     column}``, all of them, so a missing one is an error as it is row by row), the values of
     its fields that read a file's path (``{file: {field id: value}}``, the same in each row of
@@ -50,14 +58,17 @@ class ColumnsPlan:
     columns: Mapping[str, str]
     constants: Mapping[Path, Mapping[str, Any]]
     features: Mapping[str, str]
+    #: The files' kind: ``parquet``, ``csv`` or ``tsv``.
+    kind: str = "parquet"
 
 
 def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
     """The `ColumnsPlan` of the recipe's record set when every field is a plain column of one
-    Parquet file or file set on disk, or its files' path or name (the Hub's split field), and
-    a split filter reads such a path (see the module docstring); None otherwise."""
+    Parquet or CSV/TSV file or file set on disk, or its files' path or name (the Hub's split
+    field), and a split filter reads such a path (see the module docstring); None otherwise."""
     from catalog.formats.croissant_files import FILENAME, FULLPATH
-    from catalog.formats.croissant_records import _key, file_reference
+    from catalog.formats.croissant_records import file_reference
+    from catalog.formats.croissant_values import match_key
 
     node = recipe.record_sets[recipe.target]
     fields = recipe.fields[recipe.target]
@@ -67,8 +78,11 @@ def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
     if len(sources) != 1 or None in sources:
         return None
     file = str(sources.pop())
-    if file not in recipe.files or recipe.files[file]["kind"] != "parquet":
-        return None
+    kind = recipe.files[file]["kind"] if file in recipe.files else None
+    if kind not in ("parquet", "csv", "tsv") or (
+        kind != "parquet" and not bulk_dialect(",", "utf-8")
+    ):
+        return None  # CSV read by pyarrow (`catalog.formats.csv_batches`), when it is there
     columns, per_file = {}, []
     for f in fields.values():
         if f.joined or file_reference(f.node) or f.no_values or f.path_key:
@@ -96,10 +110,52 @@ def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
             values = {f.id: f.value(props) for f in per_file}
         except CatalogError:  # the row reader raises it where it reads the file's first row
             return None
-        if all(_key(values.get(fid)) == value for fid, value in where):
+        if all(match_key(values.get(fid)) == value for fid, value in where):
             files.append(path)
             constants[path] = values
-    return ColumnsPlan(tuple(files), columns, constants, dict(recipe.features))
+    return ColumnsPlan(tuple(files), columns, constants, dict(recipe.features), str(kind))
+
+
+def split_counts(source: Source, feature: str) -> dict[str, int] | None:
+    """The split's records counted by the value of `feature` (its split field, as ``str``
+    shows the cast value) without reading them, when each row of its Parquet files is one
+    record (`catalog.formats.croissant_records.Recipe.quick_count`): a field of the files'
+    paths (the Hub's ``default/train/0000.parquet``) counted from the footers, a plain column
+    from that column alone; None otherwise (read them)."""
+    import pyarrow
+
+    from catalog.formats.croissant_files import FILENAME, FULLPATH
+    from catalog.formats.croissant_records import Recipe
+    from catalog.formats.croissant_values import caster
+    from catalog.formats.parquet import parquet_file
+
+    recipe = Recipe(source.options["recipe"], source.options["files"])
+    field = recipe.features.get(feature)
+    if not isinstance(field, str) or recipe.quick_count() is None:
+        return None
+    reader = recipe.fields[recipe.target][field]
+    by_path = reader.column is None and reader.property in (FULLPATH, FILENAME)
+    if not by_path and reader.plain_column is None:
+        return None
+    cast = caster(source.features[feature], field)
+    counts: dict[str, int] = {}
+    try:
+        for path, relative in recipe.files_of(str(reader.file)):
+            if not isinstance(path, Path):
+                return None  # a zip member: read by the row reader
+            handle = parquet_file(path)
+            if by_path:
+                props = {FULLPATH: relative, FILENAME: relative.rsplit("/", 1)[-1]}
+                value = str(cast(reader.value(props)))
+                counts[value] = counts.get(value, 0) + handle.metadata.num_rows
+                continue
+            for batch in handle.iter_batches(columns=[reader.plain_column]):
+                for entry in batch.column(0).value_counts().to_pylist():
+                    value = str(cast(entry["values"]))
+                    counts[value] = counts.get(value, 0) + entry["counts"]
+    except (CatalogError, ArithmeticError, ValueError, TypeError, pyarrow.ArrowException):
+        return None  # the row reader gives the error, naming the row
+    return counts
 
 
 def _fill(feature: Feature) -> Any:
@@ -117,25 +173,41 @@ def _fill(feature: Feature) -> Any:
     return None
 
 
-def batches(source: Source, start: int, stop: int) -> Iterator[Batch]:
-    """Examples ``start..stop-1`` of a croissant split in `Batch` es: columns where the
+def _stream(source: Source, cursor: Cursor) -> Iterator[Batch]:
+    """Examples ``cursor.start..`` of a croissant split in `Batch` es: columns where the
     record set allows (`columns_plan`), else the row reader's examples."""
     from catalog.formats.croissant_records import Recipe, examples
     from catalog.formats.table_batches import row_batches
 
+    start = cursor.start
     recipe = Recipe(source.options["recipe"], source.options["files"])
     plan = columns_plan(recipe)
-    if plan is None:  # read from the start, as the row path does without random access
-        yield from row_batches(itertools.islice(examples(source), start, stop), start)
+    if plan is None:  # read from the start: the row reader has no random access
+        yield from row_batches(itertools.islice(examples(source), start, None), start)
         return
-    yield from _column_batches(source, recipe.target, plan, start, stop)
+    yield from _column_batches(source, recipe.target, plan, start, None)
+
+
+def _sequential(source: Source) -> bool:
+    """Whether the split is read from its start (by the row reader, or CSV by pyarrow): a
+    range after the last one read goes on reading it; Parquet starts at the row group."""
+    from catalog.formats.croissant_records import Recipe
+
+    plan = columns_plan(Recipe(source.options["recipe"], source.options["files"]))
+    return plan is None or plan.kind != "parquet"
+
+
+#: ``batches(source, start, stop)``: examples ``start..stop-1`` of a croissant split in
+#: `Batch` es (`_stream`), a range starting where the last one stopped (or after it, read by
+#: the row reader) going on reading where it was (`catalog.formats.resume`).
+batches = resumable(_stream, ahead=_sequential)
 
 
 def _column_batches(
-    source: Source, target: str, plan: ColumnsPlan, start: int, stop: int
+    source: Source, target: str, plan: ColumnsPlan, start: int, stop: int | None
 ) -> Iterator[Batch]:
     from catalog.formats.croissant_values import caster
-    from catalog.formats.parquet import _Access
+    from catalog.formats.parquet import ParquetAccess
     from catalog.formats.table_batches import BATCH_ROWS, Refused, from_typed, row_batches
 
     features: FeaturesDict = source.features
@@ -147,14 +219,23 @@ def _column_batches(
     )
     fills = {name: _fill(features[name]) for name in plan.features}
     casts = [(name, f, caster(features[name], f)) for name, f in plan.features.items()]
+    irregular: list[bool] = []
+    if plan.kind == "parquet":
+        slices = ParquetAccess(table).slices(start, stop, BATCH_ROWS)
+        convert = from_typed
+    else:
+        slices = _csv_slices(plan, start, irregular)
+        convert = _from_text
     position = start
-    for path, _, batch in _Access(table).slices(start, stop, BATCH_ROWS):
+    for path, _, batch in slices:
+        if stop is not None and position >= stop:
+            return
         constants = plan.constants[path]
         try:
             converted: dict[str, Any] | None = {
                 name: _constant(features[name], cast(constants[f]), batch.num_rows)
                 if f in constants
-                else from_typed(batch.column(plan.columns[f]), features[name], fills[name])
+                else convert(batch.column(plan.columns[f]), features[name], fills[name])
                 for name, f, cast in casts
             }
         except (Refused, CatalogError):  # the row reader gives the value, or the error
@@ -165,6 +246,67 @@ def _column_batches(
         else:
             yield Batch(position, batch.num_rows, columns=converted)
         position += batch.num_rows
+    if irregular:  # CSV pyarrow may read otherwise: the row reader, from there on
+        from catalog.formats.croissant_records import examples
+
+        yield from row_batches(itertools.islice(examples(source), position, stop), position)
+
+
+def _from_text(array: Any, feature: Feature, fill: Any) -> Any:
+    """A CSV column (pyarrow strings) as the Croissant casts give it
+    (`catalog.formats.croissant_values`): an empty cell of a float field is NaN (pandas', so
+    mlcroissant's); Refused where `catalog.formats.table_batches.from_strings` cannot show
+    the cast's value."""
+    from catalog.formats.table_batches import Refused, from_strings
+
+    if isinstance(feature, ClassLabel) and feature.allow_unlabeled:
+        raise Refused  # "-1" is a label there, not to the Croissant cast
+    if isinstance(feature, Scalar) and feature.dtype.kind == "f":
+        return from_strings(array, feature, frozenset({""}), "nan")
+    return from_strings(array, feature, frozenset(), None)
+
+
+def _csv_slices(plan: ColumnsPlan, start: int, irregular: list[bool]) -> Iterator[Any]:
+    """``(file, its row, record batch)`` of the plan's CSV files from the split's row `start`
+    on, every column read as text by pyarrow (`catalog.formats.csv_batches.open_fields`),
+    while the bytes are CSV Python's ``csv`` module reads alike; at the first that may not
+    be (or pyarrow's error), `irregular` is set and no more is given."""
+    import pyarrow as pa
+
+    options = {"delimiter": "\t" if plan.kind == "tsv" else ",", "encoding": "utf-8-sig"}
+    options["quoting"] = "minimal"
+    columns = sorted(set(plan.columns.values()))
+    offset = 0  # the split's row of the file's next row
+    for path in plan.files:
+        try:
+            opened = open_fields(path, options, columns)
+        except CatalogError:  # the row reader names what is wrong
+            opened = None
+        if opened is None:
+            irregular.append(True)
+            return
+        reader, checked, _ = opened
+        row = 0
+        try:
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    break
+                if checked.irregular:
+                    break
+                lo = max(0, start - offset - row)
+                if lo < batch.num_rows:
+                    yield path, row + lo, batch.slice(lo)
+                row += batch.num_rows
+        except (pa.ArrowException, OSError):
+            irregular.append(True)
+        finally:
+            checked.close()
+        if irregular or checked.irregular:
+            irregular.append(True)
+            return
+        offset += row
 
 
 def _constant(feature: Feature, value: Any, rows: int) -> Any:

@@ -43,7 +43,7 @@ from catalog.formats.croissant_files import (
     set_files,
     zip_files,
 )
-from catalog.formats.croissant_values import caster, resampled
+from catalog.formats.croissant_values import caster, match_key, resampled
 from catalog.formats.patterns import BoundedRegex, glob_regex, regex
 
 __all__ = ["FORMAT", "Recipe", "examples", "listed", "ref"]
@@ -251,7 +251,7 @@ class Recipe:
         for first in bases:
             results = [first]
             for key_field, index, pairs in joins:  # a left join, one record per match
-                matches = index.get(_key(results[0].get(key_field)), [None])
+                matches = index.get(match_key(results[0].get(key_field)), [None])
                 results = [
                     {**r, **{f: m.get(o) if m else None for f, o in pairs}}
                     for r in results
@@ -300,7 +300,7 @@ class Recipe:
             mine = [f for f in fields.values() if f.file == other]
             index: dict[str, list[Any]] = {}
             for row in self._rows(other, [*mine, reader]):
-                index.setdefault(_key(reader.value(row)), []).append(
+                index.setdefault(match_key(reader.value(row)), []).append(
                     {f.id: f.value(row) for f in mine}
                 )
             others.append((fid, index))
@@ -325,7 +325,7 @@ class Recipe:
         for row in self._rows(lead, mine):
             results = [{f.id: f.value(row) for f in mine}]
             for fid, index in others:
-                matches = index.get(_key(results[0].get(fid)), [None])
+                matches = index.get(match_key(results[0].get(fid)), [None])
                 results = [{**r, **(m or {})} for r in results for m in matches]
             yield from results
 
@@ -361,7 +361,7 @@ class Recipe:
                 )
             index: dict[str, list[Any]] = {}
             for record in self.records(other, depth + 1):
-                index.setdefault(_key(record.get(key[1])), []).append(record)
+                index.setdefault(match_key(record.get(key[1])), []).append(record)
             joins.append((key[0], index, pairs))
         return joins
 
@@ -437,10 +437,6 @@ class Recipe:
             yield props
 
 
-def _key(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
 def examples(source: Source) -> Examples:
     """Yield ``(record set:index, example)`` for the records of the split's record set (those
     whose split field has the split's value, when there is one)."""
@@ -453,7 +449,7 @@ def examples(source: Source) -> Examples:
     where = [(recipe.features[f], v) for f, v in recipe.where.items()]
     index = 0
     for record in recipe.records(recipe.target):
-        if where and any(_key(record.get(field)) != v for field, v in where):
+        if where and any(match_key(record.get(field)) != v for field, v in where):
             continue
         example = {name: c(record.get(f)) for name, f, c in plain}
         for name, f, c in nested:

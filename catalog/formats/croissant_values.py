@@ -18,10 +18,16 @@ from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.features import Audio, BBox, ClassLabel, FeaturesDict, Image, Scalar, Tensor, Text
 from catalog.formats.image_files import stored_or_pixels
 
-__all__ = ["MISSING_TEXT", "audio_format", "cast", "caster", "resampled"]
+__all__ = ["MISSING_TEXT", "audio_format", "cast", "caster", "match_key", "resampled"]
 
 #: What mlcroissant gives for a text value that is missing (a left join without a match).
 MISSING_TEXT = "None"
+
+
+def match_key(value: Any) -> str:
+    """The text a value is matched by: a join's key, a split field's value (bytes decoded
+    as UTF-8, anything else as ``str`` shows it, as mlcroissant compares them)."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def cast(feature: Any, value: Any, field: str) -> Any:

@@ -38,13 +38,8 @@ from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Batch, Source
 from catalog.formats.delimited import RowConverter, _file_examples, examples, rows
-from catalog.formats.table_batches import (
-    Cursor,
-    Refused,
-    Resumable,
-    from_strings,
-    row_batches,
-)
+from catalog.formats.resume import Cursor
+from catalog.formats.table_batches import Refused, from_strings, resumable, row_batches
 
 __all__ = ["BLOCK_BYTES", "Checked", "batches", "bulk_dialect", "open_fields"]
 
@@ -79,7 +74,7 @@ def _stream(source: Source, cursor: Cursor) -> Iterator[Batch]:
 #: ``batches(source, start, stop)``: the examples ``start..stop-1`` of a delimited split, in
 #: `Batch` es (see the module docstring); a call starting where the last one stopped goes on
 #: reading the same files.
-batches = Resumable(_stream)
+batches = resumable(_stream)
 
 
 def _bulk_options(options: Mapping[str, Any]) -> bool:

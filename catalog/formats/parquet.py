@@ -20,7 +20,7 @@ from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFo
 from catalog.formats.json_lines import fill_values, validate_columns
 from catalog.formats.typed_values import typed_value
 
-__all__ = ["BATCH_ROWS", "FORMAT", "examples", "parquet_file"]
+__all__ = ["BATCH_ROWS", "FORMAT", "ParquetAccess", "examples", "parquet_file"]
 
 #: Rows read at once, example by example (a batch of images is this many images).
 BATCH_ROWS = 1024
@@ -51,11 +51,12 @@ def check() -> None:
 
 def examples(source: Source) -> Examples:
     """Yield ``(file:row, example)`` for every row of the files, in order."""
-    return _Access(source).examples(0, None)
+    return ParquetAccess(source).examples(0, None)
 
 
-class _Access:
-    """Random access to the rows of a split's Parquet files: the row counts come from their
+class ParquetAccess:
+    """Random access to the rows of a split's Parquet files (a `catalog.formats.base.Source`
+    with the ``files`` role and ``columns``/``fill`` options): the row counts come from their
     footers, and a range starts reading at the row group holding its first row."""
 
     def __init__(self, source: Source) -> None:
@@ -64,6 +65,7 @@ class _Access:
 
     @property
     def length(self) -> int:
+        """The rows of all the files (their footers')."""
         if self._counts is None:
             self._counts = [
                 parquet_file(path).metadata.num_rows for path in self._source.paths("files")
@@ -120,6 +122,7 @@ class _Access:
             position += metadata.num_rows
 
     def examples(self, start: int, stop: int | None) -> Examples:
+        """``(file:row, example)`` for the rows ``start..stop-1`` (None: to the end)."""
         options, features = self._source.options, self._source.features
         columns: Mapping[str, str] = options["columns"]
         fills = fill_values(options["fill"], features)
@@ -127,6 +130,8 @@ class _Access:
             yield from _batch_examples(path, row, batch, columns, fills, features)
 
     def batches(self, start: int, stop: int) -> Iterator[Batch]:
+        """The rows ``start..stop-1`` in `Batch` es, column by column where
+        `catalog.formats.table_batches.from_typed` takes them, else example by example."""
         from catalog.formats.table_batches import BATCH_ROWS as ROWS
         from catalog.formats.table_batches import Refused, from_typed, row_batches
 
@@ -205,6 +210,6 @@ FORMAT = SourceFormat(
     examples=examples,
     validate=validate_columns,
     check=check,
-    random_access=_Access,
-    batches=lambda source, start, stop: _Access(source).batches(start, stop),
+    random_access=ParquetAccess,
+    batches=lambda source, start, stop: ParquetAccess(source).batches(start, stop),
 )

@@ -21,14 +21,14 @@ from catalog.errors import CatalogError, FeatureError
 from catalog.features import ClassLabel, Feature, Scalar, Text
 from catalog.features.batch_encode import TextColumn
 from catalog.formats.base import Batch, Source
+from catalog.formats.resume import Cursor, Resumed
 
 __all__ = [
     "BATCH_ROWS",
-    "Cursor",
     "Refused",
-    "Resumable",
     "from_strings",
     "from_typed",
+    "resumable",
     "row_batches",
     "text_column",
 ]
@@ -257,47 +257,23 @@ def _cut(batch: Batch, rows: int) -> tuple[Batch, Batch]:
     )
 
 
-class Cursor:
-    """The rows ``start..stop-1`` a `Resumable` stream is asked for by the call reading it: a
-    stream reading them as it goes converts no row before `start` (a later call may have
-    skipped some) nor past `stop` (a later call may skip them)."""
-
-    def __init__(self, start: int, stop: int) -> None:
-        self.start, self.stop = start, stop
-
-
-class Resumable:
+def resumable(
+    stream: Callable[[Source, Cursor], Iterator[Batch]],
+    ahead: Callable[[Source], bool] | None = None,
+) -> Resumed[Batch]:
     """``batches(source, start, stop)`` from a `stream` ``(source, cursor) -> Batch es from
-    cursor.start to the end``, resumed when the next call starts where the last one stopped
-    or further on (the units of a split a process writes in turn, one after the other or
-    every N-th with N workers, read a sequential file once, not each from its start: rows
-    between are passed over, and a stream reading ``cursor.start`` as it goes converts none of
-    them). Holds at most one open stream and one batch."""
-
-    def __init__(self, stream: Callable[[Source, Cursor], Iterator[Batch]]) -> None:
-        self._stream = stream
-        self._left: tuple[Source, int, Iterator[Batch], Batch | None, Cursor] | None = None
-
-    def __call__(self, source: Source, start: int, stop: int) -> Iterator[Batch]:
-        left, self._left = self._left, None
-        if left is not None and left[1] <= start and left[0] == source:
-            stream, pending, cursor = left[2], left[3], left[4]
-            cursor.start, cursor.stop = start, stop
-        else:
-            cursor = Cursor(start, stop)
-            stream, pending = self._stream(source, cursor), None
-        position = start
-        while position < stop:
-            batch = pending if pending is not None else next(stream, None)
-            pending = None
-            if batch is None:
-                return
-            if batch.start + batch.rows <= position and batch.error is None:
-                continue  # rows before the call's start
-            if batch.start < position:
-                batch = _cut(batch, position - batch.start)[1]
-            if batch.rows > stop - position:
-                batch, pending = _cut(batch, stop - position)
-            yield batch
-            position += batch.rows
-        self._left = (source, position, stream, pending, cursor)
+    cursor.start to the end``, resumed where the last call stopped when the next one starts
+    there or, for a stream `ahead` says is read from its start (default: every one), further
+    on (`catalog.formats.resume.Resumed`: the units of a split a process writes in turn, one
+    after the other or every N-th with N workers, read a sequential file once, not each from
+    its start; a stream reading the `Cursor` as it goes converts no row between). Each batch
+    says where it begins; one carrying an error is given even before the range."""
+    return Resumed(
+        stream,
+        size=lambda batch: batch.rows,
+        cut=_cut,
+        ahead=ahead or (lambda _: True),
+        files=lambda source: (source.files, source.options),
+        where=lambda batch: batch.start,
+        keep=lambda batch: batch.error is not None,
+    )

@@ -29,6 +29,7 @@ from catalog.errors import FeatureError, SourceFormatError
 from catalog.features.codec import RECORD_FORMAT, RecordCodec
 from catalog.formats import FORMATS, Source
 from catalog.formats.base import Examples, RandomAccess
+from catalog.formats.resume import Cursor, Resumed
 from catalog.spec.model import BuilderSpec, SplitSpec
 from catalog.storage.shards import shard_name
 
@@ -137,10 +138,23 @@ def plan_key(
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _from(key: tuple[str, Source], cursor: Cursor) -> Examples:
+    fmt, source = key
+    return itertools.islice(FORMATS[fmt].examples(source), cursor.start, None)
+
+
+#: The examples of a format read from its start, a range starting where the last one stopped
+#: (or after it) going on reading where it was (`catalog.formats.resume`).
+_STREAMS: Resumed[tuple[str, dict[str, Any]]] = Resumed(
+    _from, files=lambda key: (key[1].files, key[1].options)
+)
+
+
 class _Sequential:
-    """The reader of a format that can only be read from the start: a range skips the
-    examples before it (each unit re-reads its predecessors' examples, without encoding
-    them). Its length is unknown until read: the plan takes the spec's count."""
+    """The reader of a format that can only be read from the start: a range goes on from
+    where the last range this process read stopped, when it starts there or after it, and
+    else skips the examples before it (without encoding them). Its length is unknown until
+    read: the plan takes the spec's count."""
 
     length = None
 
@@ -149,7 +163,7 @@ class _Sequential:
         self._fmt = fmt
 
     def examples(self, start: int, stop: int) -> Examples:
-        return itertools.islice(FORMATS[self._fmt].examples(self._source), start, stop)
+        return _STREAMS((self._fmt, self._source), start, stop)
 
     def close(self) -> None:
         pass

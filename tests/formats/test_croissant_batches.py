@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import catalog.formats.croissant_records as croissant_records
 from catalog.api.croissant import croissant_builder
 from catalog.download import DownloadConfig, DownloadManager
 from catalog.errors import SourceFormatError
@@ -35,7 +36,7 @@ FORMAT = FORMATS["croissant"]
 #: mlcommons' examples of tables (Parquet read by columns, CSV and JSON by rows).
 TABLES = [
     ("simple-parquet/metadata.json", "persons", True),
-    ("titanic/metadata.json", "passengers", False),
+    ("titanic/metadata.json", "passengers", True),  # CSV read by pyarrow
     ("simple-join/metadata.json", "publications_by_user", False),
     ("simple-split/metadata.json", "data", True),  # split by a regex on the path
 ]
@@ -233,10 +234,22 @@ def test_an_enumeration_is_read_by_columns_or_is_the_row_readers_error(
             list(FORMAT.examples(source))
 
 
-def test_the_hubs_split_by_path_is_read_by_columns(tmp_path: Path) -> None:
+def _no_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading a row of a file fails (the splits are counted without reading rows)."""
+
+    def refused(*args: Any) -> Any:
+        raise AssertionError(f"a row read: {args[0]}")
+
+    monkeypatch.setattr(croissant_records, "file_rows", refused)
+
+
+def test_the_hubs_split_by_path_is_read_by_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The Hub's layout: a FileSet of Parquet files whose path gives the split (a fileProperty
-    field with a regex, referencing a cr:Split record set): each split's files read by
-    columns, the split field the same in each row of a file."""
+    field with a regex, referencing a cr:Split record set): each split counted from the
+    files' footers, its files read by columns, the split field the same in each row of a
+    file."""
     split_field = {
         "@type": "cr:Field", "@id": "rows/split", "name": "split", "dataType": "sc:Text",
         "references": {"field": {"@id": "splits/name"}},
@@ -258,7 +271,9 @@ def test_the_hubs_split_by_path_is_read_by_columns(tmp_path: Path) -> None:
         "data": [{"splits/name": "train"}, {"splits/name": "test"}],
     })  # fmt: skip
     croissant.write_text(json.dumps(doc))
-    spec, sources = _sources(tmp_path, croissant, "rows")
+    with monkeypatch.context() as patched:
+        _no_rows(patched)
+        spec, sources = _sources(tmp_path, croissant, "rows")
     assert {k: v.num_examples for k, v in spec.splits.items()} == {"train": 61, "test": 32}
     for name, source in sources.items():
         n = spec.splits[name].num_examples
@@ -269,3 +284,93 @@ def test_the_hubs_split_by_path_is_read_by_columns(tmp_path: Path) -> None:
         assert _records_both_ways(spec, source, 25, 40) == (rows[25:40], rows[25:40])
         decode = RecordCodec(spec.features).decode
         assert {decode(r)["split"] for r in rows} == {name}
+
+
+def _split_table(n: int, seed: int) -> pa.Table:
+    splits = np.where(np.random.default_rng(seed).random(n) < 0.3, "test", "train")
+    return _table(n, seed).append_column("part", pa.array(splits.tolist()))
+
+
+def test_a_split_column_is_counted_from_that_column(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A split given by a column (referencing a cr:Split record set): counted from that column
+    alone: the counts reading every row gives."""
+    split_field = _field("split", "sc:Text", "part")
+    split_field["references"] = {"field": {"@id": "splits/name"}}
+    tables = [_split_table(50, 0), _split_table(31, 1)]
+    croissant = _croissant(tmp_path / "set", tables, [*FIELDS[:4], split_field])
+    doc = json.loads(croissant.read_text())
+    doc["recordSet"].insert(0, {
+        "@type": "cr:RecordSet", "@id": "splits", "name": "splits", "dataType": "cr:Split",
+        "field": [{"@type": "cr:Field", "@id": "splits/name", "name": "name",
+                   "dataType": "sc:Text"}],
+        "data": [{"splits/name": "train"}, {"splits/name": "test"}],
+    })  # fmt: skip
+    croissant.write_text(json.dumps(doc))
+    parts = [p for t in tables for p in t.column("part").to_pylist()]
+    with monkeypatch.context() as patched:
+        _no_rows(patched)
+        spec, sources = _sources(tmp_path, croissant, "rows")
+    assert {k: v.num_examples for k, v in spec.splits.items()} == {
+        "train": parts.count("train"),
+        "test": parts.count("test"),
+    }
+    for name, source in sources.items():
+        rows = list(FORMAT.examples(source))
+        assert len(rows) == spec.splits[name].num_examples
+        assert {e["split"] for _, e in rows} == {name}
+
+
+def _csv_croissant(root: Path, files: list[str]) -> Path:
+    """A FileSet of CSV files (``data/part-N.csv``) and fields for its four columns."""
+    croissant = _croissant(root, [], [
+        _field("id", "sc:Integer", "id"), _field("x", "sc:Float", "x"),
+        _field("name", "sc:Text", "name"), _field("flag", "sc:Boolean", "flag"),
+    ])  # fmt: skip
+    for n, text in enumerate(files):
+        (root / "data" / f"part-{n}.csv").write_text(text, newline="")
+    doc = json.loads(croissant.read_text())
+    doc["distribution"][0].update(encodingFormat="text/csv", includes="data/*.csv")
+    croissant.write_text(json.dumps(doc))
+    return croissant
+
+
+def _csv_rows(first: int, n: int) -> str:
+    lines = [f'{i},{"" if i % 7 == 0 else i / 4},{"true" if i % 2 else "0"},"name, {i} ""q"""'
+             for i in range(first, first + n)]  # fmt: skip
+    return "id,x,flag,name\r\n" + "\r\n".join(lines) + "\r\n"
+
+
+@pytest.mark.parametrize(
+    ("change", "by_columns"),
+    [
+        (None, {True}),  # every column converted by pyarrow (an empty float cell: NaN)
+        (("\r\n45,", "\r\n45.75,"), {True, False}),  # a fraction in an integer field: cut
+        ((',"name, 50 ""q"""', ',"name, 50 "x'), {True, False}),  # text after a quote: rows
+        ((',"name, 61 ""q"""', ""), {True, False}),  # a short row: DictReader's None
+    ],
+    ids=["regular", "fraction-in-int", "irregular-quote", "short-row"],
+)
+def test_a_csv_record_set_gives_the_same_records_in_batches(
+    tmp_path: Path, change: Any, by_columns: set[bool]
+) -> None:
+    """A Croissant CSV record set of plain columns is read by pyarrow (`csv_batches`' reader)
+    column by column, the row reader's values wherever a value or the bytes may differ."""
+    texts = [_csv_rows(0, 40), _csv_rows(40, 30), _csv_rows(70, 25)]
+    if change is not None:
+        texts = [t.replace(*change) for t in texts]
+        assert texts != [_csv_rows(0, 40), _csv_rows(40, 30), _csv_rows(70, 25)]
+    croissant = _csv_croissant(tmp_path / "set", texts)
+    spec, sources = _sources(tmp_path, croissant, "rows")
+    (source,) = sources.values()
+    plan = columns_plan(Recipe(source.options["recipe"], source.options["files"]))
+    assert plan is not None and plan.kind == "csv"
+    n = spec.splits["rows"].num_examples
+    assert n == 95
+    kinds = {b.columns is not None for b in FORMAT.batches(source, 0, n)}  # type: ignore[misc]
+    assert kinds == by_columns
+    rows, batched = _records_both_ways(spec, source, 0, n + 1)
+    assert len(rows) == n and batched == rows
+    for start, stop in [(3, 44), (41, 75), (60, 95)]:
+        assert _records_both_ways(spec, source, start, stop) == (rows[start:stop],) * 2

@@ -21,7 +21,7 @@ from catalog.errors import CatalogError
 from catalog.features import ClassLabel, FeaturesDict, Scalar, Text
 from catalog.features.batch_encode import BatchEncoder, TextColumn
 from catalog.features.codec import RecordCodec
-from catalog.formats import FORMATS, Source, csv_batches
+from catalog.formats import FORMATS, Source, csv_batches, table_batches
 from catalog.spec.infer.common import complete_options
 
 SETTINGS = settings(
@@ -294,7 +294,11 @@ def test_the_row_reader_converts_only_from_an_irregular_row(
     )
     COLUMNAR.clear()
     assert _batch_records("delimited", source, 0, 2000) == want
-    assert sum(COLUMNAR) > 1000 and sum(COLUMNAR) + len(converted) == 2000  # each row once
+    # pyarrow reads up to 32 blocks (+1) ahead in a thread of its own, so how far before
+    # row 1500 the row reader takes over depends on that thread: at most 33 blocks of lines
+    # of at least 10 bytes before it
+    assert sum(COLUMNAR) > 1500 - 33 * (1 << 8) // 10
+    assert sum(COLUMNAR) + len(converted) == 2000  # each row converted once
 
 
 def test_units_in_turn_resume_one_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -339,7 +343,7 @@ def test_a_workers_units_pass_over_the_others_rows(
     monkeypatch.setattr(csv_batches, "from_strings", convert)
     units = [(start, min(start + 125, 1998)) for start in range(0, 1998, 125)]
     for worker in (0, 1):
-        stream = csv_batches.Resumable(csv_batches._stream)  # a worker process's own
+        stream = table_batches.resumable(csv_batches._stream)  # a worker process's own
         monkeypatch.setattr(csv_batches, "batches", stream)
         opened.clear(), converted.clear()
         for start, stop in units[worker::2]:

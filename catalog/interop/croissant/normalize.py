@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from catalog.interop.croissant.nodes import _list, _map, _ref, _short
+from catalog.interop.croissant.nodes import as_list, as_mapping, id_of, short_type
 
 __all__ = ["NO_VALUES", "normalized_record_sets"]
 
@@ -32,13 +32,13 @@ def normalized_record_sets(
     fields = {
         str(f.get("@id") or f.get("name")): f
         for rs in record_sets
-        for f in _list(rs.get("field"))
+        for f in as_list(rs.get("field"))
         if isinstance(f, Mapping)
     }
     out = []
     for rs in record_sets:
         changed = [_field(f, fields, nodes) if isinstance(f, Mapping) else f
-                   for f in _list(rs.get("field"))]  # fmt: skip
+                   for f in as_list(rs.get("field"))]  # fmt: skip
         out.append({**rs, "field": changed} if "field" in rs else rs)
     return out
 
@@ -49,17 +49,17 @@ def _field(
     nodes: Mapping[str, Mapping[str, Any]],
 ) -> Mapping[str, Any]:
     node = dict(node)
-    source = _map(node.get("source"))
-    target = _ref(source.get("field"))
+    source = as_mapping(node.get("source"))
+    target = id_of(source.get("field"))
     if target is not None and target not in fields and target in nodes:
-        kind = "fileSet" if _short(nodes[target].get("@type")) == "cr:FileSet" else "fileObject"
+        kind = "fileSet" if short_type(nodes[target].get("@type")) == "cr:FileSet" else "fileObject"
         source = {k: v for k, v in source.items() if k != "field"}
         node["source"] = source = {**source, kind: {"@id": target}}
     if not node.get("dataType") and target in fields and fields[str(target)].get("dataType"):
         node["dataType"] = fields[str(target)]["dataType"]
     if not source and not node.get("subField"):
-        for reference in _list(node.get("references")):
-            reference = _map(reference)
+        for reference in as_list(node.get("references")):
+            reference = as_mapping(reference)
             files = {k: reference[k] for k in _FILES if reference.get(k)}
             if files and reference.get("extract"):
                 node["source"] = {**files, "extract": {"fileProperty": "filename"}}
@@ -67,5 +67,5 @@ def _field(
                 node[NO_VALUES] = True
                 break
     if node.get("subField"):
-        node["subField"] = [_field(_map(s), fields, nodes) for s in _list(node["subField"])]
+        node["subField"] = [_field(as_mapping(s), fields, nodes) for s in as_list(node["subField"])]
     return node

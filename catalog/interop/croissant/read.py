@@ -33,16 +33,16 @@ from catalog.features import Feature
 from catalog.formats.croissant_files import encoding_kind
 from catalog.interop.croissant.hub import RepoLister, is_repo
 from catalog.interop.croissant.nodes import (
-    _SIZE,
-    _list,
-    _map,
-    _ref,
-    _reference,
-    _short,
-    _text,
-    _uid,
-    _version,
+    SIZE_TEXT,
+    as_list,
+    as_mapping,
+    as_text,
     dataset_name,
+    field_reference,
+    id_of,
+    node_uid,
+    short_type,
+    version_text,
 )
 from catalog.interop.croissant.normalize import normalized_record_sets
 from catalog.interop.croissant.recipe import (
@@ -114,7 +114,7 @@ class Draft:
 
 
 def _download(node: Mapping[str, Any], where: str) -> Download:
-    uid = _uid(node)
+    uid = node_uid(node)
     url = node.get("contentUrl")
     if not isinstance(url, str) or url_problem(url):
         raise SpecError(
@@ -127,7 +127,7 @@ def _download(node: Mapping[str, Any], where: str) -> Download:
         sha256 = None  # the Hub writes a URL here
     if isinstance(md5, str) and not re.fullmatch(r"[0-9a-fA-F]{32}", md5):
         raise SpecError(f"{where}: FileObject {uid!r}: md5 {md5[:80]!r} is not 32 hex digits")
-    size_match = _SIZE.match(str(node.get("contentSize", "")))
+    size_match = SIZE_TEXT.match(str(node.get("contentSize", "")))
     size = int(size_match[1]) if size_match else None
     filename = url.rstrip("/").rsplit("/", 1)[-1] or uid
     filename = re.sub(r"[^A-Za-z0-9._-]", "_", filename).lstrip(".") or "file"
@@ -140,13 +140,13 @@ def _classes(record_sets: list[Mapping[str, Any]]) -> dict[str, list[str]]:
     """Field @id -> class names, for every field of an enumeration record set with data."""
     names: dict[str, list[str]] = {}
     for rs in record_sets:
-        types = [_short(t) for t in _list(rs.get("dataType"))]
+        types = [short_type(t) for t in as_list(rs.get("dataType"))]
         data = rs.get("data")
         if "sc:Enumeration" not in types and not rs.get("isEnumeration"):
             continue
         if not isinstance(data, list) or not all(isinstance(row, Mapping) for row in data):
             continue
-        fields = [_uid(f) for f in _list(rs.get("field"))]
+        fields = [node_uid(f) for f in as_list(rs.get("field"))]
         for fid in fields:
             values = [row.get(fid, row.get(fid.rsplit("/", 1)[-1])) for row in data]
             text_field = next(
@@ -185,7 +185,7 @@ def parse(
 
 
 def _is_enumeration(rs: Mapping[str, Any]) -> bool:
-    types = [_short(t) for t in _list(rs.get("dataType"))]
+    types = [short_type(t) for t in as_list(rs.get("dataType"))]
     return bool(rs.get("isEnumeration")) or any(
         t == "sc:Enumeration" or t in SPLIT_TYPES for t in types
     )
@@ -195,10 +195,13 @@ def _used_by_others(record_sets: list[Mapping[str, Any]]) -> set[str]:
     """The record sets another one reads from (``source.field``) or references."""
     used = set()
     for rs in record_sets:
-        for node in _list(rs.get("field")):
-            node = _map(node)
-            for target in (_ref(_map(node.get("source")).get("field")), _reference(node)):
-                if target and target.split("/", 1)[0] != _uid(rs):
+        for node in as_list(rs.get("field")):
+            node = as_mapping(node)
+            for target in (
+                id_of(as_mapping(node.get("source")).get("field")),
+                field_reference(node),
+            ):
+                if target and target.split("/", 1)[0] != node_uid(rs):
                     used.add(target.split("/", 1)[0])
     return used
 
@@ -209,7 +212,7 @@ def _file_download(
     """A FileObject outside an archive: an http(s) download, a local file beside the
     Croissant file (a relative contentUrl), or a repository of the Hub (its files listed)."""
     url = node.get("contentUrl")
-    if is_repo(next(iter(_list(node.get("encodingFormat"))), None)):
+    if is_repo(next(iter(as_list(node.get("encodingFormat"))), None)):
         if lister is None:
             raise SpecError(f"{where}: FileObject {uid!r}: a git repository catalog cannot list")
         members = []
@@ -254,11 +257,11 @@ def _needed(
     todo = [rs]
     while todo:
         node = todo.pop()
-        if _uid(node) in found:
+        if node_uid(node) in found:
             continue
-        found[_uid(node)] = node
-        for field_node in _list(node.get("field")):
-            target = _ref(_map(_map(field_node).get("source")).get("field"))
+        found[node_uid(node)] = node
+        for field_node in as_list(node.get("field")):
+            target = id_of(as_mapping(as_mapping(field_node).get("source")).get("field"))
             other = by_id.get(target.split("/", 1)[0]) if target else None
             if other is not None:
                 todo.append(other)
@@ -275,10 +278,10 @@ def _recipe_files(
         if uid not in nodes:
             raise SpecError(f"{where}: a field reads {uid!r}, which is not in the distribution")
         node = nodes[uid]
-        kind = encoding_kind(str(next(iter(_list(node.get("encodingFormat"))), "")))
-        containers = [_ref(c) or "" for c in _list(node.get("containedIn"))]
-        if _short(node.get("@type")) == "cr:FileSet":
-            includes = [g for g in _list(node.get("includes")) if isinstance(g, str)]
+        kind = encoding_kind(str(next(iter(as_list(node.get("encodingFormat"))), "")))
+        containers = [id_of(c) or "" for c in as_list(node.get("containedIn"))]
+        if short_type(node.get("@type")) == "cr:FileSet":
+            includes = [g for g in as_list(node.get("includes")) if isinstance(g, str)]
             if not includes:
                 raise SpecError(f"{where}: FileSet {uid!r}: no includes glob")
             keys: list[str] = []
@@ -325,7 +328,7 @@ def _recipe_files(
             found = _download_name(uid, draft)
             if found is None:
                 raise SpecError(
-                    f"{where}: not supported yet: {_short(node.get('@type'))} {uid!r} (catalog "
+                    f"{where}: not supported yet: {short_type(node.get('@type'))} {uid!r} (catalog "
                     "reads cr:FileObject and cr:FileSet)"
                 )
             refs[found] = FileRef(found)
@@ -337,7 +340,7 @@ def _is_zip(node: Mapping[str, Any] | None) -> bool:
     """Whether a FileObject is a zip file, by its encodingFormat or its name."""
     if node is None:
         return False
-    formats = [str(f).lower() for f in _list(node.get("encodingFormat"))]
+    formats = [str(f).lower() for f in as_list(node.get("encodingFormat"))]
     name = str(node.get("contentUrl") or "").lower().split("?")[0]
     return any("zip" in f and "gzip" not in f for f in formats) or name.endswith(".zip")
 
@@ -345,13 +348,15 @@ def _is_zip(node: Mapping[str, Any] | None) -> bool:
 def _is_split_field(node: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> bool:
     """A field whose values name splits: of type cr:Split, referencing a record set of that
     type, or named ``split``."""
-    if any(_short(t) in SPLIT_TYPES for t in _list(node.get("dataType"))):
+    if any(short_type(t) in SPLIT_TYPES for t in as_list(node.get("dataType"))):
         return True
-    target = _reference(node)
+    target = field_reference(node)
     other = by_id.get(target.split("/", 1)[0]) if target else None
-    if other is not None and any(_short(t) in SPLIT_TYPES for t in _list(other.get("dataType"))):
+    if other is not None and any(
+        short_type(t) in SPLIT_TYPES for t in as_list(other.get("dataType"))
+    ):
         return True
-    return str(node.get("name") or _uid(node)).rsplit("/", 1)[-1].lower() == "split"
+    return str(node.get("name") or node_uid(node)).rsplit("/", 1)[-1].lower() == "split"
 
 
 def _engine_split(
@@ -359,8 +364,8 @@ def _engine_split(
     nodes: Mapping[str, Mapping[str, Any]], where: str, draft: Draft,
     classes: dict[str, list[str]],
 ) -> SplitDraft:  # fmt: skip
-    split = dataset_name(_uid(rs))
-    by_id = {_uid(r): r for r in record_sets}
+    split = dataset_name(node_uid(rs))
+    by_id = {node_uid(r): r for r in record_sets}
     needed = _needed(rs, by_id)
     uids = set().union(*(read_ids(r) for r in needed))
     files, refs = _recipe_files(uids, nodes, where, draft)
@@ -368,14 +373,16 @@ def _engine_split(
     columns: dict[str, Any] = {}
     split_feature = None
     enums: dict[str, str] = {}
-    for node in [_map(f) for f in _list(rs.get("field"))]:
+    for node in [as_mapping(f) for f in as_list(rs.get("field"))]:
         name = feature_name(node)
         if name in features:
-            raise SpecError(f"{where}: record set {_uid(rs)}: two fields are both named {name!r}")
+            raise SpecError(
+                f"{where}: record set {node_uid(rs)}: two fields are both named {name!r}"
+            )
         features[name] = field_feature(node, classes)
-        parts = [_map(f) for f in _list(node.get("subField"))]
-        columns[name] = {feature_name(f): _uid(f) for f in parts} if parts else _uid(node)
-        target = _reference(node)
+        parts = [as_mapping(f) for f in as_list(node.get("subField"))]
+        columns[name] = {feature_name(f): node_uid(f) for f in parts} if parts else node_uid(node)
+        target = field_reference(node)
         other = by_id.get(target.split("/", 1)[0]) if target else None
         is_enum = other is not None and _is_enumeration(other) and target not in classes
         if is_enum and not _is_split_field(node, by_id):
@@ -385,7 +392,7 @@ def _engine_split(
         if split_feature is None and _is_split_field(node, by_id):
             split_feature = name
     if not features:
-        raise SpecError(f"{where}: record set {_uid(rs)!r} has no fields")
+        raise SpecError(f"{where}: record set {node_uid(rs)!r} has no fields")
     if enums:
         uids = set().union(*(read_ids(r) for r in needed))
         files, refs = _recipe_files(uids, nodes, where, draft)
@@ -397,26 +404,26 @@ def _engine_split(
 def _parse(doc: Any, where: str, record_set: str | None, lister: RepoLister | None) -> Draft:
     if not isinstance(doc, Mapping) or "recordSet" not in doc:
         raise SpecError(f"{where}: not a Croissant file (a JSON-LD object with a recordSet)")
-    name = _text(doc.get("name")) or "croissant"
+    name = as_text(doc.get("name")) or "croissant"
     draft = Draft(
         name=dataset_name(name),
-        version=_version(doc.get("version")),
-        description=_text(doc.get("description")),
-        homepage=_text(doc.get("url")),
-        license=_text(doc.get("license")),
-        citation=_text(doc.get("citeAs") or doc.get("citation")),
+        version=version_text(doc.get("version")),
+        description=as_text(doc.get("description")),
+        homepage=as_text(doc.get("url")),
+        license=as_text(doc.get("license")),
+        citation=as_text(doc.get("citeAs") or doc.get("citation")),
     )
-    nodes = {_uid(n): n for n in _list(doc.get("distribution")) if isinstance(n, Mapping)}
-    kinds = {uid: _short(n.get("@type")) for uid, n in nodes.items()}
+    nodes = {node_uid(n): n for n in as_list(doc.get("distribution")) if isinstance(n, Mapping)}
+    kinds = {uid: short_type(n.get("@type")) for uid, n in nodes.items()}
     for uid, node in nodes.items():
         if kinds[uid] in ("cr:FileObject", "sc:FileObject") and not node.get("containedIn"):
             _file_download(uid, node, where, draft, lister)
-    record_sets = [rs for rs in _list(doc.get("recordSet")) if isinstance(rs, Mapping)]
+    record_sets = [rs for rs in as_list(doc.get("recordSet")) if isinstance(rs, Mapping)]
     record_sets = normalized_record_sets(record_sets, nodes)
-    by_id = {_uid(rs): rs for rs in record_sets}
+    by_id = {node_uid(rs): rs for rs in record_sets}
     classes = _classes([rs for rs in record_sets if _is_enumeration(rs)])
     used = _used_by_others(record_sets)
-    main = [rs for rs in record_sets if not _is_enumeration(rs) and _uid(rs) not in used]
+    main = [rs for rs in record_sets if not _is_enumeration(rs) and node_uid(rs) not in used]
     if record_set is not None:
         if record_set not in by_id:
             raise SpecError(
@@ -428,10 +435,10 @@ def _parse(doc: Any, where: str, record_set: str | None, lister: RepoLister | No
     if not chosen:
         raise SpecError(f"{where}: no record set to prepare (only enumerations)")
     for rs in chosen:
-        split = dataset_name(_uid(rs))
+        split = dataset_name(node_uid(rs))
         if split in draft.splits:
             raise SpecError(
-                f"{where}: two record sets become split {split!r} (record set {_uid(rs)!r}); "
+                f"{where}: two record sets become split {split!r} (record set {node_uid(rs)!r}); "
                 "give them @ids that differ in letters or digits"
             )
         draft.splits[split] = _engine_split(rs, record_sets, nodes, where, draft, classes)
@@ -442,6 +449,6 @@ def _parse(doc: Any, where: str, record_set: str | None, lister: RepoLister | No
         first = next(iter(draft.splits.values()))
         draft.splits = {first.name: first}
         draft.config = first.name
-        draft.configs = {dataset_name(_uid(rs)): _text(rs.get("description")) for rs in main}
-        draft.configs.setdefault(first.name, _text(chosen[0].get("description")))
+        draft.configs = {dataset_name(node_uid(rs)): as_text(rs.get("description")) for rs in main}
+        draft.configs.setdefault(first.name, as_text(chosen[0].get("description")))
     return draft

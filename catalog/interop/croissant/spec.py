@@ -27,6 +27,7 @@ from catalog.download.checksums import content_name
 from catalog.errors import ChecksumError, FeatureError, SourceFormatError, SpecError
 from catalog.features import Audio, ClassLabel, Feature, FeaturesDict
 from catalog.formats import FORMATS
+from catalog.formats.croissant_batches import split_counts
 from catalog.formats.croissant_records import Recipe, quick_count
 from catalog.formats.croissant_values import audio_format
 from catalog.interop.croissant.hub import hub_lister
@@ -284,8 +285,13 @@ def _read_once(
             by_value: dict[str | None, int] = {}
             cut = draft.splits[name].split_feature
             enums = draft.splits[name].enums
-            quick = cut is None and not enums and split.format == "croissant"
-            known = quick_count(source) if quick else None
+            quick = not enums and split.format == "croissant"
+            known = quick_count(source) if quick and cut is None else None
+            if quick and cut is not None:  # Parquet files or a column give the split
+                by_split = split_counts(source, cut)
+                if by_split:
+                    counts[name] = {value: n for value, n in by_split.items()}  # noqa: C416 (typed)
+                    continue
             for feature, target in enums.items():  # the enumeration's values, in its order
                 if feature in names or feature in refused:
                     continue
