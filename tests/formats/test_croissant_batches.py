@@ -243,6 +243,17 @@ def _no_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(croissant_records, "file_rows", refused)
 
 
+#: The cr:Split record set a split field references (train and test).
+SPLITS = {
+    "@type": "cr:RecordSet",
+    "@id": "splits",
+    "name": "splits",
+    "dataType": "cr:Split",
+    "field": [{"@type": "cr:Field", "@id": "splits/name", "name": "name", "dataType": "sc:Text"}],
+    "data": [{"splits/name": "train"}, {"splits/name": "test"}],
+}
+
+
 def test_the_hubs_split_by_path_is_read_by_columns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -264,12 +275,7 @@ def test_the_hubs_split_by_path_is_read_by_columns(
             pq.write_table(_table(30 + seed, seed), path, row_group_size=7)
     doc = json.loads(croissant.read_text())
     doc["distribution"][0]["includes"] = "data/*/*.parquet"
-    doc["recordSet"].insert(0, {
-        "@type": "cr:RecordSet", "@id": "splits", "name": "splits", "dataType": "cr:Split",
-        "field": [{"@type": "cr:Field", "@id": "splits/name", "name": "name",
-                   "dataType": "sc:Text"}],
-        "data": [{"splits/name": "train"}, {"splits/name": "test"}],
-    })  # fmt: skip
+    doc["recordSet"].insert(0, SPLITS)
     croissant.write_text(json.dumps(doc))
     with monkeypatch.context() as patched:
         _no_rows(patched)
@@ -301,12 +307,7 @@ def test_a_split_column_is_counted_from_that_column(
     tables = [_split_table(50, 0), _split_table(31, 1)]
     croissant = _croissant(tmp_path / "set", tables, [*FIELDS[:4], split_field])
     doc = json.loads(croissant.read_text())
-    doc["recordSet"].insert(0, {
-        "@type": "cr:RecordSet", "@id": "splits", "name": "splits", "dataType": "cr:Split",
-        "field": [{"@type": "cr:Field", "@id": "splits/name", "name": "name",
-                   "dataType": "sc:Text"}],
-        "data": [{"splits/name": "train"}, {"splits/name": "test"}],
-    })  # fmt: skip
+    doc["recordSet"].insert(0, SPLITS)
     croissant.write_text(json.dumps(doc))
     parts = [p for t in tables for p in t.column("part").to_pylist()]
     with monkeypatch.context() as patched:
