@@ -92,13 +92,14 @@ def consumer(tmp_path: Path, script: str) -> Iterator[subprocess.Popen[bytes]]:
             start_new_session=True,
         )
     members = {proc.pid}  # whose segments to remove (a worker may have made a pool too)
-    before = set(Path("/dev/shm").glob("sem.mp-*"))  # multiprocessing's named semaphores
+    theirs: set[int] = set()  # the semaphores the group maps, by inode
     try:
         yield proc
     finally:
         for _ in range(3):  # the members may be forking while they are killed
             members.update(group_members(proc.pid))
             for pid in group_members(proc.pid):
+                theirs |= semaphores_of(pid)  # read just before it dies
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -110,14 +111,18 @@ def consumer(tmp_path: Path, script: str) -> Iterator[subprocess.Popen[bytes]]:
             proc.wait(10)
         for pid in members:
             shm.sweep(f"catalog-{pid}-")
-        # A resource tracker killed with the group unlinks nothing: the semaphores made since
-        # the test began that no live process maps any more are orphans (any process using
-        # one maps it), so they go; another process's (another test's, run alongside) never.
+        # A resource tracker killed with the group unlinks nothing: the semaphores the group
+        # mapped that no live process maps any more are orphans (any process using one maps
+        # it), so they go. Never another process's (another test's, run alongside): only
+        # inodes the group mapped are candidates, and the files are listed before the live
+        # maps are read, so a semaphore made meanwhile is never taken for an orphan.
+        candidates = {i: n for i, n in named_semaphores().items() if i in theirs}
         in_use = mapped_semaphores()
-        for orphan in set(Path("/dev/shm").glob("sem.mp-*")) - before:
-            with contextlib.suppress(OSError):
-                if orphan.stat().st_ino not in in_use:
-                    orphan.unlink()
+        for inode, name in candidates.items():
+            if inode not in in_use:
+                with contextlib.suppress(OSError):
+                    if (SHM / name).stat().st_ino == inode:
+                        (SHM / name).unlink()
 
 
 def mapped_semaphores() -> set[int]:
