@@ -9,6 +9,7 @@ import numpy as np
 
 from catalog.errors import FeatureError
 from catalog.features.base import Feature
+from catalog.features.tensor import float_overflow
 
 __all__ = ["Scalar"]
 
@@ -49,6 +50,7 @@ class Scalar(Feature):
                 f"Scalar dtype must be bool, an int, a uint or a float type, got {dtype!r}"
             )
         self.raw_dtype = self.dtype
+        self._largest = float(np.finfo(self.dtype).max) if self.dtype.kind == "f" else 0.0
 
     @property
     def fixed_size(self) -> int:
@@ -72,6 +74,13 @@ class Scalar(Feature):
             ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
         if not ok:
             raise self._error(f"expected a {self.dtype.name} value, got {value!r}")
+        if kind == "f" and abs(value) > self._largest:  # maybe rounds to infinity
+            try:
+                problem = float_overflow(np.array([float(value)]), self.dtype)
+            except OverflowError:  # an int beyond every float
+                problem = f"{value} does not fit {self.dtype.name}"
+            if problem:
+                raise self._error(problem)
         return np.array(value, dtype=self.dtype).tobytes()
 
     def decode(self, buf: bytearray, offset: int, length: int) -> Any:

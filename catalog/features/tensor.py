@@ -11,7 +11,7 @@ import numpy as np
 from catalog.errors import FeatureError
 from catalog.features.base import Feature
 
-__all__ = ["Tensor", "check_array_dtype"]
+__all__ = ["Tensor", "check_array_dtype", "float_overflow"]
 
 _KINDS = "biuf"  # bool, signed, unsigned, float
 _DIM_BYTES = 4  # each unknown dimension is stored as uint32 little-endian
@@ -31,7 +31,23 @@ def check_array_dtype(array: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> str 
         low, high = int(array.min()), int(array.max())
         if low < info.min or high > info.max:
             return f"values {low}..{high} do not fit {dtype.name} ({info.min}..{info.max})"
+    if dst == "f":
+        return float_overflow(array, dtype)
     return None
+
+
+def float_overflow(array: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> str | None:
+    """Why `array` (numbers) cannot be stored as the float type `dtype`: a finite value that
+    would become infinite (1e300 as float32), or None. Rounding to the nearest value of the
+    narrower type is what storing as it means; turning a number into infinity is not."""
+    if not array.size or np.can_cast(array.dtype, dtype, "safe"):
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        wide = np.isinf(array.astype(dtype)) & np.isfinite(array)
+    if not wide.any():
+        return None
+    value = array[wide].flat[0].item()
+    return f"{value!r} does not fit {dtype.name} (largest {np.finfo(dtype).max.item():.8g})"
 
 
 class Tensor(Feature):

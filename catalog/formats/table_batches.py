@@ -20,6 +20,7 @@ import numpy as np
 from catalog.errors import CatalogError, FeatureError
 from catalog.features import ClassLabel, Feature, Scalar, Text
 from catalog.features.batch_encode import TextColumn
+from catalog.features.tensor import float_overflow
 from catalog.formats.base import Batch, Source
 from catalog.formats.resume import Cursor, Resumed
 
@@ -93,6 +94,15 @@ def _numbers(array: Any, feature: Scalar) -> np.ndarray[Any, Any]:
     return result
 
 
+def _floats(values: np.ndarray[Any, Any], feature: Scalar) -> np.ndarray[Any, Any]:
+    """float64 `values` as the feature's float type; Refused when one would become infinite
+    (the row reader then names it)."""
+    if float_overflow(values, feature.dtype):
+        raise Refused
+    result: np.ndarray[Any, Any] = values.astype(feature.dtype)
+    return result
+
+
 def from_strings(
     array: Any,
     feature: Feature,
@@ -139,7 +149,7 @@ def from_strings(
             raise Refused
         values = pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False).copy()
         values[np.isnan(values)] = float("nan")  # Python's NaN, bit for bit
-        return values.astype(feature.dtype)
+        return _floats(values, feature)
     except pa.ArrowInvalid:
         raise Refused from None
 
@@ -232,7 +242,7 @@ def _typed(array: Any, feature: Feature) -> Any:
     if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)) or pa.types.is_float16(kind):
         raise Refused
     values = array.to_numpy(zero_copy_only=False)
-    return values.astype(np.float64).astype(feature.dtype)  # as float(value), then the dtype
+    return _floats(values.astype(np.float64), feature)  # as float(value), then the dtype
 
 
 def _cut(batch: Batch, rows: int) -> tuple[Batch, Batch]:

@@ -18,7 +18,7 @@ import pytest
 
 import catalog
 from catalog.api.files import files_builder
-from catalog.errors import ChecksumError, SourceFormatError, SpecError
+from catalog.errors import ChecksumError, FeatureError, SourceFormatError, SpecError
 from catalog.features import ClassLabel, Scalar, Text
 from catalog.spec.load import load_spec
 
@@ -294,3 +294,33 @@ def test_parquet_images_in_hugging_faces_struct_layout_are_stored_as_they_are(
         with PILImage.open(io.BytesIO(data)) as img:
             np.testing.assert_array_equal(ds[i]["image"], np.array(img.convert("RGB")))
         assert ds[i]["label"] == i % 2
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_number_beyond_its_float_dtype_is_an_error_naming_its_row(
+    tmp_path: Path, suffix: str
+) -> None:
+    """float32 holds any float64 rounded, except those beyond its range: 1e300 would become
+    infinity, a value the file does not hold. Refused like an int out of range, on the bulk
+    path as on the row reader's, and nothing is left behind."""
+    values = [1.5] * 2500 + [-1e300] + [2.0] * 10 + [float("inf")]
+    path = tmp_path / f"d.{suffix}"
+    if suffix == "csv":
+        write_csv(path, [{"x": v} for v in values])
+    else:
+        pq.write_table(pa.table({"x": pa.array(values, pa.float64())}), path)
+    data = tmp_path / "o"
+    with pytest.raises(FeatureError) as info:  # as `--dtype n=int8` and 300
+        catalog.prepare_files(path, "d", data_dir=data, dtypes={"x": "float32"})
+    message = str(info.value)
+    assert "example 2500 " in message and "-1e+300 does not fit float32" in message
+    assert not list(data.rglob("*.array_record*"))
+    ok = [v for v in values if v != -1e300]
+    path.unlink()
+    if suffix == "csv":
+        write_csv(path, [{"x": v} for v in ok])
+    else:
+        pq.write_table(pa.table({"x": pa.array(ok, pa.float64())}), path)
+    ds = catalog.prepare_files(path, "d", data_dir=data, dtypes={"x": "float32"})
+    got = sorted(float(e["x"]) for e in ds.as_data_source("train"))
+    assert got == sorted(float(np.float32(v)) for v in ok) and got[-1] == float("inf")
