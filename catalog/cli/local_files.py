@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from typing import Any
 
 __all__ = [
@@ -88,10 +89,17 @@ def joined_paths(names: list[str], is_files: list[bool], name: str | None) -> li
     if len(paths) < 2:
         return names
     shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+    from catalog.errors import SpecError
+    from catalog.spec.infer import glob_of
+
     if name is None:
+        try:  # the glob a shell would have made these paths of
+            quoted = shlex.quote(glob_of(paths))
+        except SpecError:  # not files of one folder
+            quoted = "'DIR/*.csv'"
         raise LocalFilesUsageError(
             f"{len(paths)} paths of local files ({shown}): to prepare them as one dataset, "
-            "quote the glob so the shell leaves it to catalog (catalog prepare 'tables/*.csv') "
+            f"quote the glob so the shell leaves it to catalog (catalog prepare {quoted}) "
             "or give --name NAME; to prepare them apart, run catalog prepare once per path"
         )
     if len(paths) != len(names):
@@ -99,6 +107,4 @@ def joined_paths(names: list[str], is_files: list[bool], name: str | None) -> li
             f"--name is for one dataset: the paths ({shown}) are prepared as one; name the "
             "registered datasets in another catalog prepare"
         )
-    from catalog.spec.infer import glob_of
-
     return [glob_of(paths)]

@@ -187,6 +187,12 @@ class ClassLabel(Feature):
         self._set_names(names, self._num_classes)
 
     @property
+    def has_names(self) -> bool:
+        """True when the classes have names of their own (given, or read from a file); False
+        when they are only counted (``num_classes``) or not set yet."""
+        return self._names is not None
+
+    @property
     def lowest(self) -> int:
         """The lowest label it takes: -1 (no label) with ``allow_unlabeled`` or zero classes,
         else 0."""

@@ -166,7 +166,7 @@ def _fill(feature: Feature) -> Any:
     if isinstance(feature, Text):
         return MISSING_TEXT
     if isinstance(feature, ClassLabel):
-        names = feature.names if feature._names is not None else []
+        names = feature.names if feature.has_names else []
         return MISSING_TEXT if MISSING_TEXT in names else None
     if isinstance(feature, Scalar) and feature.dtype.kind == "f":
         return float("nan")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import SourceFormatError, SpecError
+from catalog.formats.csv_dialect import dict_reader
 
 __all__ = [
     "CONTENT",
@@ -246,7 +247,7 @@ def file_rows(
     if kind in ("csv", "tsv"):
         with io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", newline="") as f:
             try:
-                yield from csv.DictReader(f, delimiter="\t" if kind == "tsv" else ",")
+                yield from dict_reader(f, delimiter="\t" if kind == "tsv" else ",")
             except (csv.Error, UnicodeDecodeError) as error:
                 raise SourceFormatError(f"{path}: not CSV catalog can read ({error})") from None
     elif kind == "json":

@@ -24,7 +24,6 @@ the same values, or the same error naming file and line.
 from __future__ import annotations
 
 import codecs
-import csv
 import importlib.util
 import itertools
 import sys
@@ -36,8 +35,9 @@ import numpy as np
 
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
+from catalog.formats import csv_dialect
 from catalog.formats.base import Batch, Source
-from catalog.formats.delimited import RowConverter, _file_examples, examples, rows
+from catalog.formats.delimited import RowConverter, examples, file_examples, rows
 from catalog.formats.resume import Cursor
 from catalog.formats.table_batches import Refused, from_strings, resumable, row_batches
 
@@ -158,7 +158,7 @@ def _file(
     begin = max(row, cursor.start)
 
     def numbered() -> Iterator[tuple[str, dict[str, Any]]]:
-        for index, example in _file_examples(path, options, features, begin - offset):
+        for index, example in file_examples(path, options, features, begin - offset):
             seen[0] = index + 1
             if example is not None:
                 yield str(offset + index), example
@@ -239,7 +239,8 @@ def _with_skipped(
                 column.append(values[source])
             source += 1
             continue
-        parsed = next(csv.reader([short.text], delimiter=options["delimiter"], strict=True), [])
+        row = csv_dialect.reader([short.text], delimiter=options["delimiter"], strict=True)
+        parsed: list[str] = next(row, [])
         if len(parsed) != short.actual_columns:
             return None
         padded = parsed + [fill] * (len(header) - len(parsed))

@@ -19,10 +19,24 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
-__all__ = ["DELIMITERS", "SNIFF_BYTES", "Dialect", "encoding_of", "sniff"]
+__all__ = [
+    "DELIMITERS",
+    "FIELD_LIMIT",
+    "SNIFF_BYTES",
+    "Dialect",
+    "dict_reader",
+    "encoding_of",
+    "reader",
+    "sniff",
+]
+
+#: The longest field read, in characters (Python's csv module stops at 128 KiB by default).
+FIELD_LIMIT = 1 << 28
 
 #: The delimiters `sniff` chooses from, in order of preference.
 DELIMITERS = (",", ";", "\t", "|")
@@ -89,11 +103,30 @@ def _best(text: str) -> str | None:
 def _field_counts(text: str, delimiter: str) -> list[int]:
     """The field count of each non-blank row `text` holds (up to where it stops parsing)."""
     counts: list[int] = []
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    rows = reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
-        for row in reader:
+        for row in rows:
             if row:
                 counts.append(len(row))
     except csv.Error:  # a quote this delimiter does not explain: judge the rows before it
         pass
     return counts
+
+
+def reader(lines: Iterable[str], **dialect: Any) -> Any:
+    """`csv.reader` over `lines` with `dialect`, reading fields of up to `FIELD_LIMIT`
+    characters. The csv module's limit is one for the whole process: it is raised before
+    every reader made here (never lowered), so no reader depends on another having run."""
+    _allow_long_fields()
+    return csv.reader(lines, **dialect)
+
+
+def dict_reader(f: IO[str], **dialect: Any) -> csv.DictReader[str]:
+    """`csv.DictReader` over `f` with `dialect`, fields of up to `FIELD_LIMIT` characters."""
+    _allow_long_fields()
+    return csv.DictReader(f, **dialect)
+
+
+def _allow_long_fields() -> None:
+    if csv.field_size_limit() < FIELD_LIMIT:  # the module's default is 128 KiB
+        csv.field_size_limit(FIELD_LIMIT)

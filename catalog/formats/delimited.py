@@ -53,20 +53,19 @@ import numpy as np
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, Text
 from catalog.features.features_dict import split_path
+from catalog.formats import csv_dialect
 from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
 
 __all__ = [
-    "FIELD_LIMIT",
     "FORMAT",
     "RowConverter",
     "examples",
+    "file_examples",
     "rows",
     "to_value",
     "too_many_fields",
 ]
 
-#: The longest field read, in characters (Python's csv module stops at 128 KiB by default).
-FIELD_LIMIT = 1 << 28
 
 _INT = re.compile(r"^[+-]?\d+$")
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
@@ -151,10 +150,8 @@ def _not_text(path: Path, line: int, encoding: str, byte: int | None) -> str:
 def rows(path: Path, options: Mapping[str, Any]) -> Iterator[tuple[int, list[str]]]:
     """(line number, fields) of each non-blank row, the line its first field is on;
     SourceFormatError naming file:line for a row that cannot be read (broken quoting, a
-    field over `FIELD_LIMIT` characters, bytes that are not the file's encoding)."""
-    if csv.field_size_limit() < FIELD_LIMIT:  # the module's default is 128 KiB
-        csv.field_size_limit(FIELD_LIMIT)
-    reader = csv.reader(
+    field over `csv_dialect.FIELD_LIMIT` characters, bytes that are not the file's encoding)."""
+    reader = csv_dialect.reader(
         _lines(path, options["encoding"]),
         delimiter=options["delimiter"],
         quoting=_QUOTING[options["quoting"]],
@@ -180,14 +177,14 @@ def examples(source: Source) -> Examples:
     offset = 0
     for path in source.paths("file"):
         rows = 0
-        for index, example in _file_examples(path, source.options, source.features):
+        for index, example in file_examples(path, source.options, source.features):
             assert example is not None
             yield str(offset + index), example
             rows = index + 1
         offset += rows
 
 
-def _file_examples(
+def file_examples(
     path: Path, options: Mapping[str, Any], features: FeaturesDict, convert_from: int = 0
 ) -> Iterator[tuple[int, dict[str, Any] | None]]:
     """``(index, example)`` of each row; the rows before `convert_from` are read (their

@@ -20,6 +20,7 @@ from typing import Any
 
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
+from catalog.formats.csv_dialect import dict_reader
 from catalog.formats.delimited import to_value
 from catalog.formats.json_lines import objects
 from catalog.formats.typed_values import typed_value
@@ -67,7 +68,7 @@ def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
         return list(objects(path))
     try:
         with open(path, encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f, strict=True)
+            reader = dict_reader(f, strict=True)
             return [(reader.line_num, dict(row)) for row in reader]
     except (csv.Error, UnicodeDecodeError) as error:
         raise SourceFormatError(f"{path}: cannot read it as UTF-8 CSV ({error})") from None

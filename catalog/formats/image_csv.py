@@ -13,13 +13,13 @@ Options: ``filename_column`` (default ``Filename``), ``label_column`` (default `
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping
 from typing import Any
 
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.csv_dialect import dict_reader
 from catalog.formats.members import walk
 
 __all__ = ["FORMAT", "examples", "read_table"]
@@ -30,7 +30,7 @@ def read_table(source: Source) -> dict[str, str]:
     path = source.file("csv")
     name_column, label_column = source.options["filename_column"], source.options["label_column"]
     with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
+        reader = dict_reader(f)
         header = reader.fieldnames or []
         missing = [c for c in (name_column, label_column) if c not in header]
         if missing:

@@ -158,7 +158,7 @@ def _class_indices(array: Any, feature: ClassLabel) -> np.ndarray[Any, Any]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if feature._names is None:
+    if not feature.has_names:
         raise Refused
     index = pc.index_in(array, value_set=pa.array(feature.names, pa.string()))
     if feature.allow_unlabeled:
@@ -223,7 +223,7 @@ def _typed(array: Any, feature: Feature) -> Any:
             raise Refused
         return text_column(array)
     if isinstance(feature, ClassLabel):
-        if not text or feature._names is None:
+        if not text or not feature.has_names:
             raise Refused
         index = pc.index_in(array, value_set=pa.array(feature.names, pa.string()))
         if index.null_count:

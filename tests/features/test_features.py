@@ -454,6 +454,7 @@ def test_class_label_names_and_conversions() -> None:
     assert NAMES.str2int("bird") == 2 and NAMES.int2str(0) == "cat"
     unnamed = ClassLabel(num_classes=10)
     assert unnamed.names[:3] == ["0", "1", "2"] and unnamed.str2int("7") == 7
+    assert NAMES.has_names and not unnamed.has_names and not ClassLabel().has_names
     with pytest.raises(FeatureError, match="out of range"):
         NAMES.int2str(3)
 

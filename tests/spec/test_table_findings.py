@@ -113,6 +113,7 @@ def test_an_unquoted_glob_is_one_dataset_with_name_else_one_clear_error(tmp_path
     bare = catalog_cli("prepare", *paths, "--data-dir", str(tmp_path / "d"))
     assert bare.returncode == 2
     assert "quote the glob" in bare.stderr and "--name" in bare.stderr
+    assert f"(catalog prepare '{tables}/t*.csv')" in bare.stderr  # their glob, not an example
     assert _prepared(tmp_path / "d") == []
     named = catalog_cli(
         "prepare", *paths, "--name", "tables", "--data-dir", str(tmp_path / "d"), "-q"
