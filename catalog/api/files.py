@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,12 +40,13 @@ def files_builder(
     delimiter: str | None = None,
     encoding: str | None = None,
     channels: int | None = None,
+    missing: Sequence[str] = (),
 ) -> DatasetBuilder:
     """The builder of the local files `path` names (a file, a folder or a glob), its spec
     inferred (see `catalog.spec.infer`); not prepared yet. `name` defaults to one made from
     the path (``My Photos`` -> ``my_photos``) and may not be a registered dataset's. `note`
     gets hints (a text column that looks like a label). `dtypes`, `delimiter`, `encoding`,
-    `channels`: see `prepare_files`."""
+    `missing`, `channels`: see `prepare_files`."""
     text = os.fspath(path)
     name = name or name_from_path(text)
     if name in list_datasets():
@@ -62,6 +63,7 @@ def files_builder(
         delimiter=delimiter,
         encoding=encoding,
         channels=channels,
+        missing=(missing,) if isinstance(missing, str) else tuple(missing),
     )
     spec = infer_spec(text, options)
     where = text if glob.has_magic(text) else str(Path(text).expanduser().resolve())
@@ -78,6 +80,7 @@ def prepare_files(
     dtypes: Mapping[str, str] | None = None,
     delimiter: str | None = None,
     encoding: str | None = None,
+    missing: Sequence[str] = (),
     channels: int | None = None,
     write_spec: PathLike | None = None,
     overwrite: bool = False,
@@ -93,7 +96,9 @@ def prepare_files(
     a missing value is an error naming file, line and column; a missing number is NaN).
     `dtypes` sets columns' types (``{"zip": "text", "n": "float32"}``) instead of inferring
     them from every row. `delimiter` and `encoding` of CSV/TSV files are found from the file
-    unless given (``delimiter=";"``). `channels` (1, 3 or 4) are an image folder's channels,
+    unless given (``delimiter=";"``). `missing` names the texts that are missing values in
+    CSV/TSV fields besides the empty one, as pandas' ``na_values`` (``missing=["NA"]`` for a
+    file R wrote). `channels` (1, 3 or 4) are an image folder's channels,
     every image converted to them (default: what most of its images have). `write_spec` also
     writes the
     inferred spec there as builder.yaml + checksums.tsv (a folder holding the data, or one
@@ -111,6 +116,7 @@ def prepare_files(
             of the inferred one; every value is checked against it.
         delimiter: the field separator of CSV/TSV files; default: found from the file.
         encoding: the text encoding of CSV/TSV files; default UTF-8, or as its BOM says.
+        missing: texts that are missing values in CSV/TSV fields (besides the empty field).
         channels: an image folder's channels (1, 3 or 4); default: what most images have.
         write_spec: a folder to also write the inferred builder.yaml + checksums.tsv into.
         overwrite: prepare again even when a prepared copy of the same files is there.
@@ -138,6 +144,7 @@ def prepare_files(
         dtypes=dtypes,
         delimiter=delimiter,
         encoding=encoding,
+        missing=missing,
         channels=channels,
     )
     if write_spec is not None:

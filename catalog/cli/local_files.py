@@ -1,8 +1,8 @@
 """`catalog prepare PATH`'s options for local files.
 
-- `add_arguments`: ``--delimiter``, ``--encoding``, ``--dtype COLUMN=TYPE`` (repeatable) and
-  ``--channels``; `infer_arguments` turns them into `catalog.api.files.files_builder`'s
-  keyword arguments.
+- `add_arguments`: ``--delimiter``, ``--encoding``, ``--missing TEXT`` and ``--dtype
+  COLUMN=TYPE`` (repeatable), ``--channels``; `infer_arguments` turns them into
+  `catalog.api.files.files_builder`'s keyword arguments.
 - `joined_paths`: several PATHs (what an unquoted glob expands to) are one dataset when
   ``--name`` is given, else one usage error saying to quote the glob or give ``--name``.
 """
@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 #: The argparse destinations of the options here (each applies to local files only).
-FLAGS = ("delimiter", "encoding", "dtype", "channels")
+FLAGS = ("delimiter", "encoding", "missing", "dtype", "channels")
 _DELIMITER_WORDS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
 
 
@@ -41,6 +41,13 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
         "--encoding",
         metavar="ENCODING",
         help="the text encoding of CSV/TSV files (default: UTF-8, or as the file's BOM says)",
+    )
+    group.add_argument(
+        "--missing",
+        action="append",
+        metavar="TEXT",
+        help="a text that is a missing value in CSV/TSV fields, as the empty field is (e.g. NA, "
+        "as R writes them); repeat for more",
     )
     group.add_argument(
         "--dtype",
@@ -78,6 +85,7 @@ def infer_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "dtypes": dtypes,
         "delimiter": delimiter,
         "encoding": args.encoding,
+        "missing": tuple(args.missing or ()),
         "channels": args.channels,
     }
 

@@ -138,6 +138,7 @@ FIELDS = st.one_of(
     st.sampled_from(["", " 5", "1_000", "+7", "007", "nan", "-nan", "Inf", "1e3", ".5", "5."]),
     st.sampled_from(["true", "FALSE", "True", " true", "1", "0", "tRuE", "cat", "dog", "-1"]),
     st.sampled_from(NAMES),
+    st.sampled_from(["NA", "null", "N/A", "None", "<NA>", "#N/A"]),  # pandas' missing values
     st.text(st.characters(blacklist_categories=("Cs",)) | st.sampled_from(',;"\n\r'), max_size=8),
 )
 
@@ -412,20 +413,25 @@ def test_parquet_batches_match_the_row_reader(tmp_path: Path, data: Any) -> None
 
 
 @SETTINGS
-@given(csv_tables(), st.booleans())
+@given(csv_tables(), st.booleans(), st.sampled_from([(), ("NA",), ("null", "None", "cat")]))
 def test_column_types_from_batches_match_one_by_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table: Any, tsv: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table: Any, tsv: bool, missing: Any
 ) -> None:
+    """Kinds, missing counts and the missing-like texts seen (pandas' ``NA``...), given
+    texts as missing values or not."""
     from catalog.spec.infer import table_scan
 
     text = table[0].replace(",", "\t") if tsv else table[0]
     path = tmp_path / ("t.tsv" if tsv else "t.csv")
     path.write_bytes(text.encode("utf-8"))
     kind = "tsv" if tsv else "csv"
-    bulk = _outcome(lambda: table_scan.scan(kind, [path, path], label="c0"))
+    missing = frozenset(missing)
+    bulk = _outcome(lambda: table_scan.scan(kind, [path, path], label="c0", missing=missing))
     with monkeypatch.context() as m:
         m.setattr(table_scan, "_bulk_scan", lambda *a: None)
-        one_by_one = _outcome(lambda: table_scan.scan(kind, [path, path], label="c0"))
+        one_by_one = _outcome(
+            lambda: table_scan.scan(kind, [path, path], label="c0", missing=missing)
+        )
     assert bulk == one_by_one
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -324,3 +325,53 @@ def test_a_number_beyond_its_float_dtype_is_an_error_naming_its_row(
     ds = catalog.prepare_files(path, "d", data_dir=data, dtypes={"x": "float32"})
     got = sorted(float(e["x"]) for e in ds.as_data_source("train"))
     assert got == sorted(float(np.float32(v)) for v in ok) and got[-1] == float("inf")
+
+
+@pytest.mark.parametrize("rows", [3, 3000], ids=["one by one", "in batches"])
+def test_a_column_made_text_only_by_pandas_missing_values_gets_a_note(
+    tmp_path: Path, rows: int
+) -> None:
+    """R writes a missing number as NA, which pandas reads as NaN: here it stays text (only
+    an empty field is missing unless told), so a number column turns text without a word but
+    for this note, which says how to read it as pandas does."""
+    values = [f"{i / 4}" for i in range(rows)]
+    values[1], values[-1] = "NA", "null"
+    labels = ["NA" if i == 2 else "Paris" for i in range(rows)]  # real text: no note
+    write_csv(
+        tmp_path / "r.csv", [{"x": v, "city": c} for v, c in zip(values, labels, strict=True)]
+    )
+    notes: list[str] = []
+    b = files_builder(tmp_path / "r.csv", "r", note=notes.append)
+    assert b.spec.features["x"] == Text() and b.spec.features["city"] == Text()
+    mine = [n for n in notes if "only because" in n]
+    assert mine == [
+        f"{tmp_path / 'r.csv'}: column 'x' is text only because of 'NA', 'null' (first at line "
+        "3), which pandas reads as a missing value; --missing NA --missing null "
+        "(missing=['NA', 'null']) reads it so, and the column is then typed by its other values"
+    ]
+    notes.clear()
+    files_builder(tmp_path / "r.csv", "r", note=notes.append, dtypes={"x": "text"})
+    assert not [n for n in notes if "only because" in n]  # the user chose text
+
+
+def test_missing_texts_are_missing_values_as_pandas_na_values(tmp_path: Path) -> None:
+    """``missing=["NA"]`` (``--missing NA``): NA is a missing value like the empty field: a
+    number column is float64 with NaN, a text column needs a fill, as pandas' na_values."""
+    rows = [{"x": "1", "city": "Paris"}, {"x": "NA", "city": "NA"}, {"x": "", "city": "Oslo"}]
+    write_csv(tmp_path / "m.csv", rows)
+    data = tmp_path / "o"
+    with pytest.raises(SourceFormatError, match=r"m.csv:3: column 'city' is missing \('NA'\)"):
+        catalog.prepare_files(tmp_path / "m.csv", "m", data_dir=data, missing=["NA"])
+    b = catalog.prepare_files(
+        tmp_path / "m.csv", "m", data_dir=data, missing="NA", fill={"city": "?"}
+    )
+    assert b.info.features["x"] == Scalar("float64")
+    got = {e["city"]: float(e["x"]) for e in b.as_data_source("train")}
+    assert sorted(got) == ["?", "Oslo", "Paris"]
+    assert got["Paris"] == 1.0 and np.isnan(got["?"]) and np.isnan(got["Oslo"])
+    # what pandas reads with the same na_values
+    read = pd.read_csv(tmp_path / "m.csv", na_values=["", "NA"], keep_default_na=False)
+    assert read["x"].isna().tolist() == [False, True, True] and read["x"].dtype == np.float64
+    pq.write_table(pa.table({"x": [1, None]}), tmp_path / "p.parquet")
+    with pytest.raises(SpecError, match="--missing .* CSV/TSV fields; parquet files have nulls"):
+        files_builder(tmp_path / "p.parquet", "p", missing=["NA"])

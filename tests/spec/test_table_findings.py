@@ -124,6 +124,29 @@ def test_an_unquoted_glob_is_one_dataset_with_name_else_one_clear_error(tmp_path
     assert ds["test"][0]["b"] == 8
 
 
+def test_missing_na_as_r_writes_it_from_the_command_line(tmp_path: Path) -> None:
+    """A CSV R wrote (NA for a missing number): without a word the column became text; now a
+    note names the flag, and `--missing NA` reads it as pandas does."""
+    path = tmp_path / "r_export.csv"
+    path.write_text('"id","height"\n1,1.5\n2,NA\n3,2.25\n')
+    data = str(tmp_path / "d")
+    plain = catalog_cli("prepare", str(path), "--data-dir", data)
+    assert plain.returncode == 0, plain.stderr
+    assert "column 'height' is text only because of 'NA' (first at line 3)" in plain.stderr
+    assert "--missing NA" in plain.stderr
+    read = catalog_cli("prepare", str(path), "--missing", "NA", "--data-dir", data, "-q")
+    assert read.returncode == 0, read.stderr
+    ds = catalog.data_source("r_export", data_dir=data, split="train")
+    heights = {int(e["id"]): float(e["height"]) for e in ds}
+    assert heights[1] == 1.5 and heights[3] == 2.25 and heights[2] != heights[2]  # NaN
+    expected = pd.read_csv(path)["height"].tolist()  # pandas' defaults read NA as NaN
+    assert [heights[i] for i in (1, 3)] == [expected[0], expected[2]]
+    wrong = catalog_cli("prepare", str(path), "--missing", "NA", "--name", "x", "--data-dir",
+                        data, "--dtype", "height=int64")  # fmt: skip
+    assert wrong.returncode == 3 and "r_export.csv:2: column(s) height" in wrong.stderr
+    assert "'1.5' is not a number (int64)" in wrong.stderr and "Traceback" not in wrong.stderr
+
+
 def test_json_nested_100000_deep_is_one_error_naming_file_and_line(tmp_path: Path) -> None:
     """Issue 41: a JSON Lines line nested 100,000 deep was a raw RecursionError traceback."""
     path = tmp_path / "deep.jsonl"

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from catalog.spec.infer.column_types import TextColumn, kind_of_text
+from catalog.spec.infer.column_types import EMPTY, PANDAS_MISSING, TextColumn, kind_of_text
 
 __all__ = ["add_batch"]
 
@@ -25,14 +25,21 @@ _INT = r"^[+-]?[0-9]+$"
 _FLOAT = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))$"
 
 
-def add_batch(column: TextColumn, array: Any, first_line: int) -> None:
+def add_batch(
+    column: TextColumn, array: Any, first_line: int, missing: frozenset[str] = EMPTY
+) -> None:
     """Add the fields of `array` (a pyarrow string array without nulls), field ``i`` being on
-    line ``first_line + i``, to `column`, as ``column.add`` of each would (only the fields not
-    of the column's kind so far are sorted into kinds: the others cannot widen it)."""
+    line ``first_line + i``, to `column`, as ``column.add(field, line, missing)`` of each
+    would (only the fields not of the column's kind so far are sorted into kinds: the others
+    cannot widen it)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    absent = pc.equal(array, "").to_numpy(zero_copy_only=False)
+    if missing == EMPTY:
+        absent = pc.equal(array, "").to_numpy(zero_copy_only=False)
+    else:
+        absent = pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))
+        absent = absent.to_numpy(zero_copy_only=False)
     count = int(absent.sum())
     if count:
         if column.first_missing is None:
@@ -49,7 +56,7 @@ def add_batch(column: TextColumn, array: Any, first_line: int) -> None:
             column.distinct.update(distinct.to_pylist())
             if len(column.distinct) > column.cap:
                 column.distinct = None
-    if column.kind == "text" or not len(present):
+    if (column.kind == "text" and column.real_text) or not len(present):
         return
     where = None  # the positions in `present` of the fields that may widen the column
     if column.kind in ("bool", "int64", "float64"):
@@ -57,11 +64,39 @@ def add_batch(column: TextColumn, array: Any, first_line: int) -> None:
         if not len(where):
             return
         present = present.take(pa.array(where))
-    kinds = _kinds(present)
-    for code in sorted(set(np.unique(kinds).tolist()), key=lambda c: int(np.argmax(kinds == c))):
-        at = int(np.argmax(kinds == code))
+
+    def line(at: int) -> int:  # of field `at` of `present`
         at = at if where is None else int(where[at])
-        column.widen(_KINDS[code], first_line + (at if rows is None else int(rows[at])))
+        return first_line + (at if rows is None else int(rows[at]))
+
+    kinds = _kinds(present)
+    text = kinds == _KINDS.index("text")
+    if text.any():
+        _saw_texts(column, present.filter(pa.array(text)), np.flatnonzero(text), line)
+    if column.kind == "text":
+        return
+    for code in sorted(set(np.unique(kinds).tolist()), key=lambda c: int(np.argmax(kinds == c))):
+        column.widen(_KINDS[code], line(int(np.argmax(kinds == code))))
+
+
+def _saw_texts(column: TextColumn, texts: Any, at: np.ndarray[Any, Any], line: Any) -> None:
+    """`TextColumn.saw_text` of each of `texts` (fields of kind text, at positions `at` of
+    the batch, whose lines `line` gives) up to the first that is not missing-like, as one by
+    one: after it nothing more is remembered."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    like = pc.is_in(texts, value_set=pa.array(sorted(PANDAS_MISSING), pa.string()))
+    like_ = like.to_numpy(zero_copy_only=False)
+    stop = len(like_) if like_.all() else int(np.argmin(like_))  # the first real text
+    column.real_text = stop < len(like_)
+    if not stop:
+        return
+    column.na_count += stop
+    found = texts.slice(0, stop)
+    for token in pc.unique(found).to_pylist():
+        if token not in column.na_texts:
+            column.na_texts[token] = line(int(at[pc.index(found, token).as_py()]))
 
 
 def _fits(texts: Any, kind: str) -> np.ndarray[Any, Any]:

@@ -9,11 +9,15 @@ bounded memory.
 Text fields widen as pandas' C parser types them: ``bool`` (``true``/``false`` in any case)
 < ``int64`` (integers within int64) < ``float64`` (decimal numbers, ``inf``, ``nan``; no
 ``_`` separators) < ``text``; a bool column given a number, or an integer too large for int64,
-becomes text. Empty fields are missing values and do not change the type; a column whose every
-field is empty is text. JSON values keep their JSON type: an integer key given a float widens
-to float64; a string beside numbers or booleans, or a boolean beside numbers, is one error
-naming both lines (pandas would make the column ``object``, values of mixed types, which no
-feature stores).
+becomes text. Empty fields (and the texts given as ``missing``) are missing values and do not
+change the type; a column whose every field is empty is text. The texts pandas also reads as
+missing by default (`PANDAS_MISSING`: ``NA``, ``N/A``, ``null``...) are text here unless
+given as ``missing``; a column made text by them alone is remembered (`TextColumn.na_texts`,
+`TextColumn.real_text`) so that a note can say so.
+
+JSON values keep their JSON type: an integer key given a float widens to float64; a string
+beside numbers or booleans, or a boolean beside numbers, is one error naming both lines
+(pandas would make the column ``object``, values of mixed types, which no feature stores).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 from catalog.errors import SpecError
 from catalog.features import Feature, Scalar, Text
 
-__all__ = ["FEW", "JsonColumn", "TextColumn", "kind_of_text"]
+__all__ = ["EMPTY", "FEW", "PANDAS_MISSING", "JsonColumn", "TextColumn", "kind_of_text"]
 
 #: Distinct values a column remembers unless told more (a label column: its class names).
 FEW = 20
@@ -35,6 +39,14 @@ _FLOAT = re.compile(
     re.IGNORECASE,
 )
 _BOOL = frozenset({"true", "false"})
+#: The fields that are missing values unless told otherwise: the empty one.
+EMPTY = frozenset({""})
+#: The texts pandas' ``read_csv`` reads as missing by default that are not numbers here
+#: (pandas' ``nan``, ``NaN``, ``-nan``... are float NaN here too).
+PANDAS_MISSING = frozenset(
+    {"#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "1.#IND", "1.#QNAN", "<NA>", "N/A",
+     "NA", "NULL", "None", "n/a", "null"}
+)  # fmt: skip
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 _ORDER = ("empty", "bool", "int64", "float64", "text")
 
@@ -73,17 +85,46 @@ class _Column:
         return Scalar(self.kind)
 
 
+@dataclass
 class TextColumn(_Column):
     """A CSV/TSV column's type from its fields (see the module docstring)."""
 
-    def add(self, text: str, line: int, missing: frozenset[str] = frozenset({""})) -> None:
+    #: `PANDAS_MISSING` texts seen, each with its first line, while no other text was seen
+    na_texts: dict[str, int] = field(default_factory=dict)
+    #: how many fields were one of `na_texts`
+    na_count: int = 0
+    #: whether a text that is none of `PANDAS_MISSING` was seen
+    real_text: bool = False
+
+    def add(self, text: str, line: int, missing: frozenset[str] = EMPTY) -> None:
         if text in missing:
             self._missing(line)
             return
         self._remember(text)
-        if self.kind == "text":
+        if self.kind == "text" and self.real_text:
             return
-        self.widen(kind_of_text(text), line)
+        kind = kind_of_text(text)
+        if kind == "text":
+            self.saw_text(text, line)
+        self.widen(kind, line)
+
+    def saw_text(self, text: str, line: int) -> None:
+        """Remember a field of kind text: a `PANDAS_MISSING` one, or that there is real text."""
+        if text in PANDAS_MISSING:
+            self.na_texts.setdefault(text, line)
+            self.na_count += 1
+        else:
+            self.real_text = True
+
+    def text_only_by_na(self) -> bool:
+        """Whether the column is text only because of `PANDAS_MISSING` texts: without them
+        it would hold numbers or booleans."""
+        return (
+            self.kind == "text"
+            and not self.real_text
+            and bool(self.na_texts)
+            and self.values > self.na_count
+        )
 
     def widen(self, kind: str, line: int) -> None:
         """The column's kind once a value of `kind` (on `line`) is seen."""

@@ -31,8 +31,10 @@ class InferOptions:
     `sample`, how many files (images, shards) are read to decide their features (a table's
     types come from every row); `dtypes`, ``{column: type}`` setting a table column's type
     (``int64``, ``float32``, ``bool``, ``text``, ...: `catalog.spec.infer.tables.DTYPES`);
-    `delimiter` and `encoding` of CSV/TSV files (default: found from the file); `channels`
-    of an image folder's images (default: what most of them have)."""
+    `delimiter` and `encoding` of CSV/TSV files (default: found from the file); `missing`,
+    the texts that are missing values in CSV/TSV fields besides the empty field (pandas'
+    ``na_values``, e.g. ``("NA",)``); `channels` of an image folder's images (default: what
+    most of them have)."""
 
     name: str
     label: str | None = None
@@ -42,6 +44,7 @@ class InferOptions:
     delimiter: str | None = None
     encoding: str | None = None
     channels: int | None = None
+    missing: tuple[str, ...] = ()
     #: Where notes go (a text column that looks like a label, ...); None: nowhere.
     note: Callable[[str], None] | None = field(default=None, compare=False)
 
@@ -58,6 +61,8 @@ class InferOptions:
                 f"delimiter must be one character, got {self.delimiter!r} (a tab: $'\\t' in "
                 "a shell, or the word tab)"
             )
+        if not all(isinstance(m, str) for m in self.missing):
+            raise SpecError(f"missing must be a list of texts, got {self.missing!r}")
         if self.channels not in (None, 1, 3, 4):
             raise SpecError(f"channels must be 1, 3 or 4, got {self.channels}")
         if self.encoding is not None:

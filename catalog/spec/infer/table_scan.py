@@ -19,7 +19,7 @@ from catalog.features import Feature
 from catalog.formats.csv_dialect import Dialect, sniff
 from catalog.formats.delimited import rows, too_many_fields
 from catalog.formats.json_lines import objects
-from catalog.spec.infer.column_types import JsonColumn, TextColumn
+from catalog.spec.infer.column_types import EMPTY, JsonColumn, TextColumn
 
 __all__ = ["TableScan", "scan"]
 
@@ -56,13 +56,15 @@ def scan(
     label: str | None = None,
     delimiter: str | None = None,
     encoding: str | None = None,
+    missing: frozenset[str] = EMPTY,
 ) -> TableScan:
-    """The `TableScan` of a table's `files` of one `kind` (csv, tsv, jsonl, parquet)."""
+    """The `TableScan` of a table's `files` of one `kind` (csv, tsv, jsonl, parquet);
+    `missing`: the CSV/TSV fields that are missing values."""
     if kind == "jsonl":
         return _scan_json(files, label)
     if kind == "parquet":
         return _scan_parquet(files, label)
-    return _scan_delimited(kind, files, label, delimiter, encoding)
+    return _scan_delimited(kind, files, label, delimiter, encoding, missing | EMPTY)
 
 
 def _cap(column: str, label: str | None) -> dict[str, int]:
@@ -75,6 +77,7 @@ def _scan_delimited(
     label: str | None,
     delimiter: str | None,
     encoding: str | None,
+    missing: frozenset[str],
 ) -> TableScan:
     dialect = sniff(files[0], delimiter, default="\t" if kind == "tsv" else ",")
     if encoding is not None:
@@ -96,7 +99,7 @@ def _scan_delimited(
                 f"{path}: its header ({', '.join(first[1])}) differs from {files[0].name}'s "
                 f"({', '.join(header)}); the files of one table share their columns"
             )
-        bulk = _bulk_scan(path, options, columns) if first[0] == 1 else None
+        bulk = _bulk_scan(path, options, columns, missing) if first[0] == 1 else None
         if bulk is not None:
             columns, counts[path] = bulk
             continue
@@ -107,7 +110,7 @@ def _scan_delimited(
             if len(row) > width:
                 raise too_many_fields(path, line, width, len(row), dialect.delimiter)
             for column, text in zip(columns, row):  # noqa: B905 (a short row: missing after)
-                column.add(text, line)
+                column.add(text, line, missing)
             for column in columns[len(row) :]:
                 column.add("", line)
         counts[path] = n
@@ -116,7 +119,7 @@ def _scan_delimited(
 
 
 def _bulk_scan(
-    path: Path, options: dict[str, str], columns: list[TextColumn]
+    path: Path, options: dict[str, str], columns: list[TextColumn], missing: frozenset[str]
 ) -> tuple[list[TextColumn], int] | None:
     """`columns` having seen the file's rows, and their count, read a batch at a time
     (`catalog.spec.infer.column_batches`); None where the rows are not one line each or
@@ -140,7 +143,8 @@ def _bulk_scan(
             if checked.irregular or checked.multiline:
                 return None
             for column, values in zip(seen, batch.columns, strict=True):
-                add_batch(column, values, n + 2)  # the header is line 1, rows one line each
+                # the header is line 1, rows one line each
+                add_batch(column, values, n + 2, missing)
             n += batch.num_rows
     except (pa.ArrowException, OSError):
         return None

@@ -25,12 +25,13 @@ empty). A column that is empty in every row is float64 NaN, as pandas reads it (
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
 from catalog.errors import SpecError
 from catalog.features import ClassLabel, Feature, Image, Scalar, Text
-from catalog.spec.infer.column_types import FEW
+from catalog.spec.infer.column_types import FEW, TextColumn
 from catalog.spec.infer.common import InferOptions, complete_options, feature_names, make_spec
 from catalog.spec.infer.layout import SplitFiles, expand, split_files, split_refs
 from catalog.spec.infer.table_scan import MAX_CLASSES, scan
@@ -74,8 +75,19 @@ def table_spec(
     kind = kinds.pop()
     assert kind is not None
     first = files[0]
+    if options.missing and kind not in ("csv", "tsv"):
+        raise SpecError(
+            f"{text}: --missing (missing=) names the texts of missing values in CSV/TSV "
+            f"fields; {kind} files have nulls of their own"
+        )
+    missing = ["", *dict.fromkeys(m for m in options.missing if m)]
     found = scan(
-        kind, files, label=options.label, delimiter=options.delimiter, encoding=options.encoding
+        kind,
+        files,
+        label=options.label,
+        delimiter=options.delimiter,
+        encoding=options.encoding,
+        missing=frozenset(missing),
     )
     columns = found.columns
     names = feature_names(columns, str(first))
@@ -98,6 +110,8 @@ def table_spec(
             if feature.dtype.kind == "f":
                 fill[column] = "nan"
         _widening_notes(options, first, column, stats)
+        if column not in options.dtypes:
+            _missing_like_note(options, first, column, stats)
     for column, feature in types.items():  # Parquet: a null float is NaN too
         if isinstance(feature, Scalar) and feature.dtype.kind == "f" and column not in fill:
             fill[column] = "nan"
@@ -129,7 +143,7 @@ def table_spec(
             "delimiter": found.dialect.delimiter,
             "encoding": found.dialect.encoding,
             "columns": names,
-            "missing": [""],
+            "missing": missing,
             "incomplete": "missing",
             "fill": fill,
         }
@@ -184,6 +198,20 @@ def _widening_notes(options: InferOptions, first: Path, column: str, stats: Any)
     elif stats.kind == "text" and len(at) > 1 and at.get("text"):
         _note(options, f"{first}: column {column!r} holds numbers and other text (from line "
               f"{at['text']}): text (--dtype {column}=TYPE to require a type)")  # fmt: skip
+
+
+def _missing_like_note(options: InferOptions, first: Path, column: str, stats: Any) -> None:
+    """Say when a column is text only because of texts pandas reads as missing (``NA``
+    written by R, ``null``...), and how to read them so."""
+    if not isinstance(stats, TextColumn) or not stats.text_only_by_na():
+        return
+    texts = sorted(stats.na_texts, key=stats.na_texts.__getitem__)
+    line = stats.na_texts[texts[0]]
+    flags = " ".join(f"--missing {shlex.quote(t)}" for t in texts)
+    _note(options, f"{first}: column {column!r} is text only because of "
+          f"{', '.join(map(repr, texts))} (first at line {line}), which pandas reads as a "
+          f"missing value; {flags} (missing={texts!r}) reads it so, and the column is then "
+          "typed by its other values")  # fmt: skip
 
 
 def sample_types(kind: str, path: Path, sample: int = 0) -> tuple[list[str], dict[str, Feature]]:
