@@ -68,6 +68,7 @@ __all__ = [
 
 
 _INT = re.compile(r"^[+-]?\d+$")
+_LONE_CR = re.compile(rb"(?<=\r)(?!\n)")  # after a \r that ends a line by itself
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
 _QUOTING: dict[str, Literal[0, 3]] = {"minimal": csv.QUOTE_MINIMAL, "none": csv.QUOTE_NONE}
 
@@ -118,11 +119,19 @@ def _lines(path: Path, encoding: str) -> Iterator[str]:
         yield from _stream_lines(path, encoding)
         return
     with open(path, "rb") as f:
-        for number, line in enumerate(f, 1):
-            try:
-                yield line.decode(encoding if number == 1 else _after_bom(encoding))
-            except UnicodeDecodeError as error:
-                raise SourceFormatError(_not_text(path, number, encoding, error.start)) from None
+        number = 0
+        for chunk in f:
+            # a line may also end with a lone \r (old Mac files), as open(newline="") reads
+            for line in _LONE_CR.split(chunk) if b"\r" in chunk[:-2] else (chunk,):
+                if not line:
+                    continue
+                number += 1
+                try:
+                    yield line.decode(encoding if number == 1 else _after_bom(encoding))
+                except UnicodeDecodeError as error:
+                    raise SourceFormatError(
+                        _not_text(path, number, encoding, error.start)
+                    ) from None
 
 
 def _after_bom(encoding: str) -> str:

@@ -502,7 +502,7 @@ def test_column_types_from_batches_on_every_kind(
         "d": ("text", {"text": 2}, 0, None),
         "e": ("int64", {"int64": 5}, 3, 2),
         "f": ("text", {"int64": 2, "text": 3}, 0, None),
-        "g": ("text", {"float64": 2, "text": 4}, 0, None),  # " 2": a float, as pandas
+        "g": ("text", {"int64": 2, "text": 4}, 0, None),  # " 2": an integer, as pandas
     }
 
 

@@ -375,3 +375,34 @@ def test_missing_texts_are_missing_values_as_pandas_na_values(tmp_path: Path) ->
     pq.write_table(pa.table({"x": [1, None]}), tmp_path / "p.parquet")
     with pytest.raises(SpecError, match="--missing .* CSV/TSV fields; parquet files have nulls"):
         files_builder(tmp_path / "p.parquet", "p", missing=["NA"])
+
+
+@pytest.mark.parametrize("rows", [3, 3000], ids=["one by one", "in batches"])
+@pytest.mark.parametrize("newline", ["\r", "\r\n", "mixed"])
+def test_lines_ending_with_a_lone_carriage_return_read_as_pandas_reads_them(
+    tmp_path: Path, newline: str, rows: int
+) -> None:
+    """Old Mac files (and Excel's "CSV (Macintosh)") end lines with \\r alone: pandas reads
+    them; catalog refused the first row ("new-line character seen in unquoted field")."""
+    lines = ["id,x,note", *(f'{i},{i / 2},"a{i}\rb"' for i in range(rows))]
+    ends = ["\r", "\n", "\r\n"]
+    text = "".join(
+        line + (ends[i % 3] if newline == "mixed" else newline) for i, line in enumerate(lines)
+    )
+    path = tmp_path / "mac.csv"
+    path.write_bytes(text.encode())
+    b = catalog.prepare_files(path, "mac", data_dir=tmp_path / "o")
+    got = sorted((int(e["id"]), float(e["x"]), e["note"]) for e in b.as_data_source("train"))
+    read = pd.read_csv(path)
+    assert got == list(zip(read["id"], read["x"], read["note"], strict=True))
+    assert got[1] == (1, 0.5, "a1\rb")
+
+
+def test_integers_with_spaces_around_are_integers_as_for_pandas(tmp_path: Path) -> None:
+    """pandas' C parser reads " 2 " as the integer 2 (int64): so does catalog (it said
+    float64, as only a float could have spaces)."""
+    (tmp_path / "s.csv").write_text("a, b\n1, 2\n3,\t4 \n")
+    b = catalog.prepare_files(tmp_path / "s.csv", "s", data_dir=tmp_path / "o")
+    read = pd.read_csv(tmp_path / "s.csv")
+    assert read[" b"].dtype == np.int64 and b.info.features["b"] == Scalar("int64")
+    assert sorted(int(e["b"]) for e in b.as_data_source("train")) == read[" b"].tolist()

@@ -7,13 +7,14 @@ names of a ``--label`` column), so one pass over a file of any size decides its 
 bounded memory.
 
 Text fields widen as pandas' C parser types them: ``bool`` (``true``/``false`` in any case)
-< ``int64`` (integers within int64) < ``float64`` (decimal numbers, ``inf``, ``nan``; no
-``_`` separators) < ``text``; a bool column given a number, or an integer too large for int64,
-becomes text. Empty fields (and the texts given as ``missing``) are missing values and do not
-change the type; a column whose every field is empty is text. The texts pandas also reads as
-missing by default (`PANDAS_MISSING`: ``NA``, ``N/A``, ``null``...) are text here unless
-given as ``missing``; a column made text by them alone is remembered (`TextColumn.na_texts`,
-`TextColumn.real_text`) so that a note can say so.
+< ``int64`` (integers within int64, ASCII spaces around them allowed) < ``float64`` (decimal
+numbers, ``inf``, ``nan``; no ``_`` separators) < ``text``; a bool column given a number, or
+an integer too large for int64, becomes text. Empty fields (and the texts given as
+``missing``) are missing values and do not change the type; a column whose every field is
+empty is text. The texts pandas also reads as missing by default (`PANDAS_MISSING`: ``NA``,
+``N/A``, ``null``...) are text here unless given as ``missing``; a column made text by them
+alone is remembered (`TextColumn.na_texts`, `TextColumn.real_text`) so that a note can say
+so.
 
 JSON values keep their JSON type: an integer key given a float widens to float64; a string
 beside numbers or booleans, or a boolean beside numbers, is one error naming both lines
@@ -39,6 +40,8 @@ _FLOAT = re.compile(
     re.IGNORECASE,
 )
 _BOOL = frozenset({"true", "false"})
+#: The spaces pandas' C parser skips around a number (ASCII's), which ``int()`` skips too.
+_SPACES = " \t\n\v\f\r"
 #: The fields that are missing values unless told otherwise: the empty one.
 EMPTY = frozenset({""})
 #: The texts pandas' ``read_csv`` reads as missing by default that are not numbers here
@@ -143,9 +146,10 @@ class TextColumn(_Column):
 
 def kind_of_text(text: str) -> str:
     """The kind of one CSV field (see the module docstring)."""
-    if _INT.fullmatch(text):
+    digits = text.strip(_SPACES)  # pandas' C parser reads " 2 " as the integer 2
+    if _INT.fullmatch(digits):
         # int() of a long digit string is refused past 4300 digits; no int64 is that long
-        if len(text) <= 20 and _INT64[0] <= int(text) <= _INT64[1]:
+        if len(digits) <= 20 and _INT64[0] <= int(digits) <= _INT64[1]:
             return "int64"
         return "text"  # as pandas: an integer past int64 (and uint64) keeps its digits as text
     if _FLOAT.fullmatch(text):
