@@ -406,3 +406,29 @@ def test_integers_with_spaces_around_are_integers_as_for_pandas(tmp_path: Path) 
     read = pd.read_csv(tmp_path / "s.csv")
     assert read[" b"].dtype == np.int64 and b.info.features["b"] == Scalar("int64")
     assert sorted(int(e["b"]) for e in b.as_data_source("train")) == read[" b"].tolist()
+
+
+def test_json_integers_past_int64_are_kept_exactly_or_refused(tmp_path: Path) -> None:
+    """A JSON integer past int64 became a float64, rounded (18446744073709551615 ->
+    1.8446744073709552e19) without a word. Now uint64, as pandas reads it, and where no
+    64-bit integer holds the values, one error naming the lines."""
+    big = (1 << 64) - 1
+    write_jsonl(tmp_path / "u.jsonl", [{"n": 5}, {"n": big}, {"n": 1 << 63}])
+    b = catalog.prepare_files(tmp_path / "u.jsonl", "u", data_dir=tmp_path / "o")
+    assert b.info.features["n"] == Scalar("uint64")
+    assert sorted(int(e["n"]) for e in b.as_data_source("train")) == [5, 1 << 63, big]
+    assert str(pd.read_json(tmp_path / "u.jsonl", lines=True)["n"].dtype) == "uint64"
+    write_jsonl(tmp_path / "m.jsonl", [{"n": big}, {"n": 1}, {"n": -1}])
+    both = r"m.jsonl:3: key 'n' holds integers past int64 \(line 1\) and negative ones \(line 3\)"
+    with pytest.raises(SpecError, match=both):
+        files_builder(tmp_path / "m.jsonl", "m")
+    write_jsonl(tmp_path / "h.jsonl", [{"n": 1}, {"n": 1 << 64}])
+    with pytest.raises(SpecError, match=r"h.jsonl:2: key 'n' holds 18446744073709551616, an "
+                       "integer past 64 bits"):  # fmt: skip
+        files_builder(tmp_path / "h.jsonl", "h")
+    notes: list[str] = []
+    write_jsonl(tmp_path / "f.jsonl", [{"n": big}, {"n": 0.5}, {"n": -1}])  # as pandas: floats
+    assert files_builder(tmp_path / "f.jsonl", "f", note=notes.append).spec.features["n"] == (
+        Scalar("float64")
+    )
+    assert any("holds integers and decimals (the first decimal at line 2)" in n for n in notes)

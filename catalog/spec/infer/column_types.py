@@ -159,8 +159,12 @@ def kind_of_text(text: str) -> str:
     return "text"
 
 
+@dataclass
 class JsonColumn(_Column):
     """A JSON Lines key's type from its values (see the module docstring)."""
+
+    #: the first line holding a negative integer
+    negative_at: int | None = None
 
     def add(self, value: Any, line: int, where: str, key: str) -> None:
         if value is None:
@@ -169,7 +173,7 @@ class JsonColumn(_Column):
         if isinstance(value, bool):
             kind = "bool"
         elif isinstance(value, int):
-            kind = "int64" if _INT64[0] <= value <= _INT64[1] else "float64"
+            kind = self._integer(value, line, where, key)
         elif isinstance(value, float):
             kind = "float64"
         elif isinstance(value, str):
@@ -183,8 +187,9 @@ class JsonColumn(_Column):
             self._remember(value)
         if kind == self.kind:
             return
-        if self.kind == "empty" or {kind, self.kind} == {"int64", "float64"}:
-            new = kind if self.kind == "empty" else "float64"
+        numbers = {kind, self.kind} <= {"int64", "uint64", "float64"}
+        if self.kind == "empty" or numbers:
+            new = kind if self.kind == "empty" else max(kind, self.kind, key=_NUMBERS.index)
             if new != self.kind:
                 self.kind = new
                 self.widened_at.setdefault(new, line)
@@ -196,10 +201,37 @@ class JsonColumn(_Column):
             "the same type, e.g. quote the numbers as strings)"
         )
 
+    def _integer(self, value: int, line: int, where: str, key: str) -> str:
+        """The kind of integer `value`: int64, or uint64 past int64 (as pandas reads it);
+        SpecError past uint64, or when the column holds both (no integer type does)."""
+        if value < 0 and self.negative_at is None:
+            self.negative_at = line
+        floats = self.kind == "float64"  # holds any of them (rounded, as pandas)
+        if _INT64[0] <= value <= _INT64[1]:
+            big = self.widened_at.get("uint64") if value < 0 and not floats else None
+            if big is None:
+                return "int64"
+        elif 0 < value < 1 << 64:
+            if self.negative_at is None or floats:
+                return "uint64"
+            big = line
+        else:
+            raise SpecError(
+                f"{where}:{line}: key {key!r} holds {value}, an integer past 64 bits: no integer "
+                "type holds it and float64 would round it (quote it as a string to keep it)"
+            )
+        raise SpecError(
+            f"{where}:{max(big, self.negative_at or 0)}: key {key!r} holds integers past int64 "
+            f"(line {big}) and negative ones (line {self.negative_at}): no integer type holds "
+            "both (quote them as strings to keep them)"
+        )
 
+
+_NUMBERS = ("int64", "uint64", "float64")
 _JSON_NAMES = {
     "bool": "a boolean",
     "int64": "an integer",
+    "uint64": "an integer",
     "float64": "a number",
     "text": "a string",
 }

@@ -192,7 +192,7 @@ def _note(options: InferOptions, text: str) -> None:
 def _widening_notes(options: InferOptions, first: Path, column: str, stats: Any) -> None:
     """Say where a column stopped being integers (or numbers), so a surprise is found."""
     at = stats.widened_at
-    if stats.kind == "float64" and "int64" in at and "float64" in at:
+    if stats.kind == "float64" and ("int64" in at or "uint64" in at) and "float64" in at:
         _note(options, f"{first}: column {column!r} holds integers and decimals (the first "
               f"decimal at line {at['float64']}): float64")  # fmt: skip
     elif stats.kind == "text" and len(at) > 1 and at.get("text"):
