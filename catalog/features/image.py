@@ -13,7 +13,16 @@ from catalog.errors import FeatureError, SourceFormatError
 from catalog.features import pixel_budget
 from catalog.features.base import Feature
 
-__all__ = ["DOWNSCALE_QUALITY", "JPEG_QUALITY", "MAX_PIXELS", "RAW_MAX_BYTES", "Image", "fit_side"]
+__all__ = [
+    "DEEP_MODES",
+    "DOWNSCALE_QUALITY",
+    "JPEG_QUALITY",
+    "MAX_PIXELS",
+    "RAW_MAX_BYTES",
+    "Image",
+    "deep_image",
+    "fit_side",
+]
 
 #: Images with a fully known shape up to this many bytes are stored raw by default: decoding
 #: a 28x28 PNG costs about six times the record read itself, raw costs nothing.
@@ -33,6 +42,10 @@ _ENCODINGS = ("raw", "png", "jpeg")
 #: a camera's JPEG with more pictures appended: it decodes, as JPEG, to the first.
 _STORED_FORMATS = frozenset({"PNG", "JPEG", "MPO"})
 _MODES = {1: "L", 3: "RGB", 4: "RGBA"}  # channels -> the Pillow mode decoding gives
+#: Pillow modes of more than 8 bits a channel (16-bit grayscale PNG and TIFF, 32-bit integer
+#: and float images): an Image holds 8 bits a channel, and Pillow's conversion to them clips
+#: every value past 255, so such images are refused (`deep_image`), never converted.
+DEEP_MODES = frozenset({"I;16", "I;16L", "I;16B", "I;16N", "I", "F"})
 #: Modes a stored file may have besides the target one: each converts to the target mode
 #: without losing anything the feature keeps, so such files are converted and re-encoded
 #: (anything else, e.g. RGB for a grayscale feature, is refused).
@@ -282,6 +295,8 @@ class Image(Feature):
                 "decoded array to encode it"
             )
         mode, target = img.mode, _MODES[self.channels]
+        if mode in DEEP_MODES:
+            raise self._error(deep_image(img))
         if mode != target and mode not in _WIDENS_TO[target]:
             raise self._error(
                 f"expected {self.channels} channel(s) (mode {target}), got a {img.format} "
@@ -391,6 +406,16 @@ class Image(Feature):
             f"Image(shape={self.shape}, dtype={self.dtype.name!r}, "
             f"encoding={self.encoding!r}{more})"
         )
+
+
+def deep_image(img: Any) -> str:
+    """Why an image of more than 8 bits a channel (a Pillow image in one of `DEEP_MODES`) is
+    refused, and what to do."""
+    return (
+        f"a {img.format} image of more than 8 bits per channel (Pillow mode {img.mode}); not "
+        "supported yet: an Image holds 8 bits per channel, and converting would clip every "
+        "value past 255 (convert the files to 8 bits first, scaling as they need)"
+    )
 
 
 def fit_side(height: int, width: int, max_side: int) -> tuple[int, int]:

@@ -21,6 +21,7 @@ import numpy as np
 
 from catalog.errors import FeatureError, SourceFormatError
 from catalog.features import Feature, Image, pixel_budget
+from catalog.features.image import DEEP_MODES, deep_image
 
 __all__ = ["decode_pixels", "opencv_jpeg", "stored_or_pixels"]
 
@@ -33,6 +34,8 @@ def decode_pixels(data: bytes, where: str, channels: int | None = None) -> np.nd
     from PIL import UnidentifiedImageError
 
     with pixel_budget.open_image(data, where) as img:  # the header, within the pixel budget
+        if img.mode in DEEP_MODES:
+            raise SourceFormatError(f"{where}: {deep_image(img)}")
         try:
             mode = _MODES[channels] if channels else img.mode
             if mode not in _MODES.values():

@@ -16,7 +16,7 @@ from PIL import Image as PILImage
 
 import catalog
 from catalog.api.files import files_builder
-from catalog.errors import ChecksumError, SourceFormatError, SpecError
+from catalog.errors import ChecksumError, FeatureError, SourceFormatError, SpecError
 from catalog.features import FeaturesDict, Image
 from catalog.formats import FORMATS
 from catalog.formats.base import Source
@@ -120,6 +120,29 @@ def test_one_rgba_png_among_jpegs_is_converted_not_the_folder(tmp_path: Path) ->
     np.testing.assert_array_equal(ds[4]["image"], expected)
     with PILImage.open(tmp_path / "f" / "cat" / "0.jpg") as img:
         np.testing.assert_array_equal(ds[0]["image"], np.array(img))
+
+
+def test_images_of_more_than_8_bits_are_refused_not_clipped(tmp_path: Path) -> None:
+    """A 16-bit grayscale PNG (depth maps, scans) was converted to 8 bits on the way in,
+    every value past 255 clipped to 255, and `info` said "kept as found". Refused instead,
+    naming the file, whether the inference looks at it or only the preparing does."""
+    root = tmp_path / "scans"
+    for label in ("a", "b"):
+        _image(root / label / "0.png", (16, 16), "PNG")  # 8-bit gray beside it
+    deep = (np.arange(16 * 16).reshape(16, 16) * 200).astype(np.uint16)
+    PILImage.fromarray(deep).save(root / "b" / "deep.png")
+    with PILImage.open(root / "b" / "deep.png") as img:
+        assert img.mode == "I;16"
+    why = r"deep.png: a PNG image of more than 8 bits per channel \(Pillow mode I;16\)"
+    with pytest.raises(SourceFormatError, match=why):
+        files_builder(root, "scans")
+    b = files_builder(root, "scans", sample=1, data_dir=tmp_path / "d")  # not looked at
+    with pytest.raises(SourceFormatError, match=why):
+        b.download_and_prepare()
+    assert not list((tmp_path / "d").rglob("*.array_record*"))
+    data = (root / "b" / "deep.png").read_bytes()
+    with pytest.raises(FeatureError, match="more than 8 bits per channel"):
+        Image((None, None, 1), encoding="png").encode(data)
 
 
 def test_symlinked_class_folders_are_followed_within_the_folder_only(tmp_path: Path) -> None:

@@ -25,10 +25,11 @@ from pathlib import Path
 
 from catalog.errors import SourceFormatError
 from catalog.features import pixel_budget
+from catalog.features.image import DEEP_MODES, deep_image
 
 __all__ = ["FolderImages", "folder_images"]
 
-_GRAY = frozenset({"1", "L", "I;16", "I", "F"})
+_GRAY = frozenset({"1", "L"})
 _ALPHA = frozenset({"RGBA", "LA", "PA"})
 
 
@@ -68,10 +69,13 @@ def _channels_of(file: Path) -> tuple[int, str, str]:
     try:  # the header only, within the pixel budget
         with pixel_budget.open_image(file.read_bytes(), str(file)) as img:
             mode, fmt, info = img.mode, img.format, img.info
+            deep = deep_image(img) if mode in DEEP_MODES else None
     except pixel_budget.OverBudgetError:
         raise
     except (SourceFormatError, OSError) as error:
         raise SourceFormatError(f"{file}: not an image Pillow can read ({error})") from None
+    if deep is not None:
+        raise SourceFormatError(f"{file}: {deep}")
     if mode in _ALPHA or (mode == "P" and "transparency" in info):
         return 4, fmt or "", mode
     return (1 if mode in _GRAY else 3), fmt or "", mode
