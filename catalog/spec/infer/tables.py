@@ -134,6 +134,7 @@ def table_spec(
         if values is None:
             raise SpecError(f"--label {options.label}: more than {MAX_CLASSES} distinct values")
         features[by_column[options.label]] = ClassLabel(names=sorted(values))
+    _refuse_unfilled(first, found, features, by_column, fill)
     downloads, refs = split_refs(groups)
     fill = {by_column[c]: v for c, v in fill.items()}
     given: dict[str, Any]
@@ -182,6 +183,35 @@ def table_spec(
         description=f"A table of {len(features)} columns", supervised=supervised,
         tags=("tabular",),
     )  # fmt: skip
+
+
+def _refuse_unfilled(
+    first: Path,
+    found: Any,
+    features: dict[str, Feature],
+    by_column: dict[str, str],
+    fill: dict[str, str],
+) -> None:
+    """SpecError naming every column with missing values that stores no null (text, bool,
+    int given by --dtype, a label) and has no fill, before anything is prepared: one
+    message for them all, not one prepare per column."""
+    unfilled = []
+    for column, stats in found.stats.items():
+        feature = features[by_column[column]]
+        floats = isinstance(feature, Scalar) and feature.dtype.kind == "f"
+        if stats.missing and column not in fill and not floats:
+            unfilled.append((column, stats.first_missing))
+    if not unfilled:
+        return
+    where = ", ".join(f"{c!r} (line {line})" for c, line in unfilled[:8])
+    more = f" and {len(unfilled) - 8} more" if len(unfilled) > 8 else ""
+    flags = " ".join(f"--fill {shlex.quote(c)}=VALUE" for c, _ in unfilled[:3])
+    raise SpecError(
+        f"{first}: missing values in column(s) {where}{more}, which hold no null (text, "
+        f"booleans, class labels, integers); give each the value standing in for them: "
+        f"{flags}{' ...' if len(unfilled) > 3 else ''} (fill={{column: value}}; --fill "
+        f"{shlex.quote(unfilled[0][0])}= for an empty text)"
+    )
 
 
 def _note(options: InferOptions, text: str) -> None:
