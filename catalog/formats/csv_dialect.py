@@ -27,6 +27,7 @@ from typing import IO, Any
 __all__ = [
     "DELIMITERS",
     "FIELD_LIMIT",
+    "PANDAS_MISSING",
     "SNIFF_BYTES",
     "Dialect",
     "dict_reader",
@@ -37,6 +38,12 @@ __all__ = [
 
 #: The longest field read, in characters (Python's csv module stops at 128 KiB by default).
 FIELD_LIMIT = 1 << 28
+#: The texts pandas' ``read_csv`` reads as missing by default that are not numbers here
+#: (pandas' ``nan``, ``NaN``, ``-nan``... are float NaN here too).
+PANDAS_MISSING = frozenset(
+    {"#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "1.#IND", "1.#QNAN", "<NA>", "N/A",
+     "NA", "NULL", "None", "n/a", "null"}
+)  # fmt: skip
 
 #: The delimiters `sniff` chooses from, in order of preference.
 DELIMITERS = (",", ";", "\t", "|")

@@ -55,6 +55,7 @@ from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, 
 from catalog.features.features_dict import split_path
 from catalog.formats import csv_dialect
 from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
+from catalog.formats.csv_dialect import PANDAS_MISSING
 
 __all__ = [
     "FORMAT",
@@ -296,9 +297,16 @@ class RowConverter:
                 if feature_path in self._via_float32:
                     flat[feature_path] = np.float32(flat[feature_path]).astype(feature.dtype)
             except ValueError as error:
+                hint = ""
+                if any(t in PANDAS_MISSING for t in texts):  # "NA" as R writes it
+                    token = next(t for t in texts if t in PANDAS_MISSING)
+                    hint = (
+                        f"; if {token!r} means a missing value, give options.missing "
+                        f"(catalog prepare FILE: --missing {token})"
+                    )
                 raise SourceFormatError(
                     f"{path}:{line}: column(s) {', '.join(header[c] for c in cols)} for feature "
-                    f"{feature_path!r}: {error}"
+                    f"{feature_path!r}: {error}{hint}"
                 ) from None
         return _nest(flat, self._features)
 

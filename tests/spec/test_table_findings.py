@@ -144,6 +144,13 @@ def test_missing_na_as_r_writes_it_from_the_command_line(tmp_path: Path) -> None
     wrong = catalog_cli("prepare", str(path), "--missing", "NA", "--name", "x", "--data-dir",
                         data, "--dtype", "height=int64")  # fmt: skip
     assert wrong.returncode == 3 and "r_export.csv:2: column(s) height" in wrong.stderr
+    typed = catalog_cli("prepare", str(path), "--name", "y", "--data-dir", data, "--dtype",
+                        "height=float64")  # fmt: skip
+    assert "r_export.csv:3: column(s) height for feature 'height': 'NA' is not a number" in (
+        typed.stderr
+    )
+    hint = "if 'NA' means a missing value, give options.missing (catalog prepare FILE: "
+    assert hint + "--missing NA)" in typed.stderr and typed.returncode == 3
     assert "'1.5' is not a number (int64)" in wrong.stderr and "Traceback" not in wrong.stderr
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from catalog.errors import SpecError
 from catalog.features import Feature, Scalar, Text
+from catalog.formats.csv_dialect import PANDAS_MISSING
 
 __all__ = ["EMPTY", "FEW", "PANDAS_MISSING", "JsonColumn", "TextColumn", "kind_of_text"]
 
@@ -44,12 +45,6 @@ _BOOL = frozenset({"true", "false"})
 _SPACES = " \t\n\v\f\r"
 #: The fields that are missing values unless told otherwise: the empty one.
 EMPTY = frozenset({""})
-#: The texts pandas' ``read_csv`` reads as missing by default that are not numbers here
-#: (pandas' ``nan``, ``NaN``, ``-nan``... are float NaN here too).
-PANDAS_MISSING = frozenset(
-    {"#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "1.#IND", "1.#QNAN", "<NA>", "N/A",
-     "NA", "NULL", "None", "n/a", "null"}
-)  # fmt: skip
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 _ORDER = ("empty", "bool", "int64", "float64", "text")
 
