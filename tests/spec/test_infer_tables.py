@@ -93,6 +93,33 @@ def test_files_named_by_split_are_splits_and_a_glob_reads_many(tmp_path: Path) -
     assert [plain(ds[i]["id"]) for i in range(len(ds))] == [1, -7, -7, 2**40, 2**40, 0]
 
 
+def test_a_split_word_anywhere_in_a_file_name_makes_its_split(tmp_path: Path) -> None:
+    """Kaggle's fashion-mnist_train.csv and fashion-mnist_test.csv were one train split (only
+    a name's first word counted): the test rows were read as training rows without a word.
+    A split word anywhere in the name counts now, as in Hugging Face's file patterns."""
+    kaggle = tmp_path / "kaggle"
+    kaggle.mkdir()
+    write_csv(kaggle / "fashion-mnist_train.csv", [{"label": 1}, {"label": 2}])
+    write_csv(kaggle / "fashion-mnist_test.csv", [{"label": 3}])
+    b = catalog.prepare_files(kaggle, "fm", data_dir=tmp_path / "d")
+    assert {n: len(d) for n, d in b.as_data_source().items()} == {"train": 2, "test": 1}
+    assert int(b.as_data_source("test")[0]["label"]) == 3
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for name in ("sales_train_1.csv", "sales_train_2.csv", "sales_val.csv", "contest.csv"):
+        write_csv(parts / name, [{"n": 1}])
+    with pytest.raises(SpecError, match="sales_train_1.csv is of split 'train' by its name, "
+                       "but contest.csv names no split"):  # fmt: skip
+        files_builder(parts, "p")
+    (parts / "contest.csv").unlink()
+    spec = files_builder(parts, "p").spec
+    assert {n: s.num_examples for n, s in spec.splits.items()} == {"train": 2, "validation": 1}
+    write_csv(parts / "dev.csv", [{"n": 1}])  # a second validation file, named otherwise
+    with pytest.raises(SpecError, match=r"no one pattern matches the files of split "
+                       r"'validation' \(dev.csv, sales_val.csv\)"):  # fmt: skip
+        files_builder(parts, "p")
+
+
 def test_types_come_from_every_row_widening_as_values_come(tmp_path: Path) -> None:
     """Finding 2 of issue 37: the red-wine CSV's ``77.5`` at row 1297 in a column whose first
     1000 rows are integers failed the prepare; every row now decides the type."""

@@ -1,11 +1,13 @@
 """Which files make which split: split names from folder and file names, and the download
 and file reference a split's files are read through.
 
-Split names follow Hugging Face's folder-based builders: a folder or file whose name (for a
-file, the part of its stem before the first ``-``, ``_`` or ``.``) is ``train``/``training``
-is the ``train`` split, ``validation``/``valid``/``val``/``dev`` the ``validation`` split,
-``test``/``testing``/``eval``/``evaluation`` the ``test`` split. Without such names there is
-one split, ``train``.
+Split names follow Hugging Face's folder-based builders: a folder named, or a file whose
+name holds the word (words parted by ``-``, ``_``, ``.``, spaces and digits, as Hugging Face's
+file patterns part them), ``train``/``training`` is the ``train`` split,
+``validation``/``valid``/``val``/``dev`` the ``validation`` split,
+``test``/``testing``/``eval``/``evaluation`` the ``test`` split: ``mnist_test.csv`` is
+``test``. Without such names there is one split, ``train``; files of which some name a split
+and others do not are refused (one of them would be read into the wrong split).
 """
 
 from __future__ import annotations
@@ -38,16 +40,20 @@ SPLIT_NAMES = {
     **dict.fromkeys(["test", "testing", "eval", "evaluation"], "test"),
 }
 _SPLIT_ORDER = ("train", "validation", "test")
+_WORDS = re.compile(r"[-._ 0-9]+")  # what parts the words of a file name (Hugging Face's)
 
 
 def split_of(name: str) -> str | None:
-    """The split a file or folder name says it holds, or None.
+    """The split a file or folder name says it holds, or None (no word of it names a split,
+    or words name two: ``train_test.csv``).
 
     >>> split_of("train.csv"), split_of("val"), split_of("test-00001.tar"), split_of("data.csv")
     ('train', 'validation', 'test', None)
+    >>> split_of("fashion-mnist_test.csv"), split_of("contest.csv"), split_of("train_test.csv")
+    ('test', None, None)
     """
-    word = re.split(r"[-_.]", name, maxsplit=1)[0].lower()
-    return SPLIT_NAMES.get(word)
+    found = {SPLIT_NAMES.get(word) for word in _WORDS.split(name.lower())} - {None}
+    return found.pop() if len(found) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -127,8 +133,16 @@ def split_files(files: list[Path], base: Path, pattern: str) -> dict[str, SplitF
     """The files grouped by split: by their names when every file names one, else all in
     ``train``."""
     named = {f: split_of(f.name) for f in files}
-    if len(files) == 1 or not all(named.values()):
+    if len(files) == 1 or not any(named.values()):
         return {"train": SplitFiles(tuple(files), base, pattern)}
+    unnamed = [f for f, split in named.items() if split is None]
+    if unnamed:
+        some = next(f for f, split in named.items() if split is not None)
+        raise SpecError(
+            f"{base}: {some.name} is of split {named[some]!r} by its name, but "
+            f"{unnamed[0].name} names no split (train, validation or test); name every file's "
+            "split, or give the files of one split alone (a file, or a quoted glob)"
+        )
     groups: dict[str, list[Path]] = {}
     for file, split in named.items():
         assert split is not None
@@ -139,14 +153,14 @@ def split_files(files: list[Path], base: Path, pattern: str) -> dict[str, SplitF
         if len(chosen) == 1:
             out[split] = SplitFiles((chosen[0],), base, chosen[0].name)
             continue
-        suffix = chosen[0].suffix
-        word = re.split(r"[-_.]", chosen[0].name, maxsplit=1)[0]
-        glob_ = f"{word}[-_.]*{suffix}"
-        if sorted(p for p in base.glob(glob_) if p.is_file()) != sorted(chosen):
+        try:  # their names' common start, *, their common end: matching them only
+            glob_ = Path(glob_of([str(f) for f in chosen])).name
+        except SpecError:
             raise SpecError(
-                f"{base}: cannot tell the files of split {split!r} by a pattern ({glob_} "
-                "matches others too); give one folder per split, or one file per split"
-            )
+                f"{base}: no one pattern matches the files of split {split!r} "
+                f"({', '.join(f.name for f in chosen)}) and no others; give one folder per "
+                "split, or name the files of a split alike (train-1.csv, train-2.csv)"
+            ) from None
         out[split] = SplitFiles(tuple(chosen), base, glob_)
     return out
 
