@@ -12,6 +12,7 @@ key.
 
 from __future__ import annotations
 
+import codecs
 import json
 import sys
 from collections.abc import Iterator, Mapping
@@ -30,9 +31,12 @@ __all__ = ["FORMAT", "examples", "objects"]
 def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` of every non-blank line; SourceFormatError naming file:line
     for a line that is not UTF-8 JSON holding an object (nested past the interpreter's
-    recursion limit included: never a RecursionError)."""
+    recursion limit included: never a RecursionError). A UTF-8 byte order mark opening the
+    file (as Windows tools write one) is not part of the first line."""
     with open(path, "rb") as f:
         for number, raw in enumerate(f, 1):
+            if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
             if not raw.strip():
                 continue
             try:

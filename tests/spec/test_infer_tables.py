@@ -486,3 +486,18 @@ def test_every_column_wanting_a_fill_is_named_at_once(tmp_path: Path) -> None:
     assert files_builder(tmp_path / "h.csv", "h", fill=filled).spec.features["x"] == (
         Scalar("float64")
     )
+
+
+def test_a_json_lines_file_opening_with_a_byte_order_mark(tmp_path: Path) -> None:
+    """Windows tools (PowerShell 5's Out-File, Notepad) open UTF-8 files with a BOM: it was
+    "bom.jsonl:1: not JSON: Unexpected UTF-8 BOM"."""
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"a": 1, "t": "\xc3\xa9"}\r\n{"a": 2, "t": "x"}\r\n')
+    b = catalog.prepare_files(path, "bom", data_dir=tmp_path / "d")
+    assert sorted((int(e["a"]), e["t"]) for e in b.as_data_source("train")) == [
+        (1, "é"),
+        (2, "x"),
+    ]
+    path.write_bytes(b'{"a": 1}\n\xef\xbb\xbf{"a": 2}\n')  # elsewhere it is a broken line
+    with pytest.raises(SourceFormatError, match="bom.jsonl:2: not JSON"):
+        files_builder(path, "bom")
