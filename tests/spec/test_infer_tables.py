@@ -501,3 +501,29 @@ def test_a_json_lines_file_opening_with_a_byte_order_mark(tmp_path: Path) -> Non
     path.write_bytes(b'{"a": 1}\n\xef\xbb\xbf{"a": 2}\n')  # elsewhere it is a broken line
     with pytest.raises(SourceFormatError, match="bom.jsonl:2: not JSON"):
         files_builder(path, "bom")
+
+
+@pytest.mark.parametrize("rows", [3, 3000], ids=["one by one", "in batches"])
+def test_numbers_written_with_leading_zeros_get_a_note(tmp_path: Path, rows: int) -> None:
+    """ZIP codes and IDs like 01234 become the number 1234, as in pandas: the file still says
+    where, and how to keep them as written."""
+    zips = [str(10000 + i) for i in range(rows)]
+    zips[-1] = "02134"
+    write_csv(
+        tmp_path / "z.csv",
+        [{"zip": z, "n": i, "code": "0x" if i == 0 else "007"} for i, z in enumerate(zips)],
+    )
+    notes: list[str] = []
+    b = files_builder(tmp_path / "z.csv", "z", note=notes.append)
+    assert b.spec.features["zip"] == Scalar("int64")
+    mine = [n for n in notes if "leading zeros" in n]
+    assert mine == [
+        f"{tmp_path / 'z.csv'}: column 'zip' holds numbers written with leading zeros ('02134' "
+        f"at line {rows + 1}): as int64 they lose them, as in pandas; --dtype zip=text "
+        "(dtypes={'zip': 'text'}) keeps them as written"
+    ]  # n: "0" is no padding; code: text keeps them
+    notes.clear()
+    kept = catalog.prepare_files(
+        tmp_path / "z.csv", "z", data_dir=tmp_path / "d", dtypes={"zip": "text"}
+    )
+    assert "02134" in {e["zip"] for e in kept.as_data_source("train")}

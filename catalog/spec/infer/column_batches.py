@@ -15,7 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from catalog.spec.infer.column_types import EMPTY, PANDAS_MISSING, TextColumn, kind_of_text
+from catalog.spec.infer.column_types import (
+    EMPTY,
+    PANDAS_MISSING,
+    ZERO_PADDED,
+    TextColumn,
+    kind_of_text,
+)
 
 __all__ = ["add_batch"]
 
@@ -56,6 +62,13 @@ def add_batch(
             column.distinct.update(distinct.to_pylist())
             if len(column.distinct) > column.cap:
                 column.distinct = None
+    if column.zero_padded is None and len(present):
+        padded = pc.match_substring_regex(present, f"^(?:{ZERO_PADDED.pattern})$")
+        padded_ = padded.to_numpy(zero_copy_only=False)
+        if padded_.any():
+            at = int(np.argmax(padded_))
+            at_line = first_line + (at if rows is None else int(rows[at]))
+            column.zero_padded = (at_line, present[at].as_py())
     if (column.kind == "text" and column.real_text) or not len(present):
         return
     where = None  # the positions in `present` of the fields that may widen the column

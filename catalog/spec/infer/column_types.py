@@ -31,7 +31,15 @@ from catalog.errors import SpecError
 from catalog.features import Feature, Scalar, Text
 from catalog.formats.csv_dialect import PANDAS_MISSING
 
-__all__ = ["EMPTY", "FEW", "PANDAS_MISSING", "JsonColumn", "TextColumn", "kind_of_text"]
+__all__ = [
+    "EMPTY",
+    "FEW",
+    "PANDAS_MISSING",
+    "ZERO_PADDED",
+    "JsonColumn",
+    "TextColumn",
+    "kind_of_text",
+]
 
 #: Distinct values a column remembers unless told more (a label column: its class names).
 FEW = 20
@@ -41,6 +49,8 @@ _FLOAT = re.compile(
     re.IGNORECASE,
 )
 _BOOL = frozenset({"true", "false"})
+#: An integer written with leading zeros, which a number column drops (as pandas does).
+ZERO_PADDED = re.compile(r"[ \t]*[+-]?0[0-9]+[ \t]*")
 #: The spaces pandas' C parser skips around a number (ASCII's), which ``int()`` skips too.
 _SPACES = " \t\n\v\f\r"
 #: The fields that are missing values unless told otherwise: the empty one.
@@ -93,12 +103,16 @@ class TextColumn(_Column):
     na_count: int = 0
     #: whether a text that is none of `PANDAS_MISSING` was seen
     real_text: bool = False
+    #: the first integer written with leading zeros (``007``, a ZIP code): (line, text)
+    zero_padded: tuple[int, str] | None = None
 
     def add(self, text: str, line: int, missing: frozenset[str] = EMPTY) -> None:
         if text in missing:
             self._missing(line)
             return
         self._remember(text)
+        if self.zero_padded is None and ZERO_PADDED.fullmatch(text):
+            self.zero_padded = (line, text)
         if self.kind == "text" and self.real_text:
             return
         kind = kind_of_text(text)

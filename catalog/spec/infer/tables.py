@@ -112,6 +112,7 @@ def table_spec(
         _widening_notes(options, first, column, stats)
         if column not in options.dtypes:
             _missing_like_note(options, first, column, stats)
+            _zero_padded_note(options, first, column, stats, feature)
     for column, feature in types.items():  # Parquet: a null float is NaN too
         if isinstance(feature, Scalar) and feature.dtype.kind == "f" and column not in fill:
             fill[column] = "nan"
@@ -242,6 +243,21 @@ def _missing_like_note(options: InferOptions, first: Path, column: str, stats: A
           f"{', '.join(map(repr, texts))} (first at line {line}), which pandas reads as a "
           f"missing value; {flags} (missing={texts!r}) reads it so, and the column is then "
           "typed by its other values")  # fmt: skip
+
+
+def _zero_padded_note(
+    options: InferOptions, first: Path, column: str, stats: Any, feature: Feature
+) -> None:
+    """Say when a number column holds integers written with leading zeros (ZIP codes, IDs),
+    which numbers drop, as pandas' do; and how to keep them."""
+    padded = getattr(stats, "zero_padded", None)
+    if padded is None or not isinstance(feature, Scalar) or feature.dtype.kind == "b":
+        return
+    line, text = padded
+    _note(options, f"{first}: column {column!r} holds numbers written with leading zeros "
+          f"({text.strip()!r} at line {line}): as {feature.dtype.name} they lose them, as in "
+          f"pandas; --dtype {column}=text (dtypes={{{column!r}: 'text'}}) keeps them as "
+          "written")  # fmt: skip
 
 
 def sample_types(kind: str, path: Path, sample: int = 0) -> tuple[list[str], dict[str, Feature]]:
