@@ -63,12 +63,7 @@ def add_batch(
             if len(column.distinct) > column.cap:
                 column.distinct = None
     if column.zero_padded is None and len(present):
-        padded = pc.match_substring_regex(present, f"^(?:{ZERO_PADDED.pattern})$")
-        padded_ = padded.to_numpy(zero_copy_only=False)
-        if padded_.any():
-            at = int(np.argmax(padded_))
-            at_line = first_line + (at if rows is None else int(rows[at]))
-            column.zero_padded = (at_line, present[at].as_py())
+        _zero_padded(column, present, rows, first_line)
     if (column.kind == "text" and column.real_text) or not len(present):
         return
     where = None  # the positions in `present` of the fields that may widen the column
@@ -90,6 +85,24 @@ def add_batch(
         return
     for code in sorted(set(np.unique(kinds).tolist()), key=lambda c: int(np.argmax(kinds == c))):
         column.widen(_KINDS[code], line(int(np.argmax(kinds == code))))
+
+
+def _zero_padded(column: TextColumn, present: Any, rows: Any, first_line: int) -> None:
+    """`TextColumn.zero_padded` from a batch's present fields (a cheap ``starts_with`` first:
+    most columns have no field starting with 0)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    zero = pc.starts_with(present, "0")
+    if not pc.any(zero).as_py():
+        return
+    where = np.flatnonzero(zero.to_numpy(zero_copy_only=False))
+    padded = pc.match_substring_regex(present.take(pa.array(where)), f"^{ZERO_PADDED.pattern}")
+    padded_ = padded.to_numpy(zero_copy_only=False)
+    if padded_.any():
+        at = int(where[int(np.argmax(padded_))])
+        line = first_line + (at if rows is None else int(rows[at]))
+        column.zero_padded = (line, present[at].as_py())
 
 
 def _saw_texts(column: TextColumn, texts: Any, at: np.ndarray[Any, Any], line: Any) -> None:

@@ -49,8 +49,9 @@ _FLOAT = re.compile(
     re.IGNORECASE,
 )
 _BOOL = frozenset({"true", "false"})
-#: An integer written with leading zeros, which a number column drops (as pandas does).
-ZERO_PADDED = re.compile(r"[ \t]*[+-]?0[0-9]+[ \t]*")
+#: How a number written with leading zeros starts (``01234``, ``007.5``): a number column
+#: drops them (as pandas does).
+ZERO_PADDED = re.compile(r"0[0-9]")
 #: The spaces pandas' C parser skips around a number (ASCII's), which ``int()`` skips too.
 _SPACES = " \t\n\v\f\r"
 #: The fields that are missing values unless told otherwise: the empty one.
@@ -103,7 +104,7 @@ class TextColumn(_Column):
     na_count: int = 0
     #: whether a text that is none of `PANDAS_MISSING` was seen
     real_text: bool = False
-    #: the first integer written with leading zeros (``007``, a ZIP code): (line, text)
+    #: the first field starting with a zero and a digit (``01234``, a ZIP code): (line, text)
     zero_padded: tuple[int, str] | None = None
 
     def add(self, text: str, line: int, missing: frozenset[str] = EMPTY) -> None:
@@ -111,7 +112,7 @@ class TextColumn(_Column):
             self._missing(line)
             return
         self._remember(text)
-        if self.zero_padded is None and ZERO_PADDED.fullmatch(text):
+        if self.zero_padded is None and text[:1] == "0" and ZERO_PADDED.match(text):
             self.zero_padded = (line, text)
         if self.kind == "text" and self.real_text:
             return
