@@ -9,7 +9,7 @@ import numpy as np
 
 from catalog.errors import FeatureError
 from catalog.features.base import Feature
-from catalog.features.tensor import float_overflow
+from catalog.features.tensor import as_dtype, float_overflow
 
 __all__ = ["Scalar"]
 
@@ -76,9 +76,10 @@ class Scalar(Feature):
             raise self._error(f"expected a {self.dtype.name} value, got {value!r}")
         if kind == "f" and abs(value) > self._largest:  # maybe rounds to infinity
             try:
-                problem = float_overflow(np.array([float(value)]), self.dtype)
+                given = np.array([float(value)])
             except OverflowError:  # an int beyond every float
-                problem = f"{value} does not fit {self.dtype.name}"
+                raise self._error(f"{value} does not fit {self.dtype.name}") from None
+            problem = float_overflow(given, as_dtype(given, self.dtype))
             if problem:
                 raise self._error(problem)
         return np.array(value, dtype=self.dtype).tobytes()

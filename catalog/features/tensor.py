@@ -11,7 +11,7 @@ import numpy as np
 from catalog.errors import FeatureError
 from catalog.features.base import Feature
 
-__all__ = ["Tensor", "check_array_dtype", "float_overflow"]
+__all__ = ["Tensor", "as_dtype", "check_array_dtype", "float_overflow"]
 
 _KINDS = "biuf"  # bool, signed, unsigned, float
 _DIM_BYTES = 4  # each unknown dimension is stored as uint32 little-endian
@@ -31,22 +31,31 @@ def check_array_dtype(array: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> str 
         low, high = int(array.min()), int(array.max())
         if low < info.min or high > info.max:
             return f"values {low}..{high} do not fit {dtype.name} ({info.min}..{info.max})"
-    if dst == "f":
-        return float_overflow(array, dtype)
     return None
 
 
-def float_overflow(array: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> str | None:
-    """Why `array` (numbers) cannot be stored as the float type `dtype`: a finite value that
-    would become infinite (1e300 as float32), or None. Rounding to the nearest value of the
-    narrower type is what storing as it means; turning a number into infinity is not."""
-    if not array.size or np.can_cast(array.dtype, dtype, "safe"):
-        return None
+def as_dtype(array: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """`array` cast to `dtype` (contiguous; itself when it is already), without NumPy's
+    overflow warning: `float_overflow` tells what the cast made infinite."""
+    if np.can_cast(array.dtype, dtype, "safe"):  # nothing can overflow
+        return np.ascontiguousarray(array, dtype=dtype)
     with np.errstate(over="ignore", invalid="ignore"):
-        wide = np.isinf(array.astype(dtype)) & np.isfinite(array)
+        return np.ascontiguousarray(array, dtype=dtype)
+
+
+def float_overflow(array: np.ndarray[Any, Any], stored: np.ndarray[Any, Any]) -> str | None:
+    """Why `stored`, `array` (numbers) cast to a float type, does not hold it: a finite value
+    made infinite (1e300 as float32); None when it holds every value. Rounding to the
+    nearest value of the narrower type is what storing as it means; infinity is not."""
+    if stored.dtype.kind != "f" or stored.dtype == array.dtype:
+        return None
+    infinite = np.isinf(stored)
+    if not infinite.any():  # the usual case: one pass over the cast values
+        return None
+    wide = infinite & np.isfinite(array)
     if not wide.any():
         return None
-    value = array[wide].flat[0].item()
+    value, dtype = array[wide].flat[0].item(), stored.dtype
     return f"{value!r} does not fit {dtype.name} (largest {np.finfo(dtype).max.item():.8g})"
 
 
@@ -127,7 +136,11 @@ class Tensor(Feature):
             want is not None and want != got for want, got in zip(shape, array.shape, strict=True)
         ):
             raise self._error(f"expected shape {shape}, got {array.shape}")
-        return np.ascontiguousarray(array, dtype=self.dtype)
+        stored = as_dtype(array, self.dtype)
+        problem = float_overflow(array, stored)
+        if problem:
+            raise self._error(problem)
+        return stored
 
     def decode(self, buf: bytearray, offset: int, length: int) -> np.ndarray[Any, Any]:
         if self._count is not None:  # a view of the record's buffer; the fastest constructor

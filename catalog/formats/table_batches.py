@@ -20,7 +20,7 @@ import numpy as np
 from catalog.errors import CatalogError, FeatureError
 from catalog.features import ClassLabel, Feature, Scalar, Text
 from catalog.features.batch_encode import TextColumn
-from catalog.features.tensor import float_overflow
+from catalog.features.tensor import as_dtype, float_overflow
 from catalog.formats.base import Batch, Source
 from catalog.formats.resume import Cursor, Resumed
 
@@ -97,9 +97,9 @@ def _numbers(array: Any, feature: Scalar) -> np.ndarray[Any, Any]:
 def _floats(values: np.ndarray[Any, Any], feature: Scalar) -> np.ndarray[Any, Any]:
     """float64 `values` as the feature's float type; Refused when one would become infinite
     (the row reader then names it)."""
-    if float_overflow(values, feature.dtype):
+    result = as_dtype(values, feature.dtype)
+    if float_overflow(values, result):
         raise Refused
-    result: np.ndarray[Any, Any] = values.astype(feature.dtype)
     return result
 
 
