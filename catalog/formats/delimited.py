@@ -298,8 +298,8 @@ class RowConverter:
                     flat[feature_path] = np.float32(flat[feature_path]).astype(feature.dtype)
             except ValueError as error:
                 hint = ""
-                if any(t in PANDAS_MISSING for t in texts):  # "NA" as R writes it
-                    token = next(t for t in texts if t in PANDAS_MISSING)
+                token = next((t for t in texts if t in PANDAS_MISSING), None)
+                if token is not None:  # "NA" as R writes it
                     hint = (
                         f"; if {token!r} means a missing value, give options.missing "
                         f"(catalog prepare FILE: --missing {token})"

@@ -250,12 +250,13 @@ def _zero_padded_note(
 ) -> None:
     """Say when a number column holds integers written with leading zeros (ZIP codes, IDs),
     which numbers drop, as pandas' do; and how to keep them."""
-    padded = getattr(stats, "zero_padded", None)
-    if padded is None or not isinstance(feature, Scalar) or feature.dtype.kind == "b":
+    if not isinstance(stats, TextColumn) or stats.zero_padded is None:
         return
-    line, text = padded
+    if not isinstance(feature, Scalar) or feature.dtype.kind == "b":
+        return
+    line, text = stats.zero_padded
     _note(options, f"{first}: column {column!r} holds numbers written with leading zeros "
-          f"({text.strip()!r} at line {line}): as {feature.dtype.name} they lose them, as in "
+          f"({text!r} at line {line}): as {feature.dtype.name} they lose them, as in "
           f"pandas; --dtype {column}=text (dtypes={{{column!r}: 'text'}}) keeps them as "
           "written")  # fmt: skip
 
