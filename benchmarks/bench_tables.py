@@ -26,7 +26,7 @@ between catalog and ``pandas``.
 pandas and pyarrow hold the whole table in memory (their peak grows with the file); catalog
 reads a batch of rows at a time (pyarrow's streaming CSV reader, Parquet row groups; the scan
 for types likewise), checks and encodes each batch column by column
-(`catalog.formats.table_batches`, `catalog.features.batch_encode`) and writes shards of at
+(`catalog.formats.tables.table_batches`, `catalog.features.batch_encode`) and writes shards of at
 most 1 GiB and 2^20 examples (ArrayRecord's writer keeps ~80 bytes per record until a shard
 is closed): its peak stays flat as the file grows. Give two sizes to see both. Medians of
 ``--runs`` runs.

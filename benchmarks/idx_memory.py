@@ -3,7 +3,7 @@
 Writes fashion_mnist-named images and labels files (``catalog.testing.idx_files``) into a
 temp dir, then under ``tracemalloc``:
 
-1. runs the reader, ``catalog.formats.idx.examples``, over the train pair, touching every
+1. runs the reader, ``catalog.formats.arrays.idx.examples``, over the train pair, touching every
    image as preparing does;
 2. prepares the real ``builders/fashion_mnist`` spec from them (``--examples`` train images,
    100 test images), served from 127.0.0.1 (``catalog.testing.harness.dummy_spec``).
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from catalog.api.builder import DatasetBuilder
-from catalog.formats.idx import examples
+from catalog.formats.arrays.idx import examples
 from catalog.spec.load import load_spec
 from catalog.testing.harness import dummy_spec
 from catalog.testing.http_server import LoopbackServer

@@ -6,7 +6,8 @@ classes set, Text), a table's rows are encoded with a few NumPy operations per c
 of a Python call per value: the fixed-size features' bytes are laid out as one ``(n, width)``
 matrix, the texts' UTF-8 bytes are copied in with their length prefixes by one scatter per
 column. The values must have been checked already (the reader's job, as
-`catalog.formats.table_batches` does): a column of the feature's dtype, class indices in range,
+`catalog.formats.tables.table_batches` does): a column of the feature's dtype, class indices in
+range,
 text as UTF-8 bytes (`TextColumn`).
 """
 

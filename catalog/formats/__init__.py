@@ -46,38 +46,23 @@ coco_json     COCO: an annotation JSON and a zip of the JPEGs it names, boxes no
 
 from __future__ import annotations
 
-from catalog.formats import (
-    amat,
-    cifar_bin,
+from catalog.formats.annotations import (
     clevr,
     coco_json,
-    croissant_records,
     cub,
-    delimited,
-    hdf5,
-    idx,
-    image_csv,
-    image_folder,
-    image_list,
     image_tables,
-    image_tar,
-    json_lines,
     kitti,
-    mat,
     mat_records,
-    norb,
-    npz,
-    parquet,
-    raw_images,
-    squad_json,
-    text_cut,
-    text_folder,
-    tfrecord,
     voc_xml,
-    wav_folder,
-    webdataset,
 )
+from catalog.formats.arrays import amat, cifar_bin, hdf5, idx, mat, norb, npz
+from catalog.formats.audio import wav_folder
 from catalog.formats.base import Option, Role, Source, SourceFile, SourceFormat
+from catalog.formats.croissant import records as croissant_records
+from catalog.formats.images import image_csv, image_folder, image_list, image_tar, raw_images
+from catalog.formats.shards import tfrecord, webdataset
+from catalog.formats.tables import delimited, json_lines, parquet
+from catalog.formats.text import squad_json, text_cut, text_folder
 
 __all__ = ["FORMATS", "Option", "Role", "Source", "SourceFile", "SourceFormat"]
 

@@ -159,7 +159,7 @@ class SourceFormat:
       ``start..stop-1`` is written without reading everything before it; without it, the
       shard plan reads from the start and skips.
     - ``batches(source, start, stop)`` (optional) -> the examples ``start..stop-1`` in
-      `Batch` es, checked column by column (tables: `catalog.formats.table_batches`), which
+      `Batch` es, checked column by column (tables: `catalog.formats.tables.table_batches`), which
       a unit encodes in bulk when its features allow (the same records as one by one).
     """
 

@@ -23,7 +23,7 @@ from dummy_manual import (
 
 import catalog
 from catalog.features import ClassLabel
-from catalog.formats.btgraham import btgraham_jpeg
+from catalog.formats.images.btgraham import btgraham_jpeg
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.data_source import DataSource
 from catalog.testing.harness import run_builder

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 import catalog
-from catalog.formats.idx import read_idx
+from catalog.formats.arrays.idx import read_idx
 
 from conftest import FIRST50, FIRST50_LABELS
 

@@ -1,4 +1,4 @@
-"""A Croissant record set read in batches (`catalog.formats.croissant_batches`) gives, record
+"""A Croissant record set read in batches (`catalog.formats.croissant.batches`) gives, record
 for record and byte for byte, what its row reader gives: on mlcommons' examples (tests/data/
 croissant/; those of plain Parquet columns read column by column, the others through the row
 reader) and on generated Parquet with nulls, floats in integer fields and numbers in text."""
@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import catalog.formats.croissant_records as croissant_records
+import catalog.formats.croissant.records as croissant_records
 from catalog.api.croissant import croissant_builder
 from catalog.download import DownloadConfig, DownloadManager
 from catalog.errors import SourceFormatError
@@ -24,8 +24,8 @@ from catalog.features.batch_encode import BatchEncoder
 from catalog.features.codec import RecordCodec
 from catalog.formats import FORMATS
 from catalog.formats.base import Source
-from catalog.formats.croissant_batches import columns_plan
-from catalog.formats.croissant_records import Recipe
+from catalog.formats.croissant.batches import columns_plan
+from catalog.formats.croissant.records import Recipe
 from catalog.prepare.driver import resources
 from catalog.prepare.split_sources import split_sources
 

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image as PILImage
 
-import catalog.formats.croissant_records as croissant_records
+import catalog.formats.croissant.records as croissant_records
 from catalog.api.croissant import croissant_builder
 
 EXAMPLES = Path(__file__).parent.parent / "data" / "croissant"

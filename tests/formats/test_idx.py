@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from catalog.errors import SourceFormatError
-from catalog.formats.idx import examples, read_idx
+from catalog.formats.arrays.idx import examples, read_idx
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
 

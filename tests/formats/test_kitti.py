@@ -9,7 +9,7 @@ import pytest
 
 from catalog.errors import SourceFormatError
 from catalog.formats import FORMATS, Source
-from catalog.formats.kitti import split_by_video
+from catalog.formats.annotations.kitti import split_by_video
 from catalog.spec.load import load_spec
 
 from dummy_images import write_zip

@@ -1,6 +1,6 @@
 """Fields longer than Python's csv module reads by default (128 KiB) are read by every CSV
 reader in catalog, whichever runs first in the process: the module's limit is one for the
-whole process, so each reader raises it itself (`catalog.formats.csv_dialect.reader`)."""
+whole process, so each reader raises it itself (`catalog.formats.tables.csv_dialect.reader`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from catalog.formats import croissant_files, csv_dialect, delimited
+from catalog.formats.croissant import files as croissant_files
+from catalog.formats.tables import csv_dialect, delimited
 
 LONG = "x" * 200_000  # over the csv module's default of 131072 characters
 

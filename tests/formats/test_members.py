@@ -1,4 +1,4 @@
-"""`catalog.formats.members.walk`: a directory, a zip and a tar stream give the same files,
+"""`catalog.formats.shards.members.walk`: a directory, a zip and a tar stream give the same files,
 with the reference catalog's rules for names, and nothing extracted."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from catalog.errors import SourceFormatError
-from catalog.formats.members import paths, walk
+from catalog.formats.shards.members import paths, walk
 
 from dummy_images import tar_bytes, write_zip
 

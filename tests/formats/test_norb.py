@@ -12,7 +12,7 @@ import pytest
 
 from catalog.errors import SourceFormatError
 from catalog.formats import FORMATS, Source
-from catalog.formats.norb import read_matrix
+from catalog.formats.arrays.norb import read_matrix
 from catalog.spec.load import load_spec
 
 from dummy_vtab import norb_matrix

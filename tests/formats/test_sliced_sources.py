@@ -14,7 +14,7 @@ from catalog.api.builder import DatasetBuilder
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Image, Text
 from catalog.formats import FORMATS, Source
-from catalog.formats.matfile import H5Array, OnDiskArray, mat_arrays
+from catalog.formats.arrays.matfile import H5Array, OnDiskArray, mat_arrays
 from catalog.spec.load import load_spec
 from catalog.testing.harness import dummy_spec
 from catalog.testing.http_server import LoopbackServer

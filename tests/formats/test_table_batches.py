@@ -21,7 +21,8 @@ from catalog.errors import CatalogError
 from catalog.features import ClassLabel, FeaturesDict, Scalar, Text
 from catalog.features.batch_encode import BatchEncoder, TextColumn
 from catalog.features.codec import RecordCodec
-from catalog.formats import FORMATS, Source, csv_batches, table_batches
+from catalog.formats import FORMATS, Source
+from catalog.formats.tables import csv_batches, table_batches
 from catalog.spec.infer.common import complete_options
 
 SETTINGS = settings(
@@ -280,7 +281,7 @@ def test_the_row_reader_converts_only_from_an_irregular_row(
 ) -> None:
     """Bytes only Python's csv reads alike (a lone \\r in a quoted value) send the rest of
     the file to the row reader, which parses the rows before them again, not converting them."""
-    from catalog.formats import delimited
+    from catalog.formats.tables import delimited
 
     monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 8)  # read ahead: 32 blocks
     lines = [f"{i},row {i}" for i in range(2000)]

@@ -14,8 +14,8 @@ from catalog.errors import SourceFormatError
 from catalog.features import Audio, ClassLabel, FeaturesDict, Scalar, Sequence, Tensor, Text
 from catalog.features.wav import write_wav
 from catalog.formats import FORMATS, Source
-from catalog.formats.text_cut import pieces
-from catalog.formats.wav_folder import window_starts
+from catalog.formats.audio.wav_folder import window_starts
+from catalog.formats.text.text_cut import pieces
 
 
 def source(fmt: str, files: dict[str, Path], features: dict[str, Any], **options: Any) -> Source:

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image as PILImage
 
-import catalog.formats.croissant_records as croissant_records
+import catalog.formats.croissant.records as croissant_records
 from catalog.api.croissant import croissant_builder
 from catalog.download import DownloadConfig
 from catalog.errors import CatalogError

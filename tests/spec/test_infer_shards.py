@@ -1,5 +1,6 @@
 """WebDataset shards prepared with no builder.yaml (catalog.spec.infer.shards and
-catalog.formats.webdataset): features by member extension, every example equal to its members,
+catalog.formats.shards.webdataset): features by member extension, every example equal to its
+members,
 a sample missing a member named by shard and key."""
 
 from __future__ import annotations

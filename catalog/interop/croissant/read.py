@@ -1,7 +1,7 @@
 """A Croissant file, read into the parts of a `BuilderSpec`: its metadata, its distribution as
 downloads (http(s) files, checked by their sha256; files beside a local Croissant file, inside
 its folder), and each record set it prepares as a split of the `croissant` source format
-(`catalog.formats.croissant_records`, which reads files, extracts, transforms and joins as
+(`catalog.formats.croissant.records`, which reads files, extracts, transforms and joins as
 mlcroissant does; the recipe it follows is written by `catalog.interop.croissant.recipe`).
 
 Which record sets: those that are no enumeration (``sc:Enumeration``, ``cr:Split``,
@@ -30,7 +30,7 @@ from urllib.parse import urljoin, urlsplit
 
 from catalog.errors import CatalogError, SpecError
 from catalog.features import Feature
-from catalog.formats.croissant_files import encoding_kind
+from catalog.formats.croissant.files import encoding_kind
 from catalog.interop.croissant.hub import RepoLister, is_repo
 from catalog.interop.croissant.nodes import (
     SIZE_TEXT,

@@ -1,5 +1,5 @@
 """A Croissant record set as a split of the `croissant` source format
-(`catalog.formats.croissant_records`): its features from the fields' data types, the files
+(`catalog.formats.croissant.records`): its features from the fields' data types, the files
 it reads as file references (downloads, archive members, extracted archives, local folders)
 and the recipe the reader follows.
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from catalog.errors import ChecksumError, SpecError
 from catalog.features import Audio, ClassLabel, Feature, FeaturesDict, Image, Scalar, Tensor, Text
-from catalog.formats.croissant_records import FieldReader, listed, ref, references, subfields
+from catalog.formats.croissant.records import FieldReader, listed, ref, references, subfields
 from catalog.spec.local_files import inside, measured_download
 from catalog.spec.model import DownloadSpec, FileRef
 

@@ -27,9 +27,9 @@ from catalog.download.checksums import content_name
 from catalog.errors import ChecksumError, FeatureError, SourceFormatError, SpecError
 from catalog.features import Audio, ClassLabel, Feature, FeaturesDict
 from catalog.formats import FORMATS
-from catalog.formats.croissant_batches import split_counts
-from catalog.formats.croissant_records import Recipe, quick_count
-from catalog.formats.croissant_values import audio_format
+from catalog.formats.croissant.batches import split_counts
+from catalog.formats.croissant.records import Recipe, quick_count
+from catalog.formats.croissant.values import audio_format
 from catalog.interop.croissant.hub import hub_lister
 from catalog.interop.croissant.nodes import dataset_name
 from catalog.interop.croissant.read import Download, Draft, SplitDraft, parse

@@ -7,7 +7,7 @@ kind (BytesList, Int64List, FloatList), its length and its values' range against
 BEFORE anything is made from the values (``bytes(n)`` of an int would allocate n bytes), and
 raises `Mismatch` (a ValueError) saying what was expected and what the record holds. Callers
 name the file, the record and the feature (`catalog.interop.tfds.codec` for TFDS directories,
-`catalog.formats.tfrecord` for the ``tfrecord`` source format).
+`catalog.formats.shards.tfrecord` for the ``tfrecord`` source format).
 
 The feature's own validation does the rest: `ClassLabel.int2str` the label range,
 `Tensor.validate` (and BBox's) the values, `Image.check_file` / `Image.decode_file` an image

@@ -29,7 +29,7 @@ from typing import Any
 
 from catalog.errors import SpecError
 from catalog.features import Feature, Scalar, Text
-from catalog.formats.csv_dialect import PANDAS_MISSING
+from catalog.formats.tables.csv_dialect import PANDAS_MISSING
 
 __all__ = [
     "EMPTY",

@@ -34,7 +34,7 @@ from catalog.spec.local_files import measured_download
 from catalog.spec.model import BuilderSpec, FileRef, SplitSpec
 from catalog.storage.tree_walk import files_under
 
-_METADATA = ("metadata.csv", "metadata.jsonl")  # catalog.formats.folder_metadata's names
+_METADATA = ("metadata.csv", "metadata.jsonl")  # catalog.formats.tables.folder_metadata's names
 
 __all__ = ["AUDIO_SUFFIXES", "IMAGE_SUFFIXES", "infer_folder", "media_kind"]
 
@@ -197,7 +197,7 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
 
 def _audio(file: Path) -> Audio:
     if file.suffix == ".flac":
-        from catalog.formats.sound_files import read_info
+        from catalog.formats.audio.sound_files import read_info
 
         rate, channels, subtype = read_info(file)
         dtypes = {"PCM_S8": "int16", "PCM_U8": "int16", "PCM_16": "int16", "PCM_24": "int32"}

@@ -3,7 +3,7 @@
 The channels are the dataset's, chosen explicitly: ``channels`` when the user gives them
 (``--channels``), else what most images have (1 gray, 3 colour, 4 with alpha; a tie goes to
 more channels), counted over up to `InferOptions.sample` files spread over the folder. An
-image with other channels is converted on the way in (`catalog.formats.image_files`: decoded,
+image with other channels is converted on the way in (`catalog.formats.images.image_files`: decoded,
 converted as Pillow converts, re-encoded losslessly); the spec's description records how many
 were, and a note says so. One RGBA PNG no longer makes a folder of RGB JPEGs four channels.
 

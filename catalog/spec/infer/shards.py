@@ -7,7 +7,7 @@ library names a sample's fields: ``png``/``jpg``/``jpeg`` members (``seg.png`` t
 Images (PNG or JPEG bytes stored as they are), members whose text is an integer in every
 sampled example (``cls``) are ``Scalar('int64')``, other UTF-8 members (``txt``, ``json``)
 are Text holding the member's text exactly. Every example of every shard must hold the same
-members (`catalog.formats.webdataset` checks each one).
+members (`catalog.formats.shards.webdataset` checks each one).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 
 from catalog.errors import SpecError
 from catalog.features import Feature, Image, Scalar, Text
-from catalog.formats.members import paths
-from catalog.formats.webdataset import samples, split_name
+from catalog.formats.shards.members import paths
+from catalog.formats.shards.webdataset import samples, split_name
 from catalog.spec.infer.common import InferOptions, complete_options, feature_names, make_spec
 from catalog.spec.infer.layout import expand, split_files, split_refs
 from catalog.spec.model import BuilderSpec, SplitSpec
@@ -66,7 +66,7 @@ def infer_shards(text: str, options: InferOptions) -> BuilderSpec:
 
 def _feature(shard: Path, extension: str, values: list[bytes], sample: int) -> Feature:
     if _IMAGE.search(extension):
-        from catalog.formats.image_files import decode_pixels
+        from catalog.formats.images.image_files import decode_pixels
 
         channels = 1
         for data in values[:sample]:

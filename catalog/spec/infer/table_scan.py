@@ -16,9 +16,9 @@ from typing import Any
 
 from catalog.errors import SourceFormatError, SpecError
 from catalog.features import Feature
-from catalog.formats.csv_dialect import Dialect, sniff
-from catalog.formats.delimited import rows, too_many_fields
-from catalog.formats.json_lines import objects
+from catalog.formats.tables.csv_dialect import Dialect, sniff
+from catalog.formats.tables.delimited import rows, too_many_fields
+from catalog.formats.tables.json_lines import objects
 from catalog.spec.infer.column_types import EMPTY, JsonColumn, TextColumn
 
 __all__ = ["TableScan", "scan"]
@@ -123,11 +123,11 @@ def _bulk_scan(
 ) -> tuple[list[TextColumn], int] | None:
     """`columns` having seen the file's rows, and their count, read a batch at a time
     (`catalog.spec.infer.column_batches`); None where the rows are not one line each or
-    not read the same as one by one (`catalog.formats.csv_batches`): then they are read one
+    not read the same as one by one (`catalog.formats.tables.csv_batches`): then they are read one
     by one (which names the line of what is wrong)."""
     import pyarrow as pa
 
-    from catalog.formats.csv_batches import bulk_dialect, open_fields
+    from catalog.formats.tables.csv_batches import bulk_dialect, open_fields
     from catalog.spec.infer.column_batches import add_batch
 
     if not bulk_dialect(options["delimiter"], options["encoding"]):
@@ -182,7 +182,7 @@ def _scan_json(files: list[Path] | tuple[Path, ...], label: str | None) -> Table
 
 
 def _scan_parquet(files: list[Path] | tuple[Path, ...], label: str | None) -> TableScan:
-    from catalog.formats.parquet import parquet_file
+    from catalog.formats.tables.parquet import parquet_file
 
     first = parquet_file(files[0])
     columns = list(first.schema_arrow.names)

@@ -10,7 +10,7 @@ then checked against it). ``label`` makes a text column a ClassLabel whose names
 distinct values over every file, sorted. Every row is checked again when the dataset is
 prepared: a value that does not fit its column's type is one error naming file, line (row) and
 column. A CSV/TSV file's delimiter and encoding are found from its head
-(`catalog.formats.csv_dialect`) unless given; a row with more fields than the header is an
+(`catalog.formats.tables.csv_dialect`) unless given; a row with more fields than the header is an
 error naming file, line and counts (as pandas' C parser), a row with fewer has missing values.
 
 Missing values: an empty CSV field (or one a short row lacks), a JSON ``null`` or absent key,
@@ -273,7 +273,7 @@ def sample_types(kind: str, path: Path, sample: int = 0) -> tuple[list[str], dic
 def _parquet_types(path: Path, sample: int) -> tuple[list[str], dict[str, Feature]]:
     import pyarrow as pa
 
-    from catalog.formats.parquet import parquet_file
+    from catalog.formats.tables.parquet import parquet_file
 
     schema = parquet_file(path).schema_arrow
     types: dict[str, Feature] = {}
@@ -313,8 +313,8 @@ def _is_image_struct(kind: Any) -> bool:
 def _image_column(path: Path, column: str, sample: int) -> Feature:
     """An Image feature for a column of image structs: the widest channels its first rows'
     images hold."""
-    from catalog.formats.image_files import decode_pixels
-    from catalog.formats.parquet import parquet_file
+    from catalog.formats.images.image_files import decode_pixels
+    from catalog.formats.tables.parquet import parquet_file
 
     channels = 1
     for batch in parquet_file(path).iter_batches(batch_size=min(sample, 64), columns=[column]):

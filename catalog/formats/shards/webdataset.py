@@ -9,7 +9,7 @@ with other extensions are an error unless ``extra: ignore``. Values by feature t
 Image gets the file's bytes as they are (PNG or JPEG, stored byte for byte), Text the
 member's UTF-8 text as it is, an integer Scalar the integer the member's text holds (a
 ``.cls`` file: ``3`` or ``3\\n``). Shards are read as streams in order, one member at a
-time (`catalog.formats.members`); the key of an example is ``<shard name>:<key>``.
+time (`catalog.formats.shards.members`); the key of an example is ``<shard name>:<key>``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from catalog.errors import SourceFormatError
 from catalog.features import Feature, FeaturesDict, Image, Scalar, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.formats.members import walk
+from catalog.formats.shards.members import walk
 
 __all__ = ["FORMAT", "examples", "samples", "split_name"]
 

@@ -1,5 +1,5 @@
 """The rows a Croissant ``FileObject`` or ``FileSet`` gives, before fields pick their values
-(`catalog.formats.croissant_records`): a table's rows (CSV/TSV, JSON, JSON Lines, Parquet),
+(`catalog.formats.croissant.records`): a table's rows (CSV/TSV, JSON, JSON Lines, Parquet),
 a text file's lines, or one row per file of a FileSet, with its file properties
 (``fullpath``: the path inside the set's folder or archive, ``filename``, ``content``,
 ``lines``/``lineNumbers``).
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import SourceFormatError, SpecError
-from catalog.formats.csv_dialect import dict_reader
+from catalog.formats.tables.csv_dialect import dict_reader
 
 __all__ = [
     "CONTENT",
@@ -152,9 +152,10 @@ def set_files(
     roots: list[Path], globs: list[Any], where: str, prefix: str = ""
 ) -> Iterator[tuple[Path, str]]:
     """The files of a FileSet: under each root, those whose path relative to it (after
-    `prefix`) matches one of the ``includes`` globs (RE2, `catalog.formats.patterns`), in path
+    `prefix`) matches one of the ``includes`` globs (RE2, `catalog.formats.croissant.patterns`), in
+    path
     order; symlinks that lead out of the root are skipped, none is followed into a loop."""
-    from catalog.formats.patterns import glob_regex
+    from catalog.formats.croissant.patterns import glob_regex
 
     matchers = [glob_regex(g, f"{where}: includes") for g in globs]
     count = 0
@@ -192,7 +193,7 @@ def zip_files(
 ) -> Iterator[tuple[zipfile.Path, str]]:
     """The members of a zip file a FileSet's ``includes`` match (paths as `member_path`
     gives them, after `prefix`), in path order, each to be read in place."""
-    from catalog.formats.patterns import glob_regex
+    from catalog.formats.croissant.patterns import glob_regex
 
     matchers = [glob_regex(g, f"{where}: includes") for g in globs]
     try:
@@ -287,7 +288,7 @@ def file_rows(
 def _parquet_rows(path: Path, wanted: list[str]) -> Iterator[dict[str, Any]]:
     import pyarrow
 
-    from catalog.formats.parquet import BATCH_ROWS, parquet_file
+    from catalog.formats.tables.parquet import BATCH_ROWS, parquet_file
 
     handle = parquet_file(path if isinstance(path, Path) else io.BytesIO(path.read_bytes()))
     present = set(handle.schema_arrow.names)

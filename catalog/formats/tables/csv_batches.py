@@ -1,17 +1,18 @@
 """CSV/TSV files read in batches by pyarrow's streaming CSV reader, for units that encode rows
-in bulk; the values and errors are exactly those of `catalog.formats.delimited`'s rows.
+in bulk; the values and errors are exactly those of `catalog.formats.tables.delimited`'s rows.
 
 pyarrow parses a file (its dialect: the split's ``delimiter``; every field read as text) a
-block at a time, and `catalog.formats.table_batches.from_strings` converts each column. pyarrow
+block at a time, and `catalog.formats.tables.table_batches.from_strings` converts each column.
+pyarrow
 parses regular CSV the way Python's ``csv`` module does, and is laxer on irregular CSV (text
 after a closing quote, a quote inside an unquoted field, a lone ``\\r``), which
-`catalog.formats.delimited` refuses or reads otherwise. So the bytes are checked on their way
+`catalog.formats.tables.delimited` refuses or reads otherwise. So the bytes are checked on their way
 into pyarrow (`Checked`: every opening quote starts a field, every closing quote ends one, no
 lone ``\\r``, no NUL, quotes balanced at the end).
 
 What pyarrow parses alike but `from_strings` does not convert (a value only Python reads:
 ``1_000``, ``" 5"``; a missing value without a fill) sends that batch alone to the row reader's
-conversion (`catalog.formats.delimited.RowConverter`, on the same fields), and the next batch
+conversion (`catalog.formats.tables.delimited.RowConverter`, on the same fields), and the next batch
 is read in bulk again. A row shorter than the header (legal with ``incomplete: missing``) is
 skipped by pyarrow, handed back by its row number and put back in place, padded as the row
 reader pads it. Whatever else is not shown regular (irregular bytes, a row longer than the
@@ -35,11 +36,11 @@ import numpy as np
 
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
-from catalog.formats import csv_dialect
 from catalog.formats.base import Batch, Source
-from catalog.formats.delimited import RowConverter, examples, file_examples, rows
 from catalog.formats.resume import Cursor
-from catalog.formats.table_batches import Refused, from_strings, resumable, row_batches
+from catalog.formats.tables import csv_dialect
+from catalog.formats.tables.delimited import RowConverter, examples, file_examples, rows
+from catalog.formats.tables.table_batches import Refused, from_strings, resumable, row_batches
 
 __all__ = ["BLOCK_BYTES", "Checked", "batches", "bulk_dialect", "open_fields"]
 

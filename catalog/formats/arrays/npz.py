@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from catalog.errors import SourceFormatError
+from catalog.formats.arrays.matfile import OnDiskArray, npy_array
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.formats.matfile import OnDiskArray, npy_array
 
 __all__ = ["FORMAT", "NPY_FORMAT", "examples", "npy_examples"]
 

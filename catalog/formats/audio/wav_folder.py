@@ -24,9 +24,11 @@ it is (the Audio feature checks its header), keyed by its path. The optional ``f
 ``audio/filename`` (TFDS's name) feature gets the file's name. Option ``metadata`` names a
 ``metadata.csv`` or ``metadata.jsonl`` file in the root, a row per file (``file_name``: its path
 under the root), and ``metadata_columns`` (``{feature: column}``) the columns each example gets
-from its row (`catalog.formats.folder_metadata`; a file without a row is an error). With option
+from its row (`catalog.formats.tables.folder_metadata`; a file without a row is an error). With
+option
 ``soundfile``, files are decoded with soundfile (FLAC and other formats it reads; see
-`catalog.formats.sound_files`) and their samples stored as WAV. Files are read one at a time, in
+`catalog.formats.audio.sound_files`) and their samples stored as WAV. Files are read one at a time,
+in
 path order.
 """
 
@@ -42,9 +44,9 @@ from typing import Any
 from catalog.errors import FeatureError, SourceFormatError
 from catalog.features import Audio, ClassLabel, FeaturesDict
 from catalog.features.wav import read_header, read_samples
+from catalog.formats.audio.sound_files import decode_sound
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.formats.folder_metadata import load_metadata, unused_rows
-from catalog.formats.sound_files import decode_sound
+from catalog.formats.tables.folder_metadata import load_metadata, unused_rows
 from catalog.storage.tree_walk import files_under
 
 __all__ = ["FORMAT", "examples", "window_starts"]

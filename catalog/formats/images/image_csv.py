@@ -2,7 +2,7 @@
 
 DeepWeeds ships its images flat in a zip and their labels in ``labels.csv`` (``Filename,
 Label,Species``). Every file under the root (a directory, or a zip/tar read as a stream; see
-`catalog.formats.members`) is an example; its row in the CSV (found by the file's base name
+`catalog.formats.shards.members`) is an example; its row in the CSV (found by the file's base name
 in ``filename_column``) gives the label from ``label_column``, a class name. A file without
 a row is an error naming it, and so is a row naming no file. The image is given to the
 ``image`` feature as it is (its bytes kept); the key is the file name; examples come in
@@ -19,8 +19,8 @@ from typing import Any
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.formats.csv_dialect import dict_reader
-from catalog.formats.members import walk
+from catalog.formats.shards.members import walk
+from catalog.formats.tables.csv_dialect import dict_reader
 
 __all__ = ["FORMAT", "examples", "read_table"]
 

@@ -1,7 +1,8 @@
 """Tables read a batch of rows at a time and checked column by column (pyarrow), for units
 that encode them in bulk (`catalog.features.batch_encode`).
 
-The rules are the row readers' (`catalog.formats.delimited`, `catalog.formats.parquet`): a
+The rules are the row readers' (`catalog.formats.tables.delimited`,
+`catalog.formats.tables.parquet`): a
 column is converted here only where the result is provably the value the row reader gives
 (texts parsed as the strict subset of what Python's ``int``/``float`` accept, booleans spelled
 ``true``/``false``/``1``/``0``, class names the feature knows, nulls with a fill). Any value
@@ -111,7 +112,7 @@ def from_strings(
     replace: Mapping[str, str] | None = None,
 ) -> Any:
     """A column of CSV fields (a pyarrow string array) as `feature`'s values, as
-    `catalog.formats.delimited.to_value` gives them after ``missing``/``fill``, then
+    `catalog.formats.tables.delimited.to_value` gives them after ``missing``/``fill``, then
     `replace` (the ``values`` option: texts given others, the rest unchanged); Refused where
     that cannot be shown in bulk."""
     import pyarrow as pa
@@ -171,7 +172,7 @@ def _class_indices(array: Any, feature: ClassLabel) -> np.ndarray[Any, Any]:
 
 def from_typed(array: Any, feature: Feature, fill: Any) -> Any:
     """A Parquet column (a pyarrow array) as `feature`'s values, as
-    `catalog.formats.typed_values.typed_value` gives them (a null: `fill`, a value of the
+    `catalog.formats.tables.typed_values.typed_value` gives them (a null: `fill`, a value of the
     feature, or None for none); Refused where that cannot be shown in bulk."""
     import pyarrow as pa
 

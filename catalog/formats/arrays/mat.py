@@ -3,7 +3,7 @@
 Reading them needs scipy (and h5py for v7.3 files), an optional extra (``pip install
 'catalog[mat]'``), imported only when a split in this format is prepared; without it the error
 names the extra, before anything is downloaded. The arrays are read a block of examples at a
-time (`catalog.formats.matfile`: v5 variables in place or, compressed, staged once to an
+time (`catalog.formats.arrays.matfile`: v5 variables in place or, compressed, staged once to an
 ``.npy`` file; v7.3 through h5py), so memory stays bounded (SVHN's extra split, 1.6 GB of
 pixels, prepares in well under 500 MB); what that cannot slice is read whole by scipy.
 
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from catalog.errors import MissingDependencyError, SourceFormatError
-from catalog.formats import matfile
+from catalog.formats.arrays import matfile
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat, running_id
 
 __all__ = ["FORMAT", "ID_FORMAT", "check", "examples", "id_examples", "load_arrays"]
@@ -76,7 +76,7 @@ def load_arrays(path: Path, names: list[str]) -> dict[str, np.ndarray[Any, Any]]
 
 class _Arrays:
     """The split's examples by position: the image and label arrays are read a slice at a
-    time (`catalog.formats.matfile`), or whole through scipy for what that cannot slice."""
+    time (`catalog.formats.arrays.matfile`), or whole through scipy for what that cannot slice."""
 
     def __init__(self, source: Source) -> None:
         self._source = source

@@ -1,10 +1,10 @@
 """Parquet files: one example per row, columns mapped to features (``pip install
 'catalog[parquet]'``, which brings pyarrow).
 
-Options as for JSON Lines (`catalog.formats.json_lines`): ``columns`` ``{feature: column}``
+Options as for JSON Lines (`catalog.formats.tables.json_lines`): ``columns`` ``{feature: column}``
 and ``fill`` ``{feature: text}`` standing in for a null. The files are read a batch of rows at
 a time (memory stays that of one batch, whatever the file's size), and every value is checked
-against its feature (`catalog.formats.typed_values`): an error names the file, the row
+against its feature (`catalog.formats.tables.typed_values`): an error names the file, the row
 (0-based, in the file) and the column. The key of an example is ``<file name>:<row>``.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
-from catalog.formats.json_lines import fill_values, validate_columns
-from catalog.formats.typed_values import typed_value
+from catalog.formats.tables.json_lines import fill_values, validate_columns
+from catalog.formats.tables.typed_values import typed_value
 
 __all__ = ["BATCH_ROWS", "FORMAT", "ParquetAccess", "examples", "parquet_file"]
 
@@ -131,9 +131,9 @@ class ParquetAccess:
 
     def batches(self, start: int, stop: int) -> Iterator[Batch]:
         """The rows ``start..stop-1`` in `Batch` es, column by column where
-        `catalog.formats.table_batches.from_typed` takes them, else example by example."""
-        from catalog.formats.table_batches import BATCH_ROWS as ROWS
-        from catalog.formats.table_batches import Refused, from_typed, row_batches
+        `catalog.formats.tables.table_batches.from_typed` takes them, else example by example."""
+        from catalog.formats.tables.table_batches import BATCH_ROWS as ROWS
+        from catalog.formats.tables.table_batches import Refused, from_typed, row_batches
 
         options, features = self._source.options, self._source.features
         columns: Mapping[str, str] = options["columns"]

@@ -22,12 +22,13 @@ archive). Options:
   of a VOC-style XML annotation, ``(0, 0, 0, 0)`` when the file does not exist.
 - ``opencv_jpeg`` (with ``max_pixels``, ``jpeg_quality``): store each image decoded by OpenCV,
   shrunk to at most ``max_pixels`` pixels and encoded as JPEG at ``jpeg_quality``
-  (`catalog.formats.image_files.opencv_jpeg`: diabetic_retinopathy_detection's 1M and 250K).
+  (`catalog.formats.images.image_files.opencv_jpeg`: diabetic_retinopathy_detection's 1M and 250K).
 - ``btgraham_radius``: store each image processed as Ben Graham's retina preprocessing does
-  at this eye radius (`catalog.formats.btgraham`: diabetic_retinopathy_detection's
+  at this eye radius (`catalog.formats.images.btgraham`: diabetic_retinopathy_detection's
   btgraham-300).
 - ``reencode_invalid``: a file the image feature refuses as it is (CMYK, damaged, a GIF) is
-  decoded and stored losslessly instead of failing (`catalog.formats.image_files`); valid files keep
+  decoded and stored losslessly instead of failing (`catalog.formats.images.image_files`); valid
+  files keep
   their bytes.
 
 Named groups that are features fill them: a ClassLabel gets the class, a Text the string. The
@@ -45,8 +46,8 @@ from typing import Any
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Image, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.formats.btgraham import btgraham_jpeg
-from catalog.formats.image_files import opencv_jpeg, stored_or_pixels
+from catalog.formats.images.btgraham import btgraham_jpeg
+from catalog.formats.images.image_files import opencv_jpeg, stored_or_pixels
 
 __all__ = ["FORMAT", "examples", "fill"]
 
@@ -58,7 +59,7 @@ def fill(template: str, fields: Mapping[str, str], roots: Mapping[str, Path]) ->
 
 def examples(source: Source) -> Examples:
     """Yield ``(image path, {"image": path, fields..., more images, boxes})`` per line."""
-    from catalog.formats.voc_xml import first_box
+    from catalog.formats.annotations.voc_xml import first_box
 
     listing = source.file("list")
     options = source.options

@@ -2,7 +2,7 @@
 
 The root is a directory (usually inside an extracted archive: ``{download: photos, member:
 flower_photos}``), or a zip or tar archive read as a stream without extracting it (the
-download itself, or an archive inside another one); see `catalog.formats.members`. Each file
+download itself, or an archive inside another one); see `catalog.formats.shards.members`. Each file
 is given to the ``image`` feature as it is, so a JPEG or PNG is stored byte for byte,
 whichever of the two the feature's encoding names: a folder of photos may mix them, and each
 file decodes by its own signature to its own pixels. Its ``label`` must be one of the label
@@ -35,19 +35,20 @@ Without ``match`` the layout is strict, ``<root>/<class>/<file>``: any other fil
   the list file (SUN397's split lists name ``/a/abbey/sun_aaaulhwrhqgejnyt.jpg``).
 - ``opencv_jpeg``: store each file as TFDS's SUN397 builder does: decoded by OpenCV, shrunk
   to at most ``max_pixels`` pixels, encoded as JPEG at ``jpeg_quality`` (OpenCV's default 95
-  when not given); see `catalog.formats.image_files.opencv_jpeg`.
+  when not given); see `catalog.formats.images.image_files.opencv_jpeg`.
 - ``btgraham_radius``: store each file processed as Ben Graham's retina preprocessing does at
-  this eye radius (`catalog.formats.btgraham`: diabetic_retinopathy_detection's btgraham-300).
+  this eye radius (`catalog.formats.images.btgraham`: diabetic_retinopathy_detection's
+  btgraham-300).
 - ``decode``: decode each file with Pillow and give the pixels to the image feature (for
   formats it does not store, such as TIFF; the feature encodes them, PNG by default).
 - ``reencode_invalid``: a file the image feature refuses as it is (an RGBA PNG for an RGB
   feature, a damaged JPEG whose pixels still decode, a GIF, BMP or WebP file) is decoded and
-  re-encoded losslessly instead of failing (`catalog.formats.image_files`); valid files keep
+  re-encoded losslessly instead of failing (`catalog.formats.images.image_files`); valid files keep
   their bytes.
 - ``metadata``: a ``metadata.csv`` or ``metadata.jsonl`` file in the root (a directory), one
   row per image, whose ``file_name`` is the image's path under the root; ``metadata_columns``
   (``{feature: column}``) gives each example those columns of its row
-  (`catalog.formats.folder_metadata`). An image without a row, or a row without an image, is
+  (`catalog.formats.tables.folder_metadata`). An image without a row, or a row without an image, is
   an error.
 - ``sample_per_class`` N, ``sample_seed`` S, ``sample_part`` (``chosen`` or ``rest``): split
   each class at random, as Caltech 101's reference builder does: with
@@ -67,10 +68,10 @@ from typing import Any
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Text
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.formats.btgraham import btgraham_jpeg
-from catalog.formats.folder_metadata import load_metadata, unused_rows
-from catalog.formats.image_files import decode_pixels, opencv_jpeg, stored_or_pixels
-from catalog.formats.members import Member, paths, walk
+from catalog.formats.images.btgraham import btgraham_jpeg
+from catalog.formats.images.image_files import decode_pixels, opencv_jpeg, stored_or_pixels
+from catalog.formats.shards.members import Member, paths, walk
+from catalog.formats.tables.folder_metadata import load_metadata, unused_rows
 
 __all__ = ["FORMAT", "examples"]
 

@@ -4,7 +4,7 @@ Options: ``columns``: ``{feature: key}`` (every feature of the spec gets its val
 key); ``fill``: ``{feature: text}``, the value standing in for a missing one (a key that is
 absent or ``null``), parsed as the feature's type as a CSV field is (`catalog.formats.
 delimited.to_value`); without it a missing value is an error. Values must fit their feature
-exactly (`catalog.formats.typed_values`); a key the mapping does not name is an error unless
+exactly (`catalog.formats.tables.typed_values`); a key the mapping does not name is an error unless
 ``extra_keys: ignore``. Blank lines are skipped. The files are read one line at a time; the
 key of an example is ``<file name>:<line>``, and every error names the file, the line and the
 key.
@@ -22,8 +22,8 @@ from typing import Any
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.formats.delimited import to_value
-from catalog.formats.typed_values import typed_value
+from catalog.formats.tables.delimited import to_value
+from catalog.formats.tables.typed_values import typed_value
 
 __all__ = ["FORMAT", "examples", "objects"]
 

@@ -28,8 +28,8 @@ from typing import Any
 from catalog.errors import SourceFormatError, SpecError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Examples, Option, Source, SourceFormat
-from catalog.formats.croissant_batches import batches
-from catalog.formats.croissant_files import (
+from catalog.formats.croissant.batches import batches
+from catalog.formats.croissant.files import (
     CONTENT,
     FILENAME,
     FULLPATH,
@@ -43,8 +43,8 @@ from catalog.formats.croissant_files import (
     set_files,
     zip_files,
 )
-from catalog.formats.croissant_values import caster, match_key, resampled
-from catalog.formats.patterns import BoundedRegex, glob_regex, regex
+from catalog.formats.croissant.patterns import BoundedRegex, glob_regex, regex
+from catalog.formats.croissant.values import caster, match_key, resampled
 
 __all__ = ["FORMAT", "Recipe", "examples", "listed", "ref"]
 
@@ -409,7 +409,7 @@ class Recipe:
             return None
         if any(f.property in (LINES, LINE_NUMBER) for f in fields):
             return None
-        from catalog.formats.parquet import parquet_file
+        from catalog.formats.tables.parquet import parquet_file
 
         columns = {f.column for f in fields if f.column is not None}
         count = 0

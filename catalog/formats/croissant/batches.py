@@ -1,21 +1,22 @@
 """A Croissant record set read a batch of rows at a time and checked column by column, for
 units that encode them in bulk (`catalog.features.batch_encode`), where that gives the values
-the row reader (`catalog.formats.croissant_records`) gives.
+the row reader (`catalog.formats.croissant.records`) gives.
 
 That is the case for a record set whose every field is a column of one Parquet or CSV/TSV
 FileObject or FileSet (files on disk) read as it is (no transform, date, JSON path or join),
 or its files' ``fullpath``/``filename`` with any transform (the Hub's split field: one value
 per file, computed once per file by the row reader's own code), and whose split filter, if
 any, reads such a field (a file is kept or left out whole). Parquet rows are read as the
-``parquet`` format reads them (footers, row groups: `catalog.formats.parquet`) and converted by
-`catalog.formats.table_batches.from_typed` with the Croissant casts
-(`catalog.formats.croissant_values`) as fills: a null text is ``"None"``, a null float NaN, a
+``parquet`` format reads them (footers, row groups: `catalog.formats.tables.parquet`) and converted
+by
+`catalog.formats.tables.table_batches.from_typed` with the Croissant casts
+(`catalog.formats.croissant.values`) as fills: a null text is ``"None"``, a null float NaN, a
 null class ``"None"`` where the enumeration holds it. Whatever those converters do not show
 to be the row reader's value (a float in an integer field, which mlcroissant cuts; a number
 in a text field; a null integer, ...) sends the batch to the row reader's casts, which give
-the same values or the same error. CSV is read as `catalog.formats.csv_batches` reads it
+the same values or the same error. CSV is read as `catalog.formats.tables.csv_batches` reads it
 (pyarrow's streaming reader, every field text, the bytes checked to be CSV Python's ``csv``
-module reads alike) and converted by `catalog.formats.table_batches.from_strings` (an empty
+module reads alike) and converted by `catalog.formats.tables.table_batches.from_strings` (an empty
 float cell is NaN, as pandas reads it for mlcroissant); from the first bytes that may read
 otherwise (or a row of another field count) the row reader reads the rest. Every other
 record set is read by the row reader, in batches of its examples. A split read from its
@@ -36,12 +37,12 @@ from catalog.errors import CatalogError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Text
 from catalog.features.batch_encode import TextColumn
 from catalog.formats.base import Batch, Source
-from catalog.formats.csv_batches import bulk_dialect, open_fields
 from catalog.formats.resume import Cursor
-from catalog.formats.table_batches import resumable
+from catalog.formats.tables.csv_batches import bulk_dialect, open_fields
+from catalog.formats.tables.table_batches import resumable
 
 if TYPE_CHECKING:
-    from catalog.formats.croissant_records import Recipe
+    from catalog.formats.croissant.records import Recipe
 
 __all__ = ["ColumnsPlan", "batches", "columns_plan", "split_counts"]
 
@@ -66,9 +67,9 @@ def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
     """The `ColumnsPlan` of the recipe's record set when every field is a plain column of one
     Parquet or CSV/TSV file or file set on disk, or its files' path or name (the Hub's split
     field), and a split filter reads such a path (see the module docstring); None otherwise."""
-    from catalog.formats.croissant_files import FILENAME, FULLPATH
-    from catalog.formats.croissant_records import file_reference
-    from catalog.formats.croissant_values import match_key
+    from catalog.formats.croissant.files import FILENAME, FULLPATH
+    from catalog.formats.croissant.records import file_reference
+    from catalog.formats.croissant.values import match_key
 
     node = recipe.record_sets[recipe.target]
     fields = recipe.fields[recipe.target]
@@ -82,7 +83,7 @@ def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
     if kind not in ("parquet", "csv", "tsv") or (
         kind != "parquet" and not bulk_dialect(",", "utf-8")
     ):
-        return None  # CSV read by pyarrow (`catalog.formats.csv_batches`), when it is there
+        return None  # CSV read by pyarrow (`catalog.formats.tables.csv_batches`), when it is there
     columns, per_file = {}, []
     for f in fields.values():
         if f.joined or file_reference(f.node) or f.no_values or f.path_key:
@@ -119,15 +120,15 @@ def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
 def split_counts(source: Source, feature: str) -> dict[str, int] | None:
     """The split's records counted by the value of `feature` (its split field, as ``str``
     shows the cast value) without reading them, when each row of its Parquet files is one
-    record (`catalog.formats.croissant_records.Recipe.quick_count`): a field of the files'
+    record (`catalog.formats.croissant.records.Recipe.quick_count`): a field of the files'
     paths (the Hub's ``default/train/0000.parquet``) counted from the footers, a plain column
     from that column alone; None otherwise (read them)."""
     import pyarrow
 
-    from catalog.formats.croissant_files import FILENAME, FULLPATH
-    from catalog.formats.croissant_records import Recipe
-    from catalog.formats.croissant_values import caster
-    from catalog.formats.parquet import parquet_file
+    from catalog.formats.croissant.files import FILENAME, FULLPATH
+    from catalog.formats.croissant.records import Recipe
+    from catalog.formats.croissant.values import caster
+    from catalog.formats.tables.parquet import parquet_file
 
     recipe = Recipe(source.options["recipe"], source.options["files"])
     field = recipe.features.get(feature)
@@ -159,9 +160,9 @@ def split_counts(source: Source, feature: str) -> dict[str, int] | None:
 
 
 def _fill(feature: Feature) -> Any:
-    """The value the row reader's cast gives a null (`catalog.formats.croissant_values`), or
+    """The value the row reader's cast gives a null (`catalog.formats.croissant.values`), or
     None where it is an error (then the row reader raises it)."""
-    from catalog.formats.croissant_values import MISSING_TEXT
+    from catalog.formats.croissant.values import MISSING_TEXT
 
     if isinstance(feature, Text):
         return MISSING_TEXT
@@ -176,8 +177,8 @@ def _fill(feature: Feature) -> Any:
 def _stream(source: Source, cursor: Cursor) -> Iterator[Batch]:
     """Examples ``cursor.start..`` of a croissant split in `Batch` es: columns where the
     record set allows (`columns_plan`), else the row reader's examples."""
-    from catalog.formats.croissant_records import Recipe, examples
-    from catalog.formats.table_batches import row_batches
+    from catalog.formats.croissant.records import Recipe, examples
+    from catalog.formats.tables.table_batches import row_batches
 
     start = cursor.start
     recipe = Recipe(source.options["recipe"], source.options["files"])
@@ -191,7 +192,7 @@ def _stream(source: Source, cursor: Cursor) -> Iterator[Batch]:
 def _sequential(source: Source) -> bool:
     """Whether the split is read from its start (by the row reader, or CSV by pyarrow): a
     range after the last one read goes on reading it; Parquet starts at the row group."""
-    from catalog.formats.croissant_records import Recipe
+    from catalog.formats.croissant.records import Recipe
 
     plan = columns_plan(Recipe(source.options["recipe"], source.options["files"]))
     return plan is None or plan.kind != "parquet"
@@ -206,9 +207,9 @@ batches = resumable(_stream, ahead=_sequential)
 def _column_batches(
     source: Source, target: str, plan: ColumnsPlan, start: int, stop: int | None
 ) -> Iterator[Batch]:
-    from catalog.formats.croissant_values import caster
-    from catalog.formats.parquet import ParquetAccess
-    from catalog.formats.table_batches import BATCH_ROWS, Refused, from_typed, row_batches
+    from catalog.formats.croissant.values import caster
+    from catalog.formats.tables.parquet import ParquetAccess
+    from catalog.formats.tables.table_batches import BATCH_ROWS, Refused, from_typed, row_batches
 
     features: FeaturesDict = source.features
     table = Source(
@@ -247,17 +248,17 @@ def _column_batches(
             yield Batch(position, batch.num_rows, columns=converted)
         position += batch.num_rows
     if irregular:  # CSV pyarrow may read otherwise: the row reader, from there on
-        from catalog.formats.croissant_records import examples
+        from catalog.formats.croissant.records import examples
 
         yield from row_batches(itertools.islice(examples(source), position, stop), position)
 
 
 def _from_text(array: Any, feature: Feature, fill: Any) -> Any:
     """A CSV column (pyarrow strings) as the Croissant casts give it
-    (`catalog.formats.croissant_values`): an empty cell of a float field is NaN (pandas', so
-    mlcroissant's); Refused where `catalog.formats.table_batches.from_strings` cannot show
+    (`catalog.formats.croissant.values`): an empty cell of a float field is NaN (pandas', so
+    mlcroissant's); Refused where `catalog.formats.tables.table_batches.from_strings` cannot show
     the cast's value."""
-    from catalog.formats.table_batches import Refused, from_strings
+    from catalog.formats.tables.table_batches import Refused, from_strings
 
     if isinstance(feature, ClassLabel) and feature.allow_unlabeled:
         raise Refused  # "-1" is a label there, not to the Croissant cast
@@ -268,7 +269,7 @@ def _from_text(array: Any, feature: Feature, fill: Any) -> Any:
 
 def _csv_slices(plan: ColumnsPlan, start: int, irregular: list[bool]) -> Iterator[Any]:
     """``(file, its row, record batch)`` of the plan's CSV files from the split's row `start`
-    on, every column read as text by pyarrow (`catalog.formats.csv_batches.open_fields`),
+    on, every column read as text by pyarrow (`catalog.formats.tables.csv_batches.open_fields`),
     while the bytes are CSV Python's ``csv`` module reads alike; at the first that may not
     be (or pyarrow's error), `irregular` is set and no more is given."""
     import pyarrow as pa
@@ -311,7 +312,7 @@ def _csv_slices(plan: ColumnsPlan, start: int, irregular: list[bool]) -> Iterato
 
 def _constant(feature: Feature, value: Any, rows: int) -> Any:
     """A column of `rows` times the value of a feature (cast already)."""
-    from catalog.formats.table_batches import Refused
+    from catalog.formats.tables.table_batches import Refused
 
     if isinstance(feature, Text):
         data = np.frombuffer(str(value).encode("utf-8"), np.uint8)

@@ -9,7 +9,7 @@ examples is then read by seeking to its images. So each shard of a split is writ
 (by N processes or Beam workers), and memory does not grow with the archive.
 
 Examples come in archive order (inner tars in the order of the outer one). Member paths are
-normalised and hidden or backup files left out as in any archive (`catalog.formats.members`);
+normalised and hidden or backup files left out as in any archive (`catalog.formats.shards.members`);
 directories and links are skipped. The key is the image's path (``n01440764.tar/<path>`` in a
 tar of tars). Options:
 
@@ -49,7 +49,7 @@ from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Text
 from catalog.features.image_decode import decode, decoder_for
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.formats.members import kept_path
+from catalog.formats.shards.members import kept_path
 
 __all__ = ["FORMAT", "RGB_JPEG_QUALITY"]
 

@@ -28,7 +28,7 @@ import numpy as np
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict
 from catalog.features.bbox import normalised_box
-from catalog.formats import mat
+from catalog.formats.arrays import mat
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 
 __all__ = ["FORMAT", "examples"]

@@ -5,7 +5,8 @@ row per file, its ``file_name`` column holding the file's path relative to the f
 (``cat/1.png``), its other columns more features of that file's example. `load_metadata`
 reads such a file whole (one row per example: what the folder's listing holds anyway) into
 ``{file_name: {feature: value}}``, checking every value against its feature (CSV text parsed
-as `catalog.formats.delimited.to_value` does, JSON values as `catalog.formats.typed_values`
+as `catalog.formats.tables.delimited.to_value` does, JSON values as
+`catalog.formats.tables.typed_values`
 takes them); a missing value, a duplicate or absent ``file_name`` is an error naming the file
 and line. The folder readers then give each example its row, and refuse an example without
 one, or a row whose file is not there.
@@ -20,10 +21,10 @@ from typing import Any
 
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
-from catalog.formats.csv_dialect import dict_reader
-from catalog.formats.delimited import to_value
-from catalog.formats.json_lines import objects
-from catalog.formats.typed_values import typed_value
+from catalog.formats.tables.csv_dialect import dict_reader
+from catalog.formats.tables.delimited import to_value
+from catalog.formats.tables.json_lines import objects
+from catalog.formats.tables.typed_values import typed_value
 
 __all__ = ["FILE_NAME", "METADATA_FILES", "load_metadata", "unused_rows"]
 

@@ -2,7 +2,7 @@
 
 Read with the standard library's `csv` module, one row at a time (memory stays that of one
 row); a unit of a prepare reads the same rows a batch at a time through pyarrow where that
-gives the same values and errors (`catalog.formats.csv_batches`). Options (all optional
+gives the same values and errors (`catalog.formats.tables.csv_batches`). Options (all optional
 except the mapping):
 
 - ``delimiter`` (default ``,``; ``"\\t"`` for TSV) and ``quoting``: ``minimal`` (double quotes
@@ -26,7 +26,7 @@ except the mapping):
   TFDS's Yelp reader, which slices the raw line, gives them. ``via_float32``: float features
   whose values are rounded to float32 first, as TFDS stores every float (a FloatList), so a
   float64 feature reads back ``0.5600000023841858`` for ``0.56``. ``encoding``: of the file
-  (default utf-8; a BOM is found by `catalog.formats.csv_dialect`). ``incomplete``: ``error``
+  (default utf-8; a BOM is found by `catalog.formats.tables.csv_dialect`). ``incomplete``: ``error``
   (default), ``skip`` a row with fewer fields than the header, or ``missing``: its absent
   fields are missing values (as pandas reads them: NaN), filled or refused as ``fill`` says.
   A row with more fields than the header is always an error naming file, line and counts
@@ -53,9 +53,9 @@ import numpy as np
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, Text
 from catalog.features.features_dict import split_path
-from catalog.formats import csv_dialect
 from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
-from catalog.formats.csv_dialect import PANDAS_MISSING
+from catalog.formats.tables import csv_dialect
+from catalog.formats.tables.csv_dialect import PANDAS_MISSING
 
 __all__ = [
     "FORMAT",
@@ -389,7 +389,7 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
 
 
 def _batches(source: Source, start: int, stop: int) -> Iterator[Batch]:
-    from catalog.formats.csv_batches import batches  # pyarrow, when a unit encodes in bulk
+    from catalog.formats.tables.csv_batches import batches  # pyarrow, when a unit encodes in bulk
 
     return batches(source, start, stop)
 

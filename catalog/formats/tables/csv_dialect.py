@@ -3,7 +3,7 @@
 `encoding_of` reads the byte order mark: UTF-8 with a BOM is ``utf-8-sig`` (the BOM is not
 part of the first column's name), UTF-16 and UTF-32 with a BOM are those encodings; a file
 with no BOM is read as UTF-8, and a byte that is not UTF-8 is one error naming its line
-(`catalog.formats.delimited`), which says to give ``encoding``.
+(`catalog.formats.tables.delimited`), which says to give ``encoding``.
 
 `sniff` picks the delimiter among `DELIMITERS` (``,`` ``;`` tab ``|``) as pandas' ``sep=None``
 and Python's ``csv.Sniffer`` aim to, but from whole rows: the first `SNIFF_BYTES` of the file

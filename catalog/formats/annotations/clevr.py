@@ -11,7 +11,7 @@ the reference catalog, the n-th scene describes the n-th image (each scene's
 ``image_filename`` is checked to be that image's), and an example holds:
 
 - ``image``: the PNG (CLEVR's are RGBA; the feature's 3 channels drop alpha, re-encoded
-  losslessly: `catalog.formats.image_files.stored_or_pixels`), ``file_name``: its name;
+  losslessly: `catalog.formats.images.image_files.stored_or_pixels`), ``file_name``: its name;
 - ``objects``: per object its ``color``, ``material``, ``shape``, ``size`` (class names),
   ``rotation``, ``3d_coords`` and ``pixel_coords`` (JSON's doubles cast to float32);
 - ``question_answer``: the image's questions, each ``question`` and ``answer`` ("" without).
@@ -29,7 +29,7 @@ import numpy as np
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
-from catalog.formats.image_files import stored_or_pixels
+from catalog.formats.images.image_files import stored_or_pixels
 
 __all__ = ["FORMAT", "examples"]
 

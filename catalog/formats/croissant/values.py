@@ -16,7 +16,7 @@ import numpy as np
 
 from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.features import Audio, BBox, ClassLabel, FeaturesDict, Image, Scalar, Tensor, Text
-from catalog.formats.image_files import stored_or_pixels
+from catalog.formats.images.image_files import stored_or_pixels
 
 __all__ = ["MISSING_TEXT", "audio_format", "cast", "caster", "match_key", "resampled"]
 
@@ -96,7 +96,7 @@ def _cast(feature: Any, value: Any) -> Any:
 def audio_format(data: bytes, where: str) -> tuple[int, int]:
     """(sample rate, channels) of an audio file's bytes (WAV, FLAC, OGG, MP3: what soundfile
     reads); SourceFormatError when it cannot."""
-    from catalog.formats.sound_files import soundfile_module
+    from catalog.formats.audio.sound_files import soundfile_module
 
     sf = soundfile_module()
     try:
@@ -128,7 +128,7 @@ def _audio(feature: Audio, value: Any) -> Any:
 
 def _decoded(data: bytes, dtype: str) -> tuple[Any, int]:
     """(samples (n, channels), sample rate) of an audio file's bytes."""
-    from catalog.formats.sound_files import soundfile_module
+    from catalog.formats.audio.sound_files import soundfile_module
 
     sf = soundfile_module()
     try:
