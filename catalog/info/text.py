@@ -8,19 +8,52 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from catalog._util.units import format_size
-from catalog.features import Feature, FeaturesDict, Sequence, supervised_text
+from catalog.features import Feature, FeaturesDict, Sequence, SupervisedKeys, supervised_text
 from catalog.info.page import Location, Page, render
-
-if TYPE_CHECKING:
-    from catalog.info.dataset_info import DatasetInfo
 
 __all__ = ["FeatureRow", "Location", "feature_rows", "format_info", "info_page"]
 
 
 _WIDTH = 96  # text is wrapped to this many columns
+
+
+class DatasetInfo(Protocol):
+    """What the text reads of a `catalog.info.dataset_info.DatasetInfo` (which imports this
+    module for ``print(info)``: the text names only the attributes it shows)."""
+
+    @property
+    def full_name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def config(self) -> str | None: ...
+    @property
+    def config_description(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def homepage(self) -> str: ...
+    @property
+    def license(self) -> str: ...
+    @property
+    def citation(self) -> str: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+    @property
+    def supervised_keys(self) -> SupervisedKeys | None: ...
+    @property
+    def downloads(self) -> dict[str, dict[str, Any]]: ...
+    @property
+    def download_size(self) -> int: ...
+    @property
+    def manual_download_size(self) -> int: ...
+    @property
+    def features(self) -> FeaturesDict: ...
+    @property
+    def splits(self) -> Mapping[str, Any]: ...
 
 
 def format_info(
