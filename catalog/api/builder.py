@@ -245,7 +245,7 @@ class DatasetBuilder:
         from catalog.prepare.driver import prepare_dataset
 
         config = resolve_config(download_config, data_dir=self.data_dir, download_dir=download_dir)
-        return prepare_dataset(self.spec, self.data_path, config, options, progress)
+        return prepare_dataset(self.spec, self.store, self.data_path, config, options, progress)
 
     def check_split(self, split: SplitsArg | SplitRequest | None) -> SplitRequest:
         """`split` parsed (unless it comes parsed) and checked against the spec's splits

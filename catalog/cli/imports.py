@@ -50,9 +50,7 @@ def run(args: argparse.Namespace) -> int:
             import_tfds,  # needs the writer: not for other commands
         )
 
-        info, target = import_tfds(
-            source, data_dir=store.root, name=args.name, overwrite=args.overwrite
-        )
+        info, target = import_tfds(source, store, name=args.name, overwrite=args.overwrite)
     else:
         error(
             f"{source} is neither a TFDS-prepared directory (dataset_info.json + features.json) "

@@ -276,7 +276,7 @@ def _check_dirs(
         if args.overwrite or config.register_checksums:
             return True
         try:
-            return reusable(b.spec, b.data_path, args.max_examples_per_split) is None
+            return reusable(b.spec, b.store, b.data_path, args.max_examples_per_split) is None
         except CatalogError:  # unreachable, no bucket, no credentials: the writer's check says
             b.store.check_writable(b.data_path)  # so with how to fix it
             raise

@@ -115,7 +115,7 @@ def _run(task: Task) -> str:
         outcome = run_unit(task)
         if outcome.shard is None:
             error = {"kind": outcome.error_kind, "error": outcome.error}
-            if task.upload is not None:  # a worker elsewhere: the driver would not see a file
+            if not work.is_dir():  # a worker elsewhere: the driver would not see a file
                 raise RuntimeError(f"{_OUTCOME}{json.dumps({'file': file, **error})}")
             path = _error_path(work, file)
             temporary = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}")

@@ -20,7 +20,6 @@ serves prepared datasets; directories are created with the permissions the umask
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import shutil
@@ -35,11 +34,10 @@ from catalog.download.checksums import write_checksums
 from catalog.download.config import resolve_config
 from catalog.download.local_tree import tree_files
 from catalog.download.manual import changed_files, found_entry, stamp
-from catalog.errors import CatalogError, SourceFormatError, SpecError
+from catalog.errors import SourceFormatError, SpecError
 from catalog.formats import FORMATS, Source
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.prepare import beam
-from catalog.prepare.destination import Destination, destination
 from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
 from catalog.prepare.progress import PrepareProgress
 from catalog.prepare.reuse import declared_info, reusable
@@ -52,14 +50,14 @@ from catalog.prepare.work_unit import (
     Task,
     WorkerLostError,
     finished,
-    verify_unit,
 )
 from catalog.spec.local_files import checksum_key
 from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, FileRef
+from catalog.storage.data_dir import Location, Publisher, ShardSink, Store
 from catalog.storage.diskspace import disk_usage, require_free
 from catalog.storage.locking import INCOMPLETE, work_dirs
 from catalog.storage.paths import DOWNLOAD_DIR_ENV, usable_dir
-from catalog.storage.remote import RemoteDir
+from catalog.storage.publishing import publishing
 from catalog.storage.shards import WRITER_OPTIONS
 
 __all__ = [
@@ -164,13 +162,14 @@ def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> Build
 
 def prepare_dataset(
     spec: BuilderSpec,
-    target: Path | RemoteDir,
+    store: Store,
+    target: Location,
     downloads: DownloadConfig,
     options: PrepareOptions | None = None,
     progress: PrepareProgress | None = None,
 ) -> Prepared:
-    """Prepare `spec` into `target` (a local dir, or a bucket's: `catalog.prepare.destination`)
-    unless it is there already; say what was done.
+    """Prepare `spec` into `target` of the data dir `store` (a local dir, or a bucket's: the
+    store's `Publisher` says how) unless it is there already; say what was done.
 
     `options` (see `PrepareOptions`) says whether to overwrite, how many examples per split,
     how big the shards are and who writes them. With ``downloads.register_checksums`` the files
@@ -192,11 +191,11 @@ def prepare_dataset(
         if check is not None:
             check()  # a missing optional library is reported before any download
     scratch = None if downloads.download_dir is None else downloads.download_dir / SCRATCH
-    dest = destination(target, scratch)
+    dest = store.publisher(target, scratch)
     manual_dir = resolve_config(downloads).manual_dir
     assert manual_dir is not None  # resolve_config sets it
     if not overwrite and not downloads.register_checksums and not dest.leftovers():
-        reused = _reusable(spec, target, limit, manual_dir)
+        reused = _reusable(spec, store, target, limit, manual_dir)
         if reused is not None:  # no lock needed to read a complete copy: read-only dirs work
             return Prepared(reused, "reused")  # (with work dirs to clean, the lock is taken)
     dest.check()
@@ -210,7 +209,7 @@ def prepare_dataset(
         if downloads.register_checksums:
             fetched = _download(spec, manager)
             spec = register_checksums(spec, fetched)
-        prepared = None if overwrite else _reusable(spec, target, limit, manual_dir)
+        prepared = None if overwrite else _reusable(spec, store, target, limit, manual_dir)
         manual = stamp([d.filename for d in spec.downloads.values() if d.manual], manual_dir)
         shard_bytes = options.shard_bytes or _resumable_size(spec, dest, limit, manual)
         key = plan_key(spec, limit, shard_bytes, WRITER_OPTIONS, manual)
@@ -226,45 +225,42 @@ def prepare_dataset(
         files = fetched or _download(spec, manager)
         (work / BOOKKEEPING).mkdir(parents=True, exist_ok=True)
         shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)
-        upload = None
+        resumable = (KeyboardInterrupt, SystemExit, WorkerLostError)
         try:
-            upload = dest.begin(key, shard_bytes, fresh=overwrite)
-            sources = split_sources(spec, files, manager, work / BOOKKEEPING / "stage")
-            for split in spec.splits.values():
-                check_class_names(spec, split, sources[split.name])
-            plan = _plan(spec, sources, work, key, options)
-            shards = _run(spec, plan, sources, work, progress, options, dest, upload)
-            splits = {}
-            for name in spec.splits:
-                held = tuple(shards[u.file] for u in plan.split_units(name))
-                splits[name] = SplitInfo(name, sum(s.num_examples for s in held), held)
-            info = dataclasses.replace(
-                declared_info(spec),
-                splits=splits,
-                shard_options=WRITER_OPTIONS,
-                downloads=_downloads_found(spec, files),
-            )
-            shutil.rmtree(work / BOOKKEEPING)
-            dest.publish(work, key, upload, info)
-        except (KeyboardInterrupt, SystemExit, WorkerLostError):
+            with publishing(
+                dest, key, work, shard_bytes=shard_bytes, fresh=overwrite, resumable=resumable
+            ) as publication:
+                sources = split_sources(spec, files, manager, work / BOOKKEEPING / "stage")
+                for split in spec.splits.values():
+                    check_class_names(spec, split, sources[split.name])
+                plan = _plan(spec, sources, work, key, options)
+                shards = _run(spec, plan, sources, work, progress, options, publication.sink)
+                splits = {}
+                for name in spec.splits:
+                    held = tuple(shards[u.file] for u in plan.split_units(name))
+                    splits[name] = SplitInfo(name, sum(s.num_examples for s in held), held)
+                info = dataclasses.replace(
+                    declared_info(spec),
+                    splits=splits,
+                    shard_options=WRITER_OPTIONS,
+                    downloads=_downloads_found(spec, files),
+                )
+                shutil.rmtree(work / BOOKKEEPING)
+                publication.publish(info)
+        except resumable:
             shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)
             raise  # the finished units stay for the next run to resume
-        except BaseException:
-            shutil.rmtree(work, ignore_errors=True)
-            with contextlib.suppress(CatalogError):  # the error that stopped it is the news
-                dest.discard(key, upload)
-            raise
         finally:
             progress.close()
         return Prepared(info, "prepared", waited, progress.written, progress.kept)
 
 
 def _reusable(
-    spec: BuilderSpec, target: Path | RemoteDir, limit: int | None, manual_dir: Path
+    spec: BuilderSpec, store: Store, target: Location, limit: int | None, manual_dir: Path
 ) -> DatasetInfo | None:
     """`reusable`, unless an unverified manual file it was prepared from is in the manual dir
     with another size now (`catalog.download.manual`): then it is prepared again."""
-    info = reusable(spec, target, limit)
+    info = reusable(spec, store, target, limit)
     if info is None:
         return None
     changes = changed_files(info.downloads, manual_dir, rehash=False)
@@ -301,7 +297,7 @@ def _old_plan(work: Path) -> Plan | None:
 
 
 def _resumable_size(
-    spec: BuilderSpec, dest: Destination, limit: int | None, manual: dict[str, Any]
+    spec: BuilderSpec, dest: Publisher, limit: int | None, manual: dict[str, Any]
 ) -> int:
     """The shard size of an interrupted prepare of the same spec and limit, whose finished
     shards a prepare that names no size can keep; else the default size."""
@@ -374,33 +370,26 @@ def _run(
     work: Path,
     progress: PrepareProgress,
     options: PrepareOptions,
-    dest: Destination,
-    upload: RemoteDir | None,
+    sink: ShardSink,
 ) -> dict[str, ShardInfo]:
-    """Run the units not finished yet; every unit's verified shard, by file name. Into a
-    bucket (`upload`), a unit is finished when its shard is there whole."""
+    """Run the units not finished yet; every unit's verified shard, by file name. A unit is
+    finished when the sink holds its shard whole (a killed run's, or a bucket's uploaded)."""
     shards: dict[str, ShardInfo] = {}
     tasks = []
     progress.start(plan)
-    stored = dest.stored(upload) if upload is not None else {}
+    stored = sink.stored({unit.file: finished(work, unit) for unit in plan.units})
     for unit in plan.units:
-        if upload is not None:
-            done = stored.get(unit.file)
-            ok = done is not None and done.num_examples == unit.num_examples
-        else:
-            done = finished(work, unit)
-            ok = done is not None and verify_unit(work, done) is None
-        if ok and done is not None:
+        done = stored.get(unit.file)
+        if done is not None and done.num_examples == unit.num_examples:
             shards[unit.file] = done
             progress.unit_done(Outcome(unit, done, written=False))
             continue
         last = options.max_examples_per_split is None and unit.index == unit.count - 1
-        tasks.append(Task(spec, sources[unit.split], unit, str(work), WRITER_OPTIONS, last, upload))
+        tasks.append(Task(spec, sources[unit.split], unit, str(work), WRITER_OPTIONS, last, sink))
     # The plan knows about how big the shards will be: a disk too small for them is one clear
     # error before any is written (a full disk midway is still caught by the unit). Into a
     # bucket, scratch holds only the shards being written: one per worker.
-    estimates = sorted((task.unit.estimated_bytes for task in tasks), reverse=True)
-    needed = sum(estimates[: _workers(options)] if upload is not None else estimates)
+    needed = sink.scratch_bytes([task.unit.estimated_bytes for task in tasks], _workers(options))
     require_free(work, needed, f"the shards of {spec.full_name} ({len(tasks)} to write)")
     outcomes: Iterable[Outcome]
     ticked: dict[str, int] = {}
@@ -426,9 +415,7 @@ def _run(
         min(failures, key=lambda o: plan.units.index(o.unit)).raise_error()
     for task in tasks:  # the driver checks what the workers wrote (a bucket's: on publish)
         shard = shards.get(task.unit.file)
-        problem = "it was not written" if shard is None else None
-        if shard is not None and upload is None:
-            problem = verify_unit(work, shard)
+        problem = "it was not written" if shard is None else sink.check(shard)
         if problem is not None:
             raise SourceFormatError(f"{task.unit.describe()}: {problem}")
     return shards

@@ -3,19 +3,16 @@ whether a copy on disk was prepared from this spec, and whether it can be reused
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from catalog.info.dataset_info import DatasetInfo
 from catalog.spec.declared import declared_info
 from catalog.spec.model import BuilderSpec, images_max_side
-from catalog.storage.data_dir import Opened, Store, store_for
-from catalog.storage.remote import RemoteDir
+from catalog.storage.data_dir import Location, Opened, Store
 from catalog.storage.shards import WRITER_OPTIONS
 
 __all__ = ["declared_info", "foreign_to", "reusable", "serves"]
 
 
-def foreign_to(info: DatasetInfo, spec: BuilderSpec, folder: Path | RemoteDir) -> str | None:
+def foreign_to(info: DatasetInfo, spec: BuilderSpec, folder: Location) -> str | None:
     """Why the copy this info describes (in `folder`) was not prepared from `spec`, or None
     when it was (or an older catalog did not record it)."""
     theirs, ours = images_max_side(info.features), spec.image_max_side
@@ -40,7 +37,7 @@ def _sized(max_side: int | None) -> str:
 
 
 def reusable(
-    spec: BuilderSpec, target: Path | RemoteDir, max_examples_per_split: int | None = None
+    spec: BuilderSpec, store: Store, target: Location, max_examples_per_split: int | None = None
 ) -> DatasetInfo | None:
     """The info of the copy prepared in `target` if it holds what is asked for, else None.
 
@@ -52,7 +49,6 @@ def reusable(
     ``max_examples_per_split=N`` (min(N, expected) per split) serves only the same limit, so
     preparing without one replaces it.
     """
-    store = store_for(target)
     opened = store.open(target)  # resolved once, held while it is checked
     if opened is None:
         return None
@@ -63,7 +59,7 @@ def serves(
     store: Store,
     opened: Opened,
     spec: BuilderSpec,
-    target: Path | RemoteDir,
+    target: Location,
     max_examples_per_split: int | None = None,
 ) -> DatasetInfo | None:
     """`reusable` for a generation opened already (`Store.open`)."""
@@ -73,7 +69,7 @@ def serves(
 def _serves(
     info: DatasetInfo,
     spec: BuilderSpec,
-    target: Path | RemoteDir,
+    target: Location,
     sizes: dict[str, int],
     max_examples_per_split: int | None,
 ) -> DatasetInfo | None:

@@ -36,8 +36,8 @@ from catalog.formats.base import RandomAccess
 from catalog.info.dataset_info import ShardInfo
 from catalog.prepare.shard_plan import Unit, open_reader
 from catalog.spec.model import BuilderSpec
-from catalog.storage.bucket_publish import put_shard, stored_shard
-from catalog.storage.remote import RemoteDir
+from catalog.storage.data_dir import ShardSink
+from catalog.storage.local_store import LocalSink
 
 __all__ = [
     "BOOKKEEPING",
@@ -48,7 +48,6 @@ __all__ = [
     "finished_task",
     "lost_worker",
     "run_unit",
-    "verify_unit",
 ]
 
 #: The work dir's folder of plan, unit records, partial shards and staged sources; removed
@@ -94,9 +93,14 @@ class Task:
     writer_options: str
     #: The split's last unit of a full prepare: the source must hold no example after it.
     last: bool = False
-    #: A bucket's generation to upload the shard into (`catalog.storage.bucket_publish`):
-    #: then the work dir only holds the shard while it is written, and the unit's record.
-    upload: RemoteDir | None = None
+    #: Where the finished shard goes (the data dir's `ShardSink`): the work dir itself, or a
+    #: bucket's generation (then the work dir only holds the shard while it is written, and
+    #: the unit's record). None: the work dir.
+    sink: ShardSink | None = None
+
+    @property
+    def shards(self) -> ShardSink:
+        return self.sink if self.sink is not None else LocalSink(self.work)
 
 
 @dataclass(frozen=True)
@@ -138,25 +142,10 @@ def finished(work: Path, unit: Unit) -> ShardInfo | None:
 
 
 def finished_task(task: Task) -> ShardInfo | None:
-    """`finished`, asked where the shard ends up: for a bucket, of the object uploaded (so
-    that a driver sees what workers on other machines wrote)."""
-    if task.upload is None:
-        return finished(Path(task.work), task.unit)
-    shard = stored_shard(task.upload, task.unit.file)
+    """`finished`, asked where the shard ends up (its sink): for a bucket, of the object
+    uploaded, so that a driver sees what workers on other machines wrote."""
+    shard = task.shards.finished(task.unit.file, finished(Path(task.work), task.unit))
     return shard if shard is not None and shard.num_examples == task.unit.num_examples else None
-
-
-def verify_unit(work: Path, shard: ShardInfo) -> str | None:
-    """What is wrong with a finished unit's shard (size, sha256), or None."""
-    path = work / shard.file
-    if not path.is_file():
-        return f"{path} is missing"
-    if path.stat().st_size != shard.num_bytes:
-        return f"{path} is {path.stat().st_size} bytes, its unit record says {shard.num_bytes}"
-    digest = sha256_file(path)
-    if digest != shard.sha256:
-        return f"{path} has sha256 {digest}, its unit record says {shard.sha256}"
-    return None
 
 
 def _write_error(path: Path, unit: Unit, error: BaseException) -> StorageError:
@@ -168,13 +157,6 @@ def _write_error(path: Path, unit: Unit, error: BaseException) -> StorageError:
         f"free there; free some space (or raise the file size limit) or use another --data-dir, "
         "then prepare again"
     )
-
-
-def _size(path: Path) -> int | None:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return None
 
 
 _TICK = 1000  # examples between progress ticks
@@ -265,19 +247,14 @@ def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
     """
     unit, work = task.unit, Path(task.work)
     try:
-        if task.upload is not None:  # uploaded whole by a killed run, or a retried work item
-            done = finished_task(task)
-            if done is not None:
-                return Outcome(unit, done, written=False)
-        else:
-            done = finished(work, unit)
-            if done is not None and _size(work / done.file) == done.num_bytes:
-                return Outcome(unit, done, written=False)
+        done = finished_task(task)  # by a killed run, or a retried work item
+        if done is not None:
+            return Outcome(unit, done, written=False)
     except CatalogError as error:
         return Outcome(unit, error_kind=type(error).__name__, error=f"{unit.describe()}: {error}")
     # a worker on another machine than the driver (a Beam cluster uploading into a bucket)
     # has no work dir: it writes the shard in its own temp dir and keeps no record
-    elsewhere = task.upload is not None and not work.is_dir()
+    elsewhere = not work.is_dir()
     scratch = Path(tempfile.gettempdir()) / "catalog-shards" if elsewhere else work / BOOKKEEPING
     partial = scratch / "partial" / f"{unit.file}.{uuid.uuid4().hex[:8]}"
     try:
@@ -291,10 +268,7 @@ def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
                 f"expects {task.spec.splits[unit.split].num_examples} ({unit.describe()})"
             )
         shard = ShardInfo(unit.file, count, partial.stat().st_size, sha256_file(partial))
-        if task.upload is not None:
-            put_shard(str(partial), task.upload, shard)  # then removed below: scratch stays small
-        else:
-            partial.replace(work / unit.file)
+        task.shards.put(partial, shard)
         if elsewhere:
             return Outcome(unit, shard)
         record = _record_path(work, unit.file)

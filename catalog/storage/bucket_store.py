@@ -11,6 +11,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from catalog.storage.data_dir import (
     Prepared,
     RemoteRead,
     Removal,
+    ShardSink,
     parts_of,
 )
 from catalog.storage.remote import RemoteDir, remote_dir
@@ -215,30 +217,46 @@ class BucketPublisher:
             if isinstance(n.get("shard_bytes"), int)
         ]
 
-    def begin(self, key: str, shard_bytes: int, fresh: bool) -> RemoteDir | None:
-        return bucket_publish.begin(self.dataset, self.version, key, shard_bytes, fresh=fresh)
+    def begin(self, key: str, shard_bytes: int, fresh: bool, work: Path) -> BucketSink:
+        generation = bucket_publish.begin(self.dataset, self.version, key, shard_bytes, fresh=fresh)
+        return BucketSink(generation)
 
-    def stored(self, upload: RemoteDir | None) -> dict[str, ShardInfo]:
-        """The shards already uploaded whole into the generation (by an earlier run)."""
-        assert upload is not None
-        return bucket_publish.stored_shards(upload)
-
-    def publish(self, work: Path, key: str, upload: RemoteDir | None, info: DatasetInfo) -> None:
-        assert upload is not None
-        assert self.held is not None
+    def publish(self, work: Path, key: str, sink: ShardSink, info: DatasetInfo) -> None:
+        assert isinstance(sink, BucketSink) and self.held is not None
         self.held.check()  # another preparer took the lock over: publish nothing
-        bucket_publish.publish(self.dataset, self.version, key, upload, info)
+        bucket_publish.publish(self.dataset, self.version, key, sink.generation, info)
         shutil.rmtree(work, ignore_errors=True)
 
-    def discard(self, key: str, upload: RemoteDir | None) -> None:
-        if upload is not None:
-            bucket_publish.discard(self.dataset, self.version, key, upload)
+    def discard(self, key: str, sink: ShardSink | None) -> None:
+        if isinstance(sink, BucketSink):
+            bucket_publish.discard(self.dataset, self.version, key, sink.generation)
 
-    def put(self, local: Path, upload: RemoteDir | None, shard: ShardInfo) -> None:
-        """Upload the finished shard `local` into the generation, then drop the local copy."""
-        assert upload is not None
-        bucket_publish.put_shard(str(local), upload, shard)
-        local.unlink(missing_ok=True)
+
+@dataclass(frozen=True)
+class BucketSink:
+    """A bucket prepare's shards: uploaded one by one into the generation `begin` made, as
+    soon as each is written (`catalog.storage.data_dir.ShardSink`); checked on publish."""
+
+    generation: RemoteDir
+
+    def put(self, written: Path, shard: ShardInfo) -> None:
+        """Upload the finished shard, then drop the local copy: scratch stays small."""
+        bucket_publish.put_shard(str(written), self.generation, shard)
+        written.unlink(missing_ok=True)
+
+    def finished(self, file: str, record: ShardInfo | None) -> ShardInfo | None:
+        """The shard as uploaded whole (by this run, a killed one, or a worker elsewhere)."""
+        return bucket_publish.stored_shard(self.generation, file)
+
+    def stored(self, records: Mapping[str, ShardInfo | None]) -> dict[str, ShardInfo]:
+        """Every shard uploaded whole into the generation, by file name (one listing)."""
+        return bucket_publish.stored_shards(self.generation)
+
+    def check(self, shard: ShardInfo) -> str | None:
+        return None  # `publish` checks every shard in the bucket
+
+    def scratch_bytes(self, sizes: list[int], at_once: int) -> int:
+        return sum(sorted(sizes, reverse=True)[:at_once])  # one shard per writer at a time
 
 
 def read_remote_info(generation: RemoteDir) -> DatasetInfo:

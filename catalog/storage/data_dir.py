@@ -55,6 +55,7 @@ __all__ = [
     "Prepared",
     "Publisher",
     "Removal",
+    "ShardSink",
     "Shards",
     "Store",
     "data_dir_store",
@@ -128,10 +129,32 @@ class Removal:
     held: list[str] = field(default_factory=list)
 
 
+class ShardSink(Protocol):
+    """Where the finished shards of one prepare go, whatever the data dir: the work dir that
+    becomes the generation (`local_store.LocalSink`), or a bucket's generation they are
+    uploaded into one by one (`bucket_store.BucketSink`). Picklable: it travels with each work
+    unit to worker processes and Beam workers, which write through it.
+
+    `put` stores a finished shard (written in local scratch space); `finished` is the shard
+    stored whole under `file`, given the prepare's own record of it (None: no record; a bucket
+    answers from the stored object, so a worker on another machine needs none); `stored` is
+    `finished` of many files at once (one listing of a bucket); `check` finds what is wrong with
+    a stored shard before it is published (None when the store checks on publish);
+    `scratch_bytes` is the local space the shards of a plan need at once, given their sizes
+    and how many are written at a time."""
+
+    def put(self, written: Path, shard: ShardInfo) -> None: ...
+    def finished(self, file: str, record: ShardInfo | None) -> ShardInfo | None: ...
+    def stored(self, records: Mapping[str, ShardInfo | None]) -> dict[str, ShardInfo]: ...
+    def check(self, shard: ShardInfo) -> str | None: ...
+    def scratch_bytes(self, sizes: list[int], at_once: int) -> int: ...
+
+
 class Publisher(Protocol):
-    """Where one prepare publishes (`catalog.prepare.driver` runs the same steps for every
-    data dir): units write into the local work dir `local` (or upload into the generation
-    `begin` names), `publish` makes it the dataset's generation."""
+    """Where one prepare publishes (`catalog.prepare.driver` and the TFDS importer run the
+    same steps for every data dir, through `catalog.storage.publishing.publishing`): units
+    write into the local work dir and through the `ShardSink` that `begin` gives; `publish`
+    makes what the sink holds the dataset's generation."""
 
     target: Location
     local: Path
@@ -140,13 +163,9 @@ class Publisher(Protocol):
     def check(self) -> None: ...
     def lock(self) -> AbstractContextManager[bool]: ...
     def resumable_plans(self) -> list[tuple[str, int]]: ...
-    def begin(self, key: str, shard_bytes: int, fresh: bool) -> RemoteDir | None: ...
-    def stored(self, upload: RemoteDir | None) -> dict[str, ShardInfo]: ...
-    def publish(
-        self, work: Path, key: str, upload: RemoteDir | None, info: DatasetInfo
-    ) -> None: ...
-    def discard(self, key: str, upload: RemoteDir | None) -> None: ...
-    def put(self, local: Path, upload: RemoteDir | None, shard: ShardInfo) -> None: ...
+    def begin(self, key: str, shard_bytes: int, fresh: bool, work: Path) -> ShardSink: ...
+    def publish(self, work: Path, key: str, sink: ShardSink, info: DatasetInfo) -> None: ...
+    def discard(self, key: str, sink: ShardSink | None) -> None: ...
 
 
 class Shards(Protocol):

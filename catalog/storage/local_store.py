@@ -9,9 +9,11 @@ import json
 import os
 import shutil
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catalog._util.hashing import sha256_file
 from catalog.errors import NotPreparedError, StorageError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
 from catalog.storage.data_dir import (
@@ -21,6 +23,7 @@ from catalog.storage.data_dir import (
     OpenRanges,
     Prepared,
     Removal,
+    ShardSink,
     parts_of,
 )
 from catalog.storage.diskspace import disk_usage
@@ -295,18 +298,56 @@ class LocalPublisher:
     def resumable_plans(self) -> list[tuple[str, int]]:
         return []  # the local work dirs' plans say (`driver._resumable_size`)
 
-    def begin(self, key: str, shard_bytes: int, fresh: bool) -> RemoteDir | None:
-        return None  # units write into the work dir itself
+    def begin(self, key: str, shard_bytes: int, fresh: bool, work: Path) -> LocalSink:
+        return LocalSink(str(work))  # units write into the work dir itself
 
-    def stored(self, upload: RemoteDir | None) -> dict[str, ShardInfo]:
-        return {}
-
-    def publish(self, work: Path, key: str, upload: RemoteDir | None, info: DatasetInfo) -> None:
+    def publish(self, work: Path, key: str, sink: ShardSink, info: DatasetInfo) -> None:
         info.write(work)
         publish(work, self.target)
 
-    def discard(self, key: str, upload: RemoteDir | None) -> None:
-        pass
+    def discard(self, key: str, sink: ShardSink | None) -> None:
+        pass  # the work dir (removed by the caller) was all there was
 
-    def put(self, local: Path, upload: RemoteDir | None, shard: ShardInfo) -> None:
-        pass  # the shard is in the work dir, which becomes the generation
+
+@dataclass(frozen=True)
+class LocalSink:
+    """A local prepare's shards: files in its work dir, which becomes the generation
+    (`catalog.storage.data_dir.ShardSink`)."""
+
+    work: str
+
+    def put(self, written: Path, shard: ShardInfo) -> None:
+        written.replace(Path(self.work) / shard.file)
+
+    def finished(self, file: str, record: ShardInfo | None) -> ShardInfo | None:
+        """The record's shard when its file is in the work dir at its recorded size."""
+        if record is None:
+            return None
+        try:
+            size = (Path(self.work) / file).stat().st_size
+        except OSError:
+            return None
+        return record if size == record.num_bytes else None
+
+    def stored(self, records: Mapping[str, ShardInfo | None]) -> dict[str, ShardInfo]:
+        """The recorded shards whose files hold what their records say (size, sha256)."""
+        return {
+            file: record
+            for file, record in records.items()
+            if record is not None and self.check(record) is None
+        }
+
+    def check(self, shard: ShardInfo) -> str | None:
+        """What is wrong with the shard's file in the work dir (size, sha256), or None."""
+        path = Path(self.work) / shard.file
+        if not path.is_file():
+            return f"{path} is missing"
+        if path.stat().st_size != shard.num_bytes:
+            return f"{path} is {path.stat().st_size} bytes, its unit record says {shard.num_bytes}"
+        digest = sha256_file(path)
+        if digest != shard.sha256:
+            return f"{path} has sha256 {digest}, its unit record says {shard.sha256}"
+        return None
+
+    def scratch_bytes(self, sizes: list[int], at_once: int) -> int:
+        return sum(sizes)  # every shard stays in the work dir

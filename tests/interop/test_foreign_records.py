@@ -34,6 +34,7 @@ from catalog.formats.base import Source
 from catalog.interop.tfds.importer import import_tfds
 from catalog.interop.tfrecord import encode_example, parse_example, read_records, write_records
 from catalog.interop.tfrecord.index import IndexedReader
+from catalog.storage.data_dir import data_dir_store
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tf" / "tfds_tfrecord"
 SOURCE = FIXTURE / "tiny_features" / "1.2.0"
@@ -97,7 +98,7 @@ def assert_refused(copy: Path, feature: str, words: str, tmp_path: Path, index: 
         assert "\n" not in message
     assert isinstance(ds[0], dict) and isinstance(ds[2], dict)
     with pytest.raises(SourceFormatError) as caught:
-        import_tfds(copy, data_dir=tmp_path / "imported")
+        import_tfds(copy, data_dir_store(tmp_path / "imported"))
     assert f"{copy / SHARD}: record {index}" in str(caught.value)
     assert f"feature {feature!r}" in str(caught.value)
     assert not (tmp_path / "imported" / "tiny_features" / "1.2.0").exists()
@@ -214,7 +215,7 @@ def test_handed_over_bytes_are_checked_too(tmp_path: Path) -> None:
 def test_the_fixture_itself_still_decodes_and_imports(tmp_path: Path) -> None:
     ds = catalog.open_tfds(SOURCE)
     assert [len(list(s)) for s in ds.values()] == [6, 3]
-    _, target = import_tfds(SOURCE, data_dir=tmp_path / "imported")
+    _, target = import_tfds(SOURCE, data_dir_store(tmp_path / "imported"))
     assert catalog.data_source(target, split="test")[1]["label"] == ds["test"][1]["label"]
 
 

@@ -26,6 +26,7 @@ from catalog.interop.tfds.codec import ExampleCodec
 from catalog.interop.tfds.directory import read_tfds_info
 from catalog.interop.tfds.importer import import_tfds
 from catalog.interop.tfrecord import encode_example, parse_example, read_records, write_records
+from catalog.storage.data_dir import data_dir_store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
 EXPECTED = json.loads((FIXTURES / "expected_encoded.json").read_text("utf-8"))
@@ -114,7 +115,7 @@ def test_dtypes_shapes_and_extremes_are_exact(file_format: str) -> None:
 
 
 def test_import_tfds_keeps_every_value(tmp_path: Path) -> None:
-    info, folder = import_tfds(tfds_dir("array_record"), data_dir=tmp_path / "imported")
+    info, folder = import_tfds(tfds_dir("array_record"), data_dir_store(tmp_path / "imported"))
     assert info.record_format["name"] == "catalog-record"
     ours = catalog.data_source(folder, split="train")
     theirs = catalog.open_tfds(tfds_dir("tfrecord"), split="train")

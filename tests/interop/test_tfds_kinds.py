@@ -22,6 +22,7 @@ import pytest
 import catalog
 import catalog.interop.tfds.directory
 from catalog.features import Sequence, Tensor
+from catalog.storage.data_dir import data_dir_store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
 _spec = importlib.util.spec_from_file_location("make_tfds_splits", FIXTURES / "make_tfds_splits.py")
@@ -107,7 +108,7 @@ def test_imported_and_exported_again_every_value_stays(tmp_path: Path) -> None:
     from catalog.interop.tfds.export import export
     from catalog.interop.tfds.importer import import_tfds
 
-    info, folder = import_tfds(tfds_dir("array_record"), data_dir=tmp_path / "imported")
+    info, folder = import_tfds(tfds_dir("array_record"), data_dir_store(tmp_path / "imported"))
     want = GOLD["tfds"]["array_record"]["splits"]
     for split in want:
         ours = catalog.data_source(folder, split=split)

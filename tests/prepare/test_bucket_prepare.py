@@ -25,6 +25,7 @@ from catalog.prepare import driver
 from catalog.prepare.work_unit import Outcome, Task, run_unit
 from catalog.storage import bucket_publish
 from catalog.storage.bucket_lock import bucket_lock
+from catalog.storage.bucket_store import BucketSink
 from catalog.storage.remote import RemoteDir
 from catalog.testing.http_server import LoopbackServer
 
@@ -217,7 +218,7 @@ def test_a_worker_on_another_machine_uploads_without_a_work_dir(
     catalog.builder(folder, data_dir=URL).download_and_prepare(shard_size=SHARD)
     generation = DATASET / "1.0.0.gen-elsewhere"
     elsewhere = tmp_path / "not-on-this-worker"
-    task = dataclasses.replace(tasks[0], work=str(elsewhere), upload=generation)
+    task = dataclasses.replace(tasks[0], work=str(elsewhere), sink=BucketSink(generation))
     outcome = run_unit(task)
     assert outcome.shard is not None and outcome.written, outcome.error
     assert bucket_publish.stored_shard(generation, task.unit.file) == outcome.shard

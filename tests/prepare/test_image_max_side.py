@@ -196,7 +196,7 @@ def test_another_setting_is_never_taken_for_this_one(
     # the driver refuses a size its target folder was not named for
     config = resolve_config(None, data_dir=data)
     with pytest.raises(ValueError, match="image_max_side=32 into the folder of"):
-        prepare_dataset(b.spec, b.data_path, config, PrepareOptions(image_max_side=32))
+        prepare_dataset(b.spec, b.store, b.data_path, config, PrepareOptions(image_max_side=32))
     info_full = DatasetInfo.read(b.data_path.resolve())
     assert "at full size, not at most 64 px" in str(
         foreign_to(info_full, b.with_image_max_side(MAX).spec, b.data_path)

@@ -125,7 +125,9 @@ def test_a_killed_prepare_resumes_and_redoes_only_the_rest(
     (work / BOOKKEEPING / "partial" / f"{third}.1234abcd").write_bytes(b"half")
     progress = PrepareProgress(b.full_name, "lines")
     config = resolve_config(None, data_dir=data)
-    done = prepare_dataset(b.spec, b.data_path, config, PrepareOptions(shard_bytes=SHARD), progress)
+    done = prepare_dataset(
+        b.spec, b.store, b.data_path, config, PrepareOptions(shard_bytes=SHARD), progress
+    )
     assert (done.status, done.units_kept, done.units_written) == ("prepared", 2, 3)
     assert not work.exists()
     fresh = catalog.builder(folder, data_dir=tmp_path / "fresh")
@@ -141,7 +143,7 @@ def test_overwrite_does_not_resume(tmp_path: Path, server: LoopbackServer) -> No
     b = catalog.builder(folder, data_dir=data)
     config = resolve_config(None, data_dir=data)
     done = prepare_dataset(
-        b.spec, b.data_path, config, PrepareOptions(shard_bytes=SHARD, overwrite=True)
+        b.spec, b.store, b.data_path, config, PrepareOptions(shard_bytes=SHARD, overwrite=True)
     )
     assert (done.units_kept, done.units_written) == (0, 5)
 
@@ -156,7 +158,9 @@ def test_a_different_plan_never_resumes_and_stale_work_dirs_go(
     b = catalog.builder(folder, data_dir=data)
     config = resolve_config(None, data_dir=data)
     # Another shard size is another plan: nothing of the killed run is taken, and it goes.
-    done = prepare_dataset(b.spec, b.data_path, config, PrepareOptions(shard_bytes=SHARD * 2))
+    done = prepare_dataset(
+        b.spec, b.store, b.data_path, config, PrepareOptions(shard_bytes=SHARD * 2)
+    )
     assert (done.units_kept, done.units_written) == (0, 3)
     assert not stale.exists()
     gen = b.data_path.resolve().name  # the pointer 1.0.0 names one generation, held by none

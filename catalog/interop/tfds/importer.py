@@ -26,9 +26,9 @@ from catalog.interop.tfds.codec import image_paths
 from catalog.interop.tfds.directory import read_tfds_info
 from catalog.read.data_source import DataSource
 from catalog.storage import paths
-from catalog.storage.data_dir import data_dir_store
+from catalog.storage.data_dir import Location, Store
 from catalog.storage.locking import INCOMPLETE, make_dir, work_dirs
-from catalog.storage.remote import RemoteDir
+from catalog.storage.publishing import publishing
 from catalog.storage.shards import WRITER_OPTIONS, shard_name
 
 __all__ = ["image_paths", "import_tfds"]
@@ -45,14 +45,14 @@ def _where(folder: Path, split: SplitInfo, index: int) -> str:
 
 def import_tfds(
     source: str | Path,
+    store: Store,
     *,
-    data_dir: str | os.PathLike[str] | None = None,
     name: str | None = None,
     overwrite: bool = False,
     download_dir: str | os.PathLike[str] | None = None,
-) -> tuple[DatasetInfo, Path | RemoteDir]:
-    """Import the TFDS directory `source` into ``<data dir>/<name>[/<config>]/<version>``, in
-    any data dir (local or a bucket: published through its store, `catalog.storage.data_dir`).
+) -> tuple[DatasetInfo, Location]:
+    """Import the TFDS directory `source` into ``<data dir>/<name>[/<config>]/<version>`` of
+    the data dir `store`, local or a bucket (published through `catalog.storage.publishing`).
 
     Returns the new dataset's info and where it is. An existing dataset there is kept
     (SpecError saying so) unless `overwrite`.
@@ -60,7 +60,6 @@ def import_tfds(
     folder = Path(source).expanduser()
     tfds_info = read_tfds_info(folder)
     name = name or tfds_info.name
-    store = data_dir_store(data_dir)
     full_name = f"{name}/{tfds_info.config}" if tfds_info.config else name
     target = store.target(full_name, tfds_info.version)
     scratch = paths.download_dir(download_dir, store.root) / "scratch"
@@ -77,9 +76,7 @@ def import_tfds(
             shutil.rmtree(stale, ignore_errors=True)
         dest.local.parent.mkdir(parents=True, exist_ok=True)
         work = make_dir(dest.local.parent, f"{dest.local.name}{INCOMPLETE}")
-        upload = None
-        try:
-            upload = dest.begin(key, 0, True)
+        with publishing(dest, key, work) as publication:
             skip = dict.fromkeys(image_paths(tfds_info.features), False)
             encode = RecordCodec(tfds_info.features).encode
             splits = {}
@@ -100,7 +97,7 @@ def import_tfds(
                 finally:
                     writer.close()
                 shard = ShardInfo(path.name, len(ds), path.stat().st_size, sha256_file(path))
-                dest.put(path, upload, shard)
+                publication.sink.put(path, shard)
                 splits[split] = SplitInfo(split, len(ds), (shard,))
             info = dataclasses.replace(
                 tfds_info,
@@ -109,9 +106,5 @@ def import_tfds(
                 record_format=dict(RECORD_FORMAT),
                 shard_options=WRITER_OPTIONS,
             )
-            dest.publish(work, key, upload, info)
-        except BaseException:
-            shutil.rmtree(work, ignore_errors=True)
-            dest.discard(key, upload)
-            raise
+            publication.publish(info)
     return info, target
