@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 
 import catalog
+from catalog.read.verify import Problem, verify
+from catalog.storage.data_dir import location, store_for
 from catalog.storage.remote import remote_dir, write_pointer
 from catalog.testing.http_server import LoopbackServer
 
@@ -49,3 +51,10 @@ def local_shards(folder: Path) -> dict[str, str]:
         p.name: hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(folder.glob("*.array_record-*"))
     }
+
+
+def verify_at(path: object) -> list[Problem]:
+    """`catalog.read.verify.verify` of the prepared dataset at a path or URL (its data dir's
+    store found from it, as the resolver would)."""
+    where = location(path)  # type: ignore[arg-type]
+    return verify(store_for(where), where)

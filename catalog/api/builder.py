@@ -20,7 +20,9 @@ from catalog.info.split_request import SplitRequest
 from catalog.info.splits import SplitArg, SplitsArg
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.reuse import declared_info, foreign_to
+from catalog.read import options as read_options
 from catalog.read.data_source import DataSource, Decoder, open_sources
+from catalog.read.options import ReadOptions
 from catalog.spec.load import load_spec
 from catalog.spec.model import BuilderSpec
 from catalog.spec.registry import resolve, version_matches
@@ -319,13 +321,22 @@ class DatasetBuilder:
         ``$CATALOG_CACHE_SIZE``, else 20 GiB), each fetched once and verified;
         ``remote_read="range"`` reads single records by byte ranges, without local disk.
         """
+        read = ReadOptions(decoders, as_supervised, remote_read, cache_dir, cache_size)
+        return self.read(split, read)
+
+    def read(
+        self,
+        split: SplitsArg | SplitRequest | None,
+        options: ReadOptions,
+        opened: Opened | None = None,
+    ) -> DataSource | list[DataSource] | dict[str, DataSource]:
+        """`as_data_source` given its options as one value (and the generation when it was
+        opened already: `catalog.api.resolve.DatasetHandle`)."""
         request = self.check_split(split)
-        opened = self.open()
+        opened = opened if opened is not None else self.open()
         if opened is None:
             raise self.not_prepared_error(data_dir=str(self.data_dir))
-        return read_opened(
-            self.store, opened, request, decoders, as_supervised, remote_read, cache_dir, cache_size
-        )
+        return read_opened(self.store, opened, request, options)
 
     def __repr__(self) -> str:
         data_dir = str(self.data_dir)
@@ -338,22 +349,11 @@ def read_opened(
     store: Store,
     opened: Opened,
     split: SplitsArg | SplitRequest | None,
-    decoders: Mapping[str, Decoder] | None = None,
-    as_supervised: bool = False,
-    remote_read: RemoteRead = "cache",
-    cache_dir: PathLike | None = None,
-    cache_size: int | str | None = None,
+    options: ReadOptions = read_options.DEFAULT,
 ) -> DataSource | list[DataSource] | dict[str, DataSource]:
     """The data sources of the generation `opened` (`Store.open`) in `store`: they read that
     generation only, and hold it; the store says how its shards are read."""
-    return open_sources(
-        opened.folder,
-        opened.info,
-        split,
-        decoders=decoders,
-        as_supervised=as_supervised,
-        **store.source_options(remote_read, cache_dir, cache_size),
-    )
+    return open_sources(store, opened.folder, opened.info, split, options)
 
 
 def registered_builder(

@@ -12,20 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
 
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
-from catalog.info.splits import SplitsArg
 from catalog.interop.tfds.directory import is_tfds_dir, read_tfds_info
-from catalog.read.data_source import DataSource, Decoder, open_sources
 from catalog.storage.generations import Pin, pin
 
 __all__ = [
     "is_prepared_dir",
     "local_dataset",
-    "local_info",
-    "open_local",
 ]
 
 
@@ -42,12 +37,6 @@ def is_prepared_dir(path: str | os.PathLike[str]) -> bool:
     return isinstance(data, dict) and "record_format" in data
 
 
-def local_info(path: str | os.PathLike[str]) -> DatasetInfo | None:
-    """The info of the dataset directory at `path`, or None when it is not one."""
-    local = local_dataset(path)
-    return None if local is None else local[1]
-
-
 def local_dataset(path: str | os.PathLike[str]) -> tuple[Pin, DatasetInfo] | None:
     """The dataset directory at `path` (the generation it names, pinned) and its info, or
     None when it is not one."""
@@ -58,17 +47,3 @@ def local_dataset(path: str | os.PathLike[str]) -> tuple[Pin, DatasetInfo] | Non
     if is_prepared_dir(folder):
         return generation, DatasetInfo.read(folder)
     return None
-
-
-def open_local(
-    path: str | os.PathLike[str],
-    info: DatasetInfo,
-    *,
-    split: SplitsArg | None = None,
-    decoders: Mapping[str, Decoder] | None = None,
-    as_supervised: bool = False,
-) -> DataSource | list[DataSource] | dict[str, DataSource]:
-    """Data sources over the dataset directory `path` whose info is `info` (when `path` is a
-    pointer that names another generation by now, `DataSource` says so)."""
-    folder = Path(path).expanduser()
-    return open_sources(folder, info, split, decoders=decoders, as_supervised=as_supervised)

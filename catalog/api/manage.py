@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalog.api.builder import PathLike
-from catalog.api.resolve import plain_name, resolve_dataset
+from catalog.api.resolve import DatasetHandle, plain_name, resolve_dataset
 from catalog.download.config import DownloadConfig, resolve_config
 from catalog.download.manual import changed_files
 from catalog.errors import DatasetNotFoundError
@@ -28,7 +28,15 @@ from catalog.read.verify import verify as verify_shards
 from catalog.storage.data_dir import Leftover, Removal, data_dir_store
 from catalog.storage.remote import RemoteDir
 
-__all__ = ["PreparedDataset", "Removal", "Verification", "list_prepared", "remove", "verify"]
+__all__ = [
+    "PreparedDataset",
+    "Removal",
+    "Verification",
+    "list_prepared",
+    "remove",
+    "verify",
+    "verify_handle",
+]
 
 
 @dataclass(frozen=True)
@@ -114,12 +122,24 @@ def verify(
         DatasetNotFoundError: no dataset of that name.
         StorageError: the data dir is unusable."""
     handle = resolve_dataset(name, data_dir=data_dir, image_max_side=image_max_side)
+    return verify_handle(handle, manual_dir, data_dir)
+
+
+def verify_handle(
+    handle: DatasetHandle,
+    manual_dir: PathLike | None = None,
+    data_dir: PathLike | RemoteDir | None = None,
+) -> Verification:
+    """`verify` of a dataset resolved already (`catalog.api.resolve.resolve_dataset`) in the
+    data dir given as `data_dir`: the CLI resolves every argument first, so that none is
+    hashed before all are known."""
     opened = handle.open()
     if opened is None:
-        raise handle.not_prepared_error(str(name), None if data_dir is None else str(data_dir))
+        asked = None if data_dir is None else str(data_dir)
+        raise handle.not_prepared_error(handle.text, asked)
     info = opened.info
     start = time.perf_counter()
-    problems = verify_shards(handle.target)
+    problems = verify_shards(handle.store, handle.target, opened)
     manual = None if manual_dir is None else Path(manual_dir)  # a bucket's: the user's cache's
     config = resolve_config(DownloadConfig(manual_dir=manual), data_dir=data_dir)
     assert config.manual_dir is not None  # resolve_config sets it

@@ -13,6 +13,7 @@ from catalog.errors import NotPreparedError
 from catalog.info.splits import SplitArg, SplitsArg
 from catalog.prepare.reuse import serves
 from catalog.read.data_source import DataSource, Decoder
+from catalog.read.options import ReadOptions
 from catalog.storage.data_dir import Opened, RemoteRead
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
@@ -152,6 +153,7 @@ def data_source(
         >>> ds["train"][0]["image"].shape       # doctest: +SKIP
         (28, 28, 1)
     """
+    read = ReadOptions(decoders, as_supervised, remote_read, cache_dir, cache_size)
     handle = resolve_dataset(name, data_dir=data_dir, image_max_side=image_max_side)
     b = handle.builder
     if b is None:  # a dataset directory, the URL of one, a TFDS import: read where it is
@@ -161,10 +163,7 @@ def data_source(
                 "dataset_info.json there): give <data dir>/<name>/<version>, or the name with "
                 "data_dir=<data dir>"
             )
-        return handle.as_data_source(
-            split, decoders=decoders, as_supervised=as_supervised, remote_read=remote_read,
-            cache_dir=cache_dir, cache_size=cache_size,
-        )  # fmt: skip
+        return handle.as_data_source(split, read)
     request = b.check_split(split)  # parsed once, here
     opened = b.open()  # resolved (and its info read) once
     if download and not _complete(b, opened):
@@ -177,9 +176,7 @@ def data_source(
         opened = b.open()
     if opened is None:
         raise b.not_prepared_error(data_dir=str(b.data_dir))
-    return read_opened(
-        b.store, opened, request, decoders, as_supervised, remote_read, cache_dir, cache_size
-    )
+    return read_opened(b.store, opened, request, read)
 
 
 def _complete(b: DatasetBuilder, opened: Opened | None) -> bool:

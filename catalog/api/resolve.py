@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -47,11 +47,13 @@ from catalog.errors import DatasetNotFoundError, NotPreparedError
 from catalog.info.dataset_info import DatasetInfo
 from catalog.info.splits import SplitsArg
 from catalog.interop.croissant import is_croissant
-from catalog.read.data_source import DataSource, Decoder
+from catalog.read import options as read_options
+from catalog.read.data_source import DataSource
+from catalog.read.options import ReadOptions
 from catalog.spec.registry import resolve as resolve_registered
 from catalog.spec.registry import version_matches
 from catalog.spec.stored import stored_origin, stored_spec
-from catalog.storage.data_dir import Opened, RemoteRead, Store, data_dir_store, store_for
+from catalog.storage.data_dir import Opened, Store, data_dir_store, store_for
 from catalog.storage.remote import RemoteDir, is_url, remote_dir
 
 __all__ = ["DatasetHandle", "Kind", "builder", "plain_name", "resolve_dataset"]
@@ -127,27 +129,15 @@ class DatasetHandle:
         return NotPreparedError(f"no prepared dataset at {self.target}")
 
     def as_data_source(
-        self,
-        split: SplitsArg | None = None,
-        *,
-        decoders: Mapping[str, Decoder] | None = None,
-        as_supervised: bool = False,
-        remote_read: RemoteRead = "cache",
-        cache_dir: PathLike | None = None,
-        cache_size: int | str | None = None,
+        self, split: SplitsArg | None = None, options: ReadOptions = read_options.DEFAULT
     ) -> DataSource | list[DataSource] | dict[str, DataSource]:
-        """Its data sources (as `DatasetBuilder.as_data_source`)."""
+        """Its data sources (as `DatasetBuilder.as_data_source`), read as `options` say."""
         if self.builder is not None:
-            return self.builder.as_data_source(
-                split, decoders=decoders, as_supervised=as_supervised, remote_read=remote_read,
-                cache_dir=cache_dir, cache_size=cache_size,
-            )  # fmt: skip
+            return self.builder.read(split, options, self._opened)
         opened = self.open()
         if opened is None:
             raise self.not_prepared_error()
-        return read_opened(
-            self.store, opened, split, decoders, as_supervised, remote_read, cache_dir, cache_size
-        )
+        return read_opened(self.store, opened, split, options)
 
 
 def resolve_dataset(

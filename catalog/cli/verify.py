@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from catalog._util.units import format_size
-from catalog.api.manage import Verification, verify
+from catalog.api.manage import Verification, verify_handle
 from catalog.api.resolve import resolve_dataset
 from catalog.cli.common import (
     EXIT_FAILED,
@@ -93,23 +93,16 @@ def _verify_one(checked: Verification, args: argparse.Namespace, name: str) -> d
 
 
 def run(args: argparse.Namespace) -> int:
+    handles = []
     for name in args.names:  # every dataset must be known and prepared before any is hashed
         handle = resolve_dataset(name, data_dir=args.data_dir, image_max_side=args.image_max_side)
         if handle.open() is None:
             error(str(handle.not_prepared_error(name, args.data_dir)))
             return EXIT_USAGE
+        handles.append(handle)
     entries = [
-        _verify_one(
-            verify(
-                name,
-                data_dir=args.data_dir,
-                image_max_side=args.image_max_side,
-                manual_dir=args.manual_dir,
-            ),
-            args,
-            name,
-        )
-        for name in args.names
+        _verify_one(verify_handle(handle, args.manual_dir, args.data_dir), args, handle.text)
+        for handle in handles
     ]
     ok = all(e["ok"] for e in entries)
     if args.json:

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
@@ -60,14 +59,15 @@ from catalog.info.dataset_info import DatasetInfo
 from catalog.info.split_request import SplitRequest
 from catalog.info.splits import Split, SplitArg, SplitsArg, split_text
 from catalog.read import catalog_format  # noqa: F401  (registers catalog's own record format)
+from catalog.read import options as read_options
 from catalog.read.array_record import READER_OPTIONS
 from catalog.read.decoding import Decoder, Decoding, Example
+from catalog.read.options import ReadOptions
 from catalog.read.record_format import RecordFormat, format_of
 from catalog.read.records import Records, check_shards
 from catalog.read.remote_shard import RangeShard
 from catalog.read.rows import Rows, split_pieces
-from catalog.storage.data_dir import RemoteRead, Shards, location, store_for
-from catalog.storage.remote import RemoteDir
+from catalog.storage.data_dir import Location, RemoteRead, Shards, Store, location, store_for
 from catalog.storage.shard_cache import ShardCache
 
 __all__ = ["READER_OPTIONS", "DataSource", "Decoder", "Example", "open_shards", "open_sources"]
@@ -100,7 +100,7 @@ class DataSource(Sequence[Example]):
 
     def __init__(
         self,
-        folder: str | Path | RemoteDir,
+        folder: str | Location,
         info: DatasetInfo,
         split: SplitArg,
         *,
@@ -118,8 +118,9 @@ class DataSource(Sequence[Example]):
         self._decoders = dict(decoders or {})
         self._as_supervised = as_supervised
         record_format = format_of(info, folder)
-        if _shards is None:
-            _shards = open_shards(folder, info, record_format, remote_read, cache)
+        if _shards is None:  # made by hand from a folder: the store holding it reads it
+            where = location(folder)
+            _shards = open_shards(store_for(where), where, info, record_format, remote_read, cache)
         #: how the records' shards open (`catalog.storage.data_dir.Shards`, from the data
         #: dir's store): the generation resolved and held once (while this source and its
         #: views live), checked when it was resolved, shared with the views
@@ -147,7 +148,7 @@ class DataSource(Sequence[Example]):
         return self.info.features
 
     @property
-    def path(self) -> Path | RemoteDir:
+    def path(self) -> Location:
         """The folder of the prepared dataset this source reads: the generation its
         ``<version>`` pointed to when the source was made (`catalog.storage.generations`;
         a `RemoteDir` in a remote data dir)."""
@@ -291,47 +292,49 @@ def _slice_text(key: slice) -> str:
 
 
 def open_sources(
-    folder: str | Path | RemoteDir,
+    store: Store | None,
+    folder: str | Location,
     info: DatasetInfo,
     split: SplitsArg | SplitRequest | None = None,
-    *,
-    decoders: Mapping[str, Decoder] | None = None,
-    as_supervised: bool = False,
-    remote_read: RemoteRead = "cache",
-    cache: ShardCache | None = None,
+    options: ReadOptions = read_options.DEFAULT,
 ) -> DataSource | list[DataSource] | dict[str, DataSource]:
-    """The data sources of a prepared dataset in `folder`: one `DataSource` for a split spec,
-    a list of them for a list of specs (as TFDS's ``split=["train", "test"]``), or
-    ``{split: DataSource}`` of every split when `split` is None. What `builder().
-    as_data_source`, `data_source(path)` and `open_tfds` return. A remote `folder` is
-    listed once for all of them; `remote_read` and `cache` say how it is read. `split` is
-    parsed here unless it comes parsed (`catalog.info.split_request.SplitRequest`)."""
+    """The data sources of the prepared generation `folder` of the data dir `store` (None:
+    the store holding `folder`, for a dataset directory opened by path): one `DataSource` for
+    a split spec, a list of them for a list of specs (as TFDS's ``split=["train", "test"]``),
+    or ``{split: DataSource}`` of every split when `split` is None. What `builder().
+    as_data_source`, `data_source(path)` and `open_tfds` return. A remote `folder` is listed
+    once for all of them; `options` say how it is read. `split` is parsed here unless it comes
+    parsed (`catalog.info.split_request.SplitRequest`)."""
     request = SplitRequest.parse(split)
-    shards = open_shards(folder, info, format_of(info, folder), remote_read, cache)
+    where = location(folder)
+    store = store if store is not None else store_for(where)
+    read = store.source_options(options.remote_read, options.cache_dir, options.cache_size)
+    shards = open_shards(store, where, info, format_of(info, where), **read)
 
     def one(text: str, parsed: Split) -> DataSource:
         return DataSource(
-            folder, info, text, decoders=decoders, as_supervised=as_supervised, _shards=shards,
-            _parsed=parsed,
+            where, info, text, decoders=options.decoders, as_supervised=options.as_supervised,
+            _shards=shards, _parsed=parsed,
         )  # fmt: skip
 
     return request.sources(one, info.splits)
 
 
 def open_shards(
-    folder: str | Path | RemoteDir,
+    store: Store,
+    folder: str | Location,
     info: DatasetInfo,
     record_format: RecordFormat,
     remote_read: RemoteRead = "cache",
     cache: ShardCache | None = None,
 ) -> Shards:
-    """How the shards of the generation in `folder` open: its data dir's store decides
+    """How the shards of the generation in `folder` open: its data dir's `store` decides
     (`catalog.storage.data_dir.Store.shards`), handed the record format's reader for a local
     file and `RangeShard` for byte ranges), checked: each split's shards its own and holding
     its count, each shard there with the size it was written with."""
     where = location(folder)
     open_file = functools.partial(record_format.open, info=info)
-    shards = store_for(where).shards(where, info, open_file, RangeShard, remote_read, cache)
+    shards = store.shards(where, info, open_file, RangeShard, remote_read, cache)
     check_shards(shards.folder, info)
     shards.check()
     return shards

@@ -18,7 +18,8 @@ manual file the dataset was prepared from that is in the manual dir with other b
 split count that is not the sum of its shards'. Nothing is repaired: preparing the dataset again
 (``catalog prepare NAME --overwrite``) is the fix.
 
->>> problems = verify(catalog.builder("fashion_mnist").data_path)  # doctest: +SKIP
+>>> b = catalog.builder("fashion_mnist")
+>>> problems = verify(b.store, b.data_path)  # doctest: +SKIP
 >>> print(*problems, sep="\\n")                                    # doctest: +SKIP
 fashion_mnist-test.array_record-00000-of-00001: sha256 is 3f0a..., dataset_info.json says 9c1e...
 """
@@ -38,8 +39,7 @@ from catalog.errors import CatalogError
 from catalog.features.codec import RecordCodec
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
 from catalog.read.array_record import open_reader
-from catalog.storage.data_dir import location, store_for
-from catalog.storage.remote import RemoteDir
+from catalog.storage.data_dir import Location, Opened, Store
 from catalog.storage.shards import is_compressed
 
 __all__ = ["Problem", "ProblemKind", "verify", "verify_shard"]
@@ -59,8 +59,9 @@ class Problem:
         return f"{self.file}: {self.message}"
 
 
-def verify(data_path: str | os.PathLike[str] | RemoteDir) -> list[Problem]:
-    """Every problem of the dataset prepared in `data_path` (empty when it is intact).
+def verify(store: Store, target: Location, opened: Opened | None = None) -> list[Problem]:
+    """Every problem of the dataset prepared in `target` of the data dir `store` (empty when it
+    is intact); `opened`: its generation, when the caller opened it already.
 
     Reads every shard once (sha256) and opens each with array_record's reader (record count).
     The data dir's store (`catalog.storage.data_dir.Store`) opens the generation once (a
@@ -68,10 +69,9 @@ def verify(data_path: str | os.PathLike[str] | RemoteDir) -> list[Problem]:
     checked) and hands over each shard as a local file (a bucket's fetched into a temporary
     file, one at a time: bounded disk).
     """
-    shown = location(data_path)  # what problems name; the files read are the generation's
-    store = store_for(shown)
+    shown = target  # what problems name; the files read are the generation's
     try:
-        opened = store.open(shown)
+        opened = opened if opened is not None else store.open(shown)
     except OSError as exc:
         return [Problem("info", INFO_FILE, f"cannot read {shown / INFO_FILE}: {exc.strerror}")]
     except CatalogError as exc:
@@ -122,7 +122,7 @@ def verify_shard(
     *,
     compressed: bool = False,
     record_size: int | None = None,
-    shown: Path | RemoteDir | None = None,
+    shown: Location | None = None,
 ) -> Problem | None:
     """The first problem of one shard in `folder` (see the module docstring), or None.
 

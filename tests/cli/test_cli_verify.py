@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 import catalog
-from catalog.read.verify import Problem, verify
+from catalog.read.verify import Problem
 from catalog.testing.http_server import LoopbackServer
 
 from conftest import idx_builder
+from remote_fixtures import verify_at
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -52,41 +53,41 @@ def edit_info(data_path: Path, **shard_fields: object) -> None:
 
 
 def test_an_intact_dataset_has_no_problems(prepared: Path) -> None:
-    assert verify(prepared) == []
+    assert verify_at(prepared) == []
 
 
 def test_each_kind_of_problem(prepared: Path) -> None:
     shard = prepared / SHARD
     flip_a_byte(shard)
-    [problem] = verify(prepared)
+    [problem] = verify_at(prepared)
     assert problem.kind == "sha256" and problem.file == SHARD
     assert str(problem).startswith(f"{SHARD}: sha256 is ")
     flip_a_byte(shard)  # back as it was
-    assert verify(prepared) == []
+    assert verify_at(prepared) == []
 
     with open(shard, "ab") as f:
         f.write(b"more")
-    [problem] = verify(prepared)
+    [problem] = verify_at(prepared)
     assert problem.kind == "size" and problem.message.endswith("dataset_info.json says " + str(
         shard.stat().st_size - 4))  # fmt: skip
     shard.write_bytes(shard.read_bytes()[:-4])
 
     edit_info(prepared, num_examples=6)  # the file is intact, the count recorded is not
-    assert verify(prepared) == [
+    assert verify_at(prepared) == [
         Problem("records", SHARD, "holds 5 records, dataset_info.json says 6")
     ]
     edit_info(prepared, num_examples=5)
 
     shard.unlink()
-    assert [(p.kind, p.file) for p in verify(prepared)] == [("missing", SHARD)]
+    assert [(p.kind, p.file) for p in verify_at(prepared)] == [("missing", SHARD)]
 
     for garbage in ("{not json", '{"splits": [], "features": {}}', "[]"):
         (prepared / "dataset_info.json").write_text(garbage)
-        [problem] = verify(prepared)
+        [problem] = verify_at(prepared)
         assert problem.kind == "info" and problem.file == "dataset_info.json"
         assert "unreadable" in problem.message
     (prepared / "dataset_info.json").unlink()
-    assert verify(prepared) == [
+    assert verify_at(prepared) == [
         Problem("info", "dataset_info.json", f"cannot read {prepared / 'dataset_info.json'}: "
                 "No such file or directory")
     ]  # fmt: skip
@@ -97,7 +98,7 @@ def test_a_split_count_that_its_shards_do_not_add_up_to(prepared: Path) -> None:
     info = json.loads(info_file.read_text())
     info["splits"]["train"]["num_examples"] = 7
     info_file.write_text(json.dumps(info))
-    assert verify(prepared) == [
+    assert verify_at(prepared) == [
         Problem("info", "dataset_info.json", "split 'train' says 7 examples but its shards hold 5")
     ]
 

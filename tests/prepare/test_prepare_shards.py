@@ -22,12 +22,12 @@ from catalog.prepare.driver import prepare_dataset, work_dir
 from catalog.prepare.options import PrepareOptions
 from catalog.prepare.progress import PrepareProgress
 from catalog.prepare.work_unit import BOOKKEEPING
-from catalog.read.verify import verify
 from catalog.storage.locking import dataset_lock
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
 from conftest import catalog_cli, idx_builder, kill_prepare_after, write_builder
+from remote_fixtures import verify_at
 
 SHARD = 60_000  # bytes: 300 28x28 examples (about 1000 bytes each, framed) make 5 shards
 
@@ -58,7 +58,7 @@ def test_shards_are_cut_by_size_and_read_as_one_split(
         np.testing.assert_array_equal(ds[i]["image"][..., 0], images[i])
     # Nothing of the work (plan, unit records, staged files) is left in the dataset.
     assert sorted(p.name for p in b.data_path.iterdir()) == sorted([*names, "dataset_info.json"])
-    assert verify(b.data_path) == []
+    assert verify_at(b.data_path) == []
 
 
 def test_num_proc_writes_the_same_bytes_as_serial(tmp_path: Path, server: LoopbackServer) -> None:
@@ -133,7 +133,7 @@ def test_a_killed_prepare_resumes_and_redoes_only_the_rest(
     fresh = catalog.builder(folder, data_dir=tmp_path / "fresh")
     fresh.download_and_prepare(shard_size=SHARD)
     assert shards(b.data_path) == shards(fresh.data_path)
-    assert verify(b.data_path) == []
+    assert verify_at(b.data_path) == []
 
 
 def test_overwrite_does_not_resume(tmp_path: Path, server: LoopbackServer) -> None:

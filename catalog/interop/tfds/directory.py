@@ -35,6 +35,7 @@ from catalog.interop.tfds.features import from_tfds_json
 from catalog.interop.tfds.record_format import TFDS_RECORDS
 from catalog.read.array_record import open_reader
 from catalog.read.data_source import DataSource, Decoder, open_sources
+from catalog.read.options import ReadOptions
 
 __all__ = ["RECORD_FORMAT_NAME", "is_tfds_dir", "open_tfds", "read_tfds_info"]
 
@@ -308,4 +309,4 @@ def open_tfds(
     """
     folder = Path(path).expanduser()
     info = read_tfds_info(folder)
-    return open_sources(folder, info, split, decoders=decoders, as_supervised=as_supervised)
+    return open_sources(None, folder, info, split, ReadOptions(decoders, as_supervised))
