@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
 from catalog._util.units import count, format_size
@@ -25,9 +24,15 @@ from catalog.read.data_source import DataSource, Decoder, open_sources
 from catalog.read.options import ReadOptions
 from catalog.spec.load import load_spec
 from catalog.spec.model import BuilderSpec
-from catalog.spec.registry import resolve, version_matches
-from catalog.storage.data_dir import Opened, RemoteRead, Store, data_dir_store
-from catalog.storage.remote import RemoteDir
+from catalog.spec.registry import Request, resolve, version_matches
+from catalog.storage.data_dir import (
+    DataDirLike,
+    Location,
+    Opened,
+    RemoteRead,
+    Store,
+    data_dir_store,
+)
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
@@ -58,16 +63,25 @@ class DatasetBuilder:
         spec: the loaded builder spec (`catalog.spec.model.BuilderSpec`).
         data_dir: where its prepared copies are; default ``$CATALOG_DATA_DIR``, else the
             platform's user data dir.
+        store: the data dir's store, when the caller made it already (the resolver does);
+            `data_dir` is then not read.
 
     Raises:
         StorageError: the data dir is unusable (a file, an unknown URL scheme).
     """
 
-    def __init__(self, spec: BuilderSpec, *, data_dir: PathLike | RemoteDir | None = None) -> None:
+    def __init__(
+        self,
+        spec: BuilderSpec,
+        *,
+        data_dir: DataDirLike | None = None,
+        store: Store | None = None,
+    ) -> None:
         self.spec = spec
         #: the data dir (`catalog.storage.data_dir`): where this dataset is prepared and read
-        self.store: Store = data_dir_store(data_dir)
-        self.data_dir: Path | RemoteDir = self.store.root
+        #: (`store`: its store, made already by the resolver)
+        self.store: Store = store if store is not None else data_dir_store(data_dir)
+        self.data_dir: Location = self.store.root
 
     @property
     def name(self) -> str:
@@ -88,7 +102,7 @@ class DatasetBuilder:
         return self.spec.version
 
     @property
-    def data_path(self) -> Path | RemoteDir:
+    def data_path(self) -> Location:
         """Where the prepared files are (or will be): a local path, or a bucket's URL."""
         return self.store.target(self.full_name, self.spec.version_dir)
 
@@ -102,7 +116,7 @@ class DatasetBuilder:
         their longer side (None: at full size), prepared and read in a folder of its own."""
         if max_side == self.spec.image_max_side:
             return self
-        return DatasetBuilder(self.spec.with_image_max_side(max_side), data_dir=self.data_dir)
+        return DatasetBuilder(self.spec.with_image_max_side(max_side), store=self.store)
 
     def _other_sizes(self) -> list[str]:
         """Beside `data_path`, the folders holding this version with images of another size
@@ -230,24 +244,29 @@ class DatasetBuilder:
         download_config: DownloadConfig | None = None,
         download_dir: PathLike | None = None,
         progress: PrepareProgress | None = None,
+        opened: Opened | None = None,
     ) -> Prepared:
         """`download_and_prepare` with its settings as one `PrepareOptions`, saying what it
         did: ``Prepared.status`` is ``"prepared"`` or ``"reused"``, with the units written and
         kept from a killed run. `progress` reports the units (default: by the download
         config's progress mode). With ``options.image_max_side`` set, the copy with images
-        of that size is prepared (in its own folder, `with_image_max_side`)."""
+        of that size is prepared (in its own folder, `with_image_max_side`). `opened`: its
+        generation, when the caller opened it already (`open`): the first reuse check takes
+        it instead of opening it again."""
         side = None if options is None else options.image_max_side
         if side not in (None, self.image_max_side):
             return self.with_image_max_side(side).prepare(
                 options, download_config=download_config, download_dir=download_dir,
-                progress=progress,
+                progress=progress, opened=opened,
             )  # fmt: skip
         # Deferred: preparing needs requests and the writer; reading and `import catalog` don't.
         from catalog.download import resolve_config
         from catalog.prepare.driver import prepare_dataset
 
         config = resolve_config(download_config, data_dir=self.data_dir, download_dir=download_dir)
-        return prepare_dataset(self.spec, self.store, self.data_path, config, options, progress)
+        return prepare_dataset(
+            self.spec, self.store, self.data_path, config, options, progress, opened
+        )
 
     def check_split(self, split: SplitsArg | SplitRequest | None) -> SplitRequest:
         """`split` parsed (unless it comes parsed) and checked against the spec's splits
@@ -359,7 +378,7 @@ def read_opened(
 def registered_builder(
     name_or_path: PathLike,
     *,
-    data_dir: PathLike | RemoteDir | None = None,
+    data_dir: DataDirLike | None = None,
     image_max_side: int | None = None,
 ) -> DatasetBuilder:
     """The builder of a registered ``name[/config][:version]`` or of a builder folder path
@@ -388,11 +407,16 @@ def registered_builder(
         SpecError: the builder spec is malformed (file and field named).
     """
     request = resolve(os.fspath(name_or_path))
+    return builder_of(request, data_dir_store(data_dir), image_max_side)
+
+
+def builder_of(request: Request, store: Store, image_max_side: int | None = None) -> DatasetBuilder:
+    """The builder the registry's answer `request` names, in the data dir `store`."""
     spec = load_spec(request.folder, request.config)
     if request.version is not None and not version_matches(request.version, spec.version):
         raise DatasetNotFoundError(
             f"{spec.full_name} has no version {request.version}: the version catalog has is "
             f"{spec.version} (ask for {spec.full_name}:{spec.version}, or give no version)"
         )
-    b = DatasetBuilder(spec, data_dir=data_dir)
+    b = DatasetBuilder(spec, store=store)
     return b if image_max_side is None else b.with_image_max_side(image_max_side)

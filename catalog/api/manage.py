@@ -25,8 +25,7 @@ from catalog.download.manual import changed_files
 from catalog.errors import DatasetNotFoundError
 from catalog.read.verify import Problem
 from catalog.read.verify import verify as verify_shards
-from catalog.storage.data_dir import Leftover, Removal, data_dir_store
-from catalog.storage.remote import RemoteDir
+from catalog.storage.data_dir import DataDirLike, Leftover, Removal, data_dir_store
 
 __all__ = [
     "PreparedDataset",
@@ -34,6 +33,7 @@ __all__ = [
     "Verification",
     "list_prepared",
     "remove",
+    "remove_handle",
     "verify",
     "verify_handle",
 ]
@@ -51,7 +51,7 @@ class PreparedDataset:
     num_bytes: int
 
 
-def list_prepared(data_dir: PathLike | RemoteDir | None = None) -> list[PreparedDataset]:
+def list_prepared(data_dir: DataDirLike | None = None) -> list[PreparedDataset]:
     """Every dataset prepared in the data dir (`data_dir`, else $CATALOG_DATA_DIR, else the
     platform's user data dir; a local dir or a bucket URL), sorted by name.
 
@@ -98,7 +98,7 @@ class Verification:
 def verify(
     name: PathLike,
     *,
-    data_dir: PathLike | RemoteDir | None = None,
+    data_dir: DataDirLike | None = None,
     image_max_side: int | None = None,
     manual_dir: PathLike | None = None,
 ) -> Verification:
@@ -128,7 +128,7 @@ def verify(
 def verify_handle(
     handle: DatasetHandle,
     manual_dir: PathLike | None = None,
-    data_dir: PathLike | RemoteDir | None = None,
+    data_dir: DataDirLike | None = None,
 ) -> Verification:
     """`verify` of a dataset resolved already (`catalog.api.resolve.resolve_dataset`) in the
     data dir given as `data_dir`: the CLI resolves every argument first, so that none is
@@ -171,7 +171,7 @@ def verify_handle(
 def remove(
     name: PathLike,
     *,
-    data_dir: PathLike | RemoteDir | None = None,
+    data_dir: DataDirLike | None = None,
     image_max_side: int | None = None,
     dry_run: bool = False,
 ) -> Removal:
@@ -201,4 +201,10 @@ def remove(
         if not plain_name(os.fspath(name)):
             raise
         return Removal(False)  # nothing answers to the name: nothing is prepared under it
+    return remove_handle(handle, dry_run)
+
+
+def remove_handle(handle: DatasetHandle, dry_run: bool = False) -> Removal:
+    """`remove` of a dataset resolved already (`catalog.api.resolve.resolve_dataset`): the CLI
+    resolves every argument before it removes any."""
     return handle.store.remove(handle.target, dry_run)

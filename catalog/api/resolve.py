@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from catalog.api.builder import DatasetBuilder, PathLike, read_opened, registered_builder
+from catalog.api.builder import DatasetBuilder, PathLike, builder_of, read_opened
 from catalog.errors import DatasetNotFoundError, NotPreparedError
 from catalog.info.dataset_info import DatasetInfo
 from catalog.info.splits import SplitsArg
@@ -50,11 +50,11 @@ from catalog.interop.croissant import is_croissant
 from catalog.read import options as read_options
 from catalog.read.data_source import DataSource
 from catalog.read.options import ReadOptions
+from catalog.spec.registry import Request, version_matches
 from catalog.spec.registry import resolve as resolve_registered
-from catalog.spec.registry import version_matches
 from catalog.spec.stored import stored_origin, stored_spec
-from catalog.storage.data_dir import Opened, Store, data_dir_store, store_for
-from catalog.storage.remote import RemoteDir, is_url, remote_dir
+from catalog.storage.data_dir import DataDirLike, Location, Opened, Store, data_dir_store, store_for
+from catalog.storage.remote import is_url, remote_dir
 
 __all__ = ["DatasetHandle", "Kind", "builder", "plain_name", "resolve_dataset"]
 
@@ -77,23 +77,23 @@ class DatasetHandle:
     kind: Kind
     text: str
     store: Store
-    target: Path | RemoteDir
+    target: Location
     builder: DatasetBuilder | None = None
     _opened: Opened | None = None
 
     @property
-    def data_dir(self) -> Path | RemoteDir:
+    def data_dir(self) -> Location:
         return self.store.root
 
     def open(self) -> Opened | None:
-        """The generation it names, pinned, with its info; None when not prepared. A dataset
-        found by name in a data dir was opened to find what it is: that generation (the
-        pointer is read once, in a bucket an object read fewer)."""
-        if self._opened is not None:
-            return self._opened
-        if self.builder is not None:
-            return self.builder.open()
-        return self.store.open(self.target)
+        """The generation it names, pinned, with its info; None when not prepared. Opened
+        once: every verb of the handle reads that generation (a dataset found by name in a
+        data dir was opened to find what it is; in a bucket each open is a pointer and an
+        info read)."""
+        if self._opened is None:
+            b = self.builder
+            self._opened = b.open() if b is not None else self.store.open(self.target)
+        return self._opened
 
     @property
     def origin(self) -> tuple[str, str] | None:
@@ -143,7 +143,7 @@ class DatasetHandle:
 def resolve_dataset(
     text: PathLike,
     *,
-    data_dir: PathLike | RemoteDir | None = None,
+    data_dir: DataDirLike | None = None,
     image_max_side: int | None = None,
     files: bool = False,
     note: Callable[[str], None] | None = None,
@@ -154,17 +154,25 @@ def resolve_dataset(
     of local files is DatasetNotFoundError saying to prepare it first. `note` is told what
     was chosen when a path also reads as ``builder-folder/CONFIG`` (default: a UserWarning)."""
     text = os.fspath(text)
+    stores: list[Store] = []
+
+    def store() -> Store:  # the data dir's store, made once, when a kind needs it
+        if not stores:
+            stores.append(data_dir_store(data_dir))
+        return stores[0]
+
     if is_croissant(text):
         if not files:
             raise DatasetNotFoundError(
                 f"{text} is a Croissant file: prepare it first ('catalog prepare {text}'), then "
                 "use the dataset by the name it was prepared as"
             )
-        return DatasetHandle("croissant", text, data_dir_store(data_dir), Path(text))
-    first, chosen = _path_first(text)
+        return DatasetHandle("croissant", text, store(), Path(text))
+    registry = _Registry(text)
+    first, chosen = _path_first(text, registry)
     if first:
-        store = data_dir_store(data_dir)
         if not files:
+            store()  # an unusable data dir is the error first, as for every kind
             raise DatasetNotFoundError(
                 f"{text} are local files: prepare them first ('catalog prepare {text} --name "
                 f"NAME'), then use the dataset by its NAME"
@@ -175,31 +183,54 @@ def resolve_dataset(
                 warnings.warn(chosen("prepared"), UserWarning, stacklevel=2)
             else:
                 note(chosen("prepared"))
-        return DatasetHandle("files", text, store, Path(text).expanduser())
+        return DatasetHandle("files", text, store(), Path(text).expanduser())
     if is_url(text):
         target = remote_dir(text)
         return DatasetHandle("url", text, store_for(target), target)
     directory = _directory(text)
     if directory is not None:
         return directory
-    try:
-        request = resolve_registered(text)
-    except DatasetNotFoundError as error:
-        store = data_dir_store(data_dir)
-        stored = _stored(text, store, image_max_side)
+    request = registry.request()
+    if request is None:
+        stored = _stored(text, store(), image_max_side)
         if stored is not None:
             return stored
         if _looks_like_files(text) and (files or not Path(text).expanduser().is_dir()):
             if files:
-                return DatasetHandle("files", text, store, Path(text).expanduser())
+                return DatasetHandle("files", text, store(), Path(text).expanduser())
             raise DatasetNotFoundError(
                 f"{text} are local files: prepare them first ('catalog prepare {text} --name "
                 "NAME'), then use the dataset by its NAME"
             ) from None
-        raise error from None
-    b = registered_builder(text, data_dir=data_dir, image_max_side=image_max_side)
+        raise registry.error()
+    b = builder_of(request, store(), image_max_side)
     kind: Kind = "registered" if _is_name(text, request.folder) else "builder_folder"
     return DatasetHandle(kind, text, b.store, b.data_path, b)
+
+
+class _Registry:
+    """What the registry answers for one argument, asked once (`spec.registry.resolve`)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._answer: Request | DatasetNotFoundError | None = None
+
+    def _ask(self) -> Request | DatasetNotFoundError:
+        if self._answer is None:
+            try:
+                self._answer = resolve_registered(self.text)
+            except DatasetNotFoundError as error:
+                self._answer = error
+        return self._answer
+
+    def request(self) -> Request | None:
+        answer = self._ask()
+        return None if isinstance(answer, DatasetNotFoundError) else answer
+
+    def error(self) -> DatasetNotFoundError:
+        answer = self._ask()
+        assert isinstance(answer, DatasetNotFoundError)
+        return answer
 
 
 def builder(
@@ -255,7 +286,7 @@ def plain_name(text: str) -> bool:
     return bool(_PLAIN_NAME.match(text)) and not Path(text).expanduser().exists()
 
 
-def _path_first(text: str) -> tuple[bool, Callable[[str], str] | None]:
+def _path_first(text: str, registry: _Registry) -> tuple[bool, Callable[[str], str] | None]:
     """Whether `text` is a path before anything else: an existing file, or an existing folder
     with no builder.yaml, that would otherwise read as ``builder-folder/CONFIG``; and, when it
     reads as both, what says so (given what is done with the files: "prepared", "read"). A
@@ -264,9 +295,8 @@ def _path_first(text: str) -> tuple[bool, Callable[[str], str] | None]:
     path = Path(text).expanduser()
     if not (path.is_file() or (path.is_dir() and not (path / "builder.yaml").is_file())):
         return False, None
-    try:
-        request = resolve_registered(text)
-    except DatasetNotFoundError:
+    request = registry.request()
+    if request is None:
         return path.is_file(), None
     if request.config is None:  # a registered name (or builder folder) of that exact name
         return path.is_file(), None
@@ -326,7 +356,7 @@ def _stored(text: str, store: Store, image_max_side: int | None) -> DatasetHandl
     b = None
     if stored_origin(opened.info.source) is not None:
         assert opened.info.source is not None
-        b = DatasetBuilder(stored_spec(opened.info.source, str(target)), data_dir=store.root)
+        b = DatasetBuilder(stored_spec(opened.info.source, str(target)), store=store)
         if resize:
             b = b.with_image_max_side(image_max_side)
     elif resize:

@@ -42,11 +42,12 @@ from catalog.download.report import summary
 from catalog.errors import CatalogError
 from catalog.features.image import DOWNSCALE_QUALITY
 from catalog.prepare.options import PrepareOptions
-from catalog.prepare.reuse import reusable
+from catalog.prepare.reuse import serves
 from catalog.storage import paths
 
 if TYPE_CHECKING:
     from catalog.download import DownloadConfig, ProgressMode
+    from catalog.storage.data_dir import Opened
 
 __all__ = ["register"]
 
@@ -203,9 +204,10 @@ def _progress(args: argparse.Namespace) -> ProgressMode:
 
 
 def _prepare_one(
-    b: DatasetBuilder, args: argparse.Namespace, config: DownloadConfig
+    b: DatasetBuilder, args: argparse.Namespace, config: DownloadConfig, opened: Opened | None
 ) -> dict[str, Any]:
-    """Prepare one dataset; its entry of the --json document (its line is printed here)."""
+    """Prepare one dataset (`opened`: its generation, as `_check_dirs` found it); its entry of
+    the --json document (its line is printed here)."""
     limit = args.max_examples_per_split
     label = dataset_label(b)
     entry: dict[str, Any] = {
@@ -232,7 +234,9 @@ def _prepare_one(
             beam_pipeline_options=args.beam_pipeline_options,
             shard_bytes=args.shard_size,  # None: 1 GiB, or an interrupted prepare's size
         )
-        done = b.prepare(options, download_config=config, download_dir=args.download_dir)
+        done = b.prepare(
+            options, download_config=config, download_dir=args.download_dir, opened=opened
+        )
     except (CatalogError, OSError) as exc:
         entry.update(seconds=round(time.perf_counter() - start, 3), error=str(exc))
         _codes[id(entry)] = exit_code(exc)
@@ -267,19 +271,26 @@ def _prepare_one(
 
 def _check_dirs(
     builders: list[DatasetBuilder], args: argparse.Namespace, config: DownloadConfig
-) -> None:
+) -> list[Opened | None]:
     """The data and download dirs must be usable where something is to be prepared (a read-only
-    data dir is fine for datasets that are only reused)."""
+    data dir is fine for datasets that are only reused); each builder's generation as found
+    (opened once: the prepare's first reuse check takes it)."""
     from catalog.download import resolve_config
+
+    found: list[Opened | None] = []
 
     def to_prepare(b: DatasetBuilder) -> bool:
         if args.overwrite or config.register_checksums:
+            found.append(None)
             return True
         try:
-            return reusable(b.spec, b.store, b.data_path, args.max_examples_per_split) is None
+            opened = b.open()
         except CatalogError:  # unreachable, no bucket, no credentials: the writer's check says
             b.store.check_writable(b.data_path)  # so with how to fix it
             raise
+        found.append(opened)
+        limit = args.max_examples_per_split
+        return opened is None or serves(b.store, opened, b.spec, b.data_path, limit) is None
 
     todo = [b for b in builders if to_prepare(b)]
     for b in todo:  # reachable, writable: one clear error if not
@@ -292,6 +303,7 @@ def _check_dirs(
             "the download dir",
             f"--download-dir or ${paths.DOWNLOAD_DIR_ENV}",
         )
+    return found
 
 
 def _handle(name: str, args: argparse.Namespace) -> DatasetHandle:
@@ -433,11 +445,12 @@ def run(args: argparse.Namespace) -> int:
             error(str(exc))
             return EXIT_USAGE
     try:  # an unusable data or download dir is a usage error, found before any work
-        _check_dirs(builders, args, config)
+        generations = _check_dirs(builders, args, config)
     except CatalogError as exc:
         error(str(exc))
         return EXIT_USAGE
-    entries = [_prepare_one(b, args, config) for b in builders]
+    pairs = zip(builders, generations, strict=True)
+    entries = [_prepare_one(b, args, config, opened) for b, opened in pairs]
     failed = [dataset_name(b) for b, e in zip(builders, entries, strict=True) if e["error"]]
     codes = [_codes.pop(id(e), EXIT_FAILED) for e in entries if e["error"]]
     if args.json:

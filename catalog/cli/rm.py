@@ -22,7 +22,7 @@ from pathlib import Path
 
 from catalog._util.units import count, format_size
 from catalog.api.builder import DatasetBuilder
-from catalog.api.manage import remove
+from catalog.api.manage import remove_handle
 from catalog.api.resolve import DatasetHandle, plain_name, resolve_dataset
 from catalog.cli.common import (
     EXIT_FAILED,
@@ -158,10 +158,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         try:
             label = handle.label
-            removal = remove(
-                name, data_dir=args.data_dir, image_max_side=args.image_max_side,
-                dry_run=args.dry_run,
-            )  # fmt: skip
+            removal = remove_handle(handle, args.dry_run)
             print(_removed_line(handle, removal, args.dry_run))
             if args.downloads and handle.builder is not None:
                 download_dir = paths.download_dir(args.download_dir, handle.data_dir)

@@ -53,7 +53,7 @@ from catalog.prepare.work_unit import (
 )
 from catalog.spec.local_files import checksum_key
 from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, FileRef
-from catalog.storage.data_dir import Location, Publisher, ShardSink, Store
+from catalog.storage.data_dir import Location, Opened, Publisher, ShardSink, Store
 from catalog.storage.diskspace import disk_usage, require_free
 from catalog.storage.locking import INCOMPLETE, work_dirs
 from catalog.storage.paths import DOWNLOAD_DIR_ENV, usable_dir
@@ -167,6 +167,7 @@ def prepare_dataset(
     downloads: DownloadConfig,
     options: PrepareOptions | None = None,
     progress: PrepareProgress | None = None,
+    opened: Opened | None = None,
 ) -> Prepared:
     """Prepare `spec` into `target` of the data dir `store` (a local dir, or a bucket's: the
     store's `Publisher` says how) unless it is there already; say what was done.
@@ -174,7 +175,8 @@ def prepare_dataset(
     `options` (see `PrepareOptions`) says whether to overwrite, how many examples per split,
     how big the shards are and who writes them. With ``downloads.register_checksums`` the files
     are fetched and their checksums registered first, even when the dataset is prepared
-    already. `progress` reports the units.
+    already. `progress` reports the units. `opened`: the generation `target` names, when the
+    caller opened it already (the first reuse check, before the lock, takes it).
     """
     options = options or PrepareOptions()
     overwrite, limit = options.overwrite, options.max_examples_per_split
@@ -195,7 +197,7 @@ def prepare_dataset(
     manual_dir = resolve_config(downloads).manual_dir
     assert manual_dir is not None  # resolve_config sets it
     if not overwrite and not downloads.register_checksums and not dest.leftovers():
-        reused = _reusable(spec, store, target, limit, manual_dir)
+        reused = _reusable(spec, store, target, limit, manual_dir, opened)
         if reused is not None:  # no lock needed to read a complete copy: read-only dirs work
             return Prepared(reused, "reused")  # (with work dirs to clean, the lock is taken)
     dest.check()
@@ -256,11 +258,16 @@ def prepare_dataset(
 
 
 def _reusable(
-    spec: BuilderSpec, store: Store, target: Location, limit: int | None, manual_dir: Path
+    spec: BuilderSpec,
+    store: Store,
+    target: Location,
+    limit: int | None,
+    manual_dir: Path,
+    opened: Opened | None = None,
 ) -> DatasetInfo | None:
     """`reusable`, unless an unverified manual file it was prepared from is in the manual dir
     with another size now (`catalog.download.manual`): then it is prepared again."""
-    info = reusable(spec, store, target, limit)
+    info = reusable(spec, store, target, limit, opened)
     if info is None:
         return None
     changes = changed_files(info.downloads, manual_dir, rehash=False)

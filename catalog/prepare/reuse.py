@@ -37,7 +37,11 @@ def _sized(max_side: int | None) -> str:
 
 
 def reusable(
-    spec: BuilderSpec, store: Store, target: Location, max_examples_per_split: int | None = None
+    spec: BuilderSpec,
+    store: Store,
+    target: Location,
+    max_examples_per_split: int | None = None,
+    opened: Opened | None = None,
 ) -> DatasetInfo | None:
     """The info of the copy prepared in `target` if it holds what is asked for, else None.
 
@@ -47,9 +51,10 @@ def reusable(
     `catalog.storage.generations`). Its split counts tell the rest: a full copy (every
     split as the spec expects) serves any request; a copy prepared with
     ``max_examples_per_split=N`` (min(N, expected) per split) serves only the same limit, so
-    preparing without one replaces it.
+    preparing without one replaces it. `opened`: the generation, when the caller opened it.
     """
-    opened = store.open(target)  # resolved once, held while it is checked
+    if opened is None:  # (unless the caller opened it) resolved once, held while checked
+        opened = store.open(target)
     if opened is None:
         return None
     return serves(store, opened, spec, target, max_examples_per_split)

@@ -28,7 +28,6 @@ import contextlib
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,8 +36,7 @@ from catalog.errors import NotPreparedError, ShardError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.mapped_shard import MappedShard, ShardIndex, map_shard
 from catalog.read.record_format import RecordFormat, ShardReader
-from catalog.storage.data_dir import Shards
-from catalog.storage.remote import RemoteDir
+from catalog.storage.data_dir import Location, Shards
 from catalog.storage.shards import shard_error
 
 __all__ = ["Records", "check_shards"]
@@ -48,7 +46,7 @@ _READ_ERRORS = (RuntimeError, IndexError, ValueError)  # what readers raise for 
 _SIZE_PROBES = 8  # records tried, in order, for the size check when the first ones are corrupt
 
 
-def check_shards(folder: Path | RemoteDir, info: DatasetInfo) -> None:
+def check_shards(folder: Location, info: DatasetInfo) -> None:
     """Every split's shards must be its own and hold its example count (dataset_info.json that
     was edited or damaged would otherwise silently serve another split's examples); that each
     shard is there with the size it was written with, its store checks (`Shards.check`)."""

@@ -50,7 +50,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCHEMES",
+    "DataDirLike",
     "Leftover",
+    "Location",
     "Opened",
     "Prepared",
     "Publisher",
@@ -62,7 +64,10 @@ __all__ = [
     "store_for",
 ]
 
+#: Where a dataset or data dir is: a local path, or a bucket's (`catalog.storage.remote`).
 Location = Path | RemoteDir
+#: What a data dir may be given as: a path, a URL, or a location.
+DataDirLike = str | os.PathLike[str] | Location
 
 #: How a bucket's shards are read: whole into the local shard cache, or by byte ranges.
 RemoteRead = Literal["cache", "range"]

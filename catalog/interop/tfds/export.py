@@ -26,7 +26,7 @@ from catalog.interop.tfds.codec import ExampleCodec, image_paths
 from catalog.interop.tfds.features import to_tfds_json
 from catalog.interop.tfrecord.io import TFRecordWriter
 from catalog.read.data_source import DataSource
-from catalog.storage.remote import RemoteDir
+from catalog.storage.data_dir import Location
 
 __all__ = ["ExportFormat", "export"]
 
@@ -78,7 +78,7 @@ def _nest(key: str | dict[str, str]) -> dict[str, Any]:
 
 def export(
     info: DatasetInfo,
-    folder: str | Path | RemoteDir,
+    folder: str | Location,
     out: str | Path,
     *,
     format: ExportFormat = "tfds",
