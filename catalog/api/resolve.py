@@ -220,7 +220,9 @@ class _Registry:
             try:
                 self._answer = resolve_registered(self.text)
             except DatasetNotFoundError as error:
-                self._answer = error
+                # kept without its traceback: its frames (the resolver's, holding the handles
+                # it made and the generations they pinned) would otherwise live on in a cycle
+                self._answer = error.with_traceback(None)
         return self._answer
 
     def request(self) -> Request | None:

@@ -28,6 +28,7 @@ from catalog.storage import remote
 from catalog.storage.environment import REMOTE_DEADLINE_ENV
 from catalog.storage.remote import RemoteDir, no_such_bucket, shared_options
 from catalog.storage.remote_reads import deadline
+from catalog.storage.schemes import scheme
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -54,8 +55,6 @@ DEADLINE = 120.0
 _BACKOFF_FIRST, _BACKOFF_CAP = 0.1, 5.0
 #: Seconds a write waits for the next bytes of an answer (a part upload's answer comes after
 #: the server has stored the part: longer than a read's).
-WRITE_TIMEOUT = 60.0
-_LIBRARY_TRIES = 3  # s3fs tries each request this often (within half a second) before we do
 _EREMOTEIO = 121  # s3fs: a 500 InternalError
 _TRANSIENT_ERRNOS = {errno.EBUSY, errno.EAGAIN, errno.ETIMEDOUT, errno.ECONNRESET, _EREMOTEIO}
 _TRANSIENT_NAMES = {  # exception classes of botocore, aiohttp and fsspec, by name (all optional)
@@ -88,15 +87,12 @@ def write_filesystem(where: RemoteDir) -> AbstractFileSystem:
         where.filesystem()  # checks the extra is installed, with its pip install message
         import fsspec
 
+        kind = scheme(where.protocol)
         options: dict[str, Any] = {"skip_instance_cache": True, **shared_options(where.protocol)}
-        if where.protocol == "s3":
-            # botocore's own retries off, and its timeouts those of reads: no request waits
-            # forever (botocore's default read timeout is 60 s)
-            timeouts = {"connect_timeout": remote.CONNECT_TIMEOUT, "read_timeout": WRITE_TIMEOUT}
-            options.update(config_kwargs={**timeouts, "retries": {"max_attempts": 1}})
-        fs = fsspec.filesystem(where.protocol, **options)
-        if where.protocol == "s3":
-            fs.retries = _LIBRARY_TRIES  # s3fs's own: per request (a multipart part, say)
+        fs = fsspec.filesystem(where.protocol, **options, **kind.write_options())
+        tries = kind.write_retries()
+        if tries is not None:
+            fs.retries = tries
         cache[key] = fs
     found: AbstractFileSystem = cache[key]
     return found
@@ -119,17 +115,11 @@ def storage_error(where: RemoteDir | str, doing: str, error: BaseException) -> S
     """The one clear error for `error`, raised while `doing` something at `where`."""
     url = str(where)
     bucket = url.split("://", 1)[-1].split("/", 1)[0]
-    scheme = url.split("://", 1)[0] if "://" in url else "s3"
+    kind = scheme(url.split("://", 1)[0] if "://" in url else "s3")
     names = {cls.__name__ for cls in type(error).__mro__}
     text = str(error)
     if "NoCredentialsError" in names or "Unable to locate credentials" in text:
-        how = (
-            "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or run 'aws "
-            "configure'"
-            if scheme == "s3"
-            else "run 'gcloud auth application-default login' or set GOOGLE_APPLICATION_CREDENTIALS"
-        )
-        return StorageError(f"{url}: no credentials found while {doing}: {how}")
+        return StorageError(f"{url}: no credentials found while {doing}: {kind.credentials}")
     if isinstance(error, FileNotFoundError) and no_such_bucket(error):
         return StorageError(
             f"{url}: the bucket {bucket!r} does not exist (while {doing}); create it, or give "
@@ -193,7 +183,7 @@ def put_file(local: Path, where: RemoteDir, meta: dict[str, str]) -> None:
     for small files, a multipart upload for large ones: either way the object appears whole
     or not at all)."""
     fs = write_filesystem(where)
-    kwargs = {"Metadata": meta} if where.protocol == "s3" else {"metadata": meta}
+    kwargs = scheme(where.protocol).metadata_keyword(meta)
     retrying(where, "uploading", lambda: fs.put_file(str(local), where.path, **kwargs))
 
 
@@ -239,9 +229,7 @@ def metadata(where: RemoteDir) -> dict[str, str] | None:
 
     def head() -> dict[str, str] | None:
         try:
-            if where.protocol == "s3":
-                return dict(fs.metadata(where.path))
-            return dict(fs.info(where.path).get("metadata") or {})
+            return scheme(where.protocol).head(fs, where.path)[1]
         except FileNotFoundError as error:
             if no_such_bucket(error):
                 raise

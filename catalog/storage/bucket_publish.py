@@ -55,6 +55,7 @@ from catalog.storage.remote import (
     read_pointer,
     write_pointer,
 )
+from catalog.storage.schemes import scheme
 
 __all__ = [
     "Listing",
@@ -95,12 +96,7 @@ def stored_shard(generation: RemoteDir, file: str) -> ShardInfo | None:
 
     def head() -> tuple[int, dict[str, str]] | None:
         try:
-            if where.protocol == "s3":
-                bucket, key, _ = fs.split_path(where.path)
-                answer = fs.call_s3("head_object", Bucket=bucket, Key=key)
-                return int(answer["ContentLength"]), dict(answer.get("Metadata") or {})
-            info = fs.info(where.path)
-            return int(info["size"]), dict(info.get("metadata") or {})
+            return scheme(where.protocol).head(fs, where.path)
         except FileNotFoundError as error:
             if no_such_bucket(error):
                 raise

@@ -22,9 +22,10 @@ A `Store` is a data dir. Its verbs are all that the rest of catalog asks of one:
 ``remove(target, dry_run)``     remove the dataset (`Removal`)
 ==============================  ==========================================================
 
-`SCHEMES` maps a URL scheme to the module and class implementing it (a local path has the
-scheme ``""``); a new backend (another object store, a non-fsspec client) is one module with
-one class, and one line here. `data_dir_store` resolves the data dir (argument > environment
+`SCHEMES` (`catalog.storage.schemes`) maps a URL scheme to the module and class implementing it
+(a local path has the scheme ``""``) and to all else that differs between schemes; a new
+backend (another object store, a non-fsspec client) is one module with one class, and one
+entry there. `data_dir_store` resolves the data dir (argument > environment
 > platformdirs, `catalog.storage.paths`) and makes its store; a data dir that is a file, or a
 URL of a scheme no backend reads, is one StorageError there, for every command.
 """
@@ -43,6 +44,7 @@ from catalog.errors import StorageError
 from catalog.info.dataset_info import DatasetInfo, ShardInfo
 from catalog.storage.environment import DATA_DIR_ENV
 from catalog.storage.remote import RemoteDir, remote_dir, url_scheme
+from catalog.storage.schemes import SCHEMES
 
 if TYPE_CHECKING:
     from catalog.storage.generations import Pin
@@ -76,18 +78,6 @@ REMOTE_READS: tuple[str, ...] = ("cache", "range")
 OpenFile = Callable[[str], Any]
 #: Opens a reader of a remote object's records by byte ranges, given its record count.
 OpenRanges = Callable[["RemoteObject", int], Any]
-
-#: URL scheme -> "module:Class" of its `Store` ("" is a local path). https is the bucket
-#: store refusing writes.
-SCHEMES: dict[str, str] = {
-    "": "catalog.storage.local_store:LocalStore",
-    "file": "catalog.storage.local_store:LocalStore",
-    "s3": "catalog.storage.bucket_store:BucketStore",
-    "gs": "catalog.storage.bucket_store:BucketStore",
-    "gcs": "catalog.storage.bucket_store:BucketStore",
-    "http": "catalog.storage.bucket_store:BucketStore",
-    "https": "catalog.storage.bucket_store:BucketStore",
-}
 
 
 @dataclass(frozen=True)
@@ -236,12 +226,12 @@ def scheme_of(location: str | os.PathLike[str] | RemoteDir) -> str:
 def _store_class(scheme: str, where: str) -> type:
     entry = SCHEMES.get(scheme)
     if entry is None:
-        known = ", ".join(sorted(f"{s}://" for s in SCHEMES if s))
+        known = ", ".join(sorted(f"{s}://" for s in SCHEMES if s and s != "file"))
         raise StorageError(
             f"{where}: catalog has no data dirs of scheme {scheme}:// (it reads local paths and "
             f"{known}); use one of those (--data-dir or ${DATA_DIR_ENV})"
         )
-    module, _, name = entry.partition(":")
+    module, _, name = entry.store.partition(":")
     found: type = getattr(importlib.import_module(module), name)
     return found
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.errors import MissingDependencyError, StorageError
+from catalog.storage.schemes import SCHEMES, scheme
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -44,13 +45,7 @@ __all__ = [
 ]
 
 # scheme -> (the module fsspec needs for it, the catalog extra that installs it)
-EXTRAS: dict[str, tuple[str, str]] = {
-    "s3": ("s3fs", "s3"),
-    "gs": ("gcsfs", "gcs"),
-    "gcs": ("gcsfs", "gcs"),
-    "http": ("aiohttp", "http"),
-    "https": ("aiohttp", "http"),
-}
+EXTRAS: dict[str, tuple[str, str]] = {n: s.library for n, s in SCHEMES.items() if s.library}
 _URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://(.*)$")
 POINTER_SUFFIX = ".pointer"
 
@@ -79,7 +74,7 @@ class RemoteDir:
 
     @property
     def read_only(self) -> bool:
-        return self.protocol in ("http", "https")
+        return scheme(self.protocol).read_only
 
     @property
     def path(self) -> str:
@@ -120,7 +115,7 @@ def remote_dir(url: str) -> RemoteDir:
         raise StorageError(f"{url!r} is not a URL (scheme://bucket/prefix)")
     scheme, rest = match.group(1).lower(), match.group(2).strip("/")
     if scheme not in EXTRAS:
-        known = ", ".join(f"{s}://" for s in ("s3", "gs", "https"))
+        known = ", ".join(f"{s}://" for s in ("s3", "gs", "https"))  # the main ones
         raise StorageError(f"{url}: catalog does not read {scheme}:// data dirs (it reads {known})")
     if not rest:
         raise StorageError(f"{url}: no bucket or host after {scheme}://")
@@ -160,40 +155,19 @@ def _filesystem(protocol: str) -> AbstractFileSystem:
 
 
 def shared_options(protocol: str) -> dict[str, Any]:
-    """What every file system of `protocol` in this process shares: for S3, one botocore
-    session. A command opens two (reads with botocore's retries, writes with catalog's,
-    `catalog.storage.bucket_io`); with a session each, botocore parsed its S3 service model
-    (some MB of JSON) twice, about 0.6 s of every command."""
-    if protocol != "s3":
-        return {}
-    key = (os.getpid(), "s3 session")  # beside the file systems: forgetting them forgets it
+    """What every file system of `protocol` in this process shares (`Scheme.session`: for
+    S3, one botocore session; a command opens two file systems, reads with botocore's
+    retries and writes with catalog's, `catalog.storage.bucket_io`)."""
+    key = (os.getpid(), f"{protocol} session")  # beside the file systems: forgotten with them
     if key not in _FILESYSTEMS:
-        from aiobotocore.session import AioSession
-
-        _FILESYSTEMS[key] = AioSession()
-    return {"session": _FILESYSTEMS[key]}
-
-
-#: Seconds to connect, and to wait for the next bytes of an answer: a server that stops
-#: answering fails the attempt (`catalog.storage.remote_reads` retries it, to a deadline).
-CONNECT_TIMEOUT, READ_TIMEOUT = 10.0, 30.0
+        _FILESYSTEMS[key] = scheme(protocol).session()
+    session = _FILESYSTEMS[key]
+    return {} if session is None else {"session": session}
 
 
 def _timeouts(protocol: str) -> dict[str, Any]:
-    """The file-system layer's options that bound every request (no request waits forever;
-    the library's own retries stay few, so that catalog's deadline holds)."""
-    if protocol == "s3":
-        config = {"connect_timeout": CONNECT_TIMEOUT, "read_timeout": READ_TIMEOUT}
-        retries = {"max_attempts": 3, "mode": "standard"}
-        return {"config_kwargs": {**config, "retries": retries}, "retries": 2}
-    if protocol in ("http", "https"):
-        import aiohttp
-
-        timeout = aiohttp.ClientTimeout(sock_connect=CONNECT_TIMEOUT, sock_read=READ_TIMEOUT)
-        return {"client_kwargs": {"timeout": timeout}}
-    if protocol in ("gs", "gcs"):
-        return {"timeout": READ_TIMEOUT}
-    return {}
+    """The file-system layer's options that bound every read request (`Scheme.read_options`)."""
+    return scheme(protocol).read_options()
 
 
 def pointer_name(version: str) -> str:

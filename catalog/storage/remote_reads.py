@@ -29,6 +29,7 @@ from typing import IO, Any, TypeVar
 from catalog.errors import CatalogError, NotPreparedError, ShardError, StorageError
 from catalog.storage.environment import REMOTE_DEADLINE_ENV
 from catalog.storage.remote import RemoteDir, read_pointer
+from catalog.storage.schemes import scheme
 
 __all__ = [
     "DEADLINE_ENV",
@@ -124,14 +125,8 @@ def _translate(error: BaseException, where: RemoteDir, what: str) -> Exception:
     status = next((s for e in chain if isinstance(s := getattr(e, "status", None), int)), None)
     host = where.url.split("://", 1)[1].split("/", 1)[0]
     if "NoCredentialsError" in names or "PartialCredentialsError" in names:
-        return StorageError(
-            f"{where}: no credentials for {where.protocol}:// (set AWS_ACCESS_KEY_ID and "
-            "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials; for an "
-            "S3-compatible server also AWS_ENDPOINT_URL)"
-            if where.protocol == "s3"
-            else f"{where}: no credentials (run 'gcloud auth application-default login' or "
-            "set GOOGLE_APPLICATION_CREDENTIALS)"
-        )
+        how = scheme(where.protocol).credentials
+        return StorageError(f"{where}: no credentials for {where.protocol}:// ({how})")
     if "PreconditionFailed" in text or status == 412:
         return ObjectChangedError(
             f"{where} changed after this data source first read it (the server no longer "
