@@ -13,8 +13,13 @@ It cannot be checked against a published size and sha256, so catalog does what i
   measured and said on stderr as unverified, and recorded in ``dataset_info.json``
   (``downloads.<name>``: ``manual``, ``size``, ``sha256``, ``verified: false``);
 - the reader still checks its layout: the member names and example counts the spec expects;
+- a prepare's resume key holds its sha256 (measured once per prepare), so the finished shards
+  of a killed prepare are never kept for another file, even one copied over it with the same
+  size and mtime (``cp -p``); what a prepare read of it is checked to be what it hashed
+  (`catalog.download.watch`);
 - a later prepare compares the file's size with the recorded one (a stat, no read) and prepares
   again when it differs; `catalog verify` re-hashes it and reports a changed file.
+- a FIFO, a device or an unreadable file is refused before it is opened (`DownloadError`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from catalog.download.local_tree import file_digest, tree_digest, tree_files
 from catalog.download.resource import Failure, Resource
 from catalog.errors import ChecksumError, DownloadError
 
-__all__ = ["changed_files", "found_entry", "manual_file", "stamp", "unverified_note"]
+__all__ = ["changed_files", "found_entry", "manual_file", "unverified_note"]
 
 
 def manual_file(resource: Resource, manual_dir: Path) -> CachedFile:
@@ -45,7 +50,15 @@ def manual_file(resource: Resource, manual_dir: Path) -> CachedFile:
         digest = tree_digest(path) if path.is_dir() else file_digest(path)
     except Failure as failure:
         raise DownloadError(f"{path} (manual dir): {failure.reason}") from None
-    return CachedFile(path, resource.filename, digest.size, digest.sha256, str(path))
+    except OSError as error:  # a folder (or a file in it) that cannot be read
+        where = error.filename or path
+        raise DownloadError(
+            f"{where} (manual dir): cannot be read ({error.strerror or error}); make it "
+            "readable, or place the file again"
+        ) from None
+    return CachedFile(
+        path, resource.filename, digest.size, digest.sha256, str(path), stamp=digest.stamp
+    )
 
 
 def unverified_note(file: CachedFile) -> str:
@@ -75,29 +88,6 @@ def _size(path: Path) -> int:
     if not path.is_dir():
         return path.stat().st_size
     return sum(file.stat().st_size for _, file in tree_files(path))
-
-
-def stamp(filenames: list[str], manual_dir: Path) -> dict[str, list[int] | None]:
-    """Size and latest modification time (ns) of each manual file or folder as it is now (a
-    stat of the file, of each file of a folder; None when absent): what a prepare's resume
-    key holds, so that finished shards are never kept after the file was replaced by another
-    (whose sha256, unpublished, is only known after reading it all)."""
-    out: dict[str, list[int] | None] = {}
-    for filename in filenames:
-        path = manual_dir / filename
-        try:
-            if path.is_dir():
-                stats = [file.stat() for _, file in tree_files(path)]
-                out[filename] = [
-                    sum(s.st_size for s in stats),
-                    max((s.st_mtime_ns for s in stats), default=0),
-                ]
-            else:
-                st = path.stat()
-                out[filename] = [st.st_size, st.st_mtime_ns]
-        except OSError:
-            out[filename] = None
-    return out
 
 
 def changed_files(

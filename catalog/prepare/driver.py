@@ -34,7 +34,8 @@ from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resour
 from catalog.download.checksums import write_checksums
 from catalog.download.config import resolve_config
 from catalog.download.local_tree import tree_files
-from catalog.download.manual import changed_files, found_entry, stamp
+from catalog.download.manual import changed_files, found_entry
+from catalog.download.watch import Watched, check_unchanged, watch
 from catalog.errors import CatalogError, SourceFormatError, SpecError
 from catalog.formats import FORMATS, Source
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
@@ -52,10 +53,11 @@ from catalog.prepare.work_unit import (
     Task,
     WorkerLostError,
     finished,
+    unreadable,
     verify_unit,
 )
 from catalog.spec.local_files import checksum_key
-from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, FileRef
+from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, DownloadSpec, FileRef, SplitSpec
 from catalog.storage.diskspace import disk_usage, require_free
 from catalog.storage.locking import INCOMPLETE, work_dirs
 from catalog.storage.paths import DOWNLOAD_DIR_ENV, usable_dir
@@ -129,12 +131,19 @@ def resources(
 def needed_downloads(spec: BuilderSpec) -> set[str]:
     """The downloads the spec's splits read: those their `files` and file-valued `options`
     (a file reference, or a map of them) name."""
-    needed: set[str] = set()
-    for split in spec.splits.values():
-        needed.update(ref.download for ref in split.files.values())
-        for value in split.options.values():
-            refs = value.values() if isinstance(value, dict) else (value,)
-            needed.update(ref.download for ref in refs if isinstance(ref, FileRef))
+    return {name for split in spec.splits.values() for name in split_downloads(split)}
+
+
+def _manual(spec: BuilderSpec) -> list[DownloadSpec]:
+    return [d for d in spec.downloads.values() if d.manual]
+
+
+def split_downloads(split: SplitSpec) -> set[str]:
+    """The downloads one split reads (`needed_downloads`)."""
+    needed = {ref.download for ref in split.files.values()}
+    for value in split.options.values():
+        refs = value.values() if isinstance(value, dict) else (value,)
+        needed.update(ref.download for ref in refs if isinstance(ref, FileRef))
     return needed
 
 
@@ -211,29 +220,45 @@ def prepare_dataset(
             fetched = _download(spec, manager)
             spec = register_checksums(spec, fetched)
         prepared = None if overwrite else _reusable(spec, target, limit, manual_dir)
-        manual = stamp([d.filename for d in spec.downloads.values() if d.manual], manual_dir)
+        if prepared is not None:
+            for stale in work_dirs(dest.local):  # left by runs that were killed
+                shutil.rmtree(stale, ignore_errors=True)
+            return Prepared(prepared, "reused", waited)
+        files = fetched or _download(spec, manager)
+        # an unverified manual file's part of the resume key is its sha256, measured now:
+        # finished shards are never kept for another file (even one with the same size and
+        # mtime, `cp -p`)
+        manual = {d.filename: files[d.name].sha256 for d in _manual(spec) if d.name in files}
+        watched = watch(files)
         shard_bytes = options.shard_bytes or _resumable_size(spec, dest, limit, manual)
         key = plan_key(spec, limit, shard_bytes, WRITER_OPTIONS, manual)
         work = work_dir(dest.local, key)
         for stale in work_dirs(dest.local):  # left by runs that were killed
-            if stale != work or overwrite or prepared is not None:
-                if not overwrite and prepared is None:
+            if stale != work or overwrite:
+                if not overwrite:
                     _say_discarded(spec, stale, shard_bytes)
                 shutil.rmtree(stale, ignore_errors=True)
         options = dataclasses.replace(options, shard_bytes=shard_bytes)
-        if prepared is not None:
-            return Prepared(prepared, "reused", waited)
-        files = fetched or _download(spec, manager)
         (work / BOOKKEEPING).mkdir(parents=True, exist_ok=True)
         shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)
         upload = None
         try:
             upload = dest.begin(key, shard_bytes, fresh=overwrite)
-            sources = split_sources(spec, files, manager, work / BOOKKEEPING / "stage")
-            for split in spec.splits.values():
-                check_class_names(spec, split, sources[split.name])
-            plan = _plan(spec, sources, work, key, options)
-            shards = _run(spec, plan, sources, work, progress, options, dest, upload)
+            try:
+                sources = split_sources(spec, files, manager, work / BOOKKEEPING / "stage")
+                for split in spec.splits.values():
+                    check_class_names(spec, split, sources[split.name])
+                plan = _plan(spec, sources, work, key, options)
+            except (IsADirectoryError, PermissionError) as error:  # a source, read to plan
+                raise SourceFormatError(f"{spec.full_name}: {unreadable(error)}") from None
+            reads = {
+                name: tuple(
+                    w for d in sorted(split_downloads(split)) for w in watched.get(d, ())
+                    if not w.in_folder
+                )
+                for name, split in spec.splits.items()
+            }  # fmt: skip
+            shards = _run(spec, plan, sources, work, progress, options, dest, upload, reads)
             splits = {}
             for name in spec.splits:
                 held = tuple(shards[u.file] for u in plan.split_units(name))
@@ -244,6 +269,8 @@ def prepare_dataset(
                 shard_options=WRITER_OPTIONS,
                 downloads=_downloads_found(spec, files),
             )
+            # what every unit read is what was hashed (a folder's files too), or no publish
+            check_unchanged((w for ws in watched.values() for w in ws), spec.full_name)
             shutil.rmtree(work / BOOKKEEPING)
             dest.publish(work, key, upload, info)
         except (KeyboardInterrupt, SystemExit, WorkerLostError):
@@ -376,9 +403,11 @@ def _run(
     options: PrepareOptions,
     dest: Destination,
     upload: RemoteDir | None,
+    reads: dict[str, tuple[Watched, ...]],
 ) -> dict[str, ShardInfo]:
     """Run the units not finished yet; every unit's verified shard, by file name. Into a
-    bucket (`upload`), a unit is finished when its shard is there whole."""
+    bucket (`upload`), a unit is finished when its shard is there whole. Each unit checks the
+    files its split `reads` once it has written its shard (`catalog.download.watch`)."""
     shards: dict[str, ShardInfo] = {}
     tasks = []
     progress.start(plan)
@@ -395,7 +424,9 @@ def _run(
             progress.unit_done(Outcome(unit, done, written=False))
             continue
         last = options.max_examples_per_split is None and unit.index == unit.count - 1
-        tasks.append(Task(spec, sources[unit.split], unit, str(work), WRITER_OPTIONS, last, upload))
+        source = sources[unit.split]
+        task = Task(spec, source, unit, str(work), WRITER_OPTIONS, last, upload, reads[unit.split])
+        tasks.append(task)
     # The plan knows about how big the shards will be: a disk too small for them is one clear
     # error before any is written (a full disk midway is still caught by the unit). Into a
     # bucket, scratch holds only the shards being written: one per worker.
