@@ -38,7 +38,15 @@ import numpy as np
 
 from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.formats import matfile
-from catalog.formats.base import Examples, Option, Role, Source, SourceFormat, running_id
+from catalog.formats.base import (
+    Examples,
+    Option,
+    Role,
+    Source,
+    SourceFormat,
+    running_id,
+    whole_numbers,
+)
 
 __all__ = ["FORMAT", "ID_FORMAT", "check", "examples", "id_examples", "load_arrays"]
 
@@ -136,9 +144,7 @@ def _labels(path: Path, labels: np.ndarray[Any, Any], count: int, modulo: int | 
             f"({count},) or ({count}, 1)"
         )
     if labels.dtype.kind == "f":
-        if not np.array_equal(labels, np.round(labels)):
-            raise SourceFormatError(f"{path}: labels must be whole numbers")
-        labels = labels.astype(np.int64)
+        labels = whole_numbers(labels, f"{path}: labels")
     if modulo is not None:
         labels = labels % modulo
     values: list[int] = labels.tolist()
@@ -187,7 +193,7 @@ def _vector(path: Path, name: str) -> np.ndarray[Any, Any]:
         raise SourceFormatError(
             f"{path}: array {name!r} must be a vector of numbers, got {array.dtype} {array.shape}"
         )
-    return array.astype(np.int64)
+    return whole_numbers(array, f"{path}: array {name!r}")
 
 
 def id_examples(source: Source) -> Examples:
