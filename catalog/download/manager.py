@@ -39,13 +39,13 @@ from catalog.download.deadline import DEFAULT_MIN_RATE, Deadline, DeadlineExceed
 from catalog.download.extract import extract
 from catalog.download.http import fetch, new_session
 from catalog.download.local_tree import file_digest, tree_digest
-from catalog.download.manual import manual_file, unverified_note
+from catalog.download.manual import by_hand_error, manual_file, unverified_note
 from catalog.download.mirrors import Source, local_miss, sources
 from catalog.download.progress import Progress
 from catalog.download.report import Tried, combined_error, download_error, offline_error
 from catalog.download.resource import Failure, Resource, verify
 from catalog.download.retry import Backoff
-from catalog.errors import CatalogError, ChecksumError, DownloadError, SpecError
+from catalog.errors import CatalogError, ChecksumError, DownloadError, SpecError, StorageError
 from catalog.storage.diskspace import disk_full, require_free
 
 __all__ = ["DownloadManager"]
@@ -206,11 +206,20 @@ class DownloadManager:
                 )
             if found is not None:
                 return found
-            if self.offline:
-                cached = cache_path(resource, self.download_dir) if resource.registered else None
-                raise offline_error(resource, tried, self.manual_dir / resource.filename, cached)
-            remote = [s.where for s in candidates if s.path is None]
-            return self._from_network(resource, remote, tried)
+            manual = list(tried)  # what the manual dir held, if anything
+            try:
+                if self.offline:
+                    cached = (
+                        cache_path(resource, self.download_dir) if resource.registered else None
+                    )
+                    manual_path = self.manual_dir / resource.filename
+                    raise offline_error(resource, tried, manual_path, cached)
+                remote = [s.where for s in candidates if s.path is None]
+                return self._from_network(resource, remote, tried)
+            except (DownloadError, StorageError) as error:  # no space for it, a login page...
+                if not resource.by_hand:
+                    raise
+                raise by_hand_error(resource, self.manual_dir, manual, error) from None
 
     def extract(self, file: CachedFile) -> Path:
         """Extract an archive once, into ``<download_dir>/extracted/<sha256[:16]>-<name>/``,

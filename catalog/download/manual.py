@@ -32,9 +32,9 @@ from catalog._util.units import format_size
 from catalog.download.cache import CachedFile
 from catalog.download.local_tree import file_digest, tree_digest, tree_files
 from catalog.download.resource import Failure, Resource
-from catalog.errors import ChecksumError, DownloadError
+from catalog.errors import CatalogError, ChecksumError, DownloadError
 
-__all__ = ["changed_files", "found_entry", "manual_file", "unverified_note"]
+__all__ = ["by_hand_error", "changed_files", "found_entry", "manual_file", "unverified_note"]
 
 
 def manual_file(resource: Resource, manual_dir: Path) -> CachedFile:
@@ -58,6 +58,24 @@ def manual_file(resource: Resource, manual_dir: Path) -> CachedFile:
         ) from None
     return CachedFile(
         path, resource.filename, digest.size, digest.sha256, str(path), stamp=digest.stamp
+    )
+
+
+def by_hand_error(
+    resource: Resource, manual_dir: Path, tried: list[tuple[str, Failure]], error: CatalogError
+) -> DownloadError:
+    """The error for a file downloaded by hand (builder.yaml's ``manual: true``: a login, an
+    agreement) that neither the manual dir, the cache nor its URL delivered: where to place
+    it first (what the manual dir held instead, if anything), then why fetching it failed."""
+    size = f"{format_size(resource.size)}, " if resource.size is not None else ""
+    url = f" from {resource.urls[0]}" if resource.urls else ""
+    held = "".join(f"; {where} is not it: {why.reason}" for where, why in tried)
+    lines = getattr(error, "lines", None) or str(error).splitlines()
+    reason = " ".join(line.strip() for line in lines if line.strip()) or type(error).__name__
+    return DownloadError(
+        f"place {resource.filename} ({size}downloaded by hand{url}) in the manual dir "
+        f"{manual_dir} (or pass --manual-dir); `catalog info` says where to get it{held}; "
+        f"fetching it failed: {reason}"
     )
 
 

@@ -110,8 +110,10 @@ def _scan(
                 continue
             if not name.endswith(".tar") or "/" in name:
                 raise SourceFormatError(
-                    f"{path}: {name!r} is not a tar in the top folder; options.nested expects "
-                    "a tar of tars (<group>.tar)"
+                    f"{path}: {name!r} is not a tar in the top folder; this is read as a tar "
+                    "of tars, one <class>.tar per class as ImageNet's train tar is published "
+                    "(ILSVRC2012_img_train.tar), not a folder of images tarred again: use the "
+                    "tar as downloaded (options.nested)"
                 )
             group, end = name[: -len(".tar")], info.offset_data + info.size
             f.seek(info.offset_data)

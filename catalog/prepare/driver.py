@@ -41,6 +41,7 @@ from catalog.formats import FORMATS, Source
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.prepare import beam
 from catalog.prepare.destination import Destination, destination
+from catalog.prepare.needed import needed_downloads, split_downloads, without_absent
 from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
 from catalog.prepare.progress import PrepareProgress
 from catalog.prepare.reuse import declared_info, reusable
@@ -57,7 +58,7 @@ from catalog.prepare.work_unit import (
     verify_unit,
 )
 from catalog.spec.local_files import checksum_key
-from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, DownloadSpec, FileRef, SplitSpec
+from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, DownloadSpec
 from catalog.storage.diskspace import disk_usage, require_free
 from catalog.storage.locking import INCOMPLETE, work_dirs
 from catalog.storage.paths import DOWNLOAD_DIR_ENV, usable_dir
@@ -70,6 +71,7 @@ __all__ = [
     "prepare_dataset",
     "register_checksums",
     "resources",
+    "without_absent",
     "work_dir",
 ]
 
@@ -124,27 +126,9 @@ def resources(
             d.filename,
             d.max_extracted_size,
             in_place=d.url.startswith("file:"),
+            by_hand=d.by_hand,
         )
     return out
-
-
-def needed_downloads(spec: BuilderSpec) -> set[str]:
-    """The downloads the spec's splits read: those their `files` and file-valued `options`
-    (a file reference, or a map of them) name."""
-    return {name for split in spec.splits.values() for name in split_downloads(split)}
-
-
-def _manual(spec: BuilderSpec) -> list[DownloadSpec]:
-    return [d for d in spec.downloads.values() if d.manual]
-
-
-def split_downloads(split: SplitSpec) -> set[str]:
-    """The downloads one split reads (`needed_downloads`)."""
-    needed = {ref.download for ref in split.files.values()}
-    for value in split.options.values():
-        refs = value.values() if isinstance(value, dict) else (value,)
-        needed.update(ref.download for ref in refs if isinstance(ref, FileRef))
-    return needed
 
 
 def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> BuilderSpec:
@@ -204,6 +188,7 @@ def prepare_dataset(
     dest = destination(target, scratch)
     manual_dir = resolve_config(downloads).manual_dir
     assert manual_dir is not None  # resolve_config sets it
+    spec = without_absent(spec, manual_dir, say=not downloads.register_checksums)
     if not overwrite and not downloads.register_checksums and not dest.leftovers():
         reused = _reusable(spec, target, limit, manual_dir)
         if reused is not None:  # no lock needed to read a complete copy: read-only dirs work
@@ -471,6 +456,10 @@ def _workers(options: PrepareOptions) -> int:
         given = beam.parse_options(options.beam_pipeline_options).get("direct_num_workers", "1")
         return int(given) if given.isdigit() and int(given) > 0 else 1
     return options.num_proc
+
+
+def _manual(spec: BuilderSpec) -> list[DownloadSpec]:
+    return [d for d in spec.downloads.values() if d.manual]
 
 
 def _download(spec: BuilderSpec, manager: DownloadManager) -> dict[str, CachedFile]:
