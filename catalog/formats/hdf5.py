@@ -29,6 +29,7 @@ in this format is prepared.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -50,6 +51,8 @@ ROW_BYTES = 64 << 20
 CHUNK_BYTES = 64 << 20
 #: The most bytes a block of rows of one dataset may hold (fewer rows when rows are large).
 BLOCK_BYTES = 64 << 20
+#: What h5py raises for a damaged file (HDF5's own errors come through as these).
+_H5_ERRORS = (OSError, KeyError, RuntimeError, ValueError, TypeError)
 _ARRAY = re.compile(r"(?:(?P<file>[\w-]+):)?(?P<path>[^\[\]:]+)(?:\[(?P<column>\d+)\])?")
 
 
@@ -89,7 +92,7 @@ class _Datasets:
                 ) from None
             try:
                 dataset = self._files[key][name]
-            except (KeyError, ValueError):
+            except (KeyError, ValueError, RuntimeError, OSError):
                 held = self._names(key)
                 self.close()
                 raise SourceFormatError(
@@ -119,7 +122,8 @@ class _Datasets:
         names: list[str] = []
         file = self._files.get(key)
         if file is not None:
-            file.visit(names.append)
+            with contextlib.suppress(*_H5_ERRORS):  # a damaged file: what could be listed
+                file.visit(names.append)
         return names[:20]
 
     @property
@@ -132,8 +136,14 @@ class _Datasets:
         for first in range(start, min(stop, self._length), self._block):
             last = min(first + self._block, stop, self._length)
             blocks = {}
-            for feature, (dataset, column, _) in self._arrays.items():
-                block = dataset[first:last]
+            for feature, (dataset, column, path) in self._arrays.items():
+                try:
+                    block = dataset[first:last]
+                except _H5_ERRORS as error:  # a damaged chunk, filter or header
+                    raise SourceFormatError(
+                        f"{path}: {dataset.name!r}: rows {first}..{last - 1} cannot be read "
+                        f"(a damaged HDF5 file? {error})"
+                    ) from None
                 blocks[feature] = block if column is None else block[:, column]
             for i in range(last - first):
                 example = {}

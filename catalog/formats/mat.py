@@ -29,6 +29,8 @@ is; ``file_name`` holds its name if the spec declares it.
 
 from __future__ import annotations
 
+import math
+import struct
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -70,16 +72,126 @@ def load_arrays(path: Path, names: list[str]) -> dict[str, np.ndarray[Any, Any]]
     import scipy.io
 
     try:
+        version = scipy.io.matlab.matfile_version(path)[0]
+        if version == 0:
+            _check_v4(path)  # scipy allocates what a header claims before reading it
+        elif version == 1:
+            _check_v5(path)
         data = scipy.io.loadmat(path, variable_names=names)
-    except (ValueError, OSError, NotImplementedError, TypeError) as error:
+        missing = [name for name in names if name not in data]
+        held = [entry[0] for entry in scipy.io.whosmat(path)] if missing else []
+    except Exception as error:  # a damaged file: scipy raises whatever its parser hit
         raise SourceFormatError(
-            f"{path}: not a MATLAB v5 .mat file scipy can read ({error})"
+            f"{path}: not a MATLAB v5 .mat file scipy can read ({type(error).__name__}: {error})"
         ) from None
-    missing = [name for name in names if name not in data]
     if missing:
-        held = [entry[0] for entry in scipy.io.whosmat(path)]
         raise SourceFormatError(f"{path}: no array {missing[0]!r}; it holds {held}")
     return {name: data[name] for name in names}
+
+
+_V4_ITEM = {0: 8, 1: 4, 2: 4, 3: 2, 4: 2, 5: 1}  # MATLAB v4's P digit: the data's item size
+
+
+def _check_v4(path: Path) -> None:
+    """SourceFormatError unless every variable of a MATLAB v4 file (a 20-byte header, its
+    name, its data) lies within the file, so that nothing larger than it is allocated."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        position = 0
+        while position < size:
+            f.seek(position)
+            raw = f.read(20)
+            fields = None
+            for endian in "<>":
+                found = struct.unpack(f"{endian}5i", raw) if len(raw) == 20 else None
+                if found is not None and 0 <= found[0] < 5000 and min(found[1:]) >= 0:
+                    fields = found
+                    break
+            if fields is None or (fields[0] // 10) % 10 not in _V4_ITEM:
+                raise SourceFormatError(f"{path}: a damaged MATLAB v4 header at byte {position}")
+            kind, rows, cols, imaginary, name_length = fields
+            data = rows * cols * _V4_ITEM[(kind // 10) % 10] * (2 if imaginary else 1)
+            position += 20 + name_length + data
+            if position > size:
+                raise SourceFormatError(
+                    f"{path}: a MATLAB v4 variable of {rows}x{cols} runs past the end of the file "
+                    "(a damaged or truncated file)"
+                )
+
+
+def _check_v5(path: Path) -> None:
+    """SourceFormatError unless every data element of a MATLAB v5 file (those inside its
+    uncompressed matrices too) lies within the element holding it and the file."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        endian = "<" if f.read(128)[126:128] == b"IM" else ">"
+        _check_elements(f, path, 128, size, endian, 0)
+
+
+_MI_ITEM = {1: 1, 2: 1, 3: 2, 4: 2, 5: 4, 6: 4, 7: 4, 9: 8, 12: 8, 13: 8}  # v5 data types
+_NUMERIC = range(6, 16)  # mxDOUBLE_CLASS .. mxUINT64_CLASS
+
+
+def _check_elements(f: Any, path: Path, start: int, end: int, endian: str, depth: int) -> None:
+    """Check the data elements between `start` and `end` (see `_check_v5`), and of each
+    numeric matrix that its parts are all there and its data as large as its dimensions say
+    (scipy's reader crashes on a complex flag without an imaginary part)."""
+    position = start
+    while position + 8 <= end:
+        f.seek(position)
+        kind, nbytes = struct.unpack(f"{endian}II", f.read(8))
+        if kind >> 16:  # a small element: its data in the tag
+            position += 8
+            continue
+        stop = position + 8 + nbytes
+        if stop > end:
+            raise SourceFormatError(
+                f"{path}: a data element of {nbytes} bytes at byte {position} runs past the end "
+                "of what holds it (a damaged or truncated .mat file)"
+            )
+        if kind == 14 and depth < 16:  # miMATRIX: its parts (compressed ones are streamed)
+            _check_elements(f, path, position + 8, stop, endian, depth + 1)
+            _check_matrix(f, path, position + 8, stop, endian)
+        position = stop + (0 if kind == 15 else -nbytes % 8)
+
+
+def _parts(f: Any, start: int, end: int, endian: str) -> list[tuple[int, int, int]]:
+    """``(type, nbytes, data offset)`` of the data elements between `start` and `end`."""
+    parts, position = [], start
+    while position + 8 <= end:
+        f.seek(position)
+        kind, nbytes = struct.unpack(f"{endian}II", f.read(8))
+        if kind >> 16:
+            parts.append((kind & 0xFFFF, kind >> 16, position + 4))
+            position += 8
+            continue
+        parts.append((kind, nbytes, position + 8))
+        position += 8 + nbytes + (-nbytes % 8)
+    return parts
+
+
+def _check_matrix(f: Any, path: Path, start: int, end: int, endian: str) -> None:
+    parts = _parts(f, start, end, endian)
+    if len(parts) < 2 or parts[0][1] < 4 or parts[1][1] % 4:
+        return  # not a matrix header scipy reads as numeric (an empty one, a struct's)
+    f.seek(parts[0][2])
+    flags = struct.unpack(f"{endian}I", f.read(4))[0]
+    if flags & 0xFF not in _NUMERIC:
+        return
+    f.seek(parts[1][2])
+    dims = struct.unpack(f"{endian}{parts[1][1] // 4}i", f.read(parts[1][1]))
+    needed = 5 if flags & 0x800 else 4  # flags, dims, name, real part (, imaginary part)
+    count = math.prod(dims) if all(d >= 0 for d in dims) else -1
+    data = parts[3:needed]
+    if (
+        len(parts) < needed
+        or count < 0
+        or any(kind not in _MI_ITEM or nbytes != count * _MI_ITEM[kind] for kind, nbytes, _ in data)
+    ):
+        raise SourceFormatError(
+            f"{path}: a numeric variable at byte {start - 8} whose data is not what its "
+            f"dimensions {dims} say (a damaged .mat file)"
+        )
 
 
 class _Arrays:
@@ -93,7 +205,15 @@ class _Arrays:
         names = [options["images"], options["labels"]]
         try:
             arrays: dict[str, Any] = matfile.mat_arrays(path, names, source.scratch)
-        except (matfile.Unsupported, KeyError, ValueError, OSError, EOFError, zlib.error):
+        except (
+            matfile.Unsupported,
+            KeyError,
+            ValueError,
+            OSError,
+            EOFError,
+            zlib.error,
+            struct.error,
+        ):
             arrays = load_arrays(path, names)  # scipy names what is wrong, or reads it whole
         images = arrays[options["images"]]
         self._axis = options["example_axis"]

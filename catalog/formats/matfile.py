@@ -220,7 +220,12 @@ def _variables(path: Path) -> Iterator[tuple[int, int, bool, str]]:
 def _check(header: _Header, path: Path) -> np.dtype[Any]:
     if header.mx_class not in _MX or header.complex or header.data_type not in _MI:
         raise Unsupported(f"{path}: {header.name!r} is not a real numeric array")
-    return np.dtype(_MI[header.data_type])
+    dtype = np.dtype(_MI[header.data_type])
+    if any(d < 0 for d in header.shape) or header.data_bytes != (
+        math.prod(header.shape) * dtype.itemsize
+    ):  # a damaged header: its data is not what its dimensions say (scipy then names it)
+        raise Unsupported(f"{path}: {header.name!r} holds other bytes than its dimensions say")
+    return dtype
 
 
 def _v5_array(path: Path, name: str, scratch: Path | None) -> OnDiskArray:
@@ -233,6 +238,8 @@ def _v5_array(path: Path, name: str, scratch: Path | None) -> OnDiskArray:
             if not compressed:
                 header = _matrix_header(f, endian)
                 dtype = _check(header, path).newbyteorder(endian)
+                if f.tell() + header.data_bytes > path.stat().st_size:
+                    raise EOFError(f"the file ends inside variable {header.name!r}")
                 as_dtype = np.dtype(_MX[header.mx_class])
                 return OnDiskArray(path, f.tell(), dtype, header.shape, True, as_dtype)
             if scratch is None:
