@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -213,3 +214,25 @@ def test_the_same_manual_file_is_resumed(tmp_path: Path) -> None:
         )
     done = b.prepare(PrepareOptions(shard_bytes=1), download_config=manual_config(tmp_path))
     assert done.units_kept == 2
+
+
+class AtStart(PrepareProgress):
+    """Runs `action` once the plan is made, after the files were hashed, before any unit."""
+
+    def __init__(self, name: str, action: Callable[[], None]) -> None:
+        super().__init__(name, "none")
+        self.action = action
+
+    def start(self, plan: Any) -> None:
+        super().start(plan)
+        self.action()
+
+
+def test_worker_processes_check_what_they_read(tmp_path: Path) -> None:
+    """Units run in spawned processes check their files there (the watched files travel
+    with each task): a file rewritten after it was hashed fails the prepare."""
+    b, path, change = own_table(tmp_path)
+    with pytest.raises(ChecksumError, match="changed while unit") as raised:
+        b.prepare(PrepareOptions(shard_bytes=1, num_proc=2), progress=AtStart(b.full_name, change))
+    assert str(path) in str(raised.value)
+    assert not list((tmp_path / "data").rglob("dataset_info.json"))
