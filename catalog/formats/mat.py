@@ -53,7 +53,11 @@ from catalog.formats.base import (
 __all__ = ["FORMAT", "ID_FORMAT", "check", "examples", "id_examples", "load_arrays"]
 
 INSTALL = "pip install 'catalog[mat]'"
-_BLOCK = 1024  # examples read at a time
+_BLOCK = 1024  # examples read at a time, at most
+#: The most bytes one example's image may hold, and one block of examples (fewer examples
+#: when they are large), checked before anything is read.
+EXAMPLE_BYTES = 64 << 20
+BLOCK_BYTES = 64 << 20
 
 
 def check() -> None:
@@ -224,6 +228,15 @@ class _Arrays:
             )
         self._images = images
         self._length: int = images.shape[self._axis]
+        others = math.prod(images.shape) // max(1, self._length)
+        dtype = getattr(images, "as_dtype", None) or getattr(images, "dtype", None)
+        size = others * (np.dtype(dtype).itemsize if dtype is not None else 8)  # v7.3: at most
+        if size > EXAMPLE_BYTES:
+            raise SourceFormatError(
+                f"{path}: array {options['images']!r} of shape {images.shape} holds {size} "
+                f"bytes per example; catalog reads examples of at most {EXAMPLE_BYTES}"
+            )
+        self._block = max(1, min(_BLOCK, BLOCK_BYTES // max(1, size)))
         labels = arrays[options["labels"]]
         if not isinstance(labels, np.ndarray):
             labels = labels.read(0, 0, labels.shape[0])
@@ -235,8 +248,8 @@ class _Arrays:
 
     def examples(self, start: int, stop: int) -> Examples:
         with_id = "id" in self._source.features
-        for first in range(start, min(stop, self._length), _BLOCK):
-            last = min(first + _BLOCK, stop, self._length)
+        for first in range(start, min(stop, self._length), self._block):
+            last = min(first + self._block, stop, self._length)
             if isinstance(self._images, np.ndarray):
                 block = np.moveaxis(self._images, self._axis, 0)[first:last]
             else:

@@ -161,3 +161,28 @@ def test_mat_ids_that_are_not_whole_numbers_are_refused(tmp_path: Path) -> None:
         SourceFormatError, match=r"labels.mat: array 'labels': value 1.7 at index 1"
     ):
         list(fmt.examples(Source("train", files, options, features)))
+
+
+def test_mat_examples_are_read_in_blocks_within_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blocks of 1024 examples of large images were read at once; now a block holds at most
+    BLOCK_BYTES, and an example over EXAMPLE_BYTES is refused before it is read."""
+    from catalog.formats import mat
+
+    path = tmp_path / "x.mat"
+    images = (np.arange(4 * 4 * 3 * 5) % 251).astype(np.uint8).reshape(4, 4, 3, 5)
+    scipy.io.savemat(path, {"X": images, "y": np.arange(5).reshape(5, 1)})
+    fmt = FORMATS["mat"]
+    options = {name: option.default for name, option in fmt.options.items()}
+    features = FeaturesDict({"image": Image((4, 4, 3)), "label": ClassLabel(num_classes=10)})
+    source = Source("train", {"mat": (path,)}, options, features, tmp_path / "scratch")
+    monkeypatch.setattr(mat, "BLOCK_BYTES", 2 * 48)  # two examples of 48 bytes
+    reader = mat._Arrays(source)
+    assert reader._block == 2
+    got = [e["image"] for _, e in reader.examples(0, 5)]
+    for i, image in enumerate(got):
+        np.testing.assert_array_equal(image, images[..., i])
+    monkeypatch.setattr(mat, "EXAMPLE_BYTES", 47)
+    with pytest.raises(SourceFormatError, match="holds 48 bytes per example; catalog reads"):
+        mat._Arrays(source)
