@@ -2,7 +2,8 @@
 point: image files (JPEG and PNG headers and data: the photo path's decoder and a foreign
 record's checked decode), CSV and JSON Lines files (`catalog prepare FILE`: the spec inferred,
 then prepared), Croissant JSON-LD (the file read into a spec; its nodes mutated too), and
-TFRecord files and tf.train.Example records. Seeded random mutations of valid inputs
+TFRecord files and tf.train.Example records, HDF5 and MATLAB files (their own readers),
+and tars of tars (ImageNet's layout). Seeded random mutations of valid inputs
 (tests/fuzz.py), a few seconds each: only catalog's own errors, bounded memory, bounded time.
 """
 
@@ -209,3 +210,107 @@ def test_found_by_fuzzing_a_png_chunk_running_past_the_end_is_refused_at_once() 
     with pytest.raises(SourceFormatError, match="a chunk at byte 33 runs past the end"):
         image_decode.decode(bytes(data), 4)
     assert time.monotonic() - started < 1
+
+
+def _tar_of_tars() -> bytes:
+    """ImageNet's train layout in small: a tar of two class tars of PNGs."""
+    import io
+    import tarfile
+
+    def tar(members: dict[str, bytes]) -> bytes:
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w", format=tarfile.GNU_FORMAT) as t:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+        return out.getvalue()
+
+    image = small("PNG", size=8)
+    return tar({f"n0{c}.tar": tar({f"n0{c}_{i}.png": image for i in range(3)}) for c in (1, 2)})
+
+
+def test_tar_of_tars(workdir: Path) -> None:
+    """`image_tar` with ``nested``: the index made from the headers, then every image read."""
+    from catalog.features import ClassLabel, FeaturesDict, Text
+    from catalog.formats import FORMATS, Source
+
+    fmt = FORMATS["image_tar"]
+    features = FeaturesDict(
+        {"image": Image(), "label": ClassLabel(names=["n01", "n02"]), "file_name": Text()}
+    )
+    options = {name: option.default for name, option in fmt.options.items()}
+    options.update(nested=True, group_label="label", file_name="file_name")
+    path = workdir / "train.tar"
+    counter = iter(range(1 << 30))
+
+    def read(data: bytes) -> None:
+        path.write_bytes(data)
+        scratch = workdir / f"scratch{next(counter)}"
+        try:
+            list(fmt.examples(Source("train", {"archive": (path,)}, options, features, scratch)))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    assert fuzz(read, _tar_of_tars(), seed=41, budget=BUDGET, at_least=20) >= 20
+
+
+def _h5_bytes(path: Path) -> bytes:
+    import h5py
+    import numpy as np
+
+    with h5py.File(path, "w") as f:
+        f.create_dataset("imgs", data=(np.arange(6 * 16) % 251).astype("uint8").reshape(6, 4, 4),
+                         chunks=(2, 4, 4), compression="gzip")  # fmt: skip
+        f["labels"] = np.array([0, 1, 2, 0, 1, 2])
+    return path.read_bytes()
+
+
+def test_hdf5_files(workdir: Path) -> None:
+    """The `hdf5` reader over a mutated file: catalog's errors only, bounded memory."""
+    from catalog.features import ClassLabel, FeaturesDict
+    from catalog.formats import FORMATS, Source
+
+    fmt = FORMATS["hdf5"]
+    features = FeaturesDict({"image": Image((4, 4, 1)), "label": ClassLabel(num_classes=3)})
+    options = {name: option.default for name, option in fmt.options.items()}
+    options["arrays"] = {"image": "imgs", "label": "labels"}
+    path = workdir / "x.h5"
+    valid = _h5_bytes(path)
+
+    def read(data: bytes) -> None:
+        path.write_bytes(data)
+        list(fmt.examples(Source("train", {"file": (path,)}, options, features)))
+
+    assert fuzz(read, valid, seed=41, budget=BUDGET, at_least=20) >= 20
+
+
+@pytest.mark.parametrize("compressed", [True, False], ids=["compressed", "plain"])
+def test_mat_files(workdir: Path, compressed: bool) -> None:
+    """The `mat` reader (its own v5 slicer, scipy for the rest) over a mutated file."""
+    import numpy as np
+    import scipy.io
+
+    from catalog.features import ClassLabel, FeaturesDict
+    from catalog.formats import FORMATS, Source
+
+    fmt = FORMATS["mat"]
+    features = FeaturesDict({"image": Image((4, 4, 3)), "label": ClassLabel(num_classes=10)})
+    options = {name: option.default for name, option in fmt.options.items()}
+    path = workdir / "x.mat"
+    images = (np.arange(4 * 4 * 3 * 5) % 251).astype(np.uint8).reshape(4, 4, 3, 5)
+    labels = (np.arange(5) % 10).reshape(5, 1)
+    scipy.io.savemat(path, {"X": images, "y": labels}, do_compression=compressed)
+    # the same bytes every run: scipy writes the time into the header text
+    valid = b"MATLAB 5.0 MAT-file, written for fuzzing".ljust(116) + path.read_bytes()[116:]
+    counter = iter(range(1 << 30))
+
+    def read(data: bytes) -> None:
+        path.write_bytes(data)
+        scratch = workdir / f"scratch{next(counter)}"
+        try:
+            list(fmt.examples(Source("train", {"mat": (path,)}, options, features, scratch)))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    assert fuzz(read, valid, seed=41, budget=BUDGET, at_least=20) >= 20

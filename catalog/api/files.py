@@ -117,7 +117,8 @@ def prepare_files(
         delimiter: the field separator of CSV/TSV files; default: found from the file.
         encoding: the text encoding of CSV/TSV files; default UTF-8, or as its BOM says.
         missing: texts that are missing values in CSV/TSV fields (besides the empty field).
-        channels: an image folder's channels (1, 3 or 4); default: what most images have.
+        channels: an image folder's channels (1, 3 or 4); default: colour when most images
+            are colour (3 or 4 channels), else gray.
         write_spec: a folder to also write the inferred builder.yaml + checksums.tsv into.
         overwrite: prepare again even when a prepared copy of the same files is there.
         num_proc: processes that prepare shards at once.

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from catalog._util.hashing import Digest
+from catalog._util.hashing import Digest, Stamp, file_stamp
 from catalog.download.checksums import content_name
 from catalog.download.resource import Failure, Resource, verify
 from catalog.errors import DownloadError
@@ -55,6 +55,9 @@ class CachedFile:
     url: str | None = None  # the URL or local path it was fetched from; None if unknown
     #: The most it may extract to (its Resource's), None: catalog's default limit.
     max_extracted_size: int | None = None
+    #: The file's `catalog._util.hashing.file_stamp` when its sha256 was taken (None: a
+    #: folder, or unknown): what `catalog.download.watch` compares after it was read.
+    stamp: Stamp | None = None
 
 
 def cache_path(resource: Resource, download_dir: Path) -> Path:
@@ -139,7 +142,10 @@ class Cache:
             # Hashed when it was written or last checked, and untouched since (same inode,
             # size, mtime and ctime): not read again, so reusing a cached 1.6 GB file costs a
             # stat. A hard link to a mirror file shares its inode: a change there shows here.
-            return CachedFile(path, resource.filename, stat.st_size, resource.sha256, source)
+            return CachedFile(
+                path, resource.filename, stat.st_size, resource.sha256, source,
+                stamp=file_stamp(stat),
+            )  # fmt: skip
         digest = Digest.of_file(path)
         try:
             verify(resource, digest, remote=False)
@@ -154,14 +160,17 @@ class Cache:
             self._record_path(path.name).unlink(missing_ok=True)
             return None
         self._write_record(path, resource.filename, digest, source, record)
-        return CachedFile(path, resource.filename, digest.size, digest.sha256, source)
+        return CachedFile(
+            path, resource.filename, digest.size, digest.sha256, source, stamp=digest.stamp
+        )
 
     def commit(self, part: Path, resource: Resource, digest: Digest, url: str) -> CachedFile:
         """Move verified bytes from ``part`` to their cache path and record where they came from."""
         path = self.root / content_name(digest.sha256, resource.filename)
         part.replace(path)  # atomic: the cache path is absent or complete and verified
         self._write_record(path, resource.filename, digest, url)
-        return CachedFile(path, resource.filename, digest.size, digest.sha256, url)
+        stamp = file_stamp(path.stat())  # written by this process: these bytes were hashed
+        return CachedFile(path, resource.filename, digest.size, digest.sha256, url, stamp=stamp)
 
     def new_part(self, resource: Resource) -> Path:
         """A fresh, unique temporary path in the cache (for copies that are not resumed)."""

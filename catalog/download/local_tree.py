@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from catalog._util.hashing import Digest
+from catalog._util.hashing import Digest, NotAFileError, Stamp, file_stamp, regular_file
 from catalog.download.resource import Failure
 from catalog.storage.tree_walk import files_under
 
-__all__ = ["BUILDER_FILES", "file_digest", "tree_digest", "tree_files"]
+__all__ = ["BUILDER_FILES", "file_digest", "tree_digest", "tree_entries", "tree_files"]
 
 #: Digests of files hashed in this process, by path and stamp (see `file_digest`).
-_SEEN: dict[tuple[str, int, int, int, int], tuple[int, str]] = {}
+_SEEN: dict[tuple[str, Stamp], tuple[int, str]] = {}
 _MAX_SEEN = 200_000
 
 #: Files a builder folder holds beside its data (`catalog.spec.model`'s SPEC_FILE and
@@ -45,18 +45,27 @@ def tree_files(root: Path) -> Iterator[tuple[str, Path]]:
 
 
 def file_digest(path: Path) -> Digest:
-    """The size and sha256 of a file (``head`` empty). A file this process hashed before and
-    whose stamp (inode, size, mtime, ctime) is unchanged is not read again: `catalog prepare
-    PATH` measures its files when it makes the spec and checks them when it prepares, and
-    a file changed in between changes its ctime, which cannot be set back. A file that
-    changes while it is read is a `Failure`."""
-    before = path.stat()
-    key = (str(path), before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns)
-    if key in _SEEN:
-        return Digest.known(*_SEEN[key])
-    digest = Digest.of_file(path)
-    after = path.stat()
-    if (after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns) != key[1:]:
+    """The size and sha256 of a file (``head`` empty; ``stamp`` the file's `file_stamp` when
+    it was hashed). A file this process hashed before and whose stamp (device, inode, size,
+    mtime, ctime) is unchanged is not read again: `catalog prepare PATH` measures its files
+    when it makes the spec and checks them when it prepares, and a file changed in between
+    changes its ctime, which cannot be set back. A file that changes while it is read, that
+    cannot be read, or that is no regular file (a FIFO, a device: refused before it is
+    opened) is a `Failure`."""
+    try:
+        key = (str(path), file_stamp(regular_file(path)))
+        if key in _SEEN:
+            known = Digest.known(*_SEEN[key])
+            known.stamp = key[1]
+            return known
+        digest = Digest.of_file(path)
+    except PermissionError:
+        raise Failure("cannot be read (permission denied); make it readable") from None
+    except NotAFileError as error:
+        raise Failure(f"{error.strerror}; put the file itself at this path") from None
+    except OSError as error:
+        raise Failure(str(error.strerror or error)) from None
+    if digest.stamp != key[1]:
         raise Failure("the file changed while it was read; try again once it is complete")
     if len(_SEEN) >= _MAX_SEEN:
         _SEEN.clear()
@@ -68,12 +77,25 @@ def file_digest(path: Path) -> Digest:
 def tree_digest(root: Path) -> Digest:
     """The digest of the folder `root`: ``size`` is its files' total, ``sha256`` the
     manifest's (see the module docstring); ``head`` is empty (a folder is no HTML page)."""
+    return _manifest(root, None)
+
+
+def tree_entries(root: Path) -> tuple[Digest, list[tuple[str, int, str, Stamp | None]]]:
+    """`tree_digest` of `root`, and ``(path, size, sha256, stamp when hashed)`` of each file
+    its manifest lists."""
+    entries: list[tuple[str, int, str, Stamp | None]] = []
+    return _manifest(root, entries), entries
+
+
+def _manifest(root: Path, entries: list[tuple[str, int, str, Stamp | None]] | None) -> Digest:
     manifest = Digest()
     total = 0
     for relative, file in tree_files(root):
         digest = file_digest(file)
         total += digest.size
         manifest.update(f"{relative}\t{digest.size}\t{digest.sha256}\n".encode())
+        if entries is not None:
+            entries.append((str(file), digest.size, digest.sha256, digest.stamp))
     manifest.size = total
     manifest.head = b""
     return manifest

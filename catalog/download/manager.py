@@ -39,13 +39,13 @@ from catalog.download.deadline import DEFAULT_MIN_RATE, Deadline, DeadlineExceed
 from catalog.download.extract import extract
 from catalog.download.http import fetch, new_session
 from catalog.download.local_tree import file_digest, tree_digest
-from catalog.download.manual import manual_file, unverified_note
+from catalog.download.manual import by_hand_error, manual_file, unverified_note
 from catalog.download.mirrors import Source, local_miss, sources
 from catalog.download.progress import Progress
 from catalog.download.report import Tried, combined_error, download_error, offline_error
 from catalog.download.resource import Failure, Resource, verify
 from catalog.download.retry import Backoff
-from catalog.errors import CatalogError, ChecksumError, DownloadError, SpecError
+from catalog.errors import CatalogError, ChecksumError, DownloadError, SpecError, StorageError
 from catalog.storage.diskspace import disk_full, require_free
 
 __all__ = ["DownloadManager"]
@@ -206,11 +206,20 @@ class DownloadManager:
                 )
             if found is not None:
                 return found
-            if self.offline:
-                cached = cache_path(resource, self.download_dir) if resource.registered else None
-                raise offline_error(resource, tried, self.manual_dir / resource.filename, cached)
-            remote = [s.where for s in candidates if s.path is None]
-            return self._from_network(resource, remote, tried)
+            manual = list(tried)  # what the manual dir held, if anything
+            try:
+                if self.offline:
+                    cached = (
+                        cache_path(resource, self.download_dir) if resource.registered else None
+                    )
+                    manual_path = self.manual_dir / resource.filename
+                    raise offline_error(resource, tried, manual_path, cached)
+                remote = [s.where for s in candidates if s.path is None]
+                return self._from_network(resource, remote, tried)
+            except (DownloadError, StorageError) as error:  # no space for it, a login page...
+                if not resource.by_hand:
+                    raise
+                raise by_hand_error(resource, self.manual_dir, manual, error) from None
 
     def extract(self, file: CachedFile) -> Path:
         """Extract an archive once, into ``<download_dir>/extracted/<sha256[:16]>-<name>/``,
@@ -234,16 +243,22 @@ class DownloadManager:
             reason = "is a directory; expected the downloaded file itself at this path"
             tried.append((f"{path} (manual dir)", Failure(reason)))
             return None
-        if not path.is_file():
+        if not path.exists():
             return None
-        digest = Digest.of_file(path)
         try:
+            digest = _stable_digest(path)
             verify(resource, digest, remote=False)
+        except OSError as error:  # a FIFO or a device is refused before it is opened
+            reason = f"{error.strerror or error}; expected the downloaded file itself here"
+            tried.append((f"{path} (manual dir)", Failure(reason)))
+            return None
         except Failure as failure:
             tried.append((f"{path} (manual dir)", failure))
             return None
         self.progress.note(f"using {resource.filename} from the manual dir: {path}")
-        return CachedFile(path, resource.filename, digest.size, digest.sha256, str(path))
+        return CachedFile(
+            path, resource.filename, digest.size, digest.sha256, str(path), stamp=digest.stamp
+        )
 
     def _from_local(
         self, candidates: list[Source], resource: Resource, tried: Tried
@@ -273,15 +288,17 @@ class DownloadManager:
                 digest = (tree_digest if what == "folder" else file_digest)(source.path)
                 verify(resource, digest, remote=False)
             except Failure as failure:
-                failure.reason = (
-                    f"the {what} changed since its size and sha256 were recorded ({failure}); "
-                    "prepare it again from its path to record it anew"
-                )
+                if failure.checksum:
+                    failure.reason = (
+                        f"the {what} changed since its size and sha256 were recorded "
+                        f"({failure}); prepare it again from its path to record it anew"
+                    )
                 tried.append((source.where, failure))
                 continue
             return CachedFile(
-                source.path, resource.filename, digest.size, digest.sha256, str(source.path)
-            )
+                source.path, resource.filename, digest.size, digest.sha256, str(source.path),
+                stamp=digest.stamp,
+            )  # fmt: skip
         return None
 
     def _use_local(self, path: Path, resource: Resource, tried: Tried) -> CachedFile | None:
@@ -299,7 +316,9 @@ class DownloadManager:
             tried.append((str(path), failure))
             return None
         self.progress.note(f"using {resource.filename} where it is: {path}")
-        return CachedFile(path, resource.filename, digest.size, digest.sha256, str(path))
+        return CachedFile(
+            path, resource.filename, digest.size, digest.sha256, str(path), stamp=digest.stamp
+        )
 
     def _link(self, path: Path, resource: Resource) -> CachedFile | None:
         """Hard-link `path` into the cache if it holds the right bytes; None if no link can be
@@ -438,10 +457,7 @@ class DownloadManager:
 
 def _stable_digest(path: Path) -> Digest:
     """The digest of `path`, or Failure if the file changed while it was read."""
-    before = path.stat()
     digest = Digest.of_file(path)
-    after = path.stat()
-    fields = ("st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
-    if any(getattr(before, f) != getattr(after, f) for f in fields):
+    if digest.stamp is None:
         raise Failure("the file changed while it was read; try again once it is complete")
     return digest

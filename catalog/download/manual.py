@@ -13,8 +13,13 @@ It cannot be checked against a published size and sha256, so catalog does what i
   measured and said on stderr as unverified, and recorded in ``dataset_info.json``
   (``downloads.<name>``: ``manual``, ``size``, ``sha256``, ``verified: false``);
 - the reader still checks its layout: the member names and example counts the spec expects;
+- a prepare's resume key holds its sha256 (measured once per prepare), so the finished shards
+  of a killed prepare are never kept for another file, even one copied over it with the same
+  size and mtime (``cp -p``); what a prepare read of it is checked to be what it hashed
+  (`catalog.download.watch`);
 - a later prepare compares the file's size with the recorded one (a stat, no read) and prepares
   again when it differs; `catalog verify` re-hashes it and reports a changed file.
+- a FIFO, a device or an unreadable file is refused before it is opened (`DownloadError`).
 """
 
 from __future__ import annotations
@@ -27,9 +32,9 @@ from catalog._util.units import format_size
 from catalog.download.cache import CachedFile
 from catalog.download.local_tree import file_digest, tree_digest, tree_files
 from catalog.download.resource import Failure, Resource
-from catalog.errors import ChecksumError, DownloadError
+from catalog.errors import CatalogError, ChecksumError, DownloadError
 
-__all__ = ["changed_files", "found_entry", "manual_file", "stamp", "unverified_note"]
+__all__ = ["by_hand_error", "changed_files", "found_entry", "manual_file", "unverified_note"]
 
 
 def manual_file(resource: Resource, manual_dir: Path) -> CachedFile:
@@ -45,7 +50,33 @@ def manual_file(resource: Resource, manual_dir: Path) -> CachedFile:
         digest = tree_digest(path) if path.is_dir() else file_digest(path)
     except Failure as failure:
         raise DownloadError(f"{path} (manual dir): {failure.reason}") from None
-    return CachedFile(path, resource.filename, digest.size, digest.sha256, str(path))
+    except OSError as error:  # a folder (or a file in it) that cannot be read
+        where = error.filename or path
+        raise DownloadError(
+            f"{where} (manual dir): cannot be read ({error.strerror or error}); make it "
+            "readable, or place the file again"
+        ) from None
+    return CachedFile(
+        path, resource.filename, digest.size, digest.sha256, str(path), stamp=digest.stamp
+    )
+
+
+def by_hand_error(
+    resource: Resource, manual_dir: Path, tried: list[tuple[str, Failure]], error: CatalogError
+) -> DownloadError:
+    """The error for a file downloaded by hand (builder.yaml's ``manual: true``: a login, an
+    agreement) that neither the manual dir, the cache nor its URL delivered: where to place
+    it first (what the manual dir held instead, if anything), then why fetching it failed."""
+    size = f"{format_size(resource.size)}, " if resource.size is not None else ""
+    url = f" from {resource.urls[0]}" if resource.urls else ""
+    held = "".join(f"; {where} is not it: {why.reason}" for where, why in tried)
+    lines = getattr(error, "lines", None) or str(error).splitlines()
+    reason = " ".join(line.strip() for line in lines if line.strip()) or type(error).__name__
+    return DownloadError(
+        f"place {resource.filename} ({size}downloaded by hand{url}) in the manual dir "
+        f"{manual_dir} (or pass --manual-dir); `catalog info` says where to get it{held}; "
+        f"fetching it failed: {reason}"
+    )
 
 
 def unverified_note(file: CachedFile) -> str:
@@ -75,29 +106,6 @@ def _size(path: Path) -> int:
     if not path.is_dir():
         return path.stat().st_size
     return sum(file.stat().st_size for _, file in tree_files(path))
-
-
-def stamp(filenames: list[str], manual_dir: Path) -> dict[str, list[int] | None]:
-    """Size and latest modification time (ns) of each manual file or folder as it is now (a
-    stat of the file, of each file of a folder; None when absent): what a prepare's resume
-    key holds, so that finished shards are never kept after the file was replaced by another
-    (whose sha256, unpublished, is only known after reading it all)."""
-    out: dict[str, list[int] | None] = {}
-    for filename in filenames:
-        path = manual_dir / filename
-        try:
-            if path.is_dir():
-                stats = [file.stat() for _, file in tree_files(path)]
-                out[filename] = [
-                    sum(s.st_size for s in stats),
-                    max((s.st_mtime_ns for s in stats), default=0),
-                ]
-            else:
-                st = path.stat()
-                out[filename] = [st.st_size, st.st_mtime_ns]
-        except OSError:
-            out[filename] = None
-    return out
 
 
 def changed_files(

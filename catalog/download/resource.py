@@ -44,6 +44,11 @@ class Resource:
     #: taken from the manual dir only, its size and sha256 measured there
     #: (`catalog.download.manual`); ``size`` and ``sha256`` stay None.
     manual: bool = False
+    #: Downloaded by hand from its URL (a login, an agreement) into the manual dir, checked
+    #: against its registered size and sha256 (builder.yaml's ``manual: true``): when it is
+    #: in neither the manual dir nor the cache, `catalog.download.manual.check_placed` says
+    #: where to put it before anything is fetched.
+    by_hand: bool = False
 
     def __post_init__(self) -> None:
         urls: object = self.urls  # typed as a tuple, but a caller may pass one string

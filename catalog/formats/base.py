@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+import numpy as np
+
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 
@@ -30,6 +32,7 @@ __all__ = [
     "SourceFormat",
     "running_id",
     "shape_of",
+    "whole_numbers",
 ]
 
 Examples = Iterator[tuple[str, dict[str, Any]]]
@@ -211,3 +214,19 @@ def shape_of(features: FeaturesDict, name: str, fmt: str) -> tuple[int, ...]:
             f"format {fmt!r} needs feature {name!r} to have a fully known shape, got {shape}"
         )
     return tuple(shape)
+
+
+def whole_numbers(array: np.ndarray[Any, Any], where: str) -> np.ndarray[Any, Any]:
+    """`array` as int64, or SourceFormatError naming the first value that is not a whole
+    number (1.7 is never truncated to 1), nor one int64 holds."""
+    if array.dtype.kind != "f":
+        return array.astype(np.int64)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(array) | (array != np.round(array)) | (np.abs(array) >= 2.0**63)
+    if bad.any():
+        i = int(np.flatnonzero(bad.reshape(-1))[0])
+        raise SourceFormatError(
+            f"{where}: value {array.reshape(-1)[i].item()!r} at index {i} is not a whole number "
+            "where an integer (a label, an id) belongs"
+        )
+    return array.astype(np.int64)

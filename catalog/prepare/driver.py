@@ -33,11 +33,13 @@ from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resour
 from catalog.download.checksums import write_checksums
 from catalog.download.config import resolve_config
 from catalog.download.local_tree import tree_files
-from catalog.download.manual import changed_files, found_entry, stamp
+from catalog.download.manual import changed_files, found_entry
+from catalog.download.watch import Watched, check_unchanged, watch
 from catalog.errors import SourceFormatError, SpecError
 from catalog.formats import FORMATS, Source
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.prepare import beam
+from catalog.prepare.needed import needed_downloads, split_downloads, without_absent
 from catalog.prepare.options import DEFAULT_SHARD_BYTES, PrepareOptions
 from catalog.prepare.progress import PrepareProgress
 from catalog.prepare.reuse import declared_info, reusable
@@ -50,9 +52,10 @@ from catalog.prepare.work_unit import (
     Task,
     WorkerLostError,
     finished,
+    unreadable,
 )
 from catalog.spec.local_files import checksum_key
-from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, FileRef
+from catalog.spec.model import CHECKSUMS_FILE, BuilderSpec, DownloadSpec
 from catalog.storage.data_dir import Location, Opened, Publisher, ShardSink, Store
 from catalog.storage.diskspace import disk_usage, require_free
 from catalog.storage.locking import INCOMPLETE, work_dirs
@@ -66,6 +69,7 @@ __all__ = [
     "prepare_dataset",
     "register_checksums",
     "resources",
+    "without_absent",
     "work_dir",
 ]
 
@@ -120,20 +124,9 @@ def resources(
             d.filename,
             d.max_extracted_size,
             in_place=d.url.startswith("file:"),
+            by_hand=d.by_hand,
         )
     return out
-
-
-def needed_downloads(spec: BuilderSpec) -> set[str]:
-    """The downloads the spec's splits read: those their `files` and file-valued `options`
-    (a file reference, or a map of them) name."""
-    needed: set[str] = set()
-    for split in spec.splits.values():
-        needed.update(ref.download for ref in split.files.values())
-        for value in split.options.values():
-            refs = value.values() if isinstance(value, dict) else (value,)
-            needed.update(ref.download for ref in refs if isinstance(ref, FileRef))
-    return needed
 
 
 def register_checksums(spec: BuilderSpec, files: dict[str, CachedFile]) -> BuilderSpec:
@@ -196,6 +189,7 @@ def prepare_dataset(
     dest = store.publisher(target, scratch)
     manual_dir = resolve_config(downloads).manual_dir
     assert manual_dir is not None  # resolve_config sets it
+    spec = without_absent(spec, manual_dir, say=not downloads.register_checksums)
     if not overwrite and not downloads.register_checksums and not dest.leftovers():
         reused = _reusable(spec, store, target, limit, manual_dir, opened)
         if reused is not None:  # no lock needed to read a complete copy: read-only dirs work
@@ -212,19 +206,25 @@ def prepare_dataset(
             fetched = _download(spec, manager)
             spec = register_checksums(spec, fetched)
         prepared = None if overwrite else _reusable(spec, store, target, limit, manual_dir)
-        manual = stamp([d.filename for d in spec.downloads.values() if d.manual], manual_dir)
+        if prepared is not None:
+            for stale in work_dirs(dest.local):  # left by runs that were killed
+                shutil.rmtree(stale, ignore_errors=True)
+            return Prepared(prepared, "reused", waited)
+        files = fetched or _download(spec, manager)
+        # an unverified manual file's part of the resume key is its sha256, measured now:
+        # finished shards are never kept for another file (even one with the same size and
+        # mtime, `cp -p`)
+        manual = {d.filename: files[d.name].sha256 for d in _manual(spec) if d.name in files}
+        watched = watch(files)
         shard_bytes = options.shard_bytes or _resumable_size(spec, dest, limit, manual)
         key = plan_key(spec, limit, shard_bytes, WRITER_OPTIONS, manual)
         work = work_dir(dest.local, key)
         for stale in work_dirs(dest.local):  # left by runs that were killed
-            if stale != work or overwrite or prepared is not None:
-                if not overwrite and prepared is None:
+            if stale != work or overwrite:
+                if not overwrite:
                     _say_discarded(spec, stale, shard_bytes)
                 shutil.rmtree(stale, ignore_errors=True)
         options = dataclasses.replace(options, shard_bytes=shard_bytes)
-        if prepared is not None:
-            return Prepared(prepared, "reused", waited)
-        files = fetched or _download(spec, manager)
         (work / BOOKKEEPING).mkdir(parents=True, exist_ok=True)
         shutil.rmtree(work / BOOKKEEPING / "partial", ignore_errors=True)
         resumable = (KeyboardInterrupt, SystemExit, WorkerLostError)
@@ -232,11 +232,21 @@ def prepare_dataset(
             with publishing(
                 dest, key, work, shard_bytes=shard_bytes, fresh=overwrite, resumable=resumable
             ) as publication:
-                sources = split_sources(spec, files, manager, work / BOOKKEEPING / "stage")
-                for split in spec.splits.values():
-                    check_class_names(spec, split, sources[split.name])
-                plan = _plan(spec, sources, work, key, options)
-                shards = _run(spec, plan, sources, work, progress, options, publication.sink)
+                try:
+                    sources = split_sources(spec, files, manager, work / BOOKKEEPING / "stage")
+                    for split in spec.splits.values():
+                        check_class_names(spec, split, sources[split.name])
+                    plan = _plan(spec, sources, work, key, options)
+                except (IsADirectoryError, PermissionError) as error:  # a source, read to plan
+                    raise SourceFormatError(f"{spec.full_name}: {unreadable(error)}") from None
+                reads = {
+                    name: tuple(
+                        w for d in sorted(split_downloads(split)) for w in watched.get(d, ())
+                        if not w.in_folder
+                    )
+                    for name, split in spec.splits.items()
+                }  # fmt: skip
+                shards = _run(spec, plan, sources, work, progress, options, publication.sink, reads)
                 splits = {}
                 for name in spec.splits:
                     held = tuple(shards[u.file] for u in plan.split_units(name))
@@ -247,6 +257,8 @@ def prepare_dataset(
                     shard_options=WRITER_OPTIONS,
                     downloads=_downloads_found(spec, files),
                 )
+                # what every unit read is what was hashed (a folder's files too), or no publish
+                check_unchanged((w for ws in watched.values() for w in ws), spec.full_name)
                 shutil.rmtree(work / BOOKKEEPING)
                 publication.publish(info)
         except resumable:
@@ -378,9 +390,12 @@ def _run(
     progress: PrepareProgress,
     options: PrepareOptions,
     sink: ShardSink,
+    reads: dict[str, tuple[Watched, ...]],
 ) -> dict[str, ShardInfo]:
     """Run the units not finished yet; every unit's verified shard, by file name. A unit is
-    finished when the sink holds its shard whole (a killed run's, or a bucket's uploaded)."""
+    finished when the sink holds its shard whole (a killed run's, or a bucket's uploaded).
+    Each unit checks the files its split `reads` once it has written its shard
+    (`catalog.download.watch`)."""
     shards: dict[str, ShardInfo] = {}
     tasks = []
     progress.start(plan)
@@ -392,7 +407,9 @@ def _run(
             progress.unit_done(Outcome(unit, done, written=False))
             continue
         last = options.max_examples_per_split is None and unit.index == unit.count - 1
-        tasks.append(Task(spec, sources[unit.split], unit, str(work), WRITER_OPTIONS, last, sink))
+        source = sources[unit.split]
+        task = Task(spec, source, unit, str(work), WRITER_OPTIONS, last, sink, reads[unit.split])
+        tasks.append(task)
     # The plan knows about how big the shards will be: a disk too small for them is one clear
     # error before any is written (a full disk midway is still caught by the unit). Into a
     # bucket, scratch holds only the shards being written: one per worker.
@@ -434,6 +451,10 @@ def _workers(options: PrepareOptions) -> int:
         given = beam.parse_options(options.beam_pipeline_options).get("direct_num_workers", "1")
         return int(given) if given.isdigit() and int(given) > 0 else 1
     return options.num_proc
+
+
+def _manual(spec: BuilderSpec) -> list[DownloadSpec]:
+    return [d for d in spec.downloads.values() if d.manual]
 
 
 def _download(spec: BuilderSpec, manager: DownloadManager) -> dict[str, CachedFile]:

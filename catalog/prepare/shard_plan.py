@@ -111,7 +111,7 @@ def plan_key(
     manual: dict[str, Any] | None = None,
 ) -> str:
     """A digest of everything the shards depend on (see the module docstring); `manual`: the
-    unverified manual files' `catalog.download.manual.stamp` (no sha256 to go by)."""
+    unverified manual files' sha256, as measured by this prepare (none was published)."""
     splits = {
         name: {
             "format": s.format,

@@ -28,6 +28,7 @@ from array_record.python.array_record_module import ArrayRecordWriter
 from catalog import errors
 from catalog._util.hashing import sha256_file
 from catalog._util.units import format_size
+from catalog.download.watch import Watched, check_unchanged
 from catalog.errors import CatalogError, FeatureError, SourceFormatError, StorageError
 from catalog.features.batch_encode import BatchEncoder
 from catalog.features.codec import RecordCodec
@@ -48,6 +49,7 @@ __all__ = [
     "finished_task",
     "lost_worker",
     "run_unit",
+    "unreadable",
 ]
 
 #: The work dir's folder of plan, unit records, partial shards and staged sources; removed
@@ -97,6 +99,9 @@ class Task:
     #: bucket's generation (then the work dir only holds the shard while it is written, and
     #: the unit's record). None: the work dir.
     sink: ShardSink | None = None
+    #: The source files the split reads, as they were hashed: checked unchanged once the
+    #: shard is written, before it counts as finished (`catalog.download.watch`).
+    reads: tuple[Watched, ...] = ()
 
     @property
     def shards(self) -> ShardSink:
@@ -146,6 +151,19 @@ def finished_task(task: Task) -> ShardInfo | None:
     uploaded, so that a driver sees what workers on other machines wrote."""
     shard = task.shards.finished(task.unit.file, finished(Path(task.work), task.unit))
     return shard if shard is not None and shard.num_examples == task.unit.num_examples else None
+
+
+def unreadable(error: OSError) -> str:
+    """What an OSError reading a source file says, in a user's words: a directory where a
+    file belongs is named as such, never as a raw ``[Errno 21]``."""
+    if isinstance(error, IsADirectoryError):
+        return (
+            f"{error.filename} is a directory where a file belongs; place the file itself "
+            "there (not a folder holding it, nor its extracted contents)"
+        )
+    if error.filename is not None and error.strerror:
+        return f"{error.filename}: cannot be read ({error.strerror})"
+    return str(error)
 
 
 def _write_error(path: Path, unit: Unit, error: BaseException) -> StorageError:
@@ -267,6 +285,7 @@ def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
                 f"{unit.start + count} examples but {where} (splits.{unit.split}.num_examples) "
                 f"expects {task.spec.splits[unit.split].num_examples} ({unit.describe()})"
             )
+        check_unchanged(task.reads, unit.describe())  # what was read is what was hashed
         shard = ShardInfo(unit.file, count, partial.stat().st_size, sha256_file(partial))
         task.shards.put(partial, shard)
         if elsewhere:
@@ -287,6 +306,8 @@ def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
             return Outcome(
                 unit, error_kind="StorageError", error=str(_write_error(partial, unit, error))
             )
-        return Outcome(unit, error_kind="SourceFormatError", error=f"{unit.describe()}: {error}")
+        return Outcome(
+            unit, error_kind="SourceFormatError", error=f"{unit.describe()}: {unreadable(error)}"
+        )
     finally:
         partial.unlink(missing_ok=True)

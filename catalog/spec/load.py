@@ -18,7 +18,8 @@ the builder folder. ``builder.yaml``::
       shared: {builder: imagenet2012, path: validation_labels.txt}   # a registered builder's
       by_hand: {manual: NWPU-RESISC45}   # placed in the manual dir, no published checksum
       # optional, per download: max_extracted_size: 200GiB (past 100x its size + 64 MiB),
-      # manual: true (the user downloads it into the manual dir: a login, an agreement)
+      # manual: true (the user downloads it into the manual dir: a login, an agreement);
+      # beside manual: NAME, optional: true (when absent, the splits reading it are left out)
     splits:
       train:
         format: cifar_bin             # a reader in catalog.formats
@@ -336,12 +337,15 @@ def _downloads(
             continue
         if "manual" in item.data and "url" not in item.data:
             # placed by hand, no checksum published: catalog.download.manual
-            item.only(("manual",))
+            item.only(("manual", "optional"))
             filename = str(item.get("manual", str))
             if filename in ("", ".", "..") or any(c in filename for c in "/\\\0"):
                 why = f"expected a plain file or folder name, got {filename!r}"
                 raise item.error("manual", why)
-            downloads[key] = DownloadSpec(key, f"manual:{filename}", filename=filename, manual=True)
+            optional = bool(item.get("optional", bool, False))
+            downloads[key] = DownloadSpec(
+                key, f"manual:{filename}", filename=filename, manual=True, optional=optional
+            )
             continue
         item.only(("url", "mirrors", "max_extracted_size", "manual"))
         url = item.get("url", str)

@@ -55,6 +55,10 @@ class DownloadSpec:
     #: (``<download dir>/manual``, or ``--manual-dir``) and checked against its registered
     #: size and sha256 like any download (builder.yaml's ``manual: true`` beside ``url``).
     by_hand: bool = False
+    #: A manual file (``manual: NAME``) a dataset can do without (builder.yaml's
+    #: ``optional: true``): when it is not in the manual dir, the splits reading it are left
+    #: out with a note (ImageNet's test tar, as TFDS skips that split).
+    optional: bool = False
 
     @property
     def urls(self) -> tuple[str, ...]:
@@ -108,6 +112,10 @@ class BuilderSpec:
     #: For a spec with no builder folder: what it was made from, (kind, path or URL), kind
     #: ``files`` or ``croissant``; stored with the prepared data (`catalog.spec.stored`).
     origin: tuple[str, str] | None = field(default=None, compare=False)
+    #: The fingerprint of the whole spec this one was cut from by leaving out the splits of
+    #: an absent optional manual file (`catalog.prepare.needed.without_absent`): its prepared
+    #: copy is the whole builder's, with fewer splits.
+    whole: str | None = field(default=None, compare=False)
 
     @property
     def full_name(self) -> str:
@@ -170,7 +178,10 @@ class BuilderSpec:
         features, splits (format, files, options, counts) and downloads (url, size, sha256).
         Recorded in dataset_info.json, so a copy prepared from another builder with the same
         name and version (a cut-down folder of one's own) is never taken for this one's.
-        Descriptions, citations and tags do not count: editing them keeps prepared data."""
+        Descriptions, citations and tags do not count: editing them keeps prepared data.
+        A spec with splits left out (`whole`) has the whole spec's."""
+        if self.whole is not None:
+            return self.whole
         # Imported here: the readers are loaded with the spec's splits anyway (catalog.spec.load).
         from catalog.formats import FORMATS
 

@@ -4,6 +4,7 @@ files (tests/fixtures/tf/imagenet_gold.json, made by make_imagenet_gold.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -252,3 +253,68 @@ def test_builders_match_the_facts(name: str) -> None:
         for key, f in b.spec.features.items()
     }  # fmt: skip
     assert got == features
+
+
+IMAGENET_COUNTS = {"train": len(TRAIN), "validation": len(VALIDATION)}
+
+
+def test_imagenet2012_without_the_test_tar_prepares_train_and_validation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As TFDS: the test tar is one the user assembles; without it, train and validation are
+    prepared with a note; once it is placed, the next prepare adds the test split."""
+    from catalog.download.config import DownloadConfig
+
+    spec = load_spec(BUILDERS / "imagenet2012")
+    dummy = BUILDERS / "imagenet2012" / "dummy_data"
+    manual = tmp_path / "manual"
+    manual.mkdir()
+    config = DownloadConfig(manual_dir=manual, offline=False)
+    with LoopbackServer() as server:
+        counts = {**IMAGENET_COUNTS, "test": len(IMAGENET_TEST)}
+        test_spec = dummy_spec(spec, server, dummy, counts)
+        b = DatasetBuilder(test_spec, data_dir=tmp_path / "data")
+        b.download_and_prepare(download_dir=tmp_path / "dl", download_config=config)
+        note = capsys.readouterr().err
+        assert "imagenet2012: ILSVRC2012_img_test.tar is not in the manual dir" in note
+        assert "preparing without split 'test'" in note
+        assert set(b.as_data_source()) == {"train", "validation"}
+        assert len(b.as_data_source("train")) == len(TRAIN)
+        again = DatasetBuilder(test_spec, data_dir=tmp_path / "data")
+        assert again.prepare(download_config=config).status == "reused"  # not prepared again
+        test_tar = (dummy / "ILSVRC2012_img_test.tar").read_bytes()
+        (manual / "ILSVRC2012_img_test.tar").write_bytes(test_tar)
+        placed = DatasetBuilder(test_spec, data_dir=tmp_path / "data")
+        assert placed.prepare(download_config=config).status == "prepared"
+        assert len(placed.as_data_source("test")) == len(IMAGENET_TEST)
+
+
+def test_imagenet2012_names_the_tars_to_place_before_anything_else(tmp_path: Path) -> None:
+    """A train tar neither in the manual dir nor at its URL (a login page, no space for
+    138 GiB) is "place ILSVRC2012_img_train.tar in the manual dir", with what was there."""
+    from catalog.download.config import DownloadConfig
+    from catalog.errors import DownloadError
+
+    spec = load_spec(BUILDERS / "imagenet2012")
+    dummy = BUILDERS / "imagenet2012" / "dummy_data"
+    manual = tmp_path / "manual"
+    manual.mkdir()
+    with LoopbackServer() as server:
+        test_spec = dummy_spec(spec, server, dummy, IMAGENET_COUNTS | {"test": 1})
+        train = test_spec.downloads["train"]
+        gone = dataclasses.replace(train, url=train.url.replace(".tar", "-gone.tar"))
+        test_spec = test_spec.replace(downloads={**test_spec.downloads, "train": gone})
+        b = DatasetBuilder(test_spec, data_dir=tmp_path / "data")
+        for held in (None, b"not the tar"):
+            if held is not None:
+                (manual / "ILSVRC2012_img_train.tar").write_bytes(held)
+            with pytest.raises(DownloadError) as raised:
+                b.download_and_prepare(
+                    download_dir=tmp_path / "dl", download_config=DownloadConfig(manual_dir=manual)
+                )
+            message = str(raised.value)
+            assert message.startswith("place ILSVRC2012_img_train.tar ("), message
+            assert f"in the manual dir {manual}" in message
+            if held is not None:
+                assert "is not it: size mismatch" in message
+    assert not list(tmp_path.rglob(INFO_FILE))

@@ -5,6 +5,7 @@ prepare and `catalog verify` notice a changed file; the CLI shows no traceback."
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -176,35 +177,43 @@ def test_register_checksums_leaves_manual_files_unregistered(tmp_path: Path) -> 
     assert recorded(tmp_path)["verified"] is False
 
 
-def test_a_replaced_manual_file_changes_the_resume_key(tmp_path: Path) -> None:
-    """An interrupted prepare's finished shards are kept only by a prepare of the same plan
-    key; a manual file has no published sha256 in the spec, so its size and time stand in."""
-    import os
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory of a file"])
+def test_a_special_file_is_refused_before_it_is_opened(tmp_path: Path, kind: str) -> None:
+    """A FIFO would block `open`, /dev/zero would be read forever: each is one line naming
+    the file and what it is, exit 3, before anything reads it."""
+    folder, manual = builder_folder(tmp_path), tmp_path / "manual"
+    manual.mkdir()
+    path = manual / "table.csv"
+    if kind == "fifo":
+        os.mkfifo(path)
+        what = "is a FIFO (named pipe), not a regular file"
+    elif kind == "device":
+        path.symlink_to("/dev/zero")
+        what = "is a character device, not a regular file"
+    else:
+        path.mkdir()
+        (path / "sub").symlink_to("/dev/zero")  # a folder's special files are not its files
+        what = "is a directory"
+    result = catalog_cli(
+        "prepare", str(folder), "--manual-dir", str(manual),
+        "--data-dir", str(tmp_path / "data"), "--download-dir", str(tmp_path / "dl"),
+        timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert "Traceback" not in result.stderr and "[Errno" not in result.stderr
+    assert str(path) in result.stderr and what in result.stderr, result.stderr
+    assert not list(tmp_path.rglob(INFO_FILE))
 
-    from catalog.download.manual import stamp
-    from catalog.prepare.shard_plan import plan_key
 
-    spec = load_spec(builder_folder(tmp_path))
-    manual = tmp_path / "manual"
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_manual_file_is_one_line(tmp_path: Path) -> None:
+    folder, manual = builder_folder(tmp_path), tmp_path / "manual"
     manual.mkdir()
     (manual / "table.csv").write_text(TABLE)
-    os.utime(manual / "table.csv", ns=(10**18, 10**18))
-
-    def key() -> str:
-        return plan_key(spec, None, 1 << 20, "group_size:1", stamp(["table.csv"], manual))
-
-    first = key()
-    assert key() == first  # the same file: the same plan, its shards are resumed
-    (manual / "table.csv").write_text(TABLE.replace("a", "b"))  # same size, other rows
-    assert key() != first
-    os.utime(manual / "table.csv", ns=(10**18, 10**18))
-    assert key() == first  # (what a stat can tell: size and time)
-    (manual / "table.csv").unlink()
-    assert key() != first
-    folder = manual / "table.csv"
-    folder.mkdir()
-    (folder / "part").write_text(TABLE)
-    assert stamp(["table.csv"], manual)["table.csv"] == [
-        len(TABLE),
-        (folder / "part").stat().st_mtime_ns,
-    ]
+    (manual / "table.csv").chmod(0)
+    result = catalog_cli(
+        "prepare", str(folder), "--manual-dir", str(manual),
+        "--data-dir", str(tmp_path / "data"), "--download-dir", str(tmp_path / "dl"),
+    )  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert "permission denied" in result.stderr and "Traceback" not in result.stderr

@@ -222,7 +222,7 @@ def test_mat_labels_may_be_floats_and_examples_lie_on_the_last_axis(tmp_path: Pa
     for (_, example), image in zip(got, images, strict=True):
         np.testing.assert_array_equal(example["image"], image)
     scipy_io.savemat(path, {"X": images.transpose(1, 2, 3, 0), "y": [[1.5], [1.0], [3.0]]})
-    with pytest.raises(SourceFormatError, match="x.mat: labels must be whole numbers"):
+    with pytest.raises(SourceFormatError, match="x.mat: labels: value 1.5 at index 0 is not"):
         read("mat", {"mat": path}, IMAGE_LABEL)
     with pytest.raises(SourceFormatError, match="x.mat: no array 'Y'; it holds "):
         read("mat", {"mat": path}, IMAGE_LABEL, labels="Y")

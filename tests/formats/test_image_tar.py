@@ -164,3 +164,48 @@ def test_options_are_checked_against_the_features(options: dict[str, Any], probl
     assert FMT.validate is not None
     found = FMT.validate({**defaults, **options}, features)
     assert found is not None and problem in found
+
+
+def damaged_inner_header(tmp_path: Path, member: int) -> Path:
+    """The train tar with the header of image `member` (0: the first) of class n02's tar
+    overwritten by text: not a valid header, not an end-of-archive block."""
+    path, _ = train_tar(tmp_path)
+    data = bytearray(path.read_bytes())
+    # the outer header of n02.tar, then its data: the inner tar (headers of n02_7 then n02_1)
+    start = data.index(b"n02_7.JPEG" if member == 0 else b"n02_1.JPEG")
+    data[start : start + 100] = b"#" * 100  # the name field; the header checksum then fails
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize(("member", "where"), [(1, "after member 'n02_7.JPEG'"), (0, "first")])
+def test_a_damaged_header_in_an_inner_tar_is_named_not_the_end_of_its_class(
+    tmp_path: Path, member: int, where: str
+) -> None:
+    """tarfile ends a listing at a bad header without a word; a class would then silently
+    lose its images (even reading only the first examples, which builds the whole index)."""
+    path = damaged_inner_header(tmp_path, member)
+    reader = FMT.random_access
+    assert reader is not None
+    with pytest.raises(SourceFormatError) as raised:
+        reader(source(path, tmp_path / "scratch", nested=True, group_label="label"))
+    message = str(raised.value)
+    assert "ILSVRC2012_img_train.tar: n02.tar: a damaged tar header" in message, message
+    assert where in message
+
+
+def test_a_damaged_header_in_a_flat_tar_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "val.tar"
+    path.write_bytes(tar_bytes({"a.JPEG": jpeg(2, 2, (1, 2, 3)), "b.JPEG": jpeg(2, 2, (3, 2, 1))}))
+    data = bytearray(path.read_bytes())
+    start = data.index(b"b.JPEG")
+    data[start : start + 100] = b"#" * 100
+    path.write_bytes(bytes(data))
+    with pytest.raises(SourceFormatError, match="val.tar: a damaged tar header .* after member"):
+        list(FMT.examples(source(path, None)))
+
+
+def test_a_directory_where_the_tar_belongs_is_named(tmp_path: Path) -> None:
+    (tmp_path / "x.tar").mkdir()
+    with pytest.raises(SourceFormatError, match=r"x.tar: is a directory, not a regular file"):
+        list(FMT.examples(source(tmp_path / "x.tar", None)))

@@ -110,7 +110,8 @@ def test_one_rgba_png_among_jpegs_is_converted_not_the_folder(tmp_path: Path) ->
     b = files_builder(tmp_path / "f", "f", data_dir=tmp_path / "d", note=notes.append)
     assert b.spec.features["image"].shape == (None, None, 3)
     assert notes == [
-        f"{tmp_path / 'f'}: images are stored with 3 channel(s): of 6 looked at, 1 with 4 converted"
+        f"{tmp_path / 'f'}: images are stored with 3 channel(s): of 6 looked at, 1 with 4 "
+        "converted; --channels 1, 3 or 4 chooses otherwise"
     ]
     assert "1 with 4 converted" in b.spec.description
     b.download_and_prepare()
@@ -120,6 +121,51 @@ def test_one_rgba_png_among_jpegs_is_converted_not_the_folder(tmp_path: Path) ->
     np.testing.assert_array_equal(ds[4]["image"], expected)
     with PILImage.open(tmp_path / "f" / "cat" / "0.jpg") as img:
         np.testing.assert_array_equal(ds[0]["image"], np.array(img))
+
+
+def test_images_pillow_reads_are_prepared_and_other_files_are_named(tmp_path: Path) -> None:
+    """Finding 7 of issue 50: a GIF and a TIFF in class folders were dropped without a word.
+    GIF (its first frame), TIFF, BMP and WebP are read as Pillow reads them, stored as PNG;
+    a file that is no image is left out with a note naming it."""
+    root = tmp_path / "pics"
+    frames = [RNG.integers(0, 256, (6, 5, 3), dtype=np.uint8) for _ in range(2)]
+    (root / "cat").mkdir(parents=True)
+    first, *rest = [PILImage.fromarray(f).convert("P") for f in frames]
+    first.save(root / "cat" / "a.gif", save_all=True, append_images=rest)
+    _image(root / "cat" / "b.tiff", (4, 7, 3), "TIFF")
+    _image(root / "dog" / "c.BMP", (5, 5, 3), "BMP")
+    webp = RNG.integers(0, 256, (3, 8, 3), dtype=np.uint8)
+    PILImage.fromarray(webp).save(root / "dog" / "d.webp", lossless=True)
+    _image(root / "dog" / "e.png", (2, 2, 3), "PNG")
+    (root / "dog" / "notes.txt").write_text("a dog\n")
+    notes: list[str] = []
+    b = files_builder(root, "pics", data_dir=tmp_path / "d", note=notes.append)
+    assert any(
+        "left out 1 file(s) in class folders that are not image files" in n and "notes.txt" in n
+        for n in notes
+    ), notes
+    b.download_and_prepare()
+    ds = b.as_data_source("train")
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix != ".txt")
+    assert len(ds) == len(files) == 5
+    for i, file in enumerate(files):
+        assert b.info.features["label"].names[ds[i]["label"]] == file.parent.name
+        np.testing.assert_array_equal(ds[i]["image"], pixels(file))  # a GIF: its first frame
+
+
+def test_colour_is_kept_when_most_images_are_colour(tmp_path: Path) -> None:
+    """Finding 7 of issue 50: 13 colour images of 25 (8 RGB, 5 RGBA) were stored gray, the
+    3- and 4-channel images counted apart; the note names --channels."""
+    for i in range(12):
+        _image(tmp_path / "m" / "a" / f"g{i}.png", (4, 4), "PNG")
+    for i in range(8):
+        _image(tmp_path / "m" / "b" / f"c{i}.png", (4, 4, 3), "PNG")
+    for i in range(5):
+        _image(tmp_path / "m" / "b" / f"t{i}.png", (4, 4, 4), "PNG")
+    notes: list[str] = []
+    spec = files_builder(tmp_path / "m", "m", note=notes.append).spec
+    assert spec.features["image"].shape == (None, None, 3)
+    assert notes and "--channels" in notes[-1] and "12 with 1" in notes[-1], notes
 
 
 def test_images_of_more_than_8_bits_are_refused_not_clipped(tmp_path: Path) -> None:

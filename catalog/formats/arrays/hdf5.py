@@ -17,12 +17,19 @@ number of rows.
 
 Datasets are read a block of rows at a time through h5py (only the chunks a block needs), so
 memory stays bounded, and any range of examples is read without those before it (random
-access: shards are written independently). Reading needs h5py, an optional extra
-(``pip install 'catalog[hdf5]'``), imported only when a split in this format is prepared.
+access: shards are written independently). Before anything is read, each dataset's row shape
+is checked against its feature, and its rows and its storage chunks against a byte budget
+(`ROW_BYTES`, `CHUNK_BYTES`: a small file whose filters inflate to gigabytes is refused, not
+read); a block holds at most `BLOCK_BYTES`, and a chunk stays in h5py's cache across blocks
+(it is inflated once, not once per block). A value that is not a whole number where an
+integer belongs (a ClassLabel, an integer feature) is an error, never truncated. Reading
+needs h5py, an optional extra (``pip install 'catalog[hdf5]'``), imported only when a split
+in this format is prepared.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,12 +39,20 @@ import numpy as np
 
 from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Image, Scalar, Tensor, Text
-from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.base import Examples, Option, Role, Source, SourceFormat, whole_numbers
 
 __all__ = ["FORMAT", "check", "examples"]
 
 INSTALL = "pip install 'catalog[hdf5]'"
-_BLOCK = 256  # rows read at a time
+_BLOCK = 256  # rows read at a time, at most
+#: The most bytes one row of a dataset may hold.
+ROW_BYTES = 64 << 20
+#: The most bytes (inflated) one storage chunk of a dataset may hold.
+CHUNK_BYTES = 64 << 20
+#: The most bytes a block of rows of one dataset may hold (fewer rows when rows are large).
+BLOCK_BYTES = 64 << 20
+#: What h5py raises for a damaged file (HDF5's own errors come through as these).
+_H5_ERRORS = (OSError, KeyError, RuntimeError, ValueError, TypeError)
 _ARRAY = re.compile(r"(?:(?P<file>[\w-]+):)?(?P<path>[^\[\]:]+)(?:\[(?P<column>\d+)\])?")
 
 
@@ -68,8 +83,8 @@ class _Datasets:
             key, name = found["file"], found["path"]
             path = paths[key]
             try:
-                if key not in self._files:
-                    self._files[key] = h5py.File(path, "r")
+                if key not in self._files:  # a chunk cache that holds one chunk of the budget
+                    self._files[key] = h5py.File(path, "r", rdcc_nbytes=CHUNK_BYTES + (1 << 20))
             except OSError as error:
                 self.close()
                 raise SourceFormatError(
@@ -77,7 +92,7 @@ class _Datasets:
                 ) from None
             try:
                 dataset = self._files[key][name]
-            except (KeyError, ValueError):
+            except (KeyError, ValueError, RuntimeError, OSError):
                 held = self._names(key)
                 self.close()
                 raise SourceFormatError(
@@ -92,6 +107,7 @@ class _Datasets:
                 raise SourceFormatError(
                     f"{path}: {name!r} has shape {dataset.shape}, no column {column}"
                 )
+            _check_storage(path, dataset, column, source.features[feature])
             self._arrays[feature] = (dataset, column, path)
         lengths = {f"{p.name}:{d.name}": d.shape[0] for d, _, p in self._arrays.values()}
         if len(set(lengths.values())) != 1:
@@ -99,12 +115,15 @@ class _Datasets:
             counts = ", ".join(f"{name} {n}" for name, n in lengths.items())
             raise SourceFormatError(f"the HDF5 datasets differ in length: {counts}")
         self._length = next(iter(lengths.values()))
+        largest = max(_row_bytes(d) for d, _, _ in self._arrays.values())
+        self._block = max(1, min(_BLOCK, BLOCK_BYTES // max(largest, 1)))
 
     def _names(self, key: str | None) -> list[str]:
         names: list[str] = []
         file = self._files.get(key)
         if file is not None:
-            file.visit(names.append)
+            with contextlib.suppress(*_H5_ERRORS):  # a damaged file: what could be listed
+                file.visit(names.append)
         return names[:20]
 
     @property
@@ -114,14 +133,29 @@ class _Datasets:
     def examples(self, start: int, stop: int) -> Examples:
         features = self._source.features
         id_format = self._source.options["id"]
-        for first in range(start, min(stop, self._length), _BLOCK):
-            last = min(first + _BLOCK, stop, self._length)
+        for first in range(start, min(stop, self._length), self._block):
+            last = min(first + self._block, stop, self._length)
             blocks = {}
-            for feature, (dataset, column, _) in self._arrays.items():
-                block = dataset[first:last]
+            for feature, (dataset, column, path) in self._arrays.items():
+                try:
+                    block = dataset[first:last]
+                except _H5_ERRORS as error:  # a damaged chunk, filter or header
+                    raise SourceFormatError(
+                        f"{path}: {dataset.name!r}: rows {first}..{last - 1} cannot be read "
+                        f"(a damaged HDF5 file? {error})"
+                    ) from None
                 blocks[feature] = block if column is None else block[:, column]
             for i in range(last - first):
-                example = {f: _value(features[f], block[i]) for f, block in blocks.items()}
+                example = {}
+                for f, block in blocks.items():
+                    try:
+                        example[f] = _value(features[f], block[i])
+                    except SourceFormatError as error:
+                        path = self._arrays[f][2]
+                        raise SourceFormatError(
+                            f"{path}: {self._arrays[f][0].name!r} row {first + i} "
+                            f"(feature {f!r}): {error}"
+                        ) from None
                 if id_format is not None:
                     example["id"] = id_format.format(index=first + i)
                 yield str(first + i), example
@@ -130,6 +164,46 @@ class _Datasets:
         for file in self._files.values():
             file.close()
         self._files = {}
+
+
+def _row_bytes(dataset: Any) -> int:
+    return int(np.prod(dataset.shape[1:], dtype=np.int64)) * int(dataset.dtype.itemsize)
+
+
+def _check_storage(path: Path, dataset: Any, column: int | None, feature: Any) -> None:
+    """Refuse, before reading anything, a dataset whose rows cannot be the feature's values
+    (a wrong shape) or whose rows or storage chunks are over the byte budget."""
+    where = f"{path}: {dataset.name!r}"
+    row = () if column is not None else tuple(dataset.shape[1:])
+    values = int(np.prod(row, dtype=np.int64))
+    one_value = isinstance(feature, (ClassLabel, Scalar)) or (
+        isinstance(feature, Tensor) and feature.shape == ()
+    )
+    shape: tuple[int | None, ...] = tuple(getattr(feature, "shape", None) or ())
+    if one_value and values != 1:
+        raise SourceFormatError(
+            f"{where} has rows of shape {row}; its feature takes one value per example"
+        )
+    known = isinstance(feature, (Image, Tensor)) and None not in shape
+    if known and (
+        values != int(np.prod([d or 0 for d in shape], dtype=np.int64))
+        or (isinstance(feature, Tensor) and not one_value and row != shape)
+    ):
+        raise SourceFormatError(f"{where} has rows of shape {row}; its feature has shape {shape}")
+    if dataset.dtype.kind not in "iufb":
+        raise SourceFormatError(f"{where} holds {dataset.dtype}, not numbers")
+    size = _row_bytes(dataset)
+    if size > ROW_BYTES:
+        raise SourceFormatError(
+            f"{where} has rows of {size} bytes; catalog reads rows of at most {ROW_BYTES}"
+        )
+    if dataset.chunks is not None:
+        chunk = int(np.prod(dataset.chunks, dtype=np.int64)) * dataset.dtype.itemsize
+        if chunk > CHUNK_BYTES:
+            raise SourceFormatError(
+                f"{where} is stored in chunks of {chunk} bytes (inflated); catalog reads chunks "
+                f"of at most {CHUNK_BYTES}: write it again with smaller chunks (h5repack -l)"
+            )
 
 
 def _value(feature: Any, row: np.ndarray[Any, Any]) -> Any:
@@ -141,7 +215,9 @@ def _value(feature: Any, row: np.ndarray[Any, Any]) -> Any:
         if row.size != 1:
             raise SourceFormatError(f"expected one value per example, got shape {row.shape}")
         value = row.reshape(())
-        return int(value) if isinstance(feature, ClassLabel) else _cast(feature, value)
+        if isinstance(feature, ClassLabel):
+            return int(whole_numbers(value, "a class index"))
+        return _cast(feature, value)
     return _cast(feature, row)
 
 
@@ -151,6 +227,8 @@ def _cast(feature: Any, value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     dtype = getattr(feature, "dtype", None)
     if dtype is not None and dtype.kind == "f" and value.dtype.kind == "f":
         return value.astype(dtype)
+    if dtype is not None and dtype.kind in "iu" and value.dtype.kind == "f":
+        return whole_numbers(value, f"an {dtype} value").reshape(value.shape)
     return value
 
 

@@ -29,6 +29,8 @@ is; ``file_name`` holds its name if the spec declares it.
 
 from __future__ import annotations
 
+import math
+import struct
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,12 +40,24 @@ import numpy as np
 
 from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.formats.arrays import matfile
-from catalog.formats.base import Examples, Option, Role, Source, SourceFormat, running_id
+from catalog.formats.base import (
+    Examples,
+    Option,
+    Role,
+    Source,
+    SourceFormat,
+    running_id,
+    whole_numbers,
+)
 
 __all__ = ["FORMAT", "ID_FORMAT", "check", "examples", "id_examples", "load_arrays"]
 
 INSTALL = "pip install 'catalog[mat]'"
-_BLOCK = 1024  # examples read at a time
+_BLOCK = 1024  # examples read at a time, at most
+#: The most bytes one example's image may hold, and one block of examples (fewer examples
+#: when they are large), checked before anything is read.
+EXAMPLE_BYTES = 64 << 20
+BLOCK_BYTES = 64 << 20
 
 
 def check() -> None:
@@ -62,16 +76,168 @@ def load_arrays(path: Path, names: list[str]) -> dict[str, np.ndarray[Any, Any]]
     import scipy.io
 
     try:
+        version = scipy.io.matlab.matfile_version(path)[0]
+        if version == 0:
+            _check_v4(path)  # scipy allocates what a header claims before reading it
+        elif version == 1:
+            _check_v5(path)
         data = scipy.io.loadmat(path, variable_names=names)
-    except (ValueError, OSError, NotImplementedError, TypeError) as error:
+        missing = [name for name in names if name not in data]
+        held = [entry[0] for entry in scipy.io.whosmat(path)] if missing else []
+    except Exception as error:  # a damaged file: scipy raises whatever its parser hit
         raise SourceFormatError(
-            f"{path}: not a MATLAB v5 .mat file scipy can read ({error})"
+            f"{path}: not a MATLAB v5 .mat file scipy can read ({type(error).__name__}: {error})"
         ) from None
-    missing = [name for name in names if name not in data]
     if missing:
-        held = [entry[0] for entry in scipy.io.whosmat(path)]
         raise SourceFormatError(f"{path}: no array {missing[0]!r}; it holds {held}")
     return {name: data[name] for name in names}
+
+
+_V4_ITEM = {0: 8, 1: 4, 2: 4, 3: 2, 4: 2, 5: 1}  # MATLAB v4's P digit: the data's item size
+
+
+def _check_v4(path: Path) -> None:
+    """SourceFormatError unless every variable of a MATLAB v4 file (a 20-byte header, its
+    name, its data) lies within the file, so that nothing larger than it is allocated."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        position = 0
+        while position < size:
+            f.seek(position)
+            raw = f.read(20)
+            fields = None
+            for endian in "<>":
+                found = struct.unpack(f"{endian}5i", raw) if len(raw) == 20 else None
+                if found is not None and 0 <= found[0] < 5000 and min(found[1:]) >= 0:
+                    fields = found
+                    break
+            if fields is None or (fields[0] // 10) % 10 not in _V4_ITEM:
+                raise SourceFormatError(f"{path}: a damaged MATLAB v4 header at byte {position}")
+            kind, rows, cols, imaginary, name_length = fields
+            data = rows * cols * _V4_ITEM[(kind // 10) % 10] * (2 if imaginary else 1)
+            position += 20 + name_length + data
+            if position > size:
+                raise SourceFormatError(
+                    f"{path}: a MATLAB v4 variable of {rows}x{cols} runs past the end of the file "
+                    "(a damaged or truncated file)"
+                )
+
+
+def _check_v5(path: Path) -> None:
+    """SourceFormatError unless every data element of a MATLAB v5 file (those inside its
+    uncompressed matrices too) lies within the element holding it and the file."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        endian = "<" if f.read(128)[126:128] == b"IM" else ">"
+        _check_elements(f, path, 128, size, endian, 0)
+
+
+_MI_ITEM = {1: 1, 2: 1, 3: 2, 4: 2, 5: 4, 6: 4, 7: 4, 9: 8, 12: 8, 13: 8}  # v5 data types
+_NUMERIC = range(6, 16)  # mxDOUBLE_CLASS .. mxUINT64_CLASS
+
+
+def _check_elements(f: Any, path: Path, start: int, end: int, endian: str, depth: int) -> None:
+    """Check the data elements between `start` and `end` (see `_check_v5`), and of each
+    numeric matrix that its parts are all there and its data as large as its dimensions say
+    (scipy's reader crashes on a complex flag without an imaginary part)."""
+    position = start
+    while position + 8 <= end:
+        f.seek(position)
+        kind, nbytes = struct.unpack(f"{endian}II", f.read(8))
+        if kind >> 16:  # a small element: its data in the tag
+            position += 8
+            continue
+        stop = position + 8 + nbytes
+        if stop > end:
+            raise SourceFormatError(
+                f"{path}: a data element of {nbytes} bytes at byte {position} runs past the end "
+                "of what holds it (a damaged or truncated .mat file)"
+            )
+        if kind == 14 and depth < 16:  # miMATRIX: its parts (compressed ones are streamed)
+            _check_elements(f, path, position + 8, stop, endian, depth + 1)
+            _check_matrix(f, path, position + 8, stop, endian)
+        if kind == 15:  # miCOMPRESSED: scipy allocates what the inner tag claims, first
+            _check_compressed(f, path, position, nbytes, endian)
+        position = stop + (0 if kind == 15 else -nbytes % 8)
+
+
+#: zlib inflates at most about this many bytes from one (its deflate format's limit, 1032:1)
+_ZLIB_RATIO = 1032
+
+
+def _check_compressed(f: Any, path: Path, position: int, nbytes: int, endian: str) -> None:
+    """SourceFormatError unless the element a compressed one holds is no larger than its
+    `nbytes` of zlib data can inflate to, and the parts at its head (those in its first
+    64 KiB) lie within it: scipy allocates what a damaged tag claims before reading it."""
+    f.seek(position + 8)
+    inflater = zlib.decompressobj()
+    try:
+        head = inflater.decompress(f.read(min(nbytes, 1 << 16)), 1 << 16)
+    except zlib.error as error:
+        raise SourceFormatError(
+            f"{path}: the compressed data element at byte {position} is not zlib data ({error}; "
+            "a damaged .mat file)"
+        ) from None
+    if len(head) < 8:
+        return  # too short to hold a tag: scipy names what is wrong
+    kind, inner = struct.unpack(f"{endian}II", head[:8])
+    end = 8 + inner
+    if inner > nbytes * _ZLIB_RATIO + 64:
+        raise SourceFormatError(
+            f"{path}: the compressed data element at byte {position} claims {inner} bytes, more "
+            f"than its {nbytes} bytes of zlib data can hold (a damaged .mat file)"
+        )
+    at = 8
+    while kind == 14 and at + 8 <= min(end, len(head)):  # a matrix's parts, as far as read
+        part, size = struct.unpack(f"{endian}II", head[at : at + 8])
+        if part >> 16:  # a small element: its data in the tag
+            at += 8
+            continue
+        if at + 8 + size > end:
+            raise SourceFormatError(
+                f"{path}: a data element of {size} bytes in the compressed element at byte "
+                f"{position} runs past the end of what holds it (a damaged .mat file)"
+            )
+        at += 8 + size + (-size % 8)
+
+
+def _parts(f: Any, start: int, end: int, endian: str) -> list[tuple[int, int, int]]:
+    """``(type, nbytes, data offset)`` of the data elements between `start` and `end`."""
+    parts, position = [], start
+    while position + 8 <= end:
+        f.seek(position)
+        kind, nbytes = struct.unpack(f"{endian}II", f.read(8))
+        if kind >> 16:
+            parts.append((kind & 0xFFFF, kind >> 16, position + 4))
+            position += 8
+            continue
+        parts.append((kind, nbytes, position + 8))
+        position += 8 + nbytes + (-nbytes % 8)
+    return parts
+
+
+def _check_matrix(f: Any, path: Path, start: int, end: int, endian: str) -> None:
+    parts = _parts(f, start, end, endian)
+    if len(parts) < 2 or parts[0][1] < 4 or parts[1][1] % 4:
+        return  # not a matrix header scipy reads as numeric (an empty one, a struct's)
+    f.seek(parts[0][2])
+    flags = struct.unpack(f"{endian}I", f.read(4))[0]
+    if flags & 0xFF not in _NUMERIC:
+        return
+    f.seek(parts[1][2])
+    dims = struct.unpack(f"{endian}{parts[1][1] // 4}i", f.read(parts[1][1]))
+    needed = 5 if flags & 0x800 else 4  # flags, dims, name, real part (, imaginary part)
+    count = math.prod(dims) if all(d >= 0 for d in dims) else -1
+    data = parts[3:needed]
+    if (
+        len(parts) < needed
+        or count < 0
+        or any(kind not in _MI_ITEM or nbytes != count * _MI_ITEM[kind] for kind, nbytes, _ in data)
+    ):
+        raise SourceFormatError(
+            f"{path}: a numeric variable at byte {start - 8} whose data is not what its "
+            f"dimensions {dims} say (a damaged .mat file)"
+        )
 
 
 class _Arrays:
@@ -85,7 +251,15 @@ class _Arrays:
         names = [options["images"], options["labels"]]
         try:
             arrays: dict[str, Any] = matfile.mat_arrays(path, names, source.scratch)
-        except (matfile.Unsupported, KeyError, ValueError, OSError, EOFError, zlib.error):
+        except (
+            matfile.Unsupported,
+            KeyError,
+            ValueError,
+            OSError,
+            EOFError,
+            zlib.error,
+            struct.error,
+        ):
             arrays = load_arrays(path, names)  # scipy names what is wrong, or reads it whole
         images = arrays[options["images"]]
         self._axis = options["example_axis"]
@@ -96,6 +270,15 @@ class _Arrays:
             )
         self._images = images
         self._length: int = images.shape[self._axis]
+        others = math.prod(images.shape) // max(1, self._length)
+        dtype = getattr(images, "as_dtype", None) or getattr(images, "dtype", None)
+        size = others * (np.dtype(dtype).itemsize if dtype is not None else 8)  # v7.3: at most
+        if size > EXAMPLE_BYTES:
+            raise SourceFormatError(
+                f"{path}: array {options['images']!r} of shape {images.shape} holds {size} "
+                f"bytes per example; catalog reads examples of at most {EXAMPLE_BYTES}"
+            )
+        self._block = max(1, min(_BLOCK, BLOCK_BYTES // max(1, size)))
         labels = arrays[options["labels"]]
         if not isinstance(labels, np.ndarray):
             labels = labels.read(0, 0, labels.shape[0])
@@ -107,8 +290,8 @@ class _Arrays:
 
     def examples(self, start: int, stop: int) -> Examples:
         with_id = "id" in self._source.features
-        for first in range(start, min(stop, self._length), _BLOCK):
-            last = min(first + _BLOCK, stop, self._length)
+        for first in range(start, min(stop, self._length), self._block):
+            last = min(first + self._block, stop, self._length)
             if isinstance(self._images, np.ndarray):
                 block = np.moveaxis(self._images, self._axis, 0)[first:last]
             else:
@@ -136,9 +319,7 @@ def _labels(path: Path, labels: np.ndarray[Any, Any], count: int, modulo: int | 
             f"({count},) or ({count}, 1)"
         )
     if labels.dtype.kind == "f":
-        if not np.array_equal(labels, np.round(labels)):
-            raise SourceFormatError(f"{path}: labels must be whole numbers")
-        labels = labels.astype(np.int64)
+        labels = whole_numbers(labels, f"{path}: labels")
     if modulo is not None:
         labels = labels % modulo
     values: list[int] = labels.tolist()
@@ -187,7 +368,7 @@ def _vector(path: Path, name: str) -> np.ndarray[Any, Any]:
         raise SourceFormatError(
             f"{path}: array {name!r} must be a vector of numbers, got {array.dtype} {array.shape}"
         )
-    return array.astype(np.int64)
+    return whole_numbers(array, f"{path}: array {name!r}")
 
 
 def id_examples(source: Source) -> Examples:

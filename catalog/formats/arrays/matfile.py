@@ -38,6 +38,8 @@ _MX = {6: "f8", 7: "f4", 8: "i1", 9: "u1", 10: "i2", 11: "u2", 12: "i4", 13: "u4
        15: "u8"}  # fmt: skip
 _MATRIX, _COMPRESSED = 14, 15
 _BLOCK = 1 << 20
+#: The most bytes a variable's header element (flags, dimensions, name) may have.
+_HEADER_BYTES = 1 << 16
 
 
 class Unsupported(ValueError):
@@ -129,6 +131,8 @@ class _Inflated:
     def read(self, n: int) -> bytes:
         while len(self._buffer) < n and (self._left > 0 or self._z.unconsumed_tail):
             chunk = self._z.unconsumed_tail or self._f.read(min(self._left, _BLOCK))
+            if not chunk:  # a truncated file: nothing more to inflate, ever
+                raise EOFError("the file ends inside a compressed variable")
             if not self._z.unconsumed_tail:
                 self._left -= len(chunk)
             self._buffer += self._z.decompress(chunk, max(n, _BLOCK))
@@ -151,10 +155,16 @@ def _tag(f: IO[bytes], endian: Endian) -> tuple[int, int, bytes | None]:
 
 
 def _element(f: IO[bytes], endian: Endian) -> tuple[int, bytes]:
+    """A header element (flags, dimensions, name): at most `_HEADER_BYTES`, checked before
+    it is read (inflated)."""
     kind, nbytes, small = _tag(f, endian)
     if small is not None:
         return kind, small
+    if nbytes > _HEADER_BYTES:
+        raise EOFError(f"a header element of {nbytes} bytes (a damaged file?)")
     data = f.read(nbytes)
+    if len(data) < nbytes:
+        raise EOFError("the file ends inside a header element")
     f.read(-nbytes % 8)  # padding to 8 bytes
     return kind, data
 
@@ -210,7 +220,12 @@ def _variables(path: Path) -> Iterator[tuple[int, int, bool, str]]:
 def _check(header: _Header, path: Path) -> np.dtype[Any]:
     if header.mx_class not in _MX or header.complex or header.data_type not in _MI:
         raise Unsupported(f"{path}: {header.name!r} is not a real numeric array")
-    return np.dtype(_MI[header.data_type])
+    dtype = np.dtype(_MI[header.data_type])
+    if any(d < 0 for d in header.shape) or header.data_bytes != (
+        math.prod(header.shape) * dtype.itemsize
+    ):  # a damaged header: its data is not what its dimensions say (scipy then names it)
+        raise Unsupported(f"{path}: {header.name!r} holds other bytes than its dimensions say")
+    return dtype
 
 
 def _v5_array(path: Path, name: str, scratch: Path | None) -> OnDiskArray:
@@ -223,6 +238,8 @@ def _v5_array(path: Path, name: str, scratch: Path | None) -> OnDiskArray:
             if not compressed:
                 header = _matrix_header(f, endian)
                 dtype = _check(header, path).newbyteorder(endian)
+                if f.tell() + header.data_bytes > path.stat().st_size:
+                    raise EOFError(f"the file ends inside variable {header.name!r}")
                 as_dtype = np.dtype(_MX[header.mx_class])
                 return OnDiskArray(path, f.tell(), dtype, header.shape, True, as_dtype)
             if scratch is None:

@@ -45,6 +45,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from catalog._util.hashing import regular_file
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Text
 from catalog.features.image_decode import decode, decoder_for
@@ -60,18 +61,33 @@ _CHUNK = 1 << 16  # index entries written at a time
 _INDEX = "image_tar-index"
 
 
-def _headers(f: IO[bytes], where: str) -> Iterator[tarfile.TarInfo]:
-    """The members of the tar starting at `f`'s position, headers only (the data is skipped
-    by seeking); offsets are positions in `f`. The member list is not kept."""
+def _headers(f: IO[bytes], where: str, end: int) -> Iterator[tarfile.TarInfo]:
+    """The members of the tar starting at `f`'s position and ending by byte `end` of `f`,
+    headers only (the data is skipped by seeking); offsets are positions in `f`. The member
+    list is not kept. A damaged header block is an error naming the tar and the member
+    before it: `tarfile` itself ends the listing there without a word (only a damaged
+    first header of a whole file is an error to it), which would silently end a class."""
+    last = None
     try:
         with tarfile.open(fileobj=f, mode="r:") as tar:  # leaves `f` open
             while (info := tar.next()) is not None:
                 # TarFile keeps every header it read in .members (not in typeshed); only the
                 # current one is needed, so memory stays flat over a million members
                 tar.members = []  # type: ignore[attr-defined]
+                last = info.name
                 yield info
+            stop: int = tar.offset
     except (tarfile.TarError, EOFError) as error:
         raise SourceFormatError(f"{where}: a damaged tar file ({error})") from None
+    if stop < end:  # the listing ended before the tar's end: an end-of-archive block, or not
+        f.seek(stop)
+        block = f.read(min(tarfile.BLOCKSIZE, end - stop))
+        if block.strip(b"\0"):
+            after = f"after member {last!r}" if last is not None else "in its first header"
+            raise SourceFormatError(
+                f"{where}: a damaged tar header at byte {stop} {after}; the tar is corrupt "
+                "(get or assemble it again)"
+            )
 
 
 def _scan(
@@ -79,8 +95,12 @@ def _scan(
 ) -> Iterator[tuple[str, int, int, str | None]]:
     """``(path, offset, size, group)`` of every image in archive order; `group` is the name
     of its inner tar without ``.tar`` (None in a flat tar)."""
+    try:
+        size = regular_file(path).st_size
+    except OSError as error:
+        raise SourceFormatError(f"{path}: {error.strerror or error}; expected a tar") from None
     with open(path, "rb") as f:
-        for info in _headers(f, str(path)):
+        for info in _headers(f, str(path), size):
             name = kept_path(info.name) if info.isfile() else None
             if name is None:
                 continue
@@ -90,12 +110,14 @@ def _scan(
                 continue
             if not name.endswith(".tar") or "/" in name:
                 raise SourceFormatError(
-                    f"{path}: {name!r} is not a tar in the top folder; options.nested expects "
-                    "a tar of tars (<group>.tar)"
+                    f"{path}: {name!r} is not a tar in the top folder; this is read as a tar "
+                    "of tars, one <class>.tar per class as ImageNet's train tar is published "
+                    "(ILSVRC2012_img_train.tar), not a folder of images tarred again: use the "
+                    "tar as downloaded (options.nested)"
                 )
             group, end = name[: -len(".tar")], info.offset_data + info.size
             f.seek(info.offset_data)
-            for inner in _headers(f, f"{path}/{name}"):
+            for inner in _headers(f, f"{path}: {name}", end):
                 inner_name = kept_path(inner.name) if inner.isfile() else None
                 if inner_name is None or (keep is not None and inner_name not in keep):
                     continue

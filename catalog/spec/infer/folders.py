@@ -5,9 +5,10 @@ split folders, ``<root>/<class>/<file>`` is one ``train`` split. Files that lie 
 split folders (or the root), with no class folders, are unlabelled: ``image`` (or ``audio``)
 only, plus their metadata columns, as Hugging Face's imagefolder and audiofolder do. The class
 names are the class folders' names over every split, sorted (``label`` 0 is the first); other
-files (notes, hidden files) are left out. Images are PNG or JPEG files of any size, stored byte
-for byte; the channels (1, 3 or 4) are the dataset's, chosen as
-`catalog.spec.infer.image_channels` says (``--channels``, else what most images have; the
+files (notes, hidden files) are left out, those in class folders named in a note. Images are PNG
+or JPEG files of any size, stored byte for byte, or files Pillow reads (a GIF's first frame,
+TIFF, BMP, WebP), stored losslessly as PNG; the channels (1, 3 or 4) are the dataset's, chosen
+as `catalog.spec.infer.image_channels` says (``--channels``, else what most images have; the
 others converted, the conversion recorded in the description). Audio is WAV: the sample rate,
 channels and sample type come from the first file, and every other file must match (the Audio
 feature checks each one's header). A ``metadata.csv`` or ``metadata.jsonl`` in a split folder
@@ -15,8 +16,8 @@ feature checks each one's header). A ``metadata.csv`` or ``metadata.jsonl`` in a
 ``cat/1.png``) adds its other columns as features, typed as `catalog.spec.infer.tables` types a
 table's columns; every split then needs one, with the same columns. The whole folder is one
 download, recorded file by file (`catalog.download.local_tree`). Folders are walked by
-`catalog.storage.tree_walk`: symlinked folders within the root are followed, one leaving it (or a
-loop) is an error.
+`catalog.storage.tree_walk`: symlinked folders within the root are followed, one leaving it (or
+a loop) is an error.
 """
 
 from __future__ import annotations
@@ -38,7 +39,11 @@ _METADATA = ("metadata.csv", "metadata.jsonl")  # catalog.formats.tables.folder_
 
 __all__ = ["AUDIO_SUFFIXES", "IMAGE_SUFFIXES", "infer_folder", "media_kind"]
 
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+#: Image files a folder's spec reads: PNG and JPEG stored byte for byte, the others Pillow
+#: reads (a GIF's first frame, TIFF, BMP, WebP) decoded and stored losslessly as PNG.
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".tif", ".tiff", ".bmp", ".webp")
+#: The `image_folder` pattern of the same files (case-insensitive, as the suffixes are).
+_IMAGE_MATCH = r"[^/]+\.(?i:png|jpe?g|gif|tiff?|bmp|webp)"
 AUDIO_SUFFIXES = (".wav", ".flac")
 #: Audio files catalog does not store yet (lossy: no exact samples to keep), named in the error.
 _OTHER_AUDIO = (".mp3", ".ogg", ".m4a")
@@ -93,13 +98,19 @@ def _split_roots(root: Path) -> dict[str, Path]:
     return {s: out[s] for s in ("train", "validation", "test") if s in out}
 
 
-def _files(split_root: Path, suffixes: tuple[str, ...]) -> dict[str, list[Path]]:
+def _files(
+    split_root: Path, suffixes: tuple[str, ...], skipped: list[Path] | None = None
+) -> dict[str, list[Path]]:
     """``{class: files}`` of one split folder, files lying directly in it under the class
-    ``""`` (files without classes); SpecError for a media file deeper inside a class folder."""
+    ``""`` (files without classes); SpecError for a media file deeper inside a class folder.
+    Files in class folders that are not of `suffixes` go to `skipped` (to be said)."""
     classes: dict[str, list[Path]] = {}
     for file in files_under(split_root, hidden=False):
         suffix = file.suffix.lower() if suffixes == IMAGE_SUFFIXES else file.suffix
         if suffix not in suffixes:  # the wav_folder reader's pattern is case-sensitive
+            depth = len(file.relative_to(split_root).parts)
+            if skipped is not None and depth == 2:
+                skipped.append(file)
             continue
         parts = file.relative_to(split_root).parts
         if len(parts) == 1:
@@ -119,10 +130,19 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
     root = Path(text).expanduser()
     kind = media_kind(root)
     if kind is None:
-        raise SpecError(f"{root}: no PNG, JPEG or WAV files in this folder")
+        raise SpecError(f"{root}: no image (PNG, JPEG, GIF, TIFF, BMP, WebP) or WAV files here")
     suffixes = IMAGE_SUFFIXES if kind == "image" else AUDIO_SUFFIXES
     roots = _split_roots(root)
-    per_split = {split: _files(folder, suffixes) for split, folder in roots.items()}
+    skipped: list[Path] = []
+    per_split = {split: _files(folder, suffixes, skipped) for split, folder in roots.items()}
+    if skipped and options.note is not None:
+        shown = ", ".join(str(f.relative_to(root)) for f in skipped[:3])
+        more = ", ..." if len(skipped) > 3 else ""
+        readable = "PNG, JPEG, GIF, TIFF, BMP, WebP" if kind == "image" else "WAV, FLAC"
+        options.note(
+            f"{root}: left out {len(skipped)} file(s) in class folders that are not {kind} "
+            f"files catalog reads ({readable}): {shown}{more}"
+        )
     for split, classes in per_split.items():
         if not classes:
             raise SpecError(f"{roots[split]}: no {kind} files in class folders (<class>/<file>)")
@@ -147,7 +167,7 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
         }
         record = images.record()
         if record and options.note is not None:
-            options.note(f"{root}:{record[1:]}")
+            options.note(f"{root}:{record[1:]}; --channels 1, 3 or 4 chooses otherwise")
     else:
         kinds = sorted({f.suffix for f in everything})
         if len(kinds) > 1:
@@ -169,7 +189,7 @@ def infer_folder(text: str, options: InferOptions) -> BuilderSpec:
         given: dict[str, object]
         if kind == "image":
             folder_part = r"(?P<label>[^/]+)/" if labelled else ""
-            given = {"match": folder_part + r"[^/]+\.(?i:png|jpe?g)", "reencode_invalid": True}
+            given = {"match": folder_part + _IMAGE_MATCH, "reencode_invalid": True}
             fmt = "image_folder"
         else:
             flac = everything[0].suffix == ".flac"

@@ -1,20 +1,21 @@
 """An image folder's channels and encoding, decided from what its images are.
 
 The channels are the dataset's, chosen explicitly: ``channels`` when the user gives them
-(``--channels``), else what most images have (1 gray, 3 colour, 4 with alpha; a tie goes to
-more channels), counted over up to `InferOptions.sample` files spread over the folder. An
-image with other channels is converted on the way in (`catalog.formats.images.image_files`: decoded,
-converted as Pillow converts, re-encoded losslessly); the spec's description records how many
-were, and a note says so. One RGBA PNG no longer makes a folder of RGB JPEGs four channels.
+(``--channels``), else colour when colour images (3 and 4 channels together) are at least as
+many as gray ones (then 4 when more of them have alpha than not), else gray, counted over up to
+`InferOptions.sample` files spread over the folder. An image with other channels is converted on
+the way in (`catalog.formats.images.image_files`: decoded, converted as Pillow converts, re-encoded
+losslessly); the spec's description records how many were, and a note says so. One RGBA PNG no
+longer makes a folder of RGB JPEGs four channels.
 
-The encoding the feature states is what the files are: ``jpeg`` when every image looked at is
-a JPEG (and there is no alpha), else ``png``. Files are stored byte for byte either way, so
-the feature also records what is stored (`catalog.features.Image` ``files``, which ``catalog
-info`` shows): every file's format, told from its signature (its first bytes; the files are
-hashed whole for the download record anyway), and the files re-encoded (as PNG) in place of
-being kept: those of the images looked at whose channels differ and do not widen to the
-dataset's (gray or palette files for colour decode as colour from their own bytes), and any
-file that is neither PNG nor JPEG.
+The encoding the feature states is what the files are: ``jpeg`` when every image looked at is a
+JPEG (and there is no alpha), else ``png``. Files are stored byte for byte either way, so the
+feature also records what is stored (`catalog.features.Image` ``files``, which ``catalog info``
+shows): every file's format, told from its signature (its first bytes; the files are hashed
+whole for the download record anyway), and the files re-encoded (as PNG) in place of being kept:
+those of the images looked at whose channels differ and do not widen to the dataset's (gray or
+palette files for colour decode as colour from their own bytes), and any file that is neither
+PNG nor JPEG.
 """
 
 from __future__ import annotations
@@ -81,6 +82,16 @@ def _channels_of(file: Path) -> tuple[int, str, str]:
     return (1 if mode in _GRAY else 3), fmt or "", mode
 
 
+def _most(counts: Counter[int]) -> int:
+    """Colour (3 or 4) when colour images are at least as many as gray ones, counted
+    together (13 colour images of 25, some with alpha, are a colour folder); then 4 when
+    more have alpha than not. Else gray."""
+    colour = counts[3] + counts[4]
+    if colour and colour >= counts[1]:
+        return 4 if counts[4] > counts[3] else 3
+    return 1
+
+
 def folder_images(files: list[Path], sample: int, channels: int | None = None) -> FolderImages:
     """The `FolderImages` of `files` (see the module docstring)."""
     step = max(1, len(files) // sample)
@@ -88,7 +99,7 @@ def folder_images(files: list[Path], sample: int, channels: int | None = None) -
     seen = [_channels_of(f) for f in chosen]
     counts = Counter(c for c, _, _ in seen)
     if channels is None:
-        channels = max(counts, key=lambda c: (counts[c], c))
+        channels = _most(counts)
     formats = {fmt for _, fmt, _ in seen}
     encoding = "jpeg" if formats <= {"JPEG", "MPO"} and channels != 4 else "png"
     converted = {c: n for c, n in counts.items() if c != channels}
