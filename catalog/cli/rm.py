@@ -32,6 +32,7 @@ from catalog.cli.common import (
     add_image_max_side,
     dataset_label,
     error,
+    error_text,
 )
 from catalog.errors import CatalogError, DatasetNotFoundError
 from catalog.spec.registry import registered
@@ -167,6 +168,6 @@ def run(args: argparse.Namespace) -> int:
                 download_dir = paths.download_dir(args.download_dir, handle.data_dir)
                 print(_remove_downloads(handle.builder, download_dir, args.dry_run))
         except (OSError, CatalogError) as exc:
-            error(f"{label}: {exc}")
+            error(f"{label}: {error_text(exc)}")
             failed = True
     return EXIT_FAILED if failed else EXIT_OK
