@@ -68,8 +68,8 @@ EXIT_HELP = """exit codes:
      prepare's worker process was killed (run it again: it resumes)
   2  usage: bad arguments, an unknown dataset or split, a dataset to prepare first,
      a malformed builder.yaml, an unusable data dir, a missing optional library
-  3  data: a source file, download, shard or record is missing, corrupt or does not
-     match its description (checksums, features)
+  3  data: a source file, download, shard or record is missing, unreadable, corrupt
+     or does not match its description (checksums, features)
 """
 
 #: Every environment variable catalog reads, shown in `catalog --help` and each command's help
