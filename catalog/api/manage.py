@@ -180,5 +180,30 @@ def remove(
     except DatasetNotFoundError:
         if not plain_name(os.fspath(name)):
             raise
-        return Removal(False)  # nothing answers to the name: nothing is prepared under it
+        # Nothing answers to the name: its pointer is gone. What an earlier rm left because a
+        # reader held it (it said "run 'catalog rm' again") is removed now, else nothing is.
+        return _remove_unnamed(os.fspath(name), data_dir, image_max_side, dry_run)
     return handle.store.remove(handle.target, dry_run)
+
+
+def _remove_unnamed(
+    name: str, data_dir: PathLike | RemoteDir | None, image_max_side: int | None, dry_run: bool
+) -> Removal:
+    """Remove the generations left under the plain `name` (``name[/config][:version]``) whose
+    pointer an earlier removal took; ``Removal(False)`` when there are none."""
+    path, _, version = name.partition(":")
+    store = data_dir_store(data_dir)
+    suffix = f"-max{image_max_side}" if image_max_side is not None else ""
+    total = Removal(False)
+    for version_dir in store.unnamed(path):
+        base, _, last = version_dir.rpartition("/")
+        config = f"/{base}" if base else ""
+        plain, _, side = last.partition("-max")  # `<version>-maxN`: an --image-max-side copy
+        if (version and plain != version) or (f"-max{side}" if side else "") != suffix:
+            continue
+        done = store.remove(store.target(f"{path}{config}", last), dry_run)
+        if done.found:
+            what = ", ".join(w for w in (total.what, done.what) if w)
+            total = Removal(True, what, total.leftovers + done.leftovers, total.size + done.size,
+                            total.freed + done.freed, total.held + done.held)  # fmt: skip
+    return total

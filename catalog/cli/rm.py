@@ -77,11 +77,10 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _removed_line(handle: DatasetHandle, removal: Removal, dry_run: bool) -> str:
-    """What `catalog.remove` did (or, `dry_run`, would do), as one line."""
-    label = handle.label
+def _removed_line(label: str, data_dir: object, removal: Removal, dry_run: bool) -> str:
+    """What `catalog.remove` did (or, `dry_run`, would do) to `label`, as one line."""
     if not removal.found:
-        return f"{label}: not prepared in {handle.data_dir}; nothing to remove"
+        return f"{label}: not prepared in {data_dir}; nothing to remove"
     what = removal.what
     if removal.leftovers:  # name them: a work dir is not the prepared copy
         work = f"{count(len(removal.leftovers), 'work dir')} of an interrupted prepare"
@@ -154,17 +153,18 @@ def run(args: argparse.Namespace) -> int:
     failed = False
     for name, handle in zip(args.names, handles, strict=True):
         label = name
-        if handle is None:
-            print(_absent_line(name, args))
-            continue
         try:
-            label = handle.label
+            label = name if handle is None else handle.label
             removal = remove(
                 name, data_dir=args.data_dir, image_max_side=args.image_max_side,
                 dry_run=args.dry_run,
             )  # fmt: skip
-            print(_removed_line(handle, removal, args.dry_run))
-            if args.downloads and handle.builder is not None:
+            if handle is None and not removal.found:
+                print(_absent_line(name, args))
+                continue
+            where = data_dir_store(args.data_dir).root if handle is None else handle.data_dir
+            print(_removed_line(label, where, removal, args.dry_run))
+            if args.downloads and handle is not None and handle.builder is not None:
                 download_dir = paths.download_dir(args.download_dir, handle.data_dir)
                 print(_remove_downloads(handle.builder, download_dir, args.dry_run))
         except (OSError, CatalogError) as exc:
