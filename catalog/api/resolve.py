@@ -52,6 +52,7 @@ from catalog.spec.registry import resolve as resolve_registered
 from catalog.spec.registry import version_matches
 from catalog.spec.stored import stored_origin, stored_spec
 from catalog.storage.data_dir import Opened, RemoteRead, Store, data_dir_store, store_for
+from catalog.storage.environment import DATA_DIR_ENV
 from catalog.storage.remote import RemoteDir, is_url, remote_dir
 
 __all__ = ["DatasetHandle", "Kind", "builder", "plain_name", "resolve_dataset"]
@@ -205,6 +206,12 @@ def resolve_dataset(
             raise DatasetNotFoundError(
                 f"{text} are local files: prepare them first ('catalog prepare {text} --name "
                 "NAME'), then use the dataset by its NAME"
+            ) from None
+        if plain_name(text):  # say where a dataset prepared from files was looked for
+            raise DatasetNotFoundError(
+                f"{error} (looked among the registered datasets and those prepared in the "
+                f"data dir {store.root}; one prepared elsewhere: --data-dir DIR or "
+                f"${DATA_DIR_ENV})"
             ) from None
         raise error from None
     b = registered_builder(text, data_dir=data_dir, image_max_side=image_max_side)
