@@ -160,7 +160,10 @@ def remove(
     holds, and what interrupted prepares left. ``Removal.found`` is False when nothing was
     there (not an error, for every kind of dataset: a registered one not prepared, and a name
     nothing answers to, such as a dataset prepared from files and removed already); with
-    ``dry_run`` nothing is removed, the answer says what would be.
+    ``dry_run`` nothing is removed, the answer says what would be. A generation a reader in
+    another process holds is left (``Removal.held``) and removed by the next `remove` of the
+    same name, though the name no longer resolves; this process's own hold on it (the one
+    taken to find it, or a data source of this process) does not keep it.
 
     Args:
         name: what `catalog.builder` takes, or the path or URL of a prepared dataset.
