@@ -7,9 +7,11 @@ override) is printed raw, on stdout or stderr."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +143,23 @@ def test_escape_keeps_newlines_and_tabs_and_json_meaning() -> None:
     assert RAW.search(escaped) is None and "\ud800" not in escaped
     assert escaped.startswith("a\tb\nc")
     assert json.loads(escape(json.dumps(text, ensure_ascii=False))) == text
+
+
+def test_progress_bars_draw_raw_with_their_text_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bar draws with its own carriage returns on the stream under the escaping one; the
+    file name it shows, and a note above it, are escaped."""
+    from catalog._util.terminal import EscapingStream
+    from catalog.download.progress import Progress
+
+    terminal = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", EscapingStream(terminal))
+    progress = Progress("bars")
+    bar = progress.transfer(f"f{HOSTILE}.tar", 100, "https://example.org")
+    bar.update(50)
+    progress.note(f"retrying f{HOSTILE}.tar")
+    bar.update(50)
+    bar.close()
+    drawn = terminal.getvalue()
+    assert "\r" in drawn  # tqdm's own control, passed as it is
+    assert RAW.search(drawn.replace("\r", "").replace("\x1b[A", "")) is None, repr(drawn)
+    assert escape(f"f{HOSTILE}.tar") in drawn and f"retrying {escape('f' + HOSTILE)}" in drawn
