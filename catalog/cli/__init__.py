@@ -8,9 +8,14 @@ one error exits with that error's code); 2 usage error (bad arguments, an unknow
 split, a dataset that must be prepared first, a malformed builder.yaml, an unusable data dir,
 a missing optional library); 3 data error (a source file, download, shard or record that is
 missing, corrupt or does not match its description: SourceFormatError, FeatureError,
-ShardError, ChecksumError, DownloadError). Which catalog error gives 2 and which 3 is decided
-in one place, `catalog.cli.common.EXIT_CODES`, by the error's class; `catalog --help` lists
-the codes. Errors print one line on stderr, never a traceback.
+ShardError, ChecksumError, DownloadError; and a file that cannot be read, an OSError naming
+it). Which catalog error gives 2 and which 3 is decided in one place,
+`catalog.cli.common.EXIT_CODES`, by the error's class (`exit_code`: an OSError by its errno);
+`catalog --help` lists the codes. Errors print one line on stderr, never a traceback.
+
+Everything printed passes through `catalog._util.terminal`'s escaping (control characters a
+dataset's text carries reach the terminal as visible escapes); with ``--json`` stdout holds
+exactly one JSON document for every exit code (`main`).
 """
 
 from __future__ import annotations
