@@ -124,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"catalog {__version__}")
         return EXIT_OK
     stdout, stderr = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Counting(stdout), escaping(stderr)
+    if stdout is not None and stderr is not None:  # (None without a console: pythonw)
+        sys.stdout, sys.stderr = _Counting(stdout), escaping(stderr)
     JSON_ERRORS.clear()
     wants_json = "--json" in argv
     code = EXIT_FAILED
