@@ -138,6 +138,9 @@ def test_a_missing_shard_of_a_tfds_dir_in_import_is_3(tmp_path: Path) -> None:
     (copy / "tiny_features-test.array_record-00000-of-00001").unlink()
     run = catalog_cli("import", str(copy), "--data-dir", str(tmp_path / "d"))
     assert "shard 0 of split 'test'" in one_error(run, 3)
+    as_json = catalog_cli("import", str(copy), "--data-dir", str(tmp_path / "d"), "--json")
+    document = json.loads(as_json.stdout)  # one document, for exit 3 too
+    assert document["exit_code"] == 3 and "shard 0 of split 'test'" in document["errors"][0]
 
 
 @pytest.mark.parametrize(
