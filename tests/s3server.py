@@ -172,7 +172,9 @@ def _proxy_handler(server: S3Server) -> type[BaseHTTPRequestHandler]:
             for name, value in response.getheaders():
                 if name.lower() not in ("connection", "transfer-encoding", "content-length"):
                     self.send_header(name, value)
-            self.send_header("Content-Length", str(len(data)))
+            # a HEAD's body is empty: its length is the object's, as the server said
+            length = response.getheader("Content-Length") if self.command == "HEAD" else None
+            self.send_header("Content-Length", length or str(len(data)))
             self.end_headers()
             if self.command == "HEAD":
                 return

@@ -34,6 +34,7 @@ __all__ = [
     "list_prepared",
     "remove",
     "remove_handle",
+    "remove_unnamed",
     "verify",
     "verify_handle",
 ]
@@ -180,7 +181,10 @@ def remove(
     holds, and what interrupted prepares left. ``Removal.found`` is False when nothing was
     there (not an error, for every kind of dataset: a registered one not prepared, and a name
     nothing answers to, such as a dataset prepared from files and removed already); with
-    ``dry_run`` nothing is removed, the answer says what would be.
+    ``dry_run`` nothing is removed, the answer says what would be. A generation a reader in
+    another process holds is left (``Removal.held``) and removed by the next `remove` of the
+    same name, though the name no longer resolves; this process's own hold on it (the one
+    taken to find it, or a data source of this process) does not keep it.
 
     Args:
         name: what `catalog.builder` takes, or the path or URL of a prepared dataset.
@@ -200,7 +204,9 @@ def remove(
     except DatasetNotFoundError:
         if not plain_name(os.fspath(name)):
             raise
-        return Removal(False)  # nothing answers to the name: nothing is prepared under it
+        # Nothing answers to the name: its pointer is gone. What an earlier rm left because a
+        # reader held it (it said "run 'catalog rm' again") is removed now, else nothing is.
+        return remove_unnamed(os.fspath(name), data_dir, image_max_side, dry_run)
     return remove_handle(handle, dry_run)
 
 
@@ -208,3 +214,26 @@ def remove_handle(handle: DatasetHandle, dry_run: bool = False) -> Removal:
     """`remove` of a dataset resolved already (`catalog.api.resolve.resolve_dataset`): the CLI
     resolves every argument before it removes any."""
     return handle.store.remove(handle.target, dry_run)
+
+
+def remove_unnamed(
+    name: str, data_dir: DataDirLike | None, image_max_side: int | None, dry_run: bool = False
+) -> Removal:
+    """Remove the generations left under the plain `name` (``name[/config][:version]``) whose
+    pointer an earlier removal took; ``Removal(False)`` when there are none."""
+    path, _, version = name.partition(":")
+    store = data_dir_store(data_dir)
+    suffix = f"-max{image_max_side}" if image_max_side is not None else ""
+    total = Removal(False)
+    for version_dir in store.unnamed(path):
+        base, _, last = version_dir.rpartition("/")
+        config = f"/{base}" if base else ""
+        plain, _, side = last.partition("-max")  # `<version>-maxN`: an --image-max-side copy
+        if (version and plain != version) or (f"-max{side}" if side else "") != suffix:
+            continue
+        done = store.remove(store.target(f"{path}{config}", last), dry_run)
+        if done.found:
+            what = ", ".join(w for w in (total.what, done.what) if w)
+            total = Removal(True, what, total.leftovers + done.leftovers, total.size + done.size,
+                            total.freed + done.freed, total.held + done.held)  # fmt: skip
+    return total

@@ -54,6 +54,7 @@ from catalog.spec.registry import Request, version_matches
 from catalog.spec.registry import resolve as resolve_registered
 from catalog.spec.stored import stored_origin, stored_spec
 from catalog.storage.data_dir import DataDirLike, Location, Opened, Store, data_dir_store, store_for
+from catalog.storage.environment import DATA_DIR_ENV
 from catalog.storage.remote import is_url, remote_dir
 
 __all__ = ["DatasetHandle", "Kind", "builder", "plain_name", "resolve_dataset"]
@@ -201,6 +202,12 @@ def resolve_dataset(
             raise DatasetNotFoundError(
                 f"{text} are local files: prepare them first ('catalog prepare {text} --name "
                 "NAME'), then use the dataset by its NAME"
+            ) from None
+        if plain_name(text):  # say where a dataset prepared from files was looked for
+            raise DatasetNotFoundError(
+                f"{registry.error()} (looked among the registered datasets and those prepared "
+                f"in the data dir {store().root}; one prepared elsewhere: --data-dir DIR or "
+                f"${DATA_DIR_ENV})"
             ) from None
         raise registry.error()
     b = builder_of(request, store(), image_max_side)

@@ -8,30 +8,43 @@ one error exits with that error's code); 2 usage error (bad arguments, an unknow
 split, a dataset that must be prepared first, a malformed builder.yaml, an unusable data dir,
 a missing optional library); 3 data error (a source file, download, shard or record that is
 missing, corrupt or does not match its description: SourceFormatError, FeatureError,
-ShardError, ChecksumError, DownloadError). Which catalog error gives 2 and which 3 is decided
-in one place, `catalog.cli.common.EXIT_CODES`, by the error's class; `catalog --help` lists
-the codes. Errors print one line on stderr, never a traceback.
+ShardError, ChecksumError, DownloadError; and a file that cannot be read, an OSError naming
+it). Which catalog error gives 2 and which 3 is decided in one place,
+`catalog.cli.common.EXIT_CODES`, by the error's class (`exit_code`: an OSError by its errno);
+`catalog --help` lists the codes. Errors print one line on stderr, never a traceback.
+
+Everything printed passes through `catalog._util.terminal`'s escaping (control characters a
+dataset's text carries reach the terminal as visible escapes); with ``--json`` stdout holds
+exactly one JSON document for every exit code (`main`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TextIO
 
+from catalog._util.terminal import EscapingStream, escaping, unescaped
 from catalog._version import __version__
 from catalog.cli.commands import COMMANDS, Command, find
 from catalog.cli.common import (
     ENVIRONMENT,
+    EXIT_FAILED,
     EXIT_HELP,
     EXIT_OK,
+    EXIT_USAGE,
+    JSON_ERRORS,
     HelpFormatter,
     Parser,
     error,
+    error_document,
     exit_code,
+    os_error_message,
 )
 from catalog.errors import CatalogError
 
@@ -100,21 +113,68 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `catalog` command `argv` (default: ``sys.argv[1:]``); its exit code.
+
+    What it prints goes through `catalog._util.terminal`'s escaping streams (a dataset's own
+    text reaches the terminal with its control characters as visible escapes), and with
+    ``--json`` stdout gets exactly one JSON document whatever the exit code: the command's,
+    or `error_document` when it stopped before printing one."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv == ["--version"]:  # what argparse's version action prints, without building it
         print(f"catalog {__version__}")
         return EXIT_OK
+    stdout, stderr = sys.stdout, sys.stderr
+    if stdout is not None and stderr is not None:  # (None without a console: pythonw)
+        sys.stdout, sys.stderr = _Counting(stdout), escaping(stderr)
+    JSON_ERRORS.clear()
+    wants_json = "--json" in argv
+    code = EXIT_FAILED
+    try:
+        code = _run(argv)
+        return code
+    except SystemExit as stop:  # argparse: --help (0), a usage error (2)
+        code = stop.code if isinstance(stop.code, int) else EXIT_USAGE
+        raise
+    except BaseException as exc:  # a bug: its traceback, after the --json document below
+        if not JSON_ERRORS:
+            JSON_ERRORS.append(f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        counted = sys.stdout
+        if wants_json and isinstance(counted, _Counting) and not counted.written:
+            with contextlib.suppress(OSError):
+                print(json.dumps(error_document(code), indent=2), flush=True)
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def _run(argv: list[str]) -> int:
     args = _parser(argv).parse_args(argv)
     try:
         code: int = args.run(args)
     except CatalogError as exc:
         error(str(exc))
         return exit_code(exc)
+    except OSError as exc:  # a file the command reads or writes, named, in one line
+        if isinstance(exc, BrokenPipeError):  # `catalog list --json | head`: not an error
+            # Point stdout at devnull so the interpreter's final flush cannot fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_OK
+        error(os_error_message(exc))
+        return exit_code(exc)
     except KeyboardInterrupt:
         error("interrupted")
         return 130
-    except BrokenPipeError:  # e.g. `catalog list --json | head`: the reader left, not an error
-        # Point stdout at devnull so the interpreter's final flush cannot fail a second time.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
     return code
+
+
+class _Counting(EscapingStream):
+    """stdout, escaped, counting what is written: with ``--json``, `main` prints an error
+    document only when the command printed nothing."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__(unescaped(stream))
+        self.written = 0
+
+    def write(self, text: str) -> int:
+        self.written += len(text)
+        return super().write(text)

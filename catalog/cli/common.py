@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -21,12 +22,16 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "JSON_ERRORS",
     "Parser",
     "add_command",
     "dataset_label",
     "dataset_name",
     "error",
+    "error_document",
+    "error_text",
     "exit_code",
+    "os_error_message",
     "positive_int",
 ]
 
@@ -63,8 +68,8 @@ EXIT_HELP = """exit codes:
      prepare's worker process was killed (run it again: it resumes)
   2  usage: bad arguments, an unknown dataset or split, a dataset to prepare first,
      a malformed builder.yaml, an unusable data dir, a missing optional library
-  3  data: a source file, download, shard or record is missing, corrupt or does not
-     match its description (checksums, features)
+  3  data: a source file, download, shard or record is missing, unreadable, corrupt
+     or does not match its description (checksums, features)
 """
 
 #: Every environment variable catalog reads, shown in `catalog --help` and each command's help
@@ -156,19 +161,80 @@ def dataset_label(b: DatasetBuilder) -> str:
     return f"{dataset_name(b)} {b.version}"
 
 
+#: OSErrors about a file a dataset is read from, and what to do about each: such a file that
+#: cannot be read is bad data (3), like one that is corrupt. (Any other OSError, a full disk
+#: say, is 1: nothing is wrong with the command or the data.)
+_FILE_ERRNOS = {
+    errno.EACCES: "give catalog's user permission to read it",
+    errno.EPERM: "give catalog's user permission to read it",
+    errno.EISDIR: "a directory is where a file belongs: put the file there",
+    errno.ENOTDIR: "a file is where a directory belongs",
+    errno.ENOENT: "put the file there (or check the path)",
+    errno.ELOOP: "a symlink loop: point the link at the file",
+    errno.ENXIO: "not a regular file: put the file there",
+    errno.EIO: "the device could not be read: copy the file to a working disk",
+}
+
+#: What to do when the disk the data goes to refuses the write.
+_DISK_ERRNOS = {
+    errno.ENOSPC: "free some space or choose another --data-dir",
+    errno.EDQUOT: "free some space or choose another --data-dir",
+    errno.EROFS: "choose a writable --data-dir",
+}
+
+
 def exit_code(exc: BaseException) -> int:
-    """The exit code for a command stopped by `exc` (see `EXIT_CODES`); EXIT_FAILED for
-    anything else (an OSError no catalog error describes)."""
+    """The exit code for a command stopped by `exc` (see `EXIT_CODES`); for an OSError no
+    catalog error describes, EXIT_DATA when it says a file cannot be read (a manual file
+    without read permission, a directory where a tar belongs), else EXIT_FAILED."""
     for cls in type(exc).__mro__:
         code = EXIT_CODES.get(cls)
         if code is not None:
             return code
+    if isinstance(exc, OSError) and exc.filename is not None and exc.errno in _FILE_ERRNOS:
+        return EXIT_DATA
     return EXIT_FAILED
 
 
+def os_error_message(exc: OSError) -> str:
+    """One line for an OSError no catalog error describes: the path, what the system said
+    and what to do (``[Errno 21] Is a directory: 'x'`` becomes ``x: is a directory; a
+    directory is where a file belongs: put the file there``)."""
+    if exc.strerror is None:
+        return str(exc) or type(exc).__name__
+    where = os.fsdecode(exc.filename) if isinstance(exc.filename, str | bytes) else None
+    what = exc.strerror[:1].lower() + exc.strerror[1:]
+    advice = _FILE_ERRNOS.get(exc.errno or 0) if where is not None else None
+    advice = advice or _DISK_ERRNOS.get(exc.errno or 0)
+    line = f"{where}: {what}" if where is not None else what
+    return f"{line}; {advice}" if advice else line
+
+
+def error_text(exc: BaseException) -> str:
+    """What an error says on its line: a catalog error its message, another OSError
+    :func:`os_error_message`."""
+    if isinstance(exc, OSError) and not isinstance(exc, errors.CatalogError):
+        return os_error_message(exc)
+    return str(exc)
+
+
 def error(message: str) -> None:
-    """Print a user error: one message on stderr, no traceback."""
+    """Print a user error: one message on stderr, no traceback (and remember it for the
+    ``--json`` document of a command that stops before printing its own, `JSON_ERRORS`)."""
+    JSON_ERRORS.append(message)
     print(f"catalog: error: {message}", file=sys.stderr)
+
+
+#: The messages `error` printed while the command runs (`catalog.cli.main` empties it first):
+#: with ``--json``, a command that printed no document gets one saying these.
+JSON_ERRORS: list[str] = []
+
+
+def error_document(code: int) -> dict[str, object]:
+    """What ``--json`` prints when the command printed no document of its own (it stopped
+    on an error before, or argparse refused its arguments): ``{"ok": false, "exit_code":
+    N, "errors": [the error lines, as on stderr without "catalog: error: "]}``."""
+    return {"ok": code == EXIT_OK, "exit_code": code, "errors": list(JSON_ERRORS)}
 
 
 def add_dataset_args(parser: argparse.ArgumentParser, *, many: bool) -> None:

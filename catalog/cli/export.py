@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "parquet":
         from catalog.interop.parquet.export import export_parquet
 
-        files = export_parquet(info, folder, args.output, overwrite=args.overwrite)  # type: ignore[arg-type]
+        files = export_parquet(info, folder, args.output, overwrite=args.overwrite)
         written = Path(args.output).expanduser()
         if len(files) == 1:
             written = next(iter(files.values()))

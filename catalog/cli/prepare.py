@@ -35,6 +35,7 @@ from catalog.cli.common import (
     dataset_label,
     dataset_name,
     error,
+    error_text,
     exit_code,
     positive_int,
 )
@@ -238,10 +239,11 @@ def _prepare_one(
             options, download_config=config, download_dir=args.download_dir, opened=opened
         )
     except (CatalogError, OSError) as exc:
-        entry.update(seconds=round(time.perf_counter() - start, 3), error=str(exc))
+        text = error_text(exc)
+        entry.update(seconds=round(time.perf_counter() - start, 3), error=text)
         _codes[id(entry)] = exit_code(exc)
         short = None if args.verbose else summary(exc)
-        error(f"{dataset_name(b)}: {exc if short is None else f'{short}; {_MORE}'}")
+        error(f"{dataset_name(b)}: {text if short is None else f'{short}; {_MORE}'}")
         return entry
     seconds = time.perf_counter() - start
     info = done.info

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from catalog._util.units import count, format_size
 from catalog.api.builder import DatasetBuilder
-from catalog.api.manage import remove_handle
+from catalog.api.manage import remove_handle, remove_unnamed
 from catalog.api.resolve import DatasetHandle, plain_name, resolve_dataset
 from catalog.cli.common import (
     EXIT_FAILED,
@@ -32,6 +32,7 @@ from catalog.cli.common import (
     add_image_max_side,
     dataset_label,
     error,
+    error_text,
 )
 from catalog.errors import CatalogError, DatasetNotFoundError
 from catalog.spec.registry import registered
@@ -76,11 +77,10 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _removed_line(handle: DatasetHandle, removal: Removal, dry_run: bool) -> str:
-    """What `catalog.remove` did (or, `dry_run`, would do), as one line."""
-    label = handle.label
+def _removed_line(label: str, data_dir: object, removal: Removal, dry_run: bool) -> str:
+    """What `catalog.remove` did (or, `dry_run`, would do) to `label`, as one line."""
     if not removal.found:
-        return f"{label}: not prepared in {handle.data_dir}; nothing to remove"
+        return f"{label}: not prepared in {data_dir}; nothing to remove"
     what = removal.what
     if removal.leftovers:  # name them: a work dir is not the prepared copy
         work = f"{count(len(removal.leftovers), 'work dir')} of an interrupted prepare"
@@ -153,17 +153,21 @@ def run(args: argparse.Namespace) -> int:
     failed = False
     for name, handle in zip(args.names, handles, strict=True):
         label = name
-        if handle is None:
-            print(_absent_line(name, args))
-            continue
         try:
-            label = handle.label
-            removal = remove_handle(handle, args.dry_run)
-            print(_removed_line(handle, removal, args.dry_run))
-            if args.downloads and handle.builder is not None:
+            label = name if handle is None else handle.label
+            if handle is None:  # nothing answers to the name: what an earlier rm left
+                removal = remove_unnamed(name, args.data_dir, args.image_max_side, args.dry_run)
+            else:
+                removal = remove_handle(handle, args.dry_run)
+            if handle is None and not removal.found:
+                print(_absent_line(name, args))
+                continue
+            where = data_dir_store(args.data_dir).root if handle is None else handle.data_dir
+            print(_removed_line(label, where, removal, args.dry_run))
+            if args.downloads and handle is not None and handle.builder is not None:
                 download_dir = paths.download_dir(args.download_dir, handle.data_dir)
                 print(_remove_downloads(handle.builder, download_dir, args.dry_run))
         except (OSError, CatalogError) as exc:
-            error(f"{label}: {exc}")
+            error(f"{label}: {error_text(exc)}")
             failed = True
     return EXIT_FAILED if failed else EXIT_OK

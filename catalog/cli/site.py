@@ -40,6 +40,11 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser.add_argument(
         "--data-dir", help=f"where prepared data is, for the example grids (${paths.DATA_DIR_ENV})"
     )
+    parser.add_argument(
+        "--docs",
+        metavar="URL",
+        help="link the index back to catalog's documentation at URL (or a path relative to DIR)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -48,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from catalog.present.strings import no_surrogates
 
     try:
-        report = build_site(args.output, args.names, data_dir=args.data_dir)
+        report = build_site(args.output, args.names, data_dir=args.data_dir, docs=args.docs)
     except CatalogError:  # an unknown dataset, an output folder of something else
         raise
     except OSError as exc:  # the output's parent cannot be written, the disk is full

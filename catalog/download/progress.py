@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from tqdm import tqdm
 
+from catalog._util.terminal import escape, unescaped
 from catalog._util.units import format_size
 from catalog.download.config import ProgressMode
 
@@ -81,10 +82,10 @@ class Progress:
                     unit="B",
                     unit_scale=True,
                     unit_divisor=1024,
-                    desc=filename,
-                    file=sys.stderr,
+                    desc=escape(filename),
+                    file=unescaped(sys.stderr),  # draws with \r; its text escaped here
                     leave=True,
-                    postfix=deadline or None,
+                    postfix=escape(deadline) if deadline else None,
                 )
             if start:
                 at = f"{format_size(start)} of {format_size(size)}"
@@ -101,6 +102,6 @@ class Progress:
             return
         with self._lock:
             if self.mode == "bars":
-                tqdm.write(message, file=sys.stderr)
+                tqdm.write(escape(message), file=unescaped(sys.stderr))
             else:
                 print(message, file=sys.stderr, flush=True)

@@ -24,6 +24,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from catalog._util.terminal import escaping, unescaped
+
 __all__ = ["KEEP_DAYS", "KEEP_LOGS", "EngineLog", "prune", "to_log_file"]
 
 #: Logs kept in an engine's log folder: the newest this many, none older than this many days.
@@ -73,7 +75,8 @@ def to_log_file(path: Path) -> Iterator[EngineLog]:
             errors="backslashreplace",
             line_buffering=True,
         )
-        sys.stderr = terminal
+        # escaped as before when it was (the `catalog` command's stderr, `_util.terminal`)
+        sys.stderr = escaping(terminal) if previous is not unescaped(previous) else terminal
         yield log
     finally:
         with contextlib.suppress(Exception):

@@ -19,6 +19,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from catalog._util.terminal import escape, unescaped
 from catalog._util.units import count, format_size
 from catalog.download.config import ProgressMode
 from catalog.prepare.shard_plan import Plan, Unit
@@ -56,12 +57,12 @@ class PrepareProgress:
                 total = sum(u.num_examples for u in plan.split_units(unit.split))
                 self._bars[unit.split] = tqdm(
                     total=total,
-                    desc=f"{self.name} {unit.split}",
+                    desc=escape(f"{self.name} {unit.split}"),
                     unit=" examples",
                     unit_scale=True,
                     dynamic_ncols=True,
                     leave=True,
-                    file=sys.stderr,
+                    file=unescaped(sys.stderr),  # draws with \r; its text escaped here
                 )
 
     def examples(self, unit: Unit, count: int) -> None:

@@ -128,6 +128,11 @@ class BucketStore:
             return []
         return bucket_publish.pointers(self.root.joinpath(*parts_of(name)))
 
+    def unnamed(self, name: str) -> list[str]:
+        """None: a bucket's removal takes every generation with the pointer (no reader can
+        hold one there, `remove`)."""
+        return []
+
     def prepared(self) -> list[Prepared]:
         found = []
         for name, version, _ in bucket_publish.prepared(self.root):

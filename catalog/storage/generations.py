@@ -95,17 +95,26 @@ class Pin:
     catalog's layout, TensorFlow Datasets', or a missing one). The lock is released when the
     last reference goes; pickled, it is taken again in the process that unpickles it."""
 
-    __slots__ = ("__weakref__", "_fd", "path")
+    __slots__ = ("__weakref__", "_close", "_fd", "path")
 
     def __init__(self, path: Path, fd: int | None) -> None:
         self.path = path
         self._fd = fd
-        if fd is not None:
-            weakref.finalize(self, os.close, fd)
+        self._close = weakref.finalize(self, os.close, fd) if fd is not None else None
 
     @property
     def held(self) -> bool:
         return self._fd is not None
+
+    def release(self) -> None:
+        """Drop the shared lock now (not when the last reference goes): this process no longer
+        keeps the generation from being collected."""
+        with _pins_lock:
+            if _pins.get(str(self.path)) is self:
+                del _pins[str(self.path)]
+        if self._close is not None:
+            self._close()  # closes the descriptor once, whoever calls it first
+        self._fd = None
 
     def __reduce__(self) -> tuple[object, tuple[str]]:
         return _pin_directory, (str(self.path),)
@@ -210,12 +219,25 @@ def remove_pointer(target: Path) -> None:
         target.unlink(missing_ok=True)
 
 
-def collect(target: Path) -> list[Path]:
+def collect(target: Path, *, ours: bool = False) -> list[Path]:
     """Remove `target`'s generations the pointer does not name and no reader holds, and what a
     killed publish left (a new pointer not renamed yet, a readers file without its generation);
-    return the generations left because a reader holds them."""
+    return the generations left because a reader holds them.
+
+    With `ours` (a removal: ``rm``), this process's own pins on those generations are released
+    first: a flock conflicts with another descriptor of the same process as with another
+    process, so the pin taken to find the dataset (resolving a name opens its generation)
+    would otherwise count as a reader and keep what is being removed. Readers in other
+    processes keep theirs."""
     named = current(target)
-    left = [g for g in generations(target) if g != named and not _remove_unheld(g)]
+    unnamed = [g for g in generations(target) if g != named]
+    if ours:
+        for generation in unnamed:
+            with _pins_lock:
+                own = _pins.get(str(generation))
+            if own is not None:
+                own.release()
+    left = [g for g in unnamed if not _remove_unheld(g)]
     try:
         beside = list(target.parent.iterdir())
     except OSError:

@@ -123,6 +123,21 @@ class LocalStore:
             if (child / INFO_FILE).is_file()
         ]
 
+    def unnamed(self, name: str) -> list[str]:
+        """``<version>`` and ``<config>/<version>`` under `name` whose pointer is gone but whose
+        generations are left (a reader in another process held them when it was removed):
+        what `rm` of the name still removes, though the name no longer resolves."""
+        folder = self.root.joinpath(*parts_of(name))
+        found = set()
+        for parent in (folder, *_candidates(folder, 1)):
+            with contextlib.suppress(OSError):
+                for child in parent.iterdir():
+                    version, gen, _ = child.name.partition(GENERATION)
+                    pointer = parent / version
+                    if gen and child.is_dir() and not os.path.lexists(pointer):
+                        found.add(pointer.relative_to(folder).as_posix())
+        return sorted(found)
+
     def prepared(self) -> list[Prepared]:
         """Every dataset behind a pointer (or an older catalog's plain directory)."""
         if not self.root.is_dir():
@@ -183,7 +198,7 @@ class LocalStore:
             if dry_run:
                 return removal
             _remove_pointer(target)
-            held = collect(target)
+            held = collect(target, ours=True)  # the pin that found it is no reader
             for path in leftovers:
                 if path.is_dir() and not path.is_symlink():
                     shutil.rmtree(path)

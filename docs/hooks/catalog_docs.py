@@ -129,7 +129,7 @@ def on_files(files: Any, config: Any) -> Any:
     work = Path(tempfile.mkdtemp(prefix="catalog-docs-"))
     _work.append(work)
     data_dir = os.environ.get("CATALOG_DOCS_DATA_DIR") or str(work / "empty-data-dir")
-    build_site(work / CATALOG_DIR, data_dir=data_dir)
+    build_site(work / CATALOG_DIR, data_dir=data_dir, docs="../index.html")  # back to the docs
     for path in sorted((work / CATALOG_DIR).rglob("*")):
         if path.is_file():
             uri = path.relative_to(work).as_posix()

@@ -390,3 +390,14 @@ def test_info_shows_audio_and_unlabelled_class_label_features(tmp_path: Path) ->
     assert "  label  ClassLabel  ()  int64  2 classes (-1: no label): neg, pos\n" in imdb
     wine = ok(run("info", "wine_quality/red", data_dir=tmp_path))
     assert "    sulphates             Scalar        ()  float64\n" in wine
+
+
+def test_info_of_a_name_found_nowhere_says_where_it_looked(tmp_path: Path) -> None:
+    """Without --data-dir: the data dir it looked in ($CATALOG_DATA_DIR here) and how to
+    point it elsewhere, for a dataset prepared from files somewhere else."""
+    result = run("info", "people_from_files", data_dir=tmp_path / "mine")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    line = result.stderr.splitlines()[0]
+    assert "no dataset named 'people_from_files'" in line, line
+    assert f"prepared in the data dir {tmp_path / 'mine'};" in line, line
+    assert "--data-dir DIR or $CATALOG_DATA_DIR" in line, line

@@ -113,7 +113,10 @@ def test_overwrite_and_quiet(tmp_path: Path, server: LoopbackServer) -> None:
     assert "tiny 1.0.0: prepared in" in result.stdout and "train 3 examples" in result.stdout
 
 
-def test_usage_error_prints_no_json(tmp_path: Path) -> None:
+def test_usage_error_prints_one_error_document(tmp_path: Path) -> None:
+    """(It printed nothing on stdout: a script reading the JSON got no document.)"""
     result = run("prepare", "no_such_dataset", "--json", "--data-dir", str(tmp_path))
-    assert result.returncode == 2 and result.stdout == ""
+    assert result.returncode == 2
     assert result.stderr.startswith("catalog: error: no dataset named 'no_such_dataset'")
+    document = json.loads(result.stdout)
+    assert document == {"ok": False, "exit_code": 2, "errors": [result.stderr[16:].rstrip("\n")]}

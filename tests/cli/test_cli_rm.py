@@ -101,3 +101,62 @@ def test_rm_of_a_name_nothing_answers_to_removes_nothing_and_names_close_ones(
     assert "did you mean fashion_mnist?" in result.stdout
     files = run("rm", str(tmp_path / "nope.csv"), "--data-dir", str(tmp_path))
     assert files.returncode == 2 and "Traceback" not in files.stderr
+
+
+def _prepared_csv(tmp_path: Path) -> Path:
+    table = tmp_path / "people.csv"
+    table.write_text("name,age\n" + "".join(f"p{i},{i}\n" for i in range(50)))
+    data = tmp_path / "data"
+    prepared = run("prepare", str(table), "--data-dir", str(data))
+    assert prepared.returncode == 0, prepared.stderr
+    return data
+
+
+def test_rm_of_a_dataset_prepared_from_files_frees_it(tmp_path: Path) -> None:
+    """Found by name through its own generation (the pin that found it is no reader): it
+    used to say "removed (0 B); 1 generation still read by a running process is left" and
+    leave the data on disk, unreachable by name."""
+    data = _prepared_csv(tmp_path)
+    size = sum(f.stat().st_size for f in (data / "people").rglob("*") if f.is_file())
+    first = run("rm", "people", "--data-dir", str(data))
+    assert first.returncode == 0, first.stderr
+    assert "people 1.0.0: removed " in first.stdout and "(0 B)" not in first.stdout, first.stdout
+    assert "still read" not in first.stdout and size > 100_000, (first.stdout, size)
+    assert sorted(p.name for p in (data / "people").iterdir()) == [".1.0.0.lock"]
+    again = run("rm", "people", "--data-dir", str(data))
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+    assert "people: nothing prepared under that name" in again.stdout, again.stdout
+
+
+def test_rm_again_removes_what_a_reader_in_another_process_held(tmp_path: Path) -> None:
+    """The first rm leaves the generation a reader holds and says to run rm again: the
+    second, by the same name (which no longer resolves), removes it once the reader is gone."""
+    data = _prepared_csv(tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, catalog\n"
+         f"ds = catalog.data_source('people', split='train', data_dir={str(data)!r})\n"
+         "print(len(ds), flush=True)\nsys.stdin.readline()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdin is not None and holder.stdout is not None
+        assert holder.stdout.readline().strip() == "50"
+        first = run("rm", "people", "--data-dir", str(data))
+        assert first.returncode == 0, first.stderr
+        assert "1 generation still read by a running process" in first.stdout, first.stdout
+        holder.communicate("\n", timeout=60)  # the reader closes its data source and exits
+        assert holder.returncode == 0
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.communicate()
+    left = [p.name for p in (data / "people").iterdir() if ".gen-" in p.name]
+    assert left, "the held generation was left by the first rm"
+    dry = run("rm", "people", "--data-dir", str(data), "--dry-run")
+    assert dry.returncode == 0 and "would remove" in dry.stdout, dry.stdout
+    again = run("rm", "people", "--data-dir", str(data))
+    assert again.returncode == 0, again.stderr
+    assert "removed" in again.stdout and "(0 B)" not in again.stdout, again.stdout
+    assert sorted(p.name for p in (data / "people").iterdir()) == [".1.0.0.lock"]
+    last = run("rm", "people", "--data-dir", str(data))
+    assert last.returncode == 0 and "nothing to remove" in last.stdout, last.stdout

@@ -5,6 +5,7 @@ usage error 2, some datasets failed while others were done 1."""
 
 from __future__ import annotations
 
+import errno
 import json
 import shutil
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from catalog.cli import main
-from catalog.cli.common import EXIT_CODES, EXIT_HELP, exit_code
+from catalog.cli.common import EXIT_CODES, EXIT_HELP, exit_code, os_error_message
 from catalog.prepare.work_unit import WorkerLostError
 from catalog.testing.http_server import LoopbackServer
 from tests.bombs import small
@@ -62,6 +63,68 @@ def test_a_bad_source_file_is_3_wherever_it_is_found(tmp_path: Path, case: str) 
     assert path.name in stderr or "1.png" in stderr, stderr
 
 
+MANUAL_TAR = """\
+name: manualtar
+version: 1.0.0
+description: a tar placed by hand, with no published checksum
+features:
+  image: {type: Image, shape: [null, null, 3], encoding: jpeg}
+  label: {type: ClassLabel, names: [a, b], allow_unlabeled: true}
+downloads:
+  test: {manual: images.tar}
+splits:
+  test:
+    format: image_tar
+    files: {archive: test}
+    options: {unlabeled: label}
+    num_examples: 2
+"""
+
+
+def test_a_directory_where_a_manual_tar_belongs_is_3_naming_it(tmp_path: Path) -> None:
+    """It was 1 with a raw ``[Errno 21] Is a directory``."""
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "builder.yaml").write_text(MANUAL_TAR)
+    (tmp_path / "manual" / "images.tar").mkdir(parents=True)
+    run = catalog_cli("prepare", str(tmp_path / "b"), "--manual-dir", str(tmp_path / "manual"),
+                      "--data-dir", str(tmp_path / "d"))  # fmt: skip
+    stderr = one_error(run, 3)
+    line = next(ln for ln in stderr.splitlines() if ln.startswith("catalog: error:"))
+    assert str(tmp_path / "manual" / "images.tar") in line and "[Errno" not in line, line
+    # refused before it is opened (catalog.download.digest), saying what was there instead
+    assert "is a directory, not a regular file" in line, line
+
+
+@pytest.mark.parametrize(
+    ("exc", "code", "says"),
+    [
+        (PermissionError(errno.EACCES, "Permission denied", "/m/x.tar"), 3, "permission to read"),
+        (IsADirectoryError(errno.EISDIR, "Is a directory", "/m/x.tar"), 3, "where a file belongs"),
+        (FileNotFoundError(errno.ENOENT, "No such file or directory", "/m/x.tar"), 3, "put"),
+        (OSError(errno.ENOSPC, "No space left on device", "/d/x"), 1, "free some space"),
+        (OSError(errno.ENOSPC, "No space left on device"), 1, "free some space"),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, OSError) else str(v),
+)
+def test_an_os_error_is_one_line_naming_the_path(exc: OSError, code: int, says: str) -> None:
+    """What main() prints for an OSError no catalog error describes: the path, what the
+    system said, what to do; 3 when a file cannot be read, else 1."""
+    assert exit_code(exc) == code
+    message = os_error_message(exc)
+    assert "\n" not in message and "[Errno" not in message and says in message, message
+    if exc.filename is not None:
+        assert message.startswith(f"{exc.filename}: "), message
+
+
+def test_missing_values_without_a_fill_are_a_usage_error_naming_fill(tmp_path: Path) -> None:
+    """Nothing is wrong with the file (pandas reads the gap as missing): the command needs
+    --fill, so 2, found while inferring the spec, before anything is prepared."""
+    path = csv_file(tmp_path / "t", "name,age\nA,1\n,2\n")
+    stderr = one_error(catalog_cli("prepare", str(path), "--data-dir", str(tmp_path / "d")), 2)
+    assert "--fill name=VALUE" in stderr and "line 3" in stderr, stderr
+    assert not (tmp_path / "d").exists()
+
+
 def test_a_failed_download_alone_is_3(tmp_path: Path, server: LoopbackServer) -> None:
     """(One failure among datasets that were done is 1: tests/cli/test_cli.py.)"""
     bad = idx_builder(tmp_path, server, 5, name="bad")
@@ -76,6 +139,9 @@ def test_a_missing_shard_of_a_tfds_dir_in_import_is_3(tmp_path: Path) -> None:
     (copy / "tiny_features-test.array_record-00000-of-00001").unlink()
     run = catalog_cli("import", str(copy), "--data-dir", str(tmp_path / "d"))
     assert "shard 0 of split 'test'" in one_error(run, 3)
+    as_json = catalog_cli("import", str(copy), "--data-dir", str(tmp_path / "d"), "--json")
+    document = json.loads(as_json.stdout)  # one document, for exit 3 too
+    assert document["exit_code"] == 3 and "shard 0 of split 'test'" in document["errors"][0]
 
 
 @pytest.mark.parametrize(

@@ -315,3 +315,27 @@ def test_two_preparers_of_one_bucket_take_turns(
     assert said[0].startswith("prepared in "), outputs
     assert said[1] == "reused (prepared by another process)", outputs
     assert len({k.split("/")[2] for k in s3.keys("data", "team/tiny/1.0.0.gen-")}) == 1
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "tfrecord"])
+def test_export_by_name_of_a_dataset_prepared_from_files_in_a_bucket(
+    tmp_path: Path, s3: S3Server, fmt: str
+) -> None:
+    """Found by name through the spec stored in its generation and read from the bucket: the
+    Parquet export's shard path used to lose a slash of the URL (``s3:/data/...``)."""
+    table = tmp_path / "people.csv"
+    table.write_text("name,age\n" + "".join(f"p{i},{i}\n" for i in range(30)))
+    prepared = catalog_cli("prepare", str(table), "--data-dir", URL)
+    assert prepared.returncode == 0, prepared.stderr
+    out = tmp_path / "out"
+    run = catalog_cli("export", "people", "--data-dir", URL, "--format", fmt, "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    assert "(train 30)" in run.stdout, run.stdout
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        read = pq.read_table(out / "people-train.parquet")
+        assert read.column("name").to_pylist() == [f"p{i}" for i in range(30)]
+        assert read.column("age").to_pylist() == list(range(30))
+    else:
+        assert (out / "people-train.tfrecord-00000-of-00001").stat().st_size > 0

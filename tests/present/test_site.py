@@ -415,3 +415,33 @@ def test_the_readme_picture_shows_the_example_grid(
     with b.as_data_source("test") as ds:
         grid = show_examples(ds, num_examples=GRID_EXAMPLES, columns=GRID_COLUMNS)
     assert find(picture, np.asarray(grid.convert("RGB"))) is not None
+
+
+def test_no_machine_paths_and_the_index_links_back_to_the_docs(tmp_path: Path) -> None:
+    """A dataset prepared from a local file records its ``file:///<absolute path>``: its page
+    names the file only (in the downloads table and its Croissant data block), and
+    ``--docs`` links the index back to the documentation (the docs build passes
+    ``../index.html``)."""
+    folder = tmp_path / "my files"
+    folder.mkdir()
+    (folder / "people.csv").write_text("name,age\nada,36\nalan,41\n")
+    data = tmp_path / "data"
+    prepared = subprocess.run(  # a relative path: the description says "from people.csv"
+        [sys.executable, "-m", "catalog", "prepare", "people.csv", "--data-dir", str(data)],
+        capture_output=True, text=True, timeout=300, env=os.environ, cwd=folder,
+    )  # fmt: skip
+    assert prepared.returncode == 0, prepared.stderr
+    recorded = (data / "people" / "1.0.0" / "dataset_info.json").read_text("utf-8")
+    assert f"file://{folder}" in recorded.replace("%20", " ")  # what the page must not show
+    out = tmp_path / "site"
+    built = run(
+        "site", "people", "--data-dir", str(data), "-o", str(out), "--docs", "../index.html"
+    )
+    assert built.returncode == 0, built.stderr
+    for page in (out / "index.html", out / "datasets" / "people.html"):
+        text = page.read_text("utf-8")
+        assert str(tmp_path) not in text and "file://" not in text, page
+    assert "a local file: people.csv" in (out / "datasets" / "people.html").read_text("utf-8")
+    assert '<a href="../index.html">Back to the documentation</a>' in (
+        out / "index.html"
+    ).read_text("utf-8")

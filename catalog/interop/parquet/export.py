@@ -53,6 +53,7 @@ from catalog.features import (
 from catalog.info.dataset_info import DatasetInfo
 from catalog.interop.tfds.codec import image_paths
 from catalog.read.data_source import DataSource
+from catalog.storage.remote import RemoteDir
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -175,9 +176,11 @@ def _batches(ds: DataSource, convert: Convert) -> Iterator[list[dict[str, Any]]]
 
 
 def export_parquet(
-    info: DatasetInfo, folder: str | Path, out: str | Path, *, overwrite: bool = False
+    info: DatasetInfo, folder: str | Path | RemoteDir, out: str | Path, *, overwrite: bool = False
 ) -> dict[str, Path]:
-    """Write every split of the dataset in `folder` (whose info is `info`) as
+    """Write every split of the dataset in `folder` (whose info is `info`; a local directory
+    or a generation in a bucket, read as it is: never through `Path`, which would make
+    ``s3://b/...`` ``s3:/b/...``) as
     ``<out>/<name>-<split>.parquet``; return split -> file written. An existing file is
     replaced only with `overwrite` (SpecError otherwise, before anything is written)."""
     pa = _pyarrow()
@@ -192,7 +195,7 @@ def export_parquet(
     out.mkdir(parents=True, exist_ok=True)
     keep = dict.fromkeys(image_paths(info.features), False)  # stored PNG/JPEG bytes as they are
     for split, target in targets.items():
-        ds = DataSource(Path(folder), info, split, decoders=keep)  # type: ignore[arg-type]
+        ds = DataSource(folder, info, split, decoders=keep)  # type: ignore[arg-type]
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".incomplete", dir=out)
         os.close(fd)
         try:

@@ -142,8 +142,11 @@ def build_site(
     names: list[str] | None = None,
     *,
     data_dir: str | os.PathLike[str] | None = None,
+    docs: str | None = None,
 ) -> SiteReport:
-    """Write the site of `names` (every registered dataset when None or empty) to `output`.
+    """Write the site of `names` (every registered dataset when None or empty) to `output`;
+    with `docs` (a URL, or a path relative to `output`), its index links back to catalog's
+    documentation there (the documentation site's build passes ``../index.html``).
 
     Raises SiteOutputError when `output` is a folder of something else, CatalogError for an
     unknown dataset; nothing is written then.
@@ -157,7 +160,7 @@ def build_site(
         for name in STATIC_FILES:
             data = resources.files("catalog.present.site").joinpath("static", name).read_bytes()
             (work / name).write_bytes(data)
-        _write(work / "index.html", index_page(report.entries))
+        _write(work / "index.html", index_page(report.entries, docs))
         for entry in report.entries:
             picture, problem = draw_examples(entry, work)
             report.pictures[entry.full_name] = picture

@@ -75,8 +75,9 @@ def _summary(text: str, limit: int = 160) -> str:
     return first if len(first) <= limit else first[: limit - 3].rstrip() + "..."
 
 
-def index_page(entries: Sequence[Entry]) -> str:
-    """The index: a searchable, tag-filterable table of every entry."""
+def index_page(entries: Sequence[Entry], docs: str | None = None) -> str:
+    """The index: a searchable, tag-filterable table of every entry; with `docs` (a URL or a
+    relative path), a link back to catalog's documentation."""
     tags = sorted({t for e in entries for t in e.info.tags})
     counts = {t: sum(t in e.info.tags for e in entries) for t in tags}
     options = "".join(f'<option value="{esc(t)}">{esc(t)} ({counts[t]})</option>' for t in tags)
@@ -112,10 +113,11 @@ def index_page(entries: Sequence[Entry]) -> str:
         )
     )
     noun = "dataset" if len(entries) == 1 else "datasets"
+    back = f'\n<a href="{esc(docs)}">Back to the documentation</a>.' if docs else ""
     body = f"""\
 <h1>Datasets</h1>
 <p>Every dataset and config of the catalog. Prepare one with <code>catalog prepare NAME</code>;
-read it with <code>catalog.data_source("NAME")</code>.</p>
+read it with <code>catalog.data_source("NAME")</code>.{back}</p>
 <form class="filter" role="search">
 <label>Search <input type="search" id="search" placeholder="name, word or tag"
  autocomplete="off"></label>
@@ -241,7 +243,7 @@ def _downloads(entry: Entry) -> str:
     rows = [
         (
             f"<code>{esc(key)}</code>",
-            f"<code>{esc(d.get('url') or _manual(d))}</code>",
+            f"<code>{esc(_public_url(d.get('url')) or _manual(d))}</code>",
             esc(format_size(d.get("size")) + _files(d)),
             f"<code>{esc((d.get('sha256') or '')[:16])}</code>",
         )
@@ -252,6 +254,31 @@ def _downloads(entry: Entry) -> str:
     )
     summary = f"{len(rows)} download{'s' * (len(rows) != 1)}"
     return f"<details><summary>{summary}</summary>\n{listing}\n</details>"
+
+
+def _public_url(url: object) -> str:
+    """A download's URL as a page shows it: a local file (``file:``, what a dataset prepared
+    from files or a local Croissant file records) by its name only, never this machine's
+    path."""
+    if not isinstance(url, str) or not url:
+        return ""
+    if not _machine_path(url):
+        return url
+    return f"a local file: {url.rstrip('/').rsplit('/', 1)[-1]}"
+
+
+def _machine_path(url: str) -> bool:
+    """Whether `url` names a file on this machine by its absolute path (``file:///...``)."""
+    return urlsplit(url).scheme == "file" or url.startswith(("/", "~"))
+
+
+def _without_local_files(doc: dict[str, Any]) -> dict[str, Any]:
+    """The Croissant document of a page without the FileObjects of local files (``file:``
+    URLs: this machine's paths, nobody else's to fetch)."""
+    kept = [
+        d for d in doc.get("distribution", []) if not _machine_path(str(d.get("contentUrl", "")))
+    ]
+    return {**doc, "distribution": kept} if "distribution" in doc else doc
 
 
 def _manual(download: dict[str, Any]) -> str:
@@ -335,5 +362,6 @@ def dataset_page(entry: Entry, picture: Picture) -> str:
         body,
         root="../",
         crumb=entry.full_name,
-        data=to_croissant(info),  # for dataset search engines, as `catalog croissant` prints it
+        # for dataset search engines, as `catalog croissant` prints it (no machine paths)
+        data=_without_local_files(to_croissant(info)),
     )
