@@ -12,7 +12,8 @@ Parquet file, ``jsonPath`` in a JSON file, ``fileProperty`` of a file) and ``tra
 a date written in the given strftime format), or another record set's field (a join on the
 field whose ``references`` names that record set, as a left join: mlcroissant's), or inline
 ``data``. Values are then cast to the field's feature: text, numbers, booleans, class names,
-image files' bytes, bounding boxes.
+image files' bytes, bounding boxes, lists; a missing value as the ``fill`` option gives it
+(`catalog.formats.croissant_values`).
 """
 
 from __future__ import annotations
@@ -43,10 +44,10 @@ from catalog.formats.croissant_files import (
     set_files,
     zip_files,
 )
-from catalog.formats.croissant_values import caster, match_key, resampled
+from catalog.formats.croissant_values import caster, fill_value, match_key, resampled
 from catalog.formats.patterns import BoundedRegex, glob_regex, regex
 
-__all__ = ["FORMAT", "Recipe", "examples", "listed", "ref"]
+__all__ = ["FORMAT", "Recipe", "examples", "fills_of", "listed", "ref"]
 
 
 def listed(value: Any) -> list[Any]:
@@ -442,8 +443,9 @@ def examples(source: Source) -> Examples:
     whose split field has the split's value, when there is one)."""
     recipe = Recipe(source.options["recipe"], source.options["files"])
     features: FeaturesDict = source.features
-    casts = [(name, field, caster(features[name], str(field))) for name, field in
-             recipe.features.items()]  # fmt: skip
+    fills = fills_of(source)
+    casts = [(name, field, caster(features[name], str(field), name, fills.get(name)))
+             for name, field in recipe.features.items()]  # fmt: skip
     plain = [(name, f, c) for name, f, c in casts if isinstance(f, str)]
     nested = [(name, f, c) for name, f, c in casts if not isinstance(f, str)]
     where = [(recipe.features[f], v) for f, v in recipe.where.items()]
@@ -456,6 +458,13 @@ def examples(source: Source) -> Examples:
             example[name] = c(_value(record, f))
         yield f"{recipe.target}:{index}", example
         index += 1
+
+
+def fills_of(source: Source) -> dict[str, Any]:
+    """The ``fill`` option's values (``--fill FIELD=VALUE``), each cast to its feature."""
+    features: FeaturesDict = source.features
+    given: Mapping[str, str] = source.options.get("fill") or {}
+    return {name: fill_value(features[name], text, name) for name, text in given.items()}
 
 
 def _value(record: Mapping[str, Any], field: str | Mapping[str, Any]) -> Any:
@@ -485,6 +494,7 @@ FORMAT = SourceFormat(
     options={
         "recipe": Option("str", "", "the record set and what it reads (JSON; written by catalog)"),
         "files": Option("file_map", {}, "key -> a file, archive or folder the recipe names"),
+        "fill": Option("str_map", {}, "feature -> the value standing in for a missing one"),
     },
     features=_features,
     examples=examples,
