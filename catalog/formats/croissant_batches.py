@@ -201,8 +201,7 @@ batches = resumable(_stream, ahead=_sequential)
 def _column_batches(
     source: Source, target: str, plan: ColumnsPlan, start: int, stop: int | None
 ) -> Iterator[Batch]:
-    from catalog.formats.croissant_records import fills_of
-    from catalog.formats.croissant_values import caster
+    from catalog.formats.croissant_values import caster, fills_of
     from catalog.formats.parquet import ParquetAccess
     from catalog.formats.table_batches import BATCH_ROWS, Refused, from_typed, row_batches
 

@@ -44,10 +44,10 @@ from catalog.formats.croissant_files import (
     set_files,
     zip_files,
 )
-from catalog.formats.croissant_values import caster, fill_value, match_key, resampled
+from catalog.formats.croissant_values import caster, fills_of, match_key, resampled
 from catalog.formats.patterns import BoundedRegex, glob_regex, regex
 
-__all__ = ["FORMAT", "Recipe", "examples", "fills_of", "listed", "ref"]
+__all__ = ["FORMAT", "Recipe", "examples", "listed", "ref"]
 
 
 def listed(value: Any) -> list[Any]:
@@ -458,13 +458,6 @@ def examples(source: Source) -> Examples:
             example[name] = c(_value(record, f))
         yield f"{recipe.target}:{index}", example
         index += 1
-
-
-def fills_of(source: Source) -> dict[str, Any]:
-    """The ``fill`` option's values (``--fill FIELD=VALUE``), each cast to its feature."""
-    features: FeaturesDict = source.features
-    given: Mapping[str, str] = source.options.get("fill") or {}
-    return {name: fill_value(features[name], text, name) for name, text in given.items()}
 
 
 def _value(record: Mapping[str, Any], field: str | Mapping[str, Any]) -> Any:

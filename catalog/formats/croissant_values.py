@@ -33,9 +33,19 @@ from catalog.features import (
     Tensor,
     Text,
 )
+from catalog.formats.base import Source
 from catalog.formats.image_files import stored_or_pixels
 
-__all__ = ["audio_format", "cast", "caster", "fill_value", "is_missing", "match_key", "resampled"]
+__all__ = [
+    "audio_format",
+    "cast",
+    "caster",
+    "fill_value",
+    "fills_of",
+    "is_missing",
+    "match_key",
+    "resampled",
+]
 
 #: The values a list field may hold (Parquet and JSON lists, NumPy arrays pandas gives).
 _LISTS = (list, tuple, np.ndarray)
@@ -48,6 +58,12 @@ class _Missing(ValueError):
 def is_missing(value: Any) -> bool:
     """Whether `value` is what a missing value reads as (None, or NaN: pandas' empty cell)."""
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def fills_of(source: Source) -> dict[str, Any]:
+    """The ``fill`` option's values (``--fill FIELD=VALUE``), each cast to its feature."""
+    given: Mapping[str, str] = source.options.get("fill") or {}
+    return {name: fill_value(source.features[name], text, name) for name, text in given.items()}
 
 
 def fill_value(feature: Any, text: str, name: str) -> Any:

@@ -31,7 +31,8 @@ from urllib.parse import urljoin, urlsplit
 from catalog.errors import CatalogError, SpecError
 from catalog.features import Feature
 from catalog.formats.croissant_files import encoding_kind
-from catalog.interop.croissant.hub import RepoLister, is_repo
+from catalog.interop.croissant.checkout import checkout_folder
+from catalog.interop.croissant.hub import RepoLister, is_hub_tree, is_repo
 from catalog.interop.croissant.nodes import (
     SIZE_TEXT,
     as_list,
@@ -111,6 +112,9 @@ class Draft:
     configs: dict[str, str] = field(default_factory=dict)
     #: A repository FileObject's files: (download name, path in the repository).
     repos: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    #: A git repository FileObject read from a checkout (its files beside the Croissant
+    #: file): by @id, its URL.
+    checkouts: dict[str, str] = field(default_factory=dict)
 
 
 def _download(node: Mapping[str, Any], where: str) -> Download:
@@ -213,6 +217,9 @@ def _file_download(
     Croissant file (a relative contentUrl), or a repository of the Hub (its files listed)."""
     url = node.get("contentUrl")
     if is_repo(next(iter(as_list(node.get("encodingFormat"))), None)):
+        if not is_hub_tree(url):  # GitHub's and others: the files of a checkout
+            draft.checkouts[uid] = str(url)
+            return
         if lister is None:
             raise SpecError(f"{where}: FileObject {uid!r}: a git repository catalog cannot list")
         members = []
@@ -286,6 +293,14 @@ def _recipe_files(
                 raise SpecError(f"{where}: FileSet {uid!r}: no includes glob")
             keys: list[str] = []
             prefix = ""
+            if len(containers) == 1 and containers[0] in draft.checkouts:  # a git checkout
+                name = dataset_name(uid)
+                root = checkout_folder(uid, node, where, draft.checkouts)
+                download, prefix = local_folder(name, includes, root, where)
+                draft.local[uid] = download
+                refs[name] = FileRef(name)
+                files[uid] = (kind, [name], includes, prefix, None)
+                continue
             if len(containers) == 1 and containers[0] in draft.repos:  # the Hub's Parquet files
                 members = draft.repos[containers[0]]
                 refs.update({key: FileRef(key) for key, _ in members})
@@ -313,6 +328,13 @@ def _recipe_files(
                 keys.append(name)
                 refs[name] = FileRef(name)
             files[uid] = (kind, keys, includes, prefix, None)
+        elif containers and containers[0] in draft.checkouts:  # a file of a git checkout
+            name = dataset_name(uid)
+            if uid not in draft.local:
+                root = checkout_folder(uid, node, where, draft.checkouts)
+                draft.local[uid] = local_file(name, node, root, where)
+            refs[name] = FileRef(name)
+            files[uid] = (kind, [name], None, "", None)
         elif containers:
             archive = _download_name(containers[0], draft)
             member = str(node.get("contentUrl") or "")
