@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_croissant_in import mlcroissant_records, run
 
 import catalog
@@ -21,9 +22,9 @@ from catalog.testing.http_server import LoopbackServer
 REPO = "https://github.com/example-owner/text-to-query"
 
 
-def _checkout(root: Path) -> Path:
-    """A checkout: the Croissant file at its top, CSV files in data/train_dev/ and a
-    FileObject of the repository (data/splits.csv) read too."""
+def _checkout(root: Path, inside: str = "") -> Path:
+    """A checkout: the Croissant file at its top (or in its folder `inside`, as SM3's
+    data/metadata.json), CSV files in data/train_dev/."""
     (root / "data" / "train_dev").mkdir(parents=True)
     (root / "data" / "train_dev" / "sql.csv").write_text(
         "question,query,kind\nHow many?,SELECT COUNT(*) FROM t,count\nWho?,SELECT name FROM t,"
@@ -54,30 +55,36 @@ def _checkout(root: Path) -> Path:
         "recordSet": [{"@type": "cr:RecordSet", "@id": "csv", "name": "csv",
                        "field": [field("question"), field("query"), field("kind")]}],
     }  # fmt: skip
-    (root / "croissant.json").write_text(json.dumps(doc))
-    return root / "croissant.json"
+    (root / inside).mkdir(parents=True, exist_ok=True)
+    (root / inside / "croissant.json").write_text(json.dumps(doc))
+    return root / inside / "croissant.json"
 
 
-def _without_repository(path: Path) -> Path:
+def _without_repository(path: Path, root: Path) -> Path:
     """The same Croissant file with the repository FileObject removed (what mlcroissant reads
-    without cloning): the FileSet names the same files locally."""
+    without cloning): the FileSet names the same files locally, from the checkout's top."""
     doc = json.loads(path.read_text())
     local = copy.deepcopy(doc)
     local["distribution"] = [d for d in local["distribution"] if d["@id"] != "github-repository"]
     for node in local["distribution"]:
         node.pop("containedIn", None)
-    out = path.with_name("local.json")
+    out = root / "local.json"
     out.write_text(json.dumps(local))
     return out
 
 
-def test_a_checkout_is_read_from_the_files_beside_it(tmp_path: Path) -> None:
-    path = _checkout(tmp_path / "repo")
+@pytest.mark.parametrize("inside", ["", "data", "meta/croissant"])
+def test_a_checkout_is_read_from_the_files_beside_it(tmp_path: Path, inside: str) -> None:
+    """The FileSet's paths, relative to the repository, from the Croissant file's folder or
+    the checkout's top above it."""
+    path = _checkout(tmp_path / "repo", inside)
     data = ["--data-dir", str(tmp_path / "data"), "--download-dir", str(tmp_path / "dl")]
     done = run("prepare", str(path), *data)
     assert done.returncode == 0, done.stderr
     ds = catalog.data_source(tmp_path / "data" / "text_to_query" / "1.0.0", split="csv")
-    theirs = mlcroissant_records(_without_repository(path), "csv", tmp_path / "mlc")
+    theirs = mlcroissant_records(
+        _without_repository(path, tmp_path / "repo"), "csv", tmp_path / "mlc"
+    )
     assert len(ds) == len(theirs) == 3
     ours = sorted((r["question"], r["query"], r["kind"]) for r in ds)
     assert ours == sorted((t["question"]["text"], t["query"]["text"], t["kind"]["text"])
