@@ -41,6 +41,7 @@ from catalog.interop.croissant.nodes import (
     dataset_name,
     field_reference,
     id_of,
+    md5_hex,
     node_uid,
     short_type,
     version_text,
@@ -129,8 +130,13 @@ def _download(node: Mapping[str, Any], where: str) -> Download:
     md5 = node.get("md5")
     if isinstance(sha256, str) and not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
         sha256 = None  # the Hub writes a URL here
-    if isinstance(md5, str) and not re.fullmatch(r"[0-9a-fA-F]{32}", md5):
-        raise SpecError(f"{where}: FileObject {uid!r}: md5 {md5[:80]!r} is not 32 hex digits")
+    if isinstance(md5, str):
+        if md5_hex(md5) is None:
+            raise SpecError(
+                f"{where}: FileObject {uid!r}: md5 {md5[:80]!r} is neither 32 hex digits nor "
+                "the base64 of 16 bytes"
+            )
+        md5 = md5_hex(md5)
     size_match = SIZE_TEXT.match(str(node.get("contentSize", "")))
     size = int(size_match[1]) if size_match else None
     filename = url.rstrip("/").rsplit("/", 1)[-1] or uid

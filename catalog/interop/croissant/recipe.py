@@ -32,6 +32,7 @@ from catalog.features import (
     Text,
 )
 from catalog.formats.croissant_records import FieldReader, listed, ref, references, subfields
+from catalog.interop.croissant.nodes import md5_hex
 from catalog.spec.local_files import inside, measured_download
 from catalog.spec.model import DownloadSpec, FileRef
 
@@ -146,7 +147,8 @@ def local_file(name: str, node: Mapping[str, Any], folder: Path, where: str) -> 
         if not isinstance(declared, str):
             continue
         got = download.sha256 if algorithm == "sha256" else _md5(real)
-        if got != declared.lower():
+        wanted = (md5_hex(declared) if algorithm == "md5" else None) or declared.lower()
+        if got != wanted:
             raise ChecksumError(
                 f"{where}: FileObject {uid!r}: {real} has {algorithm} {got}, the Croissant file "
                 f"says {declared}; the file changed, or the Croissant file is wrong"
