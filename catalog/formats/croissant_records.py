@@ -37,8 +37,10 @@ from catalog.formats.croissant_files import (
     JSON_VALUE,
     LINE_NUMBER,
     LINES,
+    LongNumber,
     file_rows,
     json_path,
+    loads_json,
     parse_json_path,
     property_key,
     set_files,
@@ -189,7 +191,9 @@ def _transform(kind: str, how: Any, value: Any, field: str) -> Any:
     if kind == "json":
         if isinstance(value, (str, bytes)):
             try:
-                value = json.loads(value)
+                value = loads_json(value if isinstance(value, str) else value.decode("utf-8"))
+            except LongNumber as error:
+                raise SourceFormatError(f"field {field}: {error}") from None
             except (ValueError, RecursionError):
                 raise SourceFormatError(
                     f"field {field}: jsonQuery on a value that is not JSON"

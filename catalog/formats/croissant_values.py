@@ -34,6 +34,7 @@ from catalog.features import (
     Text,
 )
 from catalog.formats.base import Source
+from catalog.formats.croissant_files import loads_json
 from catalog.formats.image_files import stored_or_pixels
 
 __all__ = [
@@ -153,7 +154,7 @@ def _cast(feature: Any, value: Any) -> Any:
         return stored_or_pixels(feature, value, "an image")  # RGBA or grey: converted
     if isinstance(feature, (BBox, Tensor)):
         if isinstance(value, str):
-            value = json.loads(value)
+            value = loads_json(value)
         return np.asarray(value, dtype=feature.dtype).reshape(feature.shape)
     if isinstance(feature, Scalar):
         kind = feature.dtype.kind
@@ -166,6 +167,11 @@ def _cast(feature: Any, value: Any) -> Any:
                 return value.strip().lower() in ("true", "1")
             return bool(value)
         if kind in "iu":
+            if isinstance(value, str) and len(value.strip()) > 40:  # before int()'s own limit
+                raise ValueError(
+                    f"{value.strip()[:12]}... ({len(value.strip())} characters) does not fit "
+                    f"{feature.dtype.name}"
+                )
             # a number with a fraction is cut to an integer, as mlcroissant's int(value) does
             number = float(value) if isinstance(value, str) and "." in value else value
             result = int(number)

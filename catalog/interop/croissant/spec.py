@@ -30,6 +30,7 @@ from catalog.errors import ChecksumError, FeatureError, SourceFormatError, SpecE
 from catalog.features import Audio, ClassLabel, Feature, FeaturesDict, Scalar, Sequence, Text
 from catalog.formats import FORMATS
 from catalog.formats.croissant_batches import split_counts
+from catalog.formats.croissant_files import LongNumber, loads_json
 from catalog.formats.croissant_records import Recipe, quick_count
 from catalog.formats.croissant_values import audio_format, is_missing
 from catalog.formats.parquet import parquet_file
@@ -67,7 +68,9 @@ def _load(location: str, manager: DownloadManager) -> tuple[Any, str]:
             f"{location}: larger than {MAX_CROISSANT_SIZE >> 20} MiB; not a Croissant file"
         )
     try:
-        return json.loads(data.decode("utf-8")), location
+        return loads_json(data.decode("utf-8")), location
+    except LongNumber as error:
+        raise SpecError(f"{location}: {error}") from None
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise SpecError(f"{location}: not JSON ({error})") from None
 
