@@ -185,3 +185,33 @@ def test_the_real_files_are_small() -> None:
     assert all(size < 500_000 for size in sizes.values()), sizes
     assert sum(sizes.values()) < 4_000_000
     assert all((REAL / name / "PROVENANCE.md").is_file() for name in sizes)
+
+
+def test_a_record_set_prepared_as_a_config_is_found_by_the_plain_name(tmp_path: Path) -> None:
+    """Kaggle's export holds six record sets of different fields, each a config
+    (``NAME/RECORD_SET``): by the dataset's plain name, the one prepared is found; with two
+    prepared, the error names both."""
+    case = CASES[1]
+    top = tmp_path / case.folder
+    shutil.copytree(REAL / case.folder, top)
+    _mirror(case, top, tmp_path / "mirror")
+    data = ["--data-dir", str(tmp_path / "data"), "--mirror", str(tmp_path / "mirror"),
+            "--offline", "--download-dir", str(tmp_path / "dl")]  # fmt: skip
+    done = catalog_cli("prepare", f"{top / case.croissant}#smiles_lookup.csv", *data)
+    assert done.returncode == 0, done.stderr
+    ds = catalog.data_source("catechol_benchmark", data_dir=tmp_path / "data")
+    (split,) = ds.values()
+    assert len(split) == 26
+    shown = catalog_cli("info", "catechol_benchmark", "--data-dir", str(tmp_path / "data"))
+    assert shown.returncode == 0 and "smiles_lookup_csv" in shown.stdout, shown.stderr
+    done = catalog_cli("prepare", f"{top / case.croissant}#acs_pca_descriptors_lookup.csv", *data)
+    assert done.returncode == 0, done.stderr
+    with pytest.raises(catalog.DatasetNotFoundError, match="prepared as 2 configs; name one: "
+                       "catechol_benchmark/acs_pca_descriptors_lookup_csv, "
+                       "catechol_benchmark/smiles_lookup_csv"):  # fmt: skip
+        catalog.data_source("catechol_benchmark", data_dir=tmp_path / "data")
+    shown = catalog_cli("info", "catechol_benchmark", "--data-dir", str(tmp_path / "data"))
+    assert shown.returncode != 0 and "Traceback" not in shown.stderr
+    assert "catechol_benchmark/smiles_lookup_csv" in shown.stderr
+    ds = catalog.data_source("catechol_benchmark/smiles_lookup_csv", data_dir=tmp_path / "data")
+    assert len(next(iter(ds.values()))) == 26
