@@ -4,6 +4,7 @@ metadata.json`` uses)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,13 +26,16 @@ def croissant_builder(
     download_config: DownloadConfig | None = None,
     name: str | None = None,
     record_set: str | None = None,
+    fill: Mapping[str, str] | None = None,
 ) -> DatasetBuilder:
     """The builder of the dataset the Croissant file at `location` (a path, or an http(s)
     URL) describes. Its files are fetched and verified now (sha256; mirrors and the offline
     mode of `download_config` honoured) and read once to count the examples; then
     ``.download_and_prepare()`` prepares it like any builder's dataset. `name` names the
     dataset (default: from the file's ``name``); `record_set` (or ``location#RECORD_SET``)
-    picks the record set of a file holding several of different fields.
+    picks the record set of a file holding several of different fields. `fill` gives the
+    value standing in for a field's missing values (``{"comment": ""}``; a list field's is
+    JSON, ``"[]"``); without one a missing value is an error, except a float's (NaN).
 
     >>> b = croissant_builder("https://example.org/croissant.json")  # doctest: +SKIP
     >>> b.download_and_prepare(); b.as_data_source("default")[0]      # doctest: +SKIP
@@ -42,7 +46,7 @@ def croissant_builder(
     store = data_dir_store(data_dir)  # any data dir, checked before anything is fetched
     config = resolve_config(download_config, data_dir=store.root, download_dir=download_dir)
     text = os.fspath(location)
-    spec = croissant_spec(text, config, record_set=record_set, name=name)
+    spec = croissant_spec(text, config, record_set=record_set, name=name, fill=fill)
     return DatasetBuilder(spec.replace(origin=("croissant", _where(text))), data_dir=store.root)
 
 

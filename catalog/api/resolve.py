@@ -352,6 +352,8 @@ def _stored(text: str, store: Store, image_max_side: int | None) -> DatasetHandl
     if not _safe(name) or (config and not _safe(config)) or "/" in config:
         return None
     listed = store.found(name)
+    if not config:  # a dataset prepared only as NAME/CONFIG (a Croissant record set)
+        config = _only_config(name, listed, version, image_max_side)
     wanted = _versions(listed, config, version, image_max_side)
     resize = image_max_side is not None and not wanted
     if resize:  # prepared at full size only: the copy of another size comes from its spec
@@ -372,6 +374,22 @@ def _stored(text: str, store: Store, image_max_side: int | None) -> DatasetHandl
         return None
     return DatasetHandle("stored", text, store, target if b is None else b.data_path, b,
                          None if resize else opened)  # fmt: skip
+
+
+def _only_config(name: str, listed: list[str], version: str, side: int | None) -> str:
+    """The one config `name` was prepared as when it was prepared with configs only ("" when
+    it was prepared without one, or not at all); DatasetNotFoundError listing them when
+    there are several."""
+    if _versions(listed, "", version, side) or _versions(listed, "", version, None):
+        return ""
+    configs = sorted({f.rpartition("/")[0] for f in listed if f.count("/") == 1})
+    configs = [c for c in configs if _versions(listed, c, version, None)]
+    if len(configs) > 1:
+        raise DatasetNotFoundError(
+            f"{name} was prepared as {len(configs)} configs; name one: "
+            + ", ".join(f"{name}/{c}" for c in configs)
+        )
+    return configs[0] if configs else ""
 
 
 def _versions(

@@ -175,8 +175,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--fill",
         action="append",
         metavar="COLUMN=VALUE",
-        help="the value standing in for a column's missing values (else a missing value is an "
-        "error); repeat for more columns",
+        help="the value standing in for a column's (or a Croissant field's) missing values (else "
+        "a missing value is an error); repeat for more columns",
     )
     local_files.add_arguments(files)
     files.add_argument(
@@ -335,17 +335,13 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
     given = [
         f for f in ("name", "label", "fill", "write_spec", *local_files.FLAGS) if getattr(args, f)
     ]
-    if given == ["name"] and len(handles) == 1 and handles[0].kind == "croissant":
-        given = []  # --name names the dataset a Croissant file describes too
+    if len(handles) == 1 and handles[0].kind == "croissant":
+        # --name names the dataset a Croissant file describes too, --fill fills its fields
+        given = [f for f in given if f not in ("name", "fill")]
     if given and (len(handles) != 1 or handles[0].kind != "files"):
         flag = "--" + given[0].replace("_", "-")
         raise UsageError(f"{flag} is for one PATH of local files (catalog prepare PATH {flag} ...)")
-    fill = {}
-    for item in args.fill or ():
-        column, sep, value = item.partition("=")
-        if not sep or not column:
-            raise UsageError(f"--fill {item!r}: expected COLUMN=VALUE")
-        fill[column] = value
+    fill = _fills(args)
 
     def note(text: str) -> None:
         if not args.quiet:
@@ -385,6 +381,16 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
     return builders
 
 
+def _fills(args: argparse.Namespace) -> dict[str, str]:
+    fill = {}
+    for item in args.fill or ():
+        column, sep, value = item.partition("=")
+        if not sep or not column:
+            raise UsageError(f"--fill {item!r}: expected COLUMN=VALUE")
+        fill[column] = value
+    return fill
+
+
 def _croissant_builder(
     location: str, args: argparse.Namespace, config: DownloadConfig
 ) -> DatasetBuilder:
@@ -397,6 +403,7 @@ def _croissant_builder(
         download_dir=args.download_dir,
         download_config=config,
         name=args.name,
+        fill=_fills(args),
     )
 
 

@@ -42,13 +42,16 @@ TABLES = [
 ]
 
 
-def _sources(tmp_path: Path, croissant: Path, record_set: str) -> tuple[Any, dict[str, Source]]:
+def _sources(
+    tmp_path: Path, croissant: Path, record_set: str, fill: dict[str, str] | None = None
+) -> tuple[Any, dict[str, Source]]:
     config = DownloadConfig(offline=True)
     b = croissant_builder(
         f"{croissant}#{record_set}",
         data_dir=tmp_path / "data",
         download_dir=tmp_path / "dl",
         download_config=config,
+        fill=fill,
     )
     spec = b.spec
     with DownloadManager(config) as manager:
@@ -166,7 +169,7 @@ def test_generated_parquet_with_nulls_gives_the_same_records(tmp_path: Path, int
     if ints is not None:
         tables = [tables[0]]
     croissant = _croissant(tmp_path / "set", tables, FIELDS)
-    spec, sources = _sources(tmp_path, croissant, "rows")
+    spec, sources = _sources(tmp_path, croissant, "rows", fill={"text": "(none)"})
     (source,) = sources.values()
     assert columns_plan(Recipe(source.options["recipe"], source.options["files"])) is not None
     total = sum(t.num_rows for t in tables)
@@ -177,16 +180,21 @@ def test_generated_parquet_with_nulls_gives_the_same_records(tmp_path: Path, int
     for start, stop in [(0, 1), (5, 45), (39, 41), (total - 3, total)]:
         part = _records_both_ways(spec, source, start, stop)
         assert part == (rows[start:stop], rows[start:stop])
-    b = croissant_builder(croissant, data_dir=tmp_path / "prepared", download_dir=tmp_path / "d")
+    b = croissant_builder(
+        croissant, data_dir=tmp_path / "prepared", download_dir=tmp_path / "d",
+        fill={"text": "(none)"},
+    )  # fmt: skip
     b.download_and_prepare()  # prepare takes the batches: the records the row reader gives
     ds = b.as_data_source(split="rows")
     encode = RecordCodec(spec.features).encode
     assert [encode(dict(r)) for r in ds] == rows
+    texts = [t for table in tables for t in table.column("text").to_pylist()]
+    assert [r["text"] for r in ds] == [("(none)" if t is None else t) for t in texts]
 
 
 def test_a_null_integer_is_the_row_readers_error(tmp_path: Path) -> None:
-    """A null in an integer field: read row by row, the row reader's error (mlcroissant's
-    int(None) fails too)."""
+    """A null (mlcroissant gives None): read row by row, the row reader's error naming the
+    field and ``--fill``, never the text 'None'; with a fill, read by columns."""
     table = pa.table({"id": pa.array([1, None, 3]), "text": pa.array(["a", "b", None])})
     fields = [_field("id", "sc:Integer", "id"), _field("text", "sc:Text", "text")]
     croissant = _croissant(tmp_path / "set", [table], fields)
@@ -196,17 +204,28 @@ def test_a_null_integer_is_the_row_readers_error(tmp_path: Path) -> None:
     assert [b.rows for b in batches] == [1]
     assert batches[0].examples == [("rows:0", {"id": 1, "text": "a"})]
     assert isinstance(batches[0].error, SourceFormatError)
-    assert "field rows/id: the value is missing" in str(batches[0].error)
-    with pytest.raises(SourceFormatError, match="the value is missing"):
+    assert "field rows/id: a missing value" in str(batches[0].error)
+    assert "--fill id=VALUE" in str(batches[0].error)
+    with pytest.raises(SourceFormatError, match="--fill id=VALUE"):
         list(FORMAT.examples(source))
+    source = Source(source.split, source.files, {**source.options, "fill": {"id": "-1"}},
+                    source.features)  # fmt: skip
+    with pytest.raises(SourceFormatError, match="--fill text=VALUE"):
+        list(FORMAT.examples(source))
+    source.options["fill"]["text"] = ""
+    got = [e for _, e in FORMAT.examples(source)]
+    assert got == [{"id": 1, "text": "a"}, {"id": -1, "text": "b"}, {"id": 3, "text": ""}]
+    batches = list(FORMAT.batches(source, 0, 3))  # type: ignore[misc]
+    assert [b.columns is not None for b in batches] == [True]
 
 
 @pytest.mark.parametrize("names", [["red", "blue", "None"], ["red", "blue"]])
 def test_an_enumeration_is_read_by_columns_or_is_the_row_readers_error(
     tmp_path: Path, names: list[str]
 ) -> None:
-    """A field referencing an enumeration (a ClassLabel): a null is class "None" where the
-    enumeration has it (mlcroissant's value), else the row reader's error."""
+    """A field referencing an enumeration (a ClassLabel): a null is the class ``--fill``
+    names (read by columns), else the row reader's error naming ``--fill``; a fill no
+    enumeration holds is an error."""
     table = pa.table({"color": ["red", None, "blue", "red"], "id": [1, 2, 3, 4]})
     color = _field("color", "sc:Text", "color")
     color["references"] = {"field": {"@id": "colors/label"}}
@@ -223,13 +242,17 @@ def test_an_enumeration_is_read_by_columns_or_is_the_row_readers_error(
     (source,) = sources.values()
     assert spec.features["color"].names == names
     batches = list(FORMAT.batches(source, 0, 4))  # type: ignore[misc]
+    assert [b.rows for b in batches] == [1] and batches[0].columns is None
+    assert "--fill color=VALUE" in str(batches[0].error)
+    with pytest.raises(SourceFormatError, match="--fill color=VALUE"):
+        list(FORMAT.examples(source))
+    source.options["fill"] = {"color": "None"}
     if "None" in names:
+        batches = list(FORMAT.batches(source, 0, 4))  # type: ignore[misc]
         assert [b.columns is not None for b in batches] == [True]
         rows, batched = _records_both_ways(spec, source, 0, 4)
         assert batched == rows and len(rows) == 4
     else:
-        assert [b.rows for b in batches] == [1] and batches[0].columns is None
-        assert "'None' is not one of the enumeration's values" in str(batches[0].error)
         with pytest.raises(SourceFormatError, match="not one of the enumeration's values"):
             list(FORMAT.examples(source))
 
@@ -279,7 +302,7 @@ def test_the_hubs_split_by_path_is_read_by_columns(
     croissant.write_text(json.dumps(doc))
     with monkeypatch.context() as patched:
         _no_rows(patched)
-        spec, sources = _sources(tmp_path, croissant, "rows")
+        spec, sources = _sources(tmp_path, croissant, "rows", fill={"text": ""})
     assert {k: v.num_examples for k, v in spec.splits.items()} == {"train": 61, "test": 32}
     for name, source in sources.items():
         n = spec.splits[name].num_examples
@@ -312,7 +335,7 @@ def test_a_split_column_is_counted_from_that_column(
     parts = [p for t in tables for p in t.column("part").to_pylist()]
     with monkeypatch.context() as patched:
         _no_rows(patched)
-        spec, sources = _sources(tmp_path, croissant, "rows")
+        spec, sources = _sources(tmp_path, croissant, "rows", fill={"text": ""})
     assert {k: v.num_examples for k, v in spec.splits.items()} == {
         "train": parts.count("train"),
         "test": parts.count("test"),
@@ -349,7 +372,7 @@ def _csv_rows(first: int, n: int) -> str:
         (None, {True}),  # every column converted by pyarrow (an empty float cell: NaN)
         (("\r\n45,", "\r\n45.75,"), {True, False}),  # a fraction in an integer field: cut
         ((',"name, 50 ""q"""', ',"name, 50 "x'), {True, False}),  # text after a quote: rows
-        ((',"name, 61 ""q"""', ""), {True, False}),  # a short row: DictReader's None
+        ((',"name, 61 ""q"""', ""), {True, False}),  # a short row: DictReader's None, filled
     ],
     ids=["regular", "fraction-in-int", "irregular-quote", "short-row"],
 )
@@ -363,7 +386,7 @@ def test_a_csv_record_set_gives_the_same_records_in_batches(
         texts = [t.replace(*change) for t in texts]
         assert texts != [_csv_rows(0, 40), _csv_rows(40, 30), _csv_rows(70, 25)]
     croissant = _csv_croissant(tmp_path / "set", texts)
-    spec, sources = _sources(tmp_path, croissant, "rows")
+    spec, sources = _sources(tmp_path, croissant, "rows", fill={"name": "-"})
     (source,) = sources.values()
     plan = columns_plan(Recipe(source.options["recipe"], source.options["files"]))
     assert plan is not None and plan.kind == "csv"

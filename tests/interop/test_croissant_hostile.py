@@ -14,9 +14,15 @@ from typing import Any
 import pytest
 
 from catalog.download import DownloadConfig, resolve_config
-from catalog.errors import CatalogError, ChecksumError, SourceFormatError, SpecError
+from catalog.errors import (
+    CatalogError,
+    ChecksumError,
+    DownloadError,
+    SourceFormatError,
+    SpecError,
+)
 from catalog.interop.croissant.spec import croissant_spec
-from catalog.testing.http_server import LoopbackServer
+from catalog.testing.http_server import Fault, LoopbackServer
 
 from conftest import catalog_cli
 
@@ -264,3 +270,76 @@ def test_archive_members_named_outside_never_land_outside(tmp_path: Path) -> Non
     path.write_text(json.dumps(_archive_doc("x.tar", "application/x-tar")))
     _refused(tmp_path, path, SourceFormatError, "refusing to extract .* would land outside")
     assert not list(tmp_path.rglob("escaped")) and not (tmp_path.parent / "escaped").exists()
+
+
+def _inline_doc(value: str) -> str:
+    """A record set of inline ``cr:data`` whose integer field holds `value` (JSON text)."""
+    doc = _doc("data/people.csv")
+    doc["distribution"] = []
+    doc["recordSet"][0]["field"] = [
+        {"@type": "cr:Field", "@id": "people/age", "name": "age", "dataType": "sc:Integer"}
+    ]
+    doc["recordSet"][0]["data"] = [{"people/age": 1}, {"people/age": "VALUE"}]
+    return json.dumps(doc).replace('"VALUE"', value)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("9" * 5000, "metadata.json: an integer of 5000 digits"),  # beyond Python's int limit
+        ("-" + "9" * 200, "an integer of 200 digits"),
+        (
+            '"' + "9" * 5000 + '"',
+            r"field people/age: 999999999999\.\.\. \(5000 characters\) does "
+            "not fit int64",
+        ),
+        ("9" * 30, "does not fit int64"),
+    ],
+    ids=["5000-digits", "200-digits-negative", "5000-digit-text", "30-digits"],
+)
+def test_a_huge_integer_in_inline_data_is_one_error(
+    tmp_path: Path, value: str, message: str
+) -> None:
+    path = tmp_path / "folder" / "metadata.json"
+    path.parent.mkdir()
+    path.write_text(_inline_doc(value))
+    started = time.monotonic()
+    error = SpecError if "digits" in message and '"' not in value else SourceFormatError
+    _refused(tmp_path, path, error, message, cli=True)
+    assert time.monotonic() - started < 60
+    done = catalog_cli("prepare", str(path), "--data-dir", str(tmp_path / "data"))
+    assert "set_int_max_str_digits" not in done.stderr and "not JSON" not in done.stderr
+
+
+def _quick(tmp_path: Path) -> DownloadConfig:
+    """Short download deadlines (the download layer's own knobs), no retries."""
+    return resolve_config(
+        DownloadConfig(read_timeout=0.3, connect_timeout=1.0, retries=0, min_rate=1e9),
+        data_dir=tmp_path / "data",
+        download_dir=tmp_path / "dl",
+    )
+
+
+@pytest.mark.parametrize("kind", ["hold", "stall", "drip"])
+@pytest.mark.parametrize("which", ["croissant", "content"])
+def test_a_server_that_stalls_or_drips_is_one_error_within_the_deadlines(
+    tmp_path: Path, server: LoopbackServer, kind: str, which: str
+) -> None:
+    """The Croissant file itself, or its contentUrl, on a server that never answers, stops
+    sending or sends a byte at a time: one DownloadError naming the URL and what happened,
+    within the download deadlines (here a 0.3 s read timeout, no retry)."""
+    payload = CSV * 2000  # long enough to drip
+    fault = Fault(kind="drip", interval=0.05) if kind == "drip" else Fault(kind=kind, at=2)
+    content = server.add("/people.csv", payload, fault=fault if which == "content" else None)
+    doc = json.dumps(_doc(content, payload)).encode()
+    url = server.add("/metadata.json", doc, fault=fault if which == "croissant" else None)
+    started = time.monotonic()
+    with pytest.raises(DownloadError) as caught:
+        croissant_spec(url, _quick(tmp_path))
+    elapsed = time.monotonic() - started
+    server.release()
+    text = str(caught.value)
+    assert (url if which == "croissant" else content) in text and elapsed < 30, (elapsed, text)
+    assert text.startswith("could not download ")
+    assert ("stalled" if kind == "drip" else "timed out") in text
+    assert not (tmp_path / "data").exists()

@@ -9,6 +9,7 @@ import copy
 import hashlib
 import io
 import json
+import math
 import os
 import random
 import re
@@ -160,6 +161,8 @@ def plain(value):
         return {"shape": list(pixels.shape), "pixels": base64.b64encode(pixels.tobytes()).decode()}
     if isinstance(value, bytes):
         return {"text": value.decode()}
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist") and value.ndim:
+        return [plain(v) for v in value]
     return value.item() if hasattr(value, "item") else value
 
 dataset = mlc.Dataset(sys.argv[1])
@@ -531,3 +534,95 @@ def test_a_croissant_url_is_read_within_a_size_limit(
     *progress, line = done.stderr.strip().splitlines()
     assert "larger than" in line and "--verbose lists every source tried" in line
     assert all(p.startswith("downloading ") for p in progress)
+
+
+def _parquet_croissant(folder: Path) -> Path:
+    """A Parquet file pyarrow writes with nulls in text, integer, float and list columns and
+    list columns of text and integers, and a Croissant file of it beside it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir()
+    table = pa.table({
+        "name": ["a", None, "c", "d"],
+        "tags": [["1", "2"], [], None, ["x"]],
+        "n": [1, None, 3, 4],
+        "x": [1.5, None, 2.0, -0.5],
+        "ids": [[1, 2], [3], [4, 5, 6], []],
+    })  # fmt: skip
+    pq.write_table(table, folder / "stats.parquet")
+    data = (folder / "stats.parquet").read_bytes()
+
+    def field(name: str, kind: str) -> dict[str, Any]:
+        source = {"fileObject": {"@id": "stats.parquet"}, "extract": {"column": name}}
+        return {"@type": "cr:Field", "@id": f"rows/{name}", "name": name, "dataType": kind,
+                "source": source}  # fmt: skip
+
+    doc = {
+        "@context": CONTEXT, "@type": "sc:Dataset", "name": "stats",
+        "conformsTo": "http://mlcommons.org/croissant/1.0", "version": "1.0.0",
+        "distribution": [{
+            "@type": "cr:FileObject", "@id": "stats.parquet", "name": "stats.parquet",
+            "contentUrl": "stats.parquet", "encodingFormat": "application/x-parquet",
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }],
+        "recordSet": [{"@type": "cr:RecordSet", "@id": "rows", "name": "rows", "field": [
+            field("name", "sc:Text"), field("tags", "sc:Text"), field("n", "sc:Integer"),
+            field("x", "sc:Float"), field("ids", "sc:Integer"),
+        ]}],
+    }  # fmt: skip
+    (folder / "metadata.json").write_text(json.dumps(doc))
+    return folder / "metadata.json"
+
+
+def test_nulls_and_lists_are_what_mlcroissant_gives_never_their_text(tmp_path: Path) -> None:
+    """Parquet list columns are Sequence features holding mlcroissant's lists (never the
+    text "['1']"); a null (mlcroissant's None) is one error naming the field and --fill,
+    never the text 'None'; with --fill, the fill, every other value mlcroissant's."""
+    path = _parquet_croissant(tmp_path / "stats")
+    theirs = mlcroissant_records(path, "rows", tmp_path / "mlc")
+    data = ["--data-dir", str(tmp_path / "data"), "--download-dir", str(tmp_path / "dl")]
+    refused = run("prepare", str(path), *data)
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert re.search(r"field rows/(n|name): a missing value .*--fill (n|name)=VALUE",
+                     refused.stderr), refused.stderr  # fmt: skip
+    assert not (tmp_path / "data" / "stats" / "1.0.0").exists()  # nothing half written
+    done = run("prepare", str(path), *data, "--fill", "name=", "--fill", "n=-1",
+               "--fill", "tags=[]")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ds = catalog.data_source(tmp_path / "data" / "stats" / "1.0.0", split="rows")
+    features = ds.info.features
+    assert repr(features["tags"]) == "Sequence(Text())"
+    assert repr(features["ids"]) == "Sequence(Scalar('int64'))"
+    fills = {"name": "", "n": -1, "tags": []}
+    assert len(ds) == len(theirs) == 4
+    for ours, other in zip(ds, theirs, strict=True):
+        for name, value in other.items():
+            got = ours[name].tolist() if hasattr(ours[name], "tolist") else ours[name]
+            if value is None and name == "x":
+                assert math.isnan(got)  # a float's own missing value
+                continue
+            if isinstance(value, list):
+                value = [v["text"] if isinstance(v, dict) else v for v in value]
+            elif isinstance(value, dict):
+                value = value["text"]
+            assert got == (fills[name] if value is None else value), name
+    assert [r["tags"] for r in ds] == [["1", "2"], [], [], ["x"]]
+    assert [r["name"] for r in ds] == ["a", "", "c", "d"]
+
+
+def test_a_repeated_field_is_a_sequence(tmp_path: Path) -> None:
+    """``isArray`` (Croissant 1.1) and ``repeated`` (1.0, what catalog writes) make a
+    Sequence of the element's feature; a list of what a Sequence here cannot hold is one
+    clear error."""
+    path = _parquet_croissant(tmp_path / "stats")
+    doc = json.loads(path.read_text())
+    fields = doc["recordSet"][0]["field"]
+    fields[1]["isArray"] = True
+    fields[4]["repeated"] = True
+    features = parse(doc, str(path)).splits["rows"].features
+    assert repr(features["tags"]) == "Sequence(Text())"
+    assert repr(features["ids"]) == "Sequence(Scalar('int64'))"
+    fields[1]["dataType"] = "sc:ImageObject"
+    with pytest.raises(SpecError, match="not supported yet: repeated Image, field rows/tags"):
+        parse(doc, str(path))

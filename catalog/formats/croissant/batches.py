@@ -3,24 +3,23 @@ units that encode them in bulk (`catalog.features.batch_encode`), where that giv
 the row reader (`catalog.formats.croissant.records`) gives.
 
 That is the case for a record set whose every field is a column of one Parquet or CSV/TSV
-FileObject or FileSet (files on disk) read as it is (no transform, date, JSON path or join),
-or its files' ``fullpath``/``filename`` with any transform (the Hub's split field: one value
-per file, computed once per file by the row reader's own code), and whose split filter, if
-any, reads such a field (a file is kept or left out whole). Parquet rows are read as the
-``parquet`` format reads them (footers, row groups: `catalog.formats.tables.parquet`) and converted
-by
+FileObject or FileSet (files on disk) read as it is (no transform, date, JSON path or join), or
+its files' ``fullpath``/``filename`` with any transform (the Hub's split field: one value per
+file, computed once per file by the row reader's own code), and whose split filter, if any,
+reads such a field (a file is kept or left out whole). Parquet rows are read as the ``parquet``
+format reads them (footers, row groups: `catalog.formats.tables.parquet`) and converted by
 `catalog.formats.tables.table_batches.from_typed` with the Croissant casts
-(`catalog.formats.croissant.values`) as fills: a null text is ``"None"``, a null float NaN, a
-null class ``"None"`` where the enumeration holds it. Whatever those converters do not show
-to be the row reader's value (a float in an integer field, which mlcroissant cuts; a number
-in a text field; a null integer, ...) sends the batch to the row reader's casts, which give
-the same values or the same error. CSV is read as `catalog.formats.tables.csv_batches` reads it
+(`catalog.formats.croissant.values`) as fills: the ``fill`` option's value, else a null float
+NaN (any other null: the row reader's error naming ``--fill``). Whatever those converters do
+not show to be the row reader's value (a float in an integer field, which mlcroissant cuts; a
+number in a text field; a null integer, ...) sends the batch to the row reader's casts, which
+give the same values or the same error. CSV is read as `catalog.formats.tables.csv_batches` reads it
 (pyarrow's streaming reader, every field text, the bytes checked to be CSV Python's ``csv``
 module reads alike) and converted by `catalog.formats.tables.table_batches.from_strings` (an empty
 float cell is NaN, as pandas reads it for mlcroissant); from the first bytes that may read
-otherwise (or a row of another field count) the row reader reads the rest. Every other
-record set is read by the row reader, in batches of its examples. A split read from its
-start (the row reader, CSV) goes on where the last range stopped (`catalog.formats.resume`).
+otherwise (or a row of another field count) the row reader reads the rest. Every other record
+set is read by the row reader, in batches of its examples. A split read from its start (the row
+reader, CSV) goes on where the last range stopped (`catalog.formats.resume`).
 """
 
 from __future__ import annotations
@@ -159,16 +158,11 @@ def split_counts(source: Source, feature: str) -> dict[str, int] | None:
     return counts
 
 
-def _fill(feature: Feature) -> Any:
-    """The value the row reader's cast gives a null (`catalog.formats.croissant.values`), or
-    None where it is an error (then the row reader raises it)."""
-    from catalog.formats.croissant.values import MISSING_TEXT
-
-    if isinstance(feature, Text):
-        return MISSING_TEXT
-    if isinstance(feature, ClassLabel):
-        names = feature.names if feature.has_names else []
-        return MISSING_TEXT if MISSING_TEXT in names else None
+def _fill(feature: Feature, given: Any) -> Any:
+    """The value the row reader's cast gives a null (`catalog.formats.croissant.values`): the
+    ``fill`` option's, a float's NaN, or None where it is an error (the row reader raises it)."""
+    if given is not None:
+        return given
     if isinstance(feature, Scalar) and feature.dtype.kind == "f":
         return float("nan")
     return None
@@ -207,7 +201,7 @@ batches = resumable(_stream, ahead=_sequential)
 def _column_batches(
     source: Source, target: str, plan: ColumnsPlan, start: int, stop: int | None
 ) -> Iterator[Batch]:
-    from catalog.formats.croissant.values import caster
+    from catalog.formats.croissant.values import caster, fills_of
     from catalog.formats.tables.parquet import ParquetAccess
     from catalog.formats.tables.table_batches import BATCH_ROWS, Refused, from_typed, row_batches
 
@@ -218,8 +212,12 @@ def _column_batches(
         {"columns": {c: c for c in plan.columns.values()}, "fill": {}},
         features,
     )
-    fills = {name: _fill(features[name]) for name in plan.features}
-    casts = [(name, f, caster(features[name], f)) for name, f in plan.features.items()]
+    given = fills_of(source)
+    fills = {name: _fill(features[name], given.get(name)) for name in plan.features}
+    casts = [
+        (name, f, caster(features[name], f, name, given.get(name)))
+        for name, f in plan.features.items()
+    ]
     irregular: list[bool] = []
     if plan.kind == "parquet":
         slices = ParquetAccess(table).slices(start, stop, BATCH_ROWS)

@@ -38,9 +38,12 @@ __all__ = [
     "LINES",
     "LINE_NUMBER",
     "MAX_FILES",
+    "MAX_INT_DIGITS",
+    "LongNumber",
     "encoding_kind",
     "file_rows",
     "json_path",
+    "loads_json",
     "parse_json_path",
     "set_files",
     "zip_files",
@@ -228,9 +231,38 @@ def _read(path: Path, limit: int | None = None) -> bytes:
     return data
 
 
+#: The most digits a JSON integer may have (uint64's maximum has 20): a longer one is an
+#: error naming it, before Python's 4,300-digit limit (or its quadratic conversion) is met.
+MAX_INT_DIGITS = 100
+
+
+class LongNumber(ValueError):
+    """A JSON integer longer than `MAX_INT_DIGITS` digits."""
+
+    def __init__(self, text: str) -> None:
+        digits = len(text.lstrip("-"))
+        super().__init__(
+            f"an integer of {digits} digits ({text[:12]}...); no field holds more than "
+            f"{MAX_INT_DIGITS} (an integer field's largest, uint64, has 20)"
+        )
+
+
+def _int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS + 1:
+        raise LongNumber(text)
+    return int(text)
+
+
+def loads_json(text: str) -> Any:
+    """`json.loads`, every integer at most `MAX_INT_DIGITS` digits (`LongNumber` else)."""
+    return json.loads(text, parse_int=_int)
+
+
 def _json(data: bytes, path: Path) -> Any:
     try:
-        return json.loads(data.decode("utf-8"))
+        return loads_json(data.decode("utf-8"))
+    except LongNumber as error:
+        raise SourceFormatError(f"{path}: {error}") from None
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         kind = "nested too deeply" if isinstance(error, RecursionError) else str(error)[:200]
         raise SourceFormatError(f"{path}: not JSON catalog can read ({kind})") from None

@@ -12,7 +12,8 @@ Parquet file, ``jsonPath`` in a JSON file, ``fileProperty`` of a file) and ``tra
 a date written in the given strftime format), or another record set's field (a join on the
 field whose ``references`` names that record set, as a left join: mlcroissant's), or inline
 ``data``. Values are then cast to the field's feature: text, numbers, booleans, class names,
-image files' bytes, bounding boxes.
+image files' bytes, bounding boxes, lists; a missing value as the ``fill`` option gives it
+(`catalog.formats.croissant.values`).
 """
 
 from __future__ import annotations
@@ -36,15 +37,17 @@ from catalog.formats.croissant.files import (
     JSON_VALUE,
     LINE_NUMBER,
     LINES,
+    LongNumber,
     file_rows,
     json_path,
+    loads_json,
     parse_json_path,
     property_key,
     set_files,
     zip_files,
 )
 from catalog.formats.croissant.patterns import BoundedRegex, glob_regex, regex
-from catalog.formats.croissant.values import caster, match_key, resampled
+from catalog.formats.croissant.values import caster, fills_of, match_key, resampled
 
 __all__ = ["FORMAT", "Recipe", "examples", "listed", "ref"]
 
@@ -188,7 +191,9 @@ def _transform(kind: str, how: Any, value: Any, field: str) -> Any:
     if kind == "json":
         if isinstance(value, (str, bytes)):
             try:
-                value = json.loads(value)
+                value = loads_json(value if isinstance(value, str) else value.decode("utf-8"))
+            except LongNumber as error:
+                raise SourceFormatError(f"field {field}: {error}") from None
             except (ValueError, RecursionError):
                 raise SourceFormatError(
                     f"field {field}: jsonQuery on a value that is not JSON"
@@ -442,8 +447,9 @@ def examples(source: Source) -> Examples:
     whose split field has the split's value, when there is one)."""
     recipe = Recipe(source.options["recipe"], source.options["files"])
     features: FeaturesDict = source.features
-    casts = [(name, field, caster(features[name], str(field))) for name, field in
-             recipe.features.items()]  # fmt: skip
+    fills = fills_of(source)
+    casts = [(name, field, caster(features[name], str(field), name, fills.get(name)))
+             for name, field in recipe.features.items()]  # fmt: skip
     plain = [(name, f, c) for name, f, c in casts if isinstance(f, str)]
     nested = [(name, f, c) for name, f, c in casts if not isinstance(f, str)]
     where = [(recipe.features[f], v) for f, v in recipe.where.items()]
@@ -485,6 +491,7 @@ FORMAT = SourceFormat(
     options={
         "recipe": Option("str", "", "the record set and what it reads (JSON; written by catalog)"),
         "files": Option("file_map", {}, "key -> a file, archive or folder the recipe names"),
+        "fill": Option("str_map", {}, "feature -> the value standing in for a missing one"),
     },
     features=_features,
     examples=examples,

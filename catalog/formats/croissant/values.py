@@ -1,7 +1,14 @@
 """A Croissant field's values cast to the feature that stores them, as mlcroissant casts
-them to the field's data type: text (a missing value is ``"None"``), numbers, booleans, class
-names, image files' bytes, bounding boxes, audio files' samples, and nested fields
-(``subField``) as a dict of their parts.
+them to the field's data type: text, numbers, booleans, class names, image files' bytes,
+bounding boxes, audio files' samples, lists (a Parquet or JSON list, a ``repeated`` field:
+a `Sequence` of the element's feature) and nested fields (``subField``) as a dict of their
+parts.
+
+A missing value (a null, an empty CSV cell, a left join without a match), where mlcroissant
+gives None: the value ``--fill FIELD=VALUE`` gives (the ``fill`` option; a list field's is
+JSON, ``[]``), a float field's NaN when none is given, else an error naming the field and
+``--fill``: catalog stores no "missing" value, and never the text of a Python value
+(``'None'``, ``"['1']"``).
 """
 
 from __future__ import annotations
@@ -15,13 +22,64 @@ from typing import Any
 import numpy as np
 
 from catalog.errors import MissingDependencyError, SourceFormatError
-from catalog.features import Audio, BBox, ClassLabel, FeaturesDict, Image, Scalar, Tensor, Text
+from catalog.features import (
+    Audio,
+    BBox,
+    ClassLabel,
+    FeaturesDict,
+    Image,
+    Scalar,
+    Sequence,
+    Tensor,
+    Text,
+)
+from catalog.formats.base import Source
+from catalog.formats.croissant.files import loads_json
 from catalog.formats.images.image_files import stored_or_pixels
 
-__all__ = ["MISSING_TEXT", "audio_format", "cast", "caster", "match_key", "resampled"]
+__all__ = [
+    "audio_format",
+    "cast",
+    "caster",
+    "fill_value",
+    "fills_of",
+    "is_missing",
+    "match_key",
+    "resampled",
+]
 
-#: What mlcroissant gives for a text value that is missing (a left join without a match).
-MISSING_TEXT = "None"
+#: The values a list field may hold (Parquet and JSON lists, NumPy arrays pandas gives).
+_LISTS = (list, tuple, np.ndarray)
+
+
+class _Missing(ValueError):
+    """A missing value where no fill is given."""
+
+
+def is_missing(value: Any) -> bool:
+    """Whether `value` is what a missing value reads as (None, or NaN: pandas' empty cell)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def fills_of(source: Source) -> dict[str, Any]:
+    """The ``fill`` option's values (``--fill FIELD=VALUE``), each cast to its feature."""
+    given: Mapping[str, str] = source.options.get("fill") or {}
+    return {name: fill_value(source.features[name], text, name) for name, text in given.items()}
+
+
+def fill_value(feature: Any, text: str, name: str) -> Any:
+    """The value ``--fill NAME=TEXT`` stands in with, cast to `feature` (a list field's
+    `text` is JSON); SourceFormatError when it does not fit."""
+    value: Any = text
+    if isinstance(feature, Sequence):
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            raise SourceFormatError(
+                f"--fill {name}={text[:80]!r}: field {name} holds lists; give a JSON list "
+                "(--fill {name}=[])"
+            ) from None
+    return cast(feature, value, name, name=name)
 
 
 def match_key(value: Any) -> str:
@@ -30,11 +88,28 @@ def match_key(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-def cast(feature: Any, value: Any, field: str) -> Any:
-    """`value` as `feature` stores it; SourceFormatError naming the field otherwise."""
+def cast(feature: Any, value: Any, field: str, *, name: str = "", fill: Any = None) -> Any:
+    """`value` as `feature` stores it, a missing value as `fill` (already cast: `fill_value`;
+    None: none given); SourceFormatError naming the field (and feature `name`) otherwise."""
     try:
+        if fill is not None and is_missing(value):
+            return fill
         return _cast(feature, value)
-    except (ValueError, TypeError, OverflowError) as error:
+    except _Missing:
+        kind = (
+            "lists" if isinstance(feature, Sequence)
+            else f"{feature.dtype.name} values" if isinstance(feature, Scalar)
+            else "text" if isinstance(feature, Text)
+            else "class names" if isinstance(feature, ClassLabel)
+            else type(feature).__name__
+        )  # fmt: skip
+        shown = name or field.rsplit("/", 1)[-1]
+        raise SourceFormatError(
+            f"field {field}: a missing value (a null; mlcroissant gives None) where catalog "
+            f"stores {kind}, none missing: give one with --fill {shown}=VALUE "
+            f"(Python: fill={{{shown!r}: VALUE}})"
+        ) from None
+    except (ValueError, TypeError, OverflowError, RecursionError) as error:
         raise SourceFormatError(f"field {field}: {error}") from None
 
 
@@ -49,15 +124,27 @@ def _cast(feature: Any, value: Any) -> Any:
         return _audio(feature, value)
     if isinstance(value, bytes) and not isinstance(feature, Image):
         value = value.decode("utf-8")
-    missing = value is None or (isinstance(value, float) and math.isnan(value))
+    if is_missing(value):
+        if isinstance(feature, Scalar) and feature.dtype.kind == "f":
+            return float("nan")  # a float's own missing value, as pandas reads an empty cell
+        raise _Missing
+    if isinstance(feature, Sequence):
+        if not isinstance(value, _LISTS):
+            raise ValueError(f"expected a list, got {type(value).__name__} {str(value)[:80]!r}")
+        return [_cast(feature.feature, item) for item in value]
+    if isinstance(value, (*_LISTS, Mapping)) and not isinstance(feature, (BBox, Tensor, Image)):
+        raise ValueError(
+            f"holds a list or object ({str(value)[:80]}) where the field's first records hold "
+            "one value each; declare it isArray in the Croissant file"
+        )
     if isinstance(feature, Text):
-        return MISSING_TEXT if missing else value if isinstance(value, str) else str(value)
+        return value if isinstance(value, str) else str(value)
     if isinstance(feature, ClassLabel):
         if isinstance(value, int) and not isinstance(value, bool):  # an index (catalog's export)
             if not 0 <= value < len(feature.names):
                 raise ValueError(f"class index {value} is not in 0..{len(feature.names) - 1}")
             return value
-        text = MISSING_TEXT if missing else str(value)
+        text = str(value)
         if text not in feature.names:
             raise ValueError(f"{text!r} is not one of the enumeration's values")
         return feature.str2int(text)
@@ -67,14 +154,12 @@ def _cast(feature: Any, value: Any) -> Any:
         return stored_or_pixels(feature, value, "an image")  # RGBA or grey: converted
     if isinstance(feature, (BBox, Tensor)):
         if isinstance(value, str):
-            value = json.loads(value)
+            value = loads_json(value)
         return np.asarray(value, dtype=feature.dtype).reshape(feature.shape)
     if isinstance(feature, Scalar):
         kind = feature.dtype.kind
-        if missing or (kind == "f" and isinstance(value, str) and not value.strip()):
-            if kind == "f":  # an empty cell too, as pandas reads it for mlcroissant
-                return float("nan")
-            raise ValueError("the value is missing")
+        if kind == "f" and isinstance(value, str) and not value.strip():
+            return float("nan")  # an empty cell, as pandas reads it for mlcroissant
         if kind == "b":
             if isinstance(value, str):
                 if value.strip().lower() not in ("true", "false", "1", "0"):
@@ -82,6 +167,11 @@ def _cast(feature: Any, value: Any) -> Any:
                 return value.strip().lower() in ("true", "1")
             return bool(value)
         if kind in "iu":
+            if isinstance(value, str) and len(value.strip()) > 40:  # before int()'s own limit
+                raise ValueError(
+                    f"{value.strip()[:12]}... ({len(value.strip())} characters) does not fit "
+                    f"{feature.dtype.name}"
+                )
             # a number with a fraction is cut to an integer, as mlcroissant's int(value) does
             number = float(value) if isinstance(value, str) and "." in value else value
             result = int(number)
@@ -160,9 +250,10 @@ def resampled(value: Any, rate: int, field: str) -> Any:
     return np.asarray(out, np.float32).reshape(len(out), samples.shape[1])
 
 
-def caster(feature: Any, field: str) -> Callable[[Any], Any]:
-    """`cast` for one feature, with a fast path for the value types tables give (text as
-    str, integers as int, floats as float), decided once per split instead of per value."""
+def caster(feature: Any, field: str, name: str = "", fill: Any = None) -> Callable[[Any], Any]:
+    """`cast` for one feature (`name`, a missing value given as `fill`), with a fast path for
+    the value types tables give (text as str, integers as int, floats as float), decided once
+    per split instead of per value."""
     if isinstance(feature, Text):
         fast: type | None = str
     elif isinstance(feature, Scalar) and feature.dtype.kind in "iu":
@@ -172,7 +263,7 @@ def caster(feature: Any, field: str) -> Callable[[Any], Any]:
         def integer(value: Any) -> Any:
             if type(value) is int and low <= value <= high:
                 return value
-            return cast(feature, value, field)
+            return cast(feature, value, field, name=name, fill=fill)
 
         return integer
     elif isinstance(feature, Scalar) and feature.dtype.kind == "f":
@@ -181,8 +272,8 @@ def caster(feature: Any, field: str) -> Callable[[Any], Any]:
         fast = None
 
     def any_value(value: Any) -> Any:
-        if fast is not None and type(value) is fast:
+        if fast is not None and type(value) is fast and not (fill is not None and value != value):
             return value
-        return cast(feature, value, field)
+        return cast(feature, value, field, name=name, fill=fill)
 
     return any_value

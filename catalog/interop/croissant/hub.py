@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from catalog.download import DownloadManager, Resource
 from catalog.errors import SpecError
 
-__all__ = ["MAX_LISTING", "RepoLister", "hub_lister", "is_repo"]
+__all__ = ["MAX_LISTING", "RepoLister", "hub_lister", "is_hub_tree", "is_repo"]
 
 #: The most bytes the API's listing may hold.
 MAX_LISTING = 16 << 20
@@ -33,6 +33,12 @@ RepoLister = Callable[[str], list[tuple[str, str]]]
 
 def is_repo(encoding: object) -> bool:
     return isinstance(encoding, str) and encoding.strip().lower() == "git+https"
+
+
+def is_hub_tree(url: object) -> bool:
+    """Whether a repository's contentUrl is the Hub's converted Parquet branch (listed
+    through the Hub's API); any other repository is read from a checkout."""
+    return isinstance(url, str) and _TREE.match(url) is not None
 
 
 def hub_lister(manager: DownloadManager) -> RepoLister:

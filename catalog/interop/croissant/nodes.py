@@ -3,6 +3,8 @@ parts: short type names, lists, references, ids, text, and the names catalog giv
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +19,7 @@ __all__ = [
     "dataset_name",
     "field_reference",
     "id_of",
+    "md5_hex",
     "node_uid",
     "short_type",
     "version_text",
@@ -98,3 +101,19 @@ def version_text(value: Any) -> str:
     """A ``version`` as catalog's ``X.Y.Z`` (its first three numbers; none: ``1.0.0``)."""
     parts = re.findall(r"\d+", str(value or ""))[:3]
     return ".".join([*parts, "0", "0", "0"][:3]) if parts else "1.0.0"
+
+
+def md5_hex(value: str) -> str | None:
+    """An ``md5`` as 32 lowercase hex digits: as written, or base64 of its 16 bytes (what
+    Kaggle writes, ``zW6hk+us6JWXnT7xutqIUA==``); None when it is neither.
+
+    >>> md5_hex("zW6hk+us6JWXnT7xutqIUA==")
+    'cd6ea193ebace895979d3ef1bada8850'
+    """
+    if re.fullmatch(r"[0-9a-fA-F]{32}", value):
+        return value.lower()
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw.hex() if len(raw) == 16 else None

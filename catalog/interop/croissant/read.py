@@ -31,7 +31,8 @@ from urllib.parse import urljoin, urlsplit
 from catalog.errors import CatalogError, SpecError
 from catalog.features import Feature
 from catalog.formats.croissant.files import encoding_kind
-from catalog.interop.croissant.hub import RepoLister, is_repo
+from catalog.interop.croissant.checkout import checkout_folder
+from catalog.interop.croissant.hub import RepoLister, is_hub_tree, is_repo
 from catalog.interop.croissant.nodes import (
     SIZE_TEXT,
     as_list,
@@ -40,6 +41,7 @@ from catalog.interop.croissant.nodes import (
     dataset_name,
     field_reference,
     id_of,
+    md5_hex,
     node_uid,
     short_type,
     version_text,
@@ -111,6 +113,9 @@ class Draft:
     configs: dict[str, str] = field(default_factory=dict)
     #: A repository FileObject's files: (download name, path in the repository).
     repos: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    #: A git repository FileObject read from a checkout (its files beside the Croissant
+    #: file): by @id, its URL.
+    checkouts: dict[str, str] = field(default_factory=dict)
 
 
 def _download(node: Mapping[str, Any], where: str) -> Download:
@@ -125,8 +130,13 @@ def _download(node: Mapping[str, Any], where: str) -> Download:
     md5 = node.get("md5")
     if isinstance(sha256, str) and not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
         sha256 = None  # the Hub writes a URL here
-    if isinstance(md5, str) and not re.fullmatch(r"[0-9a-fA-F]{32}", md5):
-        raise SpecError(f"{where}: FileObject {uid!r}: md5 {md5[:80]!r} is not 32 hex digits")
+    if isinstance(md5, str):
+        if md5_hex(md5) is None:
+            raise SpecError(
+                f"{where}: FileObject {uid!r}: md5 {md5[:80]!r} is neither 32 hex digits nor "
+                "the base64 of 16 bytes"
+            )
+        md5 = md5_hex(md5)
     size_match = SIZE_TEXT.match(str(node.get("contentSize", "")))
     size = int(size_match[1]) if size_match else None
     filename = url.rstrip("/").rsplit("/", 1)[-1] or uid
@@ -213,6 +223,9 @@ def _file_download(
     Croissant file (a relative contentUrl), or a repository of the Hub (its files listed)."""
     url = node.get("contentUrl")
     if is_repo(next(iter(as_list(node.get("encodingFormat"))), None)):
+        if not is_hub_tree(url):  # GitHub's and others: the files of a checkout
+            draft.checkouts[uid] = str(url)
+            return
         if lister is None:
             raise SpecError(f"{where}: FileObject {uid!r}: a git repository catalog cannot list")
         members = []
@@ -286,6 +299,14 @@ def _recipe_files(
                 raise SpecError(f"{where}: FileSet {uid!r}: no includes glob")
             keys: list[str] = []
             prefix = ""
+            if len(containers) == 1 and containers[0] in draft.checkouts:  # a git checkout
+                name = dataset_name(uid)
+                root = checkout_folder(uid, node, where, draft.checkouts)
+                download, prefix = local_folder(name, includes, root, where)
+                draft.local[uid] = download
+                refs[name] = FileRef(name)
+                files[uid] = (kind, [name], includes, prefix, None)
+                continue
             if len(containers) == 1 and containers[0] in draft.repos:  # the Hub's Parquet files
                 members = draft.repos[containers[0]]
                 refs.update({key: FileRef(key) for key, _ in members})
@@ -313,6 +334,13 @@ def _recipe_files(
                 keys.append(name)
                 refs[name] = FileRef(name)
             files[uid] = (kind, keys, includes, prefix, None)
+        elif containers and containers[0] in draft.checkouts:  # a file of a git checkout
+            name = dataset_name(uid)
+            if uid not in draft.local:
+                root = checkout_folder(uid, node, where, draft.checkouts)
+                draft.local[uid] = local_file(name, node, root, where)
+            refs[name] = FileRef(name)
+            files[uid] = (kind, [name], None, "", None)
         elif containers:
             archive = _download_name(containers[0], draft)
             member = str(node.get("contentUrl") or "")

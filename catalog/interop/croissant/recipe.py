@@ -20,8 +20,19 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import ChecksumError, SpecError
-from catalog.features import Audio, ClassLabel, Feature, FeaturesDict, Image, Scalar, Tensor, Text
+from catalog.features import (
+    Audio,
+    ClassLabel,
+    Feature,
+    FeaturesDict,
+    Image,
+    Scalar,
+    Sequence,
+    Tensor,
+    Text,
+)
 from catalog.formats.croissant.records import FieldReader, listed, ref, references, subfields
+from catalog.interop.croissant.nodes import md5_hex
 from catalog.spec.local_files import inside, measured_download
 from catalog.spec.model import DownloadSpec, FileRef
 
@@ -94,8 +105,11 @@ def field_feature(node: Mapping[str, Any], classes: Mapping[str, list[str]]) -> 
         if len(parts) != len(subfields(node)):
             raise SpecError(f"field {uid}: two subFields are both named alike")
         return FeaturesDict(parts)
-    if node.get("repeated") or node.get("isArray"):
-        raise SpecError(f"not supported yet: repeated values, field {uid}")
+    if node.get("repeated") or node.get("isArray"):  # a list of values: a Sequence of them
+        element = field_feature({**node, "repeated": False, "isArray": False}, classes)
+        if not isinstance(element, (Scalar, Text, ClassLabel)):
+            raise SpecError(f"not supported yet: repeated {type(element).__name__}, field {uid}")
+        return Sequence(element)
     target = references(node)
     if target is not None and target in classes:
         return ClassLabel(names=classes[target])
@@ -133,7 +147,8 @@ def local_file(name: str, node: Mapping[str, Any], folder: Path, where: str) -> 
         if not isinstance(declared, str):
             continue
         got = download.sha256 if algorithm == "sha256" else _md5(real)
-        if got != declared.lower():
+        wanted = (md5_hex(declared) if algorithm == "md5" else None) or declared.lower()
+        if got != wanted:
             raise ChecksumError(
                 f"{where}: FileObject {uid!r}: {real} has {algorithm} {got}, the Croissant file "
                 f"says {declared}; the file changed, or the Croissant file is wrong"

@@ -14,8 +14,10 @@ import contextlib
 import copy
 import dataclasses
 import hashlib
+import itertools
 import json
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,11 +27,13 @@ import numpy as np
 from catalog.download import DownloadConfig, DownloadManager, Resource
 from catalog.download.checksums import content_name
 from catalog.errors import ChecksumError, FeatureError, SourceFormatError, SpecError
-from catalog.features import Audio, ClassLabel, Feature, FeaturesDict
+from catalog.features import Audio, ClassLabel, Feature, FeaturesDict, Scalar, Sequence, Text
 from catalog.formats import FORMATS
 from catalog.formats.croissant.batches import split_counts
+from catalog.formats.croissant.files import LongNumber, loads_json
 from catalog.formats.croissant.records import Recipe, quick_count
-from catalog.formats.croissant.values import audio_format
+from catalog.formats.croissant.values import audio_format, is_missing
+from catalog.formats.tables.parquet import parquet_file
 from catalog.interop.croissant.hub import hub_lister
 from catalog.interop.croissant.nodes import dataset_name
 from catalog.interop.croissant.read import Download, Draft, SplitDraft, parse
@@ -42,6 +46,8 @@ __all__ = ["MAX_CROISSANT_SIZE", "croissant_spec", "split_location"]
 
 #: The most bytes a Croissant file may hold (they describe data; they are not data).
 MAX_CROISSANT_SIZE = 16 << 20
+#: The most records read to find a field's first value (which says whether it holds lists).
+LIST_PROBE = 1000
 
 
 def _load(location: str, manager: DownloadManager) -> tuple[Any, str]:
@@ -62,7 +68,9 @@ def _load(location: str, manager: DownloadManager) -> tuple[Any, str]:
             f"{location}: larger than {MAX_CROISSANT_SIZE >> 20} MiB; not a Croissant file"
         )
     try:
-        return json.loads(data.decode("utf-8")), location
+        return loads_json(data.decode("utf-8")), location
+    except LongNumber as error:
+        raise SpecError(f"{location}: {error}") from None
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise SpecError(f"{location}: not JSON ({error})") from None
 
@@ -127,12 +135,75 @@ def _features(draft: Draft, found: dict[str, set[str]]) -> FeaturesDict:
     return FeaturesDict(features)
 
 
-def _options(split: SplitDraft) -> dict[str, Any]:
+def _options(split: SplitDraft, fill: Mapping[str, str]) -> dict[str, Any]:
     """The split's options, with its format's defaults for those the Croissant file does
-    not decide (what a builder.yaml's loader fills in)."""
+    not decide (what a builder.yaml's loader fills in), and the fills of its fields."""
     fmt = FORMATS[split.format]
     defaults = {name: copy.deepcopy(option.default) for name, option in fmt.options.items()}
-    return {**defaults, **split.options}
+    fills = {name: text for name, text in fill.items() if name in split.features}
+    return {**defaults, **split.options, **({"fill": fills} if fills else {})}
+
+
+def _check_fill(fill: Mapping[str, str], draft: Draft) -> None:
+    known = sorted({name for split in draft.splits.values() for name in split.features})
+    for name in fill:
+        if name not in known:
+            raise SpecError(
+                f"--fill {name}=...: the record set has no field {name!r}; its fields: "
+                f"{', '.join(known)}"
+            )
+
+
+def _is_list(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(
+        pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
+    )
+
+
+def _find_lists(split: SplitDraft, source: Any) -> bool:
+    """Each text or number field holding lists (mlcroissant gives them as lists) made a
+    `Sequence` of its feature: a Parquet list column (by the first file's schema), or a field
+    whose first value (of the first `LIST_PROBE` records) is a list; whether there was one."""
+    candidates = {n for n, f in split.features.items() if isinstance(f, (Scalar, Text))}
+    recipe = Recipe(source.options["recipe"], source.options["files"])
+    pending = {n: f for n in candidates if isinstance(f := recipe.features.get(n), str)}
+    lists = []
+    readers = recipe.fields[recipe.target]
+    for name, field in list(pending.items()):  # a Parquet column: its first file's schema
+        reader = readers.get(field)
+        if reader is not None and (reader.property is not None or reader.no_values):
+            del pending[name]  # a file's path, name or bytes, or no value: never a list
+            continue
+        file = None if reader is None else reader.file
+        if reader is None or reader.plain_column is None or file is None:
+            continue
+        if recipe.files.get(str(file), {}).get("kind") != "parquet":
+            continue
+        first = next(iter(recipe.files_of(str(file))), None)
+        if first is None or not isinstance(first[0], Path):
+            continue
+        schema = parquet_file(first[0]).schema_arrow
+        if reader.plain_column in schema.names:
+            if _is_list(schema.field(reader.plain_column).type):
+                lists.append(name)
+            del pending[name]
+    records = recipe.records(recipe.target) if pending else iter(())
+    for record in itertools.islice(records, LIST_PROBE):
+        for name, field in list(pending.items()):
+            value = record.get(field)
+            if isinstance(value, (list, tuple, np.ndarray)):
+                lists.append(name)
+            if not is_missing(value):
+                del pending[name]
+        if not pending:
+            break
+    for name in lists:
+        element = split.features[name]
+        if element is not None:
+            split.features[name] = Sequence(element)
+    return bool(lists)
 
 
 def _split_features(split: SplitDraft, features: FeaturesDict) -> FeaturesDict:
@@ -155,12 +226,19 @@ def split_location(location: str) -> tuple[str, str | None]:
 
 
 def croissant_spec(
-    location: str, config: DownloadConfig, *, record_set: str | None = None, name: str | None = None
+    location: str,
+    config: DownloadConfig,
+    *,
+    record_set: str | None = None,
+    name: str | None = None,
+    fill: Mapping[str, str] | None = None,
 ) -> BuilderSpec:
     """The spec of the dataset the Croissant file at `location` describes; `config` is a
     resolved download config (`catalog.download.resolve_config`). `record_set` (or
     ``location#RECORD_SET``) chooses the record set of a file holding several of different
-    fields (each a config), `name` names the dataset (default: from the file's name)."""
+    fields (each a config), `name` names the dataset (default: from the file's name), `fill`
+    gives the value standing in for a field's missing values (``{field: text}``; a list
+    field's is JSON)."""
     location, fragment = split_location(location)
     record_set = record_set or fragment
     if name is not None and dataset_name(name) != name:
@@ -173,8 +251,9 @@ def croissant_spec(
         draft = parse(doc, where, record_set, hub_lister(manager))
         if name is not None:
             draft.name = name
+        _check_fill(fill or {}, draft)
         splits = {
-            s.name: SplitSpec(s.name, s.format, s.files, 1, _options(s))
+            s.name: SplitSpec(s.name, s.format, s.files, 1, _options(s, fill or {}))
             for s in draft.splits.values()
         }
         for name, split in splits.items():  # a bad option fails before any data is fetched
@@ -276,7 +355,8 @@ def _read_once(
         for name, split in spec.splits.items():
             one = spec.replace(features=_placeholders(draft.splits[name]), splits={name: split})
             source = split_sources(one, files, manager, Path(scratch))[name]
-            if _find_audio(draft.splits[name], source):  # the rates the files hold
+            found_audio = _find_audio(draft.splits[name], source)  # the rates the files hold
+            if _find_lists(draft.splits[name], source) or found_audio:
                 source = dataclasses.replace(source, features=_placeholders(draft.splits[name]))
             if "reencode_invalid" in source.options:  # counting needs no pixels
                 source = dataclasses.replace(
