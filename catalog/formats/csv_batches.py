@@ -24,7 +24,6 @@ the same values, or the same error naming file and line.
 from __future__ import annotations
 
 import codecs
-import importlib.util
 import itertools
 import sys
 from collections.abc import Iterator, Mapping
@@ -33,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from catalog._util.optional import importable
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats import csv_dialect
@@ -84,7 +84,7 @@ def _bulk_options(options: Mapping[str, Any]) -> bool:
     delimiter = options["delimiter"]
     return (
         simple
-        and importlib.util.find_spec("pyarrow") is not None
+        and importable("pyarrow")
         and options["quoting"] == "minimal"
         and options["incomplete"] != "skip"
         and codecs.lookup(options["encoding"]).name in ("utf-8", "utf-8-sig")
@@ -270,7 +270,7 @@ def _examples(
 def bulk_dialect(delimiter: str, encoding: str) -> bool:
     """Whether files of this dialect can be read by `open_fields` (else: the row reader)."""
     return (
-        importlib.util.find_spec("pyarrow") is not None
+        importable("pyarrow")
         and codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
         and len(delimiter) == 1
         and ord(delimiter) < 128

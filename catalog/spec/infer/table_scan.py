@@ -125,13 +125,14 @@ def _bulk_scan(
     (`catalog.spec.infer.column_batches`); None where the rows are not one line each or
     not read the same as one by one (`catalog.formats.csv_batches`): then they are read one
     by one (which names the line of what is wrong)."""
-    import pyarrow as pa
-
     from catalog.formats.csv_batches import bulk_dialect, open_fields
-    from catalog.spec.infer.column_batches import add_batch
 
     if not bulk_dialect(options["delimiter"], options["encoding"]):
-        return None
+        return None  # no pyarrow among them: then the rows are read one by one
+    import pyarrow as pa
+
+    from catalog.spec.infer.column_batches import add_batch
+
     opened = open_fields(path, options)
     if opened is None:
         return None
