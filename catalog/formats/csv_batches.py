@@ -50,7 +50,9 @@ BLOCK_BYTES = 1 << 20
 _BOM = codecs.BOM_UTF8
 _QUOTE, _CR, _LF = 34, 13, 10
 #: Options only the row reader applies.
-_ROW_OPTIONS = ("stack", "constant", "row_index", "strip", "doubled_quotes", "via_float32")
+_ROW_OPTIONS = (
+    "stack", "constant", "row_index", "strip", "doubled_quotes", "via_float32", "skip_rows"
+)  # fmt: skip
 
 
 def _stream(source: Source, cursor: Cursor) -> Iterator[Batch]:

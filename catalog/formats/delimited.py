@@ -9,7 +9,9 @@ except the mapping):
   quote a field, ``""`` is a quote: Python's csv defaults) or ``none`` (quote characters are
   plain text, as GLUE's TSV files need).
 - ``header``: the column names, for a file without a header row; without it the first row
-  is the header.
+  is the header. ``skip_rows``: lines skipped at the file's start, before the header (or
+  the first row), as pandas' ``skiprows=N`` (a count line such as scikit-learn's
+  ``569,30,malignant,benign``).
 - ``columns``: ``{feature path: column name}``, e.g. ``{label: class, "features/pH": pH}``
   (a path goes through nested dicts). ``stack``: ``{feature path: [column, ...]}`` for a
   Tensor of one dimension built from several columns. ``constant``: ``{feature path: text}``
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import itertools
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -161,18 +164,22 @@ def rows(path: Path, options: Mapping[str, Any]) -> Iterator[tuple[int, list[str
     """(line number, fields) of each non-blank row, the line its first field is on;
     SourceFormatError naming file:line for a row that cannot be read (broken quoting, a
     field over `csv_dialect.FIELD_LIMIT` characters, bytes that are not the file's encoding)."""
+    lines = _lines(path, options["encoding"])
+    skip = options.get("skip_rows", 0)
+    for _ in itertools.islice(lines, skip):
+        pass
     reader = csv_dialect.reader(
-        _lines(path, options["encoding"]),
+        lines,
         delimiter=options["delimiter"],
         quoting=_QUOTING[options["quoting"]],
         strict=options["quoting"] == "minimal",
     )
-    start = 1
+    start = skip + 1
     try:
         for row in reader:
             if row:
                 yield start, row
-            start = reader.line_num + 1
+            start = skip + reader.line_num + 1
     except csv.Error as error:
         raise SourceFormatError(
             f"{path}:{start}: cannot read this row: {error} (a quoted field ends with its "
@@ -402,6 +409,7 @@ FORMAT = SourceFormat(
         "delimiter": Option("str", ",", "the field separator (one character)"),
         "quoting": Option("str", "minimal", "minimal (double quotes) or none (quotes are text)"),
         "header": Option("strs", [], "column names of a file without a header row"),
+        "skip_rows": Option("int", 0, "lines skipped at the start, before the header"),
         "columns": Option("str_map", {}, "feature path -> column name"),
         "stack": Option("strs_map", {}, "1-d Tensor feature path -> its columns"),
         "constant": Option("str_map", {}, "feature path -> a text for features no column holds"),

@@ -32,7 +32,12 @@ from typing import Any
 from catalog.errors import SpecError
 from catalog.features import ClassLabel, Feature, Image, Scalar, Text
 from catalog.spec.infer.column_types import FEW, TextColumn
-from catalog.spec.infer.common import InferOptions, complete_options, feature_names, make_spec
+from catalog.spec.infer.common import (
+    InferOptions,
+    column_feature_names,
+    complete_options,
+    make_spec,
+)
 from catalog.spec.infer.layout import SplitFiles, expand, split_files, split_refs
 from catalog.spec.infer.table_scan import MAX_CLASSES, scan
 from catalog.spec.model import BuilderSpec, SplitSpec
@@ -88,9 +93,17 @@ def table_spec(
         delimiter=options.delimiter,
         encoding=options.encoding,
         missing=frozenset(missing),
+        skip_rows=options.skip_rows,
+        no_header=options.no_header,
     )
+    if (options.skip_rows or options.no_header) and kind not in ("csv", "tsv"):
+        raise SpecError(
+            f"{text}: --skip-rows and --no-header (skip_rows=, no_header=) apply to CSV/TSV "
+            f"files; {kind} files have no header row to skip"
+        )
     columns = found.columns
-    names = feature_names(columns, str(first))
+    _renamed_note(options, first, found.file_header, columns)
+    names = column_feature_names(columns, str(first), options.note)
     by_column = {column: name for name, column in names.items()}
     for column in [*([options.label] if options.label else []), *options.fill, *options.dtypes]:
         if column not in by_column:
@@ -148,6 +161,8 @@ def table_spec(
             "missing": missing,
             "incomplete": "missing",
             "fill": fill,
+            "header": found.given_header,
+            "skip_rows": found.skip_rows,
         }
     else:
         given = {"columns": names, "fill": fill}
@@ -213,6 +228,19 @@ def _refuse_unfilled(
         f"{flags}{' ...' if len(unfilled) > 3 else ''} (fill={{column: value}}; --fill "
         f"{shlex.quote(unfilled[0][0])}= for an empty text)"
     )
+
+
+def _renamed_note(options: InferOptions, first: Path, header: list[str], names: list[str]) -> None:
+    """Say which of the file's header names pandas (and so catalog) renames: an empty one is
+    ``Unnamed: i``, a repeated one ``NAME.1``."""
+    if options.no_header or not header or header == names:
+        return
+    changes = [(h, n) for h, n in zip(header, names, strict=True) if h != n]
+    shown = ", ".join(f"{h!r} -> {n!r}" for h, n in changes[:6])
+    more = f" and {len(changes) - 6} more" if len(changes) > 6 else ""
+    _note(options, f"{first}: header names renamed as pandas renames them (empty names are "
+          f"'Unnamed: i', repeated ones NAME.1, NAME.2...): {shown}{more}; options name the "
+          "columns so")  # fmt: skip
 
 
 def _note(options: InferOptions, text: str) -> None:
