@@ -37,6 +37,7 @@ from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats import csv_dialect
 from catalog.formats.base import Batch, Source
+from catalog.formats.compressed import compression
 from catalog.formats.delimited import RowConverter, examples, file_examples, rows
 from catalog.formats.resume import Cursor
 from catalog.formats.table_batches import Refused, from_strings, resumable, row_batches
@@ -294,6 +295,8 @@ def open_fields(
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
+    if compression(path) is not None:
+        return None  # compressed: the row reader reads it, decompressing as a stream
     given = list(options.get("header") or [])  # the names of a file without a header row
     first = next(rows(path, options), None)
     if first is None:

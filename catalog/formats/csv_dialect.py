@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from catalog.formats.compressed import open_bytes
+
 __all__ = [
     "DELIMITERS",
     "FIELD_LIMIT",
@@ -82,7 +84,7 @@ def sniff(path: Path, delimiter: str | None = None, default: str = ",") -> Diale
     """The dialect of the file at `path`: its encoding from its BOM, its delimiter `delimiter`
     when given, else the `DELIMITERS` candidate that fits its rows best (see the module
     docstring), else `default`."""
-    with open(path, "rb") as f:
+    with open_bytes(path) as f:
         head = f.read(SNIFF_BYTES)
         cut = len(head) == SNIFF_BYTES and f.read(1) != b""
     encoding = encoding_of(head)

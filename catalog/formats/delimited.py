@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import io
 import itertools
 import re
 from collections.abc import Iterator, Mapping
@@ -58,6 +59,7 @@ from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, 
 from catalog.features.features_dict import split_path
 from catalog.formats import csv_dialect
 from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
+from catalog.formats.compressed import open_bytes
 from catalog.formats.csv_dialect import PANDAS_MISSING
 
 __all__ = [
@@ -122,7 +124,7 @@ def _lines(path: Path, encoding: str) -> Iterator[str]:
     if "\n".encode(encoding, errors="ignore") != b"\n":
         yield from _stream_lines(path, encoding)
         return
-    with open(path, "rb") as f:
+    with open_bytes(path) as f:
         number = 0
         for chunk in f:
             # a line may also end with a lone \r (old Mac files), as open(newline="") reads
@@ -144,7 +146,7 @@ def _after_bom(encoding: str) -> str:
 
 def _stream_lines(path: Path, encoding: str) -> Iterator[str]:
     number = 0
-    with open(path, encoding=encoding, newline="") as f:
+    with io.TextIOWrapper(open_bytes(path), encoding=encoding, newline="") as f:
         try:
             for number, line in enumerate(f, 1):  # noqa: B007 (read after the loop)
                 yield line

@@ -22,6 +22,7 @@ from typing import Any
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.compressed import open_bytes
 from catalog.formats.delimited import to_value
 from catalog.formats.typed_values import typed_value
 
@@ -33,7 +34,7 @@ def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for a line that is not UTF-8 JSON holding an object (nested past the interpreter's
     recursion limit included: never a RecursionError). A UTF-8 byte order mark opening the
     file (as Windows tools write one) is not part of the first line."""
-    with open(path, "rb") as f:
+    with open_bytes(path) as f:
         for number, raw in enumerate(f, 1):
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8) :]

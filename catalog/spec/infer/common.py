@@ -12,6 +12,7 @@ from pathlib import Path
 from catalog.errors import SpecError
 from catalog.features import Feature, FeaturesDict
 from catalog.formats import FORMATS
+from catalog.formats.compressed import compression
 from catalog.spec.load import FEATURE_NAME_RULE
 from catalog.spec.model import BuilderSpec, DownloadSpec, SplitSpec
 
@@ -87,13 +88,14 @@ def name_from_path(text: str) -> str:
 
     >>> name_from_path("data/My Photos/"), name_from_path("2024-train.csv")
     ('my_photos', 'data_2024_train')
-    >>> name_from_path("shards/*.tar")
-    'shards'
+    >>> name_from_path("shards/*.tar"), name_from_path("iris.csv.gz")
+    ('shards', 'iris')
     """
     path = Path(text.rstrip("/") or "/").expanduser()
     if glob.has_magic(path.name):
         path = path.parent
-    stem = (path if path.name not in ("", ".", "..") else path.resolve()).stem or "data"
+    named = path if path.name not in ("", ".", "..") else path.resolve()
+    stem = (Path(named.stem) if compression(named) else named).stem or "data"
     words = re.findall(r"[a-z0-9]+", stem.lower())
     name = "_".join(words) or "data"
     return name if name[0].isalpha() else f"data_{name}"

@@ -31,6 +31,7 @@ from typing import Any
 
 from catalog.errors import SpecError
 from catalog.features import ClassLabel, Feature, Image, Scalar, Text
+from catalog.formats.compressed import compression, inner_suffix
 from catalog.spec.infer.column_types import FEW, TextColumn
 from catalog.spec.infer.common import (
     InferOptions,
@@ -71,11 +72,15 @@ def table_spec(
     text: str, files: list[Path], groups: dict[str, SplitFiles], options: InferOptions
 ) -> BuilderSpec:
     """The spec of the table `files`, grouped into splits by `groups` (see `infer_table`)."""
-    kinds = {SUFFIXES.get(f.suffix.lower()) for f in files}
+    # a compressed file (data.csv.gz) is its table's kind; Parquet compresses inside
+    kinds = {SUFFIXES.get(inner_suffix(f)) for f in files}
+    if any(compression(f) for f in files) and "parquet" in kinds:
+        kinds.add(None)
     if len(kinds) != 1 or None in kinds:
-        shown = ", ".join(sorted({f.suffix or "(none)" for f in files}))
+        shown = ", ".join(sorted({"".join(f.suffixes[-2:]) or "(none)" for f in files}))
         raise SpecError(
-            f"{text}: expected files of one kind (csv, tsv, jsonl, parquet), got {shown}"
+            f"{text}: expected files of one kind (csv, tsv, jsonl, parquet; csv, tsv and jsonl "
+            f"may be compressed: .gz, .bz2, .xz, .zst), got {shown}"
         )
     kind = kinds.pop()
     assert kind is not None
