@@ -209,3 +209,31 @@ def test_found_by_fuzzing_a_png_chunk_running_past_the_end_is_refused_at_once() 
     with pytest.raises(SourceFormatError, match="a chunk at byte 33 runs past the end"):
         image_decode.decode(bytes(data), 4)
     assert time.monotonic() - started < 1
+
+
+#: Files whose dialect the sniffer must find: each delimiter, quoted delimiters and line
+#: breaks, a BOM, CRLF, a wide header.
+DIALECTS = [
+    b"a;b;c\n1;2,5;x\n3;4;y\n",
+    b'a\tb\n"x\ty"\t2\n3\t4\n',
+    b'a|b|c\n"1|2"|3|4\n5|6|7\n',
+    b'\xef\xbb\xbfname,"note, long"\r\nAda,"two\r\nlines"\r\nLee,ok\r\n',
+    b",".join(b"c%d" % i for i in range(120)) + b"\n" + b",".join(b"1" for _ in range(120)) + b"\n",
+]
+
+
+@pytest.mark.parametrize("valid", DIALECTS, ids=["semicolon", "tab", "pipe", "bom-crlf", "wide"])
+def test_csv_dialect_sniffing(workdir: Path, valid: bytes) -> None:
+    """The sniffer and the type scan over mutated files: a dialect or one catalog error."""
+    from catalog.formats.csv_dialect import sniff
+    from catalog.spec.infer.table_scan import scan
+
+    path = workdir / "t.csv"
+
+    def target(data: bytes) -> None:
+        path.write_bytes(data)
+        dialect = sniff(path)
+        found = scan("csv", [path])
+        assert found.dialect == dialect and len(found.columns) >= 1
+
+    assert fuzz(target, valid, seed=43, budget=BUDGET / 2, at_least=20) >= 20

@@ -47,6 +47,7 @@ import codecs
 import csv
 import io
 import itertools
+import math
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -75,6 +76,7 @@ __all__ = [
 
 _INT = re.compile(r"^[+-]?\d+$")
 _LONE_CR = re.compile(rb"(?<=\r)(?!\n)")  # after a \r that ends a line by itself
+_INFINITY = re.compile(r"\s*[+-]?inf(inity)?\s*", re.IGNORECASE)
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
 _QUOTING: dict[str, Literal[0, 3]] = {"minimal": csv.QUOTE_MINIMAL, "none": csv.QUOTE_NONE}
 
@@ -112,9 +114,17 @@ def to_value(feature: Feature, text: str) -> Any:
             if kind in "iu":
                 return int(text)
             if kind == "f":
-                return float(text)
+                value = float(text)
+                if math.isinf(value) and not _INFINITY.fullmatch(text):
+                    raise OverflowError
+                return value
         except ValueError:
             raise ValueError(f"{text!r} is not a number ({feature.dtype.name})") from None
+        except OverflowError:
+            raise ValueError(
+                f"{text[:40]!r} is outside float64 (about ±1.8e308): it would be inf; write "
+                "inf if that is meant"
+            ) from None
     raise ValueError(f"a delimited-text column cannot fill {feature!r}")
 
 
@@ -126,7 +136,7 @@ def _lines(path: Path, encoding: str) -> Iterator[str]:
         return
     with open_bytes(path) as f:
         number = 0
-        for chunk in f:
+        for chunk in csv_dialect.lines_of(f, path):
             # a line may also end with a lone \r (old Mac files), as open(newline="") reads
             for line in _LONE_CR.split(chunk) if b"\r" in chunk[:-2] else (chunk,):
                 if not line:
@@ -146,9 +156,16 @@ def _after_bom(encoding: str) -> str:
 
 def _stream_lines(path: Path, encoding: str) -> Iterator[str]:
     number = 0
+    limit = csv_dialect.LINE_BYTES // 2  # characters: 2 or 4 bytes each here
     with io.TextIOWrapper(open_bytes(path), encoding=encoding, newline="") as f:
         try:
-            for number, line in enumerate(f, 1):  # noqa: B007 (read after the loop)
+            while line := f.readline(limit + 1):
+                number += 1
+                if len(line) > limit:
+                    raise SourceFormatError(
+                        f"{path}:{number}: a line longer than {limit >> 20} Mi characters; "
+                        "catalog reads lines up to that"
+                    )
                 yield line
         except UnicodeDecodeError:
             raise SourceFormatError(_not_text(path, number + 1, encoding, None)) from None

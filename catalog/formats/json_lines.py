@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -23,10 +24,24 @@ from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 from catalog.formats.compressed import open_bytes
+from catalog.formats.csv_dialect import lines_of
 from catalog.formats.delimited import to_value
 from catalog.formats.typed_values import typed_value
 
 __all__ = ["FORMAT", "examples", "objects"]
+
+
+def _finite(text: str) -> float:
+    """A JSON number as float64; ValueError past float64 (``1e309``), which would be inf."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} is outside float64 (about ±1.8e308)")
+    return value
+
+
+def _constant(text: str) -> float:
+    """``NaN``, ``Infinity``, ``-Infinity`` (Python's JSON extension), as Python reads them."""
+    return float(text)
 
 
 def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -35,14 +50,14 @@ def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     recursion limit included: never a RecursionError). A UTF-8 byte order mark opening the
     file (as Windows tools write one) is not part of the first line."""
     with open_bytes(path) as f:
-        for number, raw in enumerate(f, 1):
+        for number, raw in enumerate(lines_of(f, path), 1):
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8) :]
             if not raw.strip():
                 continue
             try:
                 text = raw.decode("utf-8").rstrip("\r\n")
-                value = json.loads(text)
+                value = json.loads(text, parse_float=_finite, parse_constant=_constant)
             except UnicodeDecodeError as error:
                 raise SourceFormatError(
                     f"{path}:{number}: not UTF-8 text at byte {error.start} of the line"

@@ -117,9 +117,7 @@ def _scan_delimited(
     no_header: bool,
 ) -> TableScan:
     delimiter, encoding = given
-    dialect = sniff(files[0], delimiter, default="\t" if kind == "tsv" else ",")
-    if encoding is not None:
-        dialect = Dialect(dialect.delimiter, encoding)
+    dialect = sniff(files[0], delimiter, "\t" if kind == "tsv" else ",", encoding)
     options: dict[str, Any] = {
         "encoding": dialect.encoding,
         "delimiter": dialect.delimiter,
