@@ -39,6 +39,7 @@ __all__ = [
     "lines_of",
     "reader",
     "sniff",
+    "splitting",
 ]
 
 #: The longest field read, in characters (Python's csv module stops at 128 KiB by default):
@@ -129,6 +130,26 @@ def sniff(
     chosen = _best(text)
     _refuse_mixed(path, text, chosen)
     return Dialect(chosen or default, encoding)
+
+
+def splitting(path: Path, dialect: Dialect, skip_rows: int = 0) -> str | None:
+    """The delimiter (a space, or one of `DELIMITERS` other than the dialect's) that splits
+    every row of the head of a one-column file into the same two or more fields: what to
+    suggest when a file reads as one column (None: none does)."""
+    with open_bytes(path) as f:
+        head = f.read(SNIFF_BYTES)
+    text = head.decode(dialect.encoding, errors="replace")
+    lines = [line for line in text.splitlines()[skip_rows:] if line.strip()]
+    if len(head) == SNIFF_BYTES:
+        lines = lines[:-1]  # the last may be partial
+    for candidate in (" ", *DELIMITERS):
+        if candidate == dialect.delimiter or not lines:
+            continue
+        counts = {len(_field_counts(line, candidate)[:1]) and _field_counts(line, candidate)[0]
+                  for line in lines[:50]}  # fmt: skip
+        if len(counts) == 1 and counts.pop() >= 2:
+            return candidate
+    return None
 
 
 def _refuse_bomless_utf16(path: Path, head: bytes, encoding: str) -> None:

@@ -585,3 +585,23 @@ def test_skip_rows_and_no_header_read_as_pandas_reads(tmp_path: Path) -> None:
     assert [plain(e["1"]) for e in b.as_data_source("train")] == [8, 10]
     with pytest.raises(SpecError, match="skip_rows must be a whole number"):
         files_builder(bare, "x", skip_rows=-1)
+
+
+def test_a_one_column_file_that_splits_on_spaces_gets_a_note(tmp_path: Path) -> None:
+    """scikit-learn's linnerud files are space-separated: read as one column (as pandas does
+    without ``sep``), with a note naming ``--delimiter ' '``, which reads them as columns."""
+    path = tmp_path / "linnerud.csv"
+    path.write_text("Chins Situps Jumps\n5 162 60\n2 110 60\n")
+    notes: list[str] = []
+    b = files_builder(path, "l", data_dir=tmp_path / "d", note=notes.append)
+    assert list(b.info.features) == ["Chins Situps Jumps"]
+    assert any("--delimiter ' '" in n for n in notes), notes
+    notes.clear()
+    b = files_builder(path, "l", data_dir=tmp_path / "d", note=notes.append, delimiter=" ")
+    assert list(b.info.features) == ["Chins", "Situps", "Jumps"]
+    assert not any("--delimiter" in n for n in notes), notes
+    prose = tmp_path / "prose.csv"
+    prose.write_text("text\na few words\nmore words here\n")  # no note: rows differ
+    notes.clear()
+    files_builder(prose, "p", data_dir=tmp_path / "d", note=notes.append)
+    assert not any("--delimiter" in n for n in notes), notes

@@ -32,6 +32,7 @@ from typing import Any
 from catalog.errors import SpecError
 from catalog.features import ClassLabel, Feature, Image, Scalar, Text
 from catalog.formats.compressed import compression, inner_suffix
+from catalog.formats.csv_dialect import Dialect, splitting
 from catalog.spec.infer.column_types import FEW, TextColumn
 from catalog.spec.infer.common import (
     InferOptions,
@@ -107,6 +108,8 @@ def table_spec(
             f"files; {kind} files have no header row to skip"
         )
     columns = found.columns
+    if found.dialect is not None and len(columns) == 1:
+        _one_column_note(options, first, found.dialect)
     _renamed_note(options, first, found.file_header, columns)
     names = column_feature_names(columns, str(first), options.note)
     by_column = {column: name for name, column in names.items()}
@@ -233,6 +236,17 @@ def _refuse_unfilled(
         f"{flags}{' ...' if len(unfilled) > 3 else ''} (fill={{column: value}}; --fill "
         f"{shlex.quote(unfilled[0][0])}= for an empty text)"
     )
+
+
+def _one_column_note(options: InferOptions, first: Path, dialect: Dialect) -> None:
+    """Say when a file read as one column would split into several by another delimiter
+    (a space-separated file: pandas reads it as one column too, given no ``sep``)."""
+    other = splitting(first, dialect, options.skip_rows)
+    if other is not None:
+        shown = "' '" if other == " " else shlex.quote(other)
+        _note(options, f"{first}: one column, but every row splits into the same fields "
+              f"by {other!r}; --delimiter {shown} (delimiter={other!r}) reads them as "
+              "columns")  # fmt: skip
 
 
 def _renamed_note(options: InferOptions, first: Path, header: list[str], names: list[str]) -> None:
