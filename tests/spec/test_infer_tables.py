@@ -605,3 +605,23 @@ def test_a_one_column_file_that_splits_on_spaces_gets_a_note(tmp_path: Path) -> 
     notes.clear()
     files_builder(prose, "p", data_dir=tmp_path / "d", note=notes.append)
     assert not any("--delimiter" in n for n in notes), notes
+
+
+def test_write_spec_of_pandas_names_loads_and_prepares(tmp_path: Path) -> None:
+    """A column named ``1960`` is a feature of that name, which builder.yaml's rule refuses:
+    --write-spec writes it renamed (``feature_1960``) reading the same column, so the folder
+    loads and prepares the same values."""
+    from catalog.spec.infer.write import write_spec
+
+    (tmp_path / "w.csv").write_text("1960,'popul',x\n1,2,3\n")
+    b = files_builder(tmp_path / "w.csv", "w", data_dir=tmp_path / "d", fill={"'popul'": "0"})
+    write_spec(b.spec, tmp_path)
+    spec = load_spec(tmp_path)
+    assert list(spec.features) == ["feature_1960", "popul", "x"]
+    assert spec.splits["train"].options["columns"]["feature_1960"] == "1960"
+    assert spec.splits["train"].options["fill"] == {"popul": "0"}
+    built = catalog.builder(str(tmp_path), data_dir=tmp_path / "d2")
+    built.download_and_prepare()
+    assert {k: plain(v) for k, v in built.as_data_source("train")[0].items()} == {
+        "feature_1960": 1, "popul": 2, "x": 3,
+    }  # fmt: skip

@@ -5,6 +5,7 @@ clear error (exit 3, one line, no traceback), within bounded memory."""
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -65,6 +66,21 @@ def test_a_line_past_the_budget_is_one_error(
     lines.write_text('{"a": "' + "x" * (2 << 20) + '"}\n')
     with pytest.raises(SourceFormatError, match=r"long.jsonl:1: a line longer than"):
         files_builder(lines, "lines")
+
+
+def test_a_field_past_the_budget_is_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a quoted field over many short lines: bounded by characters, not by lines
+    monkeypatch.setattr(csv_dialect, "FIELD_LIMIT", 1 << 20)
+    before = csv.field_size_limit(1 << 20)  # the process's limit, as catalog raises it
+    try:
+        path = tmp_path / "field.csv"
+        path.write_text('a,b\n1,"' + "word\n" * 300_000 + '"\n')
+        with pytest.raises(SourceFormatError, match=r"field.csv:2: a field longer than 1 Mi"):
+            files_builder(path, "field")
+    finally:
+        csv.field_size_limit(before)
 
 
 def test_a_line_of_nuls_past_the_budget_ends_in_bounded_memory(tmp_path: Path) -> None:
