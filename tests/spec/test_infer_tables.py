@@ -625,3 +625,18 @@ def test_write_spec_of_pandas_names_loads_and_prepares(tmp_path: Path) -> None:
     assert {k: plain(v) for k, v in built.as_data_source("train")[0].items()} == {
         "feature_1960": 1, "popul": 2, "x": 3,
     }  # fmt: skip
+
+
+def test_skip_rows_and_no_header_round_trip_through_write_spec(tmp_path: Path) -> None:
+    """The spec's options say it too: ``skip_rows`` and ``header`` of the delimited format."""
+    from catalog.spec.infer.write import write_spec
+
+    (tmp_path / "c.csv").write_text("2,2,a,b\n1.5,x\n2.5,y\n")
+    b = files_builder(tmp_path / "c.csv", "c", data_dir=tmp_path / "d", skip_rows=1, no_header=True)
+    write_spec(b.spec, tmp_path)
+    options = load_spec(tmp_path).splits["train"].options
+    assert options["skip_rows"] == 1 and options["header"] == ["0", "1"]
+    built = catalog.builder(str(tmp_path), data_dir=tmp_path / "d2")
+    built.download_and_prepare()
+    # builder.yaml names features by its rule: column "1" is feature_1
+    assert [plain(e["feature_1"]) for e in built.as_data_source("train")] == ["x", "y"]

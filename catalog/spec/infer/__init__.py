@@ -73,11 +73,14 @@ def _is_folder(text: str) -> bool:
 
 
 def _is_table(text: str) -> bool:
-    from catalog.formats.compressed import inner_suffix
+    from catalog.formats.compressed import COMPRESSIONS, inner_suffix
     from catalog.spec.infer.tables import SUFFIXES
 
-    if _suffixes(text) & set(SUFFIXES):
+    suffixes = _suffixes(text)
+    if suffixes & set(SUFFIXES):
         return True
+    if not suffixes & set(COMPRESSIONS):
+        return False
     path = Path(text).expanduser()  # a compressed table: data.csv.gz
     if glob.has_magic(text):
         names = [p for p in path.parent.glob(path.name) if p.is_file()]
