@@ -44,6 +44,7 @@ lines are skipped. The key is the row index. Errors name the file and line.
 from __future__ import annotations
 
 import codecs
+import collections
 import csv
 import io
 import itertools
@@ -392,7 +393,7 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
     if len(options["delimiter"]) != 1:
         return f"options.delimiter must be one character, got {options['delimiter']!r}"
     mapped = _mapped(options)
-    twice = sorted({p for p in mapped if mapped.count(p) > 1})
+    twice = sorted(p for p, n in collections.Counter(mapped).items() if n > 1)  # linear
     if twice:
         return f"feature {twice[0]!r} is given a value by more than one option"
     leaves = {path for path, _ in features.leaves()}
