@@ -125,7 +125,7 @@ def sniff(
     if delimiter is not None:
         return Dialect(delimiter, encoding)
     text = head.decode(encoding, errors="replace")
-    if cut and text.count("\n") > 1:  # drop the last line, which may be partial
+    if cut and not text.endswith("\n"):  # drop the last line, which is partial
         text = text[: max(text.rfind("\n"), 0)]
     chosen = _best(text)
     _refuse_mixed(path, text, chosen)
