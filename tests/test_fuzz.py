@@ -314,3 +314,31 @@ def test_mat_files(workdir: Path, compressed: bool) -> None:
             shutil.rmtree(scratch, ignore_errors=True)
 
     assert fuzz(read, valid, seed=41, budget=BUDGET, at_least=20) >= 20
+
+
+#: Files whose dialect the sniffer must find: each delimiter, quoted delimiters and line
+#: breaks, a BOM, CRLF, a wide header.
+DIALECTS = [
+    b"a;b;c\n1;2,5;x\n3;4;y\n",
+    b'a\tb\n"x\ty"\t2\n3\t4\n',
+    b'a|b|c\n"1|2"|3|4\n5|6|7\n',
+    b'\xef\xbb\xbfname,"note, long"\r\nAda,"two\r\nlines"\r\nLee,ok\r\n',
+    b",".join(b"c%d" % i for i in range(120)) + b"\n" + b",".join(b"1" for _ in range(120)) + b"\n",
+]
+
+
+@pytest.mark.parametrize("valid", DIALECTS, ids=["semicolon", "tab", "pipe", "bom-crlf", "wide"])
+def test_csv_dialect_sniffing(workdir: Path, valid: bytes) -> None:
+    """The sniffer and the type scan over mutated files: a dialect or one catalog error."""
+    from catalog.formats.tables.csv_dialect import sniff
+    from catalog.spec.infer.table_scan import scan
+
+    path = workdir / "t.csv"
+
+    def target(data: bytes) -> None:
+        path.write_bytes(data)
+        dialect = sniff(path)
+        found = scan("csv", [path])
+        assert found.dialect == dialect and len(found.columns) >= 1
+
+    assert fuzz(target, valid, seed=43, budget=BUDGET / 2, at_least=20) >= 20

@@ -41,12 +41,14 @@ def files_builder(
     encoding: str | None = None,
     channels: int | None = None,
     missing: Sequence[str] = (),
+    skip_rows: int = 0,
+    no_header: bool = False,
 ) -> DatasetBuilder:
     """The builder of the local files `path` names (a file, a folder or a glob), its spec
     inferred (see `catalog.spec.infer`); not prepared yet. `name` defaults to one made from
     the path (``My Photos`` -> ``my_photos``) and may not be a registered dataset's. `note`
     gets hints (a text column that looks like a label). `dtypes`, `delimiter`, `encoding`,
-    `missing`, `channels`: see `prepare_files`."""
+    `missing`, `channels`, `skip_rows`, `no_header`: see `prepare_files`."""
     text = os.fspath(path)
     name = name or name_from_path(text)
     if name in list_datasets():
@@ -64,6 +66,8 @@ def files_builder(
         encoding=encoding,
         channels=channels,
         missing=(missing,) if isinstance(missing, str) else tuple(missing),
+        skip_rows=skip_rows,
+        no_header=no_header,
     )
     spec = infer_spec(text, options)
     where = text if glob.has_magic(text) else str(Path(text).expanduser().resolve())
@@ -82,6 +86,8 @@ def prepare_files(
     encoding: str | None = None,
     missing: Sequence[str] = (),
     channels: int | None = None,
+    skip_rows: int = 0,
+    no_header: bool = False,
     write_spec: PathLike | None = None,
     overwrite: bool = False,
     num_proc: int = 1,
@@ -119,6 +125,10 @@ def prepare_files(
         missing: texts that are missing values in CSV/TSV fields (besides the empty field).
         channels: an image folder's channels (1, 3 or 4); default: colour when most images
             are colour (3 or 4 channels), else gray.
+        skip_rows: lines skipped at each CSV/TSV file's start, as pandas' ``skiprows=N``
+            (a count line before the header).
+        no_header: CSV/TSV files without a header row: the columns are ``"0"``, ``"1"``...,
+            as pandas' ``header=None`` names them (as text).
         write_spec: a folder to also write the inferred builder.yaml + checksums.tsv into.
         overwrite: prepare again even when a prepared copy of the same files is there.
         num_proc: processes that prepare shards at once.
@@ -147,6 +157,8 @@ def prepare_files(
         encoding=encoding,
         missing=missing,
         channels=channels,
+        skip_rows=skip_rows,
+        no_header=no_header,
     )
     if write_spec is not None:
         spec_writer.write_spec(b.spec, Path(os.fspath(write_spec)))

@@ -1,8 +1,8 @@
 """`catalog prepare PATH`'s options for local files.
 
 - `add_arguments`: ``--delimiter``, ``--encoding``, ``--missing TEXT`` and ``--dtype
-  COLUMN=TYPE`` (repeatable), ``--channels``; `infer_arguments` turns them into
-  `catalog.api.files.files_builder`'s keyword arguments.
+  COLUMN=TYPE`` (repeatable), ``--skip-rows N``, ``--no-header``, ``--channels``;
+  `infer_arguments` turns them into `catalog.api.files.files_builder`'s keyword arguments.
 - `joined_paths`: several PATHs (what an unquoted glob expands to) are one dataset when
   ``--name`` is given, else one usage error saying to quote the glob or give ``--name``.
 """
@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 #: The argparse destinations of the options here (each applies to local files only).
-FLAGS = ("delimiter", "encoding", "missing", "dtype", "channels")
+FLAGS = ("delimiter", "encoding", "missing", "dtype", "channels", "skip_rows", "no_header")
 _DELIMITER_WORDS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
 
 
@@ -48,6 +48,20 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
         metavar="TEXT",
         help="a text that is a missing value in CSV/TSV fields, as the empty field is (e.g. NA, "
         "as R writes them); repeat for more",
+    )
+    group.add_argument(
+        "--skip-rows",
+        type=int,
+        default=0,
+        metavar="N",
+        help="lines skipped at the start of CSV/TSV files, before the header (pandas' "
+        "skiprows=N), e.g. a count line",
+    )
+    group.add_argument(
+        "--no-header",
+        action="store_true",
+        help="CSV/TSV files have no header row: the first row is data and the columns are "
+        "named 0, 1, ... (pandas' header=None)",
     )
     group.add_argument(
         "--dtype",
@@ -81,7 +95,11 @@ def infer_arguments(args: argparse.Namespace) -> dict[str, Any]:
                 f"--delimiter {args.delimiter!r}: expected one character (or tab, comma, "
                 "semicolon, pipe)"
             )
+    if args.skip_rows < 0:
+        raise LocalFilesUsageError(f"--skip-rows {args.skip_rows}: expected a number >= 0")
     return {
+        "skip_rows": args.skip_rows,
+        "no_header": args.no_header,
         "dtypes": dtypes,
         "delimiter": delimiter,
         "encoding": args.encoding,

@@ -116,6 +116,9 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
         self._variable_decode: list[tuple[str, DecodeFn]] = [(n, f.decode) for n, f in variable]
         self._fixed_total = offset
         self._variable = variable
+        # the features' own order, when the record's (fixed-size ones first) is another
+        stored = [n for n, *_ in fixed_plan] + [n for n, _ in variable]
+        self._order = tuple(self._features) if stored != list(self._features) else None
         self._fixed_plan = fixed_plan  # last: the others are there once this one is
 
     # Mapping
@@ -186,6 +189,8 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
             pos += size
         if pos != end:
             raise _malformed(length, "its features take", pos - offset)
+        if self._order is not None:  # an example's keys in the features' order
+            return {name: out[name] for name in self._order}
         return out
 
     def decode_block(self, block: np.ndarray[Any, Any]) -> list[Any] | None:
@@ -332,13 +337,15 @@ def split_path(features: Mapping[str, Feature], path: str) -> tuple[str, str] | 
     >>> split_path({"objects": None}, "objects/label")
     ('objects', 'label')
     """
-    best: tuple[str, str] | None = None
-    for name in features:
-        if path == name:
-            return name, ""
-        if path.startswith(f"{name}/") and (best is None or len(name) > len(best[0])):
-            best = name, path[len(name) + 1 :]
-    return best
+    if path in features:
+        return path, ""
+    # the longest name first: cut at each '/' from the right (time linear in the path's
+    # length, whatever the number of features)
+    cut = len(path)
+    while (cut := path.rfind("/", 0, cut)) >= 0:
+        if path[:cut] in features:
+            return path[:cut], path[cut + 1 :]
+    return None
 
 
 def feature_at(features: Mapping[str, Feature], path: str) -> Feature | None:

@@ -427,6 +427,7 @@ def test_column_types_from_batches_match_one_by_one(
     path.write_bytes(text.encode("utf-8"))
     kind = "tsv" if tsv else "csv"
     missing = frozenset(missing)
+    monkeypatch.setattr(table_scan, "BULK_BYTES_PER_COLUMN", 0)  # small files in batches too
     bulk = _outcome(lambda: table_scan.scan(kind, [path, path], label="c0", missing=missing))
     with monkeypatch.context() as m:
         m.setattr(table_scan, "_bulk_scan", lambda *a: None)
@@ -481,6 +482,7 @@ def test_column_types_from_batches_on_every_kind(
     from catalog.spec.infer import table_scan
 
     bulk = table_scan._bulk_scan
+    monkeypatch.setattr(table_scan, "BULK_BYTES_PER_COLUMN", 0)  # small files in batches too
     used: list[bool] = []
     monkeypatch.setattr(table_scan, "_bulk_scan", lambda *a: used.append(True) or bulk(*a))
     rows = [

@@ -249,15 +249,41 @@ def test_nested_json_and_unknown_parquet_types_are_named(tmp_path: Path) -> None
         files_builder(tmp_path / "t.parquet", "t")
 
 
-def test_columns_that_are_no_feature_names_are_renamed(tmp_path: Path) -> None:
-    (tmp_path / "r.csv").write_text("Sepal Length (cm),2 3,2nd\n1.5,3,4\n")
-    b = catalog.prepare_files(tmp_path / "r.csv", "r", data_dir=tmp_path / "d")
-    assert list(b.info.features) == ["Sepal_Length_cm", "column_2_3", "2nd"]  # 2nd: TFDS's rule
-    assert {k: plain(v) for k, v in b.as_data_source("train")[0].items()} == {
-        "Sepal_Length_cm": 1.5,
-        "column_2_3": 3,
-        "2nd": 4,
-    }
+def test_columns_keep_the_names_pandas_reads(tmp_path: Path) -> None:
+    """Header names stay as pandas reads them (they were rewritten to TFDS-style names without
+    a word: ``1960`` became ``column_1960``, ``'popul'`` became ``popul``), and every option
+    takes them; empty and repeated names are renamed as pandas does, with a note."""
+    (tmp_path / "r.csv").write_text(
+        "Sepal Length (cm),2 3,1960,'popul',x,x,,2nd\n1.5,3,4,5,6,7,8,9\n"
+    )
+    notes: list[str] = []
+    b = files_builder(
+        tmp_path / "r.csv", "r", data_dir=tmp_path / "d", note=notes.append,
+        dtypes={"1960": "float32", "x.1": "text"}, fill={"'popul'": "0"},
+    )  # fmt: skip
+    frame = pd.read_csv(tmp_path / "r.csv")
+    assert list(b.info.features) == list(frame.columns)
+    assert list(frame.columns)[-3:] == ["x.1", "Unnamed: 6", "2nd"]
+    assert b.info.features["1960"] == Scalar("float32") and b.info.features["x.1"] == Text()
+    b.download_and_prepare()
+    example = b.as_data_source("train")[0]
+    assert list(example) == list(frame.columns)  # the file's order
+    assert {k: plain(v) for k, v in example.items()} == {
+        "Sepal Length (cm)": 1.5, "2 3": 3, "1960": 4.0, "'popul'": 5, "x": 6, "x.1": "7",
+        "Unnamed: 6": 8, "2nd": 9,
+    }  # fmt: skip
+    assert any("'x' -> 'x.1', '' -> 'Unnamed: 6'" in n for n in notes), notes
+
+
+def test_a_name_no_feature_can_hold_is_renamed_with_a_note(tmp_path: Path) -> None:
+    (tmp_path / "r.csv").write_text("a/,x[0],km/h\n1,2,3\n")
+    notes: list[str] = []
+    b = files_builder(
+        tmp_path / "r.csv", "r", data_dir=tmp_path / "d", note=notes.append, dtypes={"a/": "text"}
+    )
+    assert list(b.info.features) == ["a_", "x_0]", "km/h"]
+    assert b.info.features["a_"] == Text()
+    assert sum("cannot name a feature" in n for n in notes) == 2
 
 
 def test_a_file_changed_after_its_spec_was_made_is_noticed(tmp_path: Path) -> None:
@@ -436,8 +462,8 @@ def test_integers_with_spaces_around_are_integers_as_for_pandas(tmp_path: Path) 
     (tmp_path / "s.csv").write_text("a, b\n1, 2\n3,\t4 \n")
     b = catalog.prepare_files(tmp_path / "s.csv", "s", data_dir=tmp_path / "o")
     read = pd.read_csv(tmp_path / "s.csv")
-    assert read[" b"].dtype == np.int64 and b.info.features["b"] == Scalar("int64")
-    assert sorted(int(e["b"]) for e in b.as_data_source("train")) == read[" b"].tolist()
+    assert read[" b"].dtype == np.int64 and b.info.features[" b"] == Scalar("int64")
+    assert sorted(int(e[" b"]) for e in b.as_data_source("train")) == read[" b"].tolist()
 
 
 def test_json_integers_past_int64_are_kept_exactly_or_refused(tmp_path: Path) -> None:
@@ -527,3 +553,90 @@ def test_numbers_written_with_leading_zeros_get_a_note(tmp_path: Path, rows: int
         tmp_path / "z.csv", "z", data_dir=tmp_path / "d", dtypes={"zip": "text"}
     )
     assert "02134" in {e["zip"] for e in kept.as_data_source("train")}
+
+
+def test_skip_rows_and_no_header_read_as_pandas_reads(tmp_path: Path) -> None:
+    """scikit-learn's CSVs open with a count line (``569,30,malignant,benign``); other files
+    have no header row. ``skip_rows``/``--skip-rows`` and ``no_header``/``--no-header`` read
+    them as pandas' ``skiprows=1`` and ``header=None`` do (names ``0``, ``1``... as text)."""
+    counted = tmp_path / "breast.csv"
+    counted.write_text("3,2,malignant,benign\nradius,texture,target\n1.5,2,0\n2.5,3,1\n4,5,0\n")
+    b = catalog.prepare_files(counted, "breast", data_dir=tmp_path / "d", skip_rows=1)
+    frame = pd.read_csv(counted, skiprows=1)
+    assert list(b.info.features) == list(frame.columns)
+    got = [{k: plain(v) for k, v in e.items()} for e in b.as_data_source("train")]
+    assert got == frame.to_dict("records")
+    bare = tmp_path / "bare.csv"
+    bare.write_text("1,2.5,x\n3,4.5,y\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "catalog", "prepare", str(bare), "--no-header",
+         "--dtype", "1=float32", "--data-dir", str(tmp_path / "d")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    frame = pd.read_csv(bare, header=None)
+    ds = catalog.data_source("bare", data_dir=tmp_path / "d", split="train")
+    assert list(ds.features) == [str(c) for c in frame.columns] == ["0", "1", "2"]
+    assert ds.features["1"] == Scalar("float32")
+    assert [plain(e["2"]) for e in ds] == ["x", "y"] and [plain(e["0"]) for e in ds] == [1, 3]
+    both = tmp_path / "both.csv"
+    both.write_text("# made by a tool\n7,8\n9,10\n")
+    b = catalog.prepare_files(both, "both", data_dir=tmp_path / "d", skip_rows=1, no_header=True)
+    assert [plain(e["1"]) for e in b.as_data_source("train")] == [8, 10]
+    with pytest.raises(SpecError, match="skip_rows must be a whole number"):
+        files_builder(bare, "x", skip_rows=-1)
+
+
+def test_a_one_column_file_that_splits_on_spaces_gets_a_note(tmp_path: Path) -> None:
+    """scikit-learn's linnerud files are space-separated: read as one column (as pandas does
+    without ``sep``), with a note naming ``--delimiter ' '``, which reads them as columns."""
+    path = tmp_path / "linnerud.csv"
+    path.write_text("Chins Situps Jumps\n5 162 60\n2 110 60\n")
+    notes: list[str] = []
+    b = files_builder(path, "l", data_dir=tmp_path / "d", note=notes.append)
+    assert list(b.info.features) == ["Chins Situps Jumps"]
+    assert any("--delimiter ' '" in n for n in notes), notes
+    notes.clear()
+    b = files_builder(path, "l", data_dir=tmp_path / "d", note=notes.append, delimiter=" ")
+    assert list(b.info.features) == ["Chins", "Situps", "Jumps"]
+    assert not any("--delimiter" in n for n in notes), notes
+    prose = tmp_path / "prose.csv"
+    prose.write_text("text\na few words\nmore words here\n")  # no note: rows differ
+    notes.clear()
+    files_builder(prose, "p", data_dir=tmp_path / "d", note=notes.append)
+    assert not any("--delimiter" in n for n in notes), notes
+
+
+def test_write_spec_of_pandas_names_loads_and_prepares(tmp_path: Path) -> None:
+    """A column named ``1960`` is a feature of that name, which builder.yaml's rule refuses:
+    --write-spec writes it renamed (``feature_1960``) reading the same column, so the folder
+    loads and prepares the same values."""
+    from catalog.spec.infer.write import write_spec
+
+    (tmp_path / "w.csv").write_text("1960,'popul',x\n1,2,3\n")
+    b = files_builder(tmp_path / "w.csv", "w", data_dir=tmp_path / "d", fill={"'popul'": "0"})
+    write_spec(b.spec, tmp_path)
+    spec = load_spec(tmp_path)
+    assert list(spec.features) == ["feature_1960", "popul", "x"]
+    assert spec.splits["train"].options["columns"]["feature_1960"] == "1960"
+    assert spec.splits["train"].options["fill"] == {"popul": "0"}
+    built = catalog.builder(str(tmp_path), data_dir=tmp_path / "d2")
+    built.download_and_prepare()
+    assert {k: plain(v) for k, v in built.as_data_source("train")[0].items()} == {
+        "feature_1960": 1, "popul": 2, "x": 3,
+    }  # fmt: skip
+
+
+def test_skip_rows_and_no_header_round_trip_through_write_spec(tmp_path: Path) -> None:
+    """The spec's options say it too: ``skip_rows`` and ``header`` of the delimited format."""
+    from catalog.spec.infer.write import write_spec
+
+    (tmp_path / "c.csv").write_text("2,2,a,b\n1.5,x\n2.5,y\n")
+    b = files_builder(tmp_path / "c.csv", "c", data_dir=tmp_path / "d", skip_rows=1, no_header=True)
+    write_spec(b.spec, tmp_path)
+    options = load_spec(tmp_path).splits["train"].options
+    assert options["skip_rows"] == 1 and options["header"] == ["0", "1"]
+    built = catalog.builder(str(tmp_path), data_dir=tmp_path / "d2")
+    built.download_and_prepare()
+    # builder.yaml names features by its rule: column "1" is feature_1
+    assert [plain(e["feature_1"]) for e in built.as_data_source("train")] == ["x", "y"]

@@ -13,7 +13,7 @@ import catalog
 from catalog.errors import SourceFormatError
 from catalog.features import Scalar, Text
 from catalog.spec.infer import name_from_path
-from catalog.spec.infer.common import feature_names
+from catalog.spec.infer.common import column_feature_names
 
 from conftest import catalog_cli
 
@@ -58,7 +58,7 @@ def test_a_semicolon_csv_with_quoted_headers_is_read_by_its_delimiter(tmp_path: 
         name = name_from_path(str(path))
         ds = catalog.data_source(name, data_dir=tmp_path / "d", split="train")
         assert len(ds.features) == len(frame.columns) > 1
-        names = feature_names(list(frame.columns), str(path))
+        names = column_feature_names(list(frame.columns), str(path))
         for i in range(len(frame)):
             got = {n: v.item() if hasattr(v, "item") else v for n, v in ds[i].items()}
             row = frame.iloc[i]
@@ -77,12 +77,12 @@ def test_a_semicolon_csv_with_quoted_headers_is_read_by_its_delimiter(tmp_path: 
     )  # fmt: skip
     assert one.returncode == 0, one.stderr
     assert list(catalog.data_source("one", data_dir=tmp_path / "d", split="train").features) == [
-        "a_b"
+        "a;b"
     ]
     tab = tmp_path / "t.csv"
     tab.write_text("x\ty|z\n1\t2|3\n")
     by_tab = catalog.prepare_files(tab, "t", data_dir=tmp_path / "d", delimiter="\t")
-    assert by_tab.as_data_source("train")[0]["y_z"] == "2|3"
+    assert by_tab.as_data_source("train")[0]["y|z"] == "2|3"
 
 
 def test_a_csv_beside_a_builder_yaml_is_that_file(tmp_path: Path) -> None:

@@ -25,7 +25,6 @@ the same values, or the same error naming file and line.
 from __future__ import annotations
 
 import codecs
-import importlib.util
 import itertools
 import sys
 from collections.abc import Iterator, Mapping
@@ -34,11 +33,13 @@ from typing import Any
 
 import numpy as np
 
+from catalog._util.optional import importable
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Batch, Source
 from catalog.formats.resume import Cursor
 from catalog.formats.tables import csv_dialect
+from catalog.formats.tables.compressed import compression
 from catalog.formats.tables.delimited import RowConverter, examples, file_examples, rows
 from catalog.formats.tables.table_batches import Refused, from_strings, resumable, row_batches
 
@@ -51,7 +52,9 @@ BLOCK_BYTES = 1 << 20
 _BOM = codecs.BOM_UTF8
 _QUOTE, _CR, _LF = 34, 13, 10
 #: Options only the row reader applies.
-_ROW_OPTIONS = ("stack", "constant", "row_index", "strip", "doubled_quotes", "via_float32")
+_ROW_OPTIONS = (
+    "stack", "constant", "row_index", "strip", "doubled_quotes", "via_float32", "skip_rows"
+)  # fmt: skip
 
 
 def _stream(source: Source, cursor: Cursor) -> Iterator[Batch]:
@@ -85,7 +88,7 @@ def _bulk_options(options: Mapping[str, Any]) -> bool:
     delimiter = options["delimiter"]
     return (
         simple
-        and importlib.util.find_spec("pyarrow") is not None
+        and importable("pyarrow")
         and options["quoting"] == "minimal"
         and options["incomplete"] != "skip"
         and codecs.lookup(options["encoding"]).name in ("utf-8", "utf-8-sig")
@@ -271,7 +274,7 @@ def _examples(
 def bulk_dialect(delimiter: str, encoding: str) -> bool:
     """Whether files of this dialect can be read by `open_fields` (else: the row reader)."""
     return (
-        importlib.util.find_spec("pyarrow") is not None
+        importable("pyarrow")
         and codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
         and len(delimiter) == 1
         and ord(delimiter) < 128
@@ -293,6 +296,8 @@ def open_fields(
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
+    if compression(path) is not None:
+        return None  # compressed: the row reader reads it, decompressing as a stream
     given = list(options.get("header") or [])  # the names of a file without a header row
     first = next(rows(path, options), None)
     if first is None:

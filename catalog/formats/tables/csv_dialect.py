@@ -19,25 +19,35 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from catalog.errors import SourceFormatError
+from catalog.formats.tables.compressed import open_bytes
+
 __all__ = [
     "DELIMITERS",
     "FIELD_LIMIT",
+    "LINE_BYTES",
     "PANDAS_MISSING",
     "SNIFF_BYTES",
     "Dialect",
     "dict_reader",
     "encoding_of",
+    "lines_of",
     "reader",
     "sniff",
+    "splitting",
 ]
 
-#: The longest field read, in characters (Python's csv module stops at 128 KiB by default).
-FIELD_LIMIT = 1 << 28
+#: The longest field read, in characters (Python's csv module stops at 128 KiB by default):
+#: a longer one is one error naming its line, memory staying a few times this.
+FIELD_LIMIT = 1 << 26
+#: The longest line read, in bytes (a header line too): a longer one is one error naming its
+#: line, before it is held whole.
+LINE_BYTES = 1 << 26
 #: The texts pandas' ``read_csv`` reads as missing by default that are not numbers here
 #: (pandas' ``nan``, ``NaN``, ``-nan``... are float NaN here too).
 PANDAS_MISSING = frozenset(
@@ -78,20 +88,106 @@ def encoding_of(head: bytes, default: str = "utf-8") -> str:
     return default
 
 
-def sniff(path: Path, delimiter: str | None = None, default: str = ",") -> Dialect:
-    """The dialect of the file at `path`: its encoding from its BOM, its delimiter `delimiter`
-    when given, else the `DELIMITERS` candidate that fits its rows best (see the module
-    docstring), else `default`."""
-    with open(path, "rb") as f:
+def lines_of(f: IO[bytes], path: Path | str) -> Iterator[bytes]:
+    """The lines of the binary file `f` (each with its line break), none longer than
+    `LINE_BYTES`: a longer one is one SourceFormatError naming `path` and the line, read no
+    further than the budget (a line of gigabytes is never held)."""
+    number = 0
+    while line := f.readline(LINE_BYTES + 1):
+        number += 1
+        if len(line) > LINE_BYTES:
+            raise SourceFormatError(
+                f"{path}:{number}: a line longer than {LINE_BYTES >> 20} MiB; catalog reads "
+                "lines up to that (is this a text table? a line break may be missing)"
+            )
+        yield line
+
+
+def sniff(
+    path: Path, delimiter: str | None = None, default: str = ",", encoding: str | None = None
+) -> Dialect:
+    """The dialect of the file at `path`: its encoding from its BOM (or `encoding`), its
+    delimiter `delimiter` when given, else the `DELIMITERS` candidate that fits its rows best
+    (see the module docstring; the whole first line is read, however long, up to
+    `LINE_BYTES`), else `default`. SourceFormatError for text that is UTF-16 without a BOM
+    (unless `encoding` is given) and for a header split by one delimiter whose rows are split
+    by another."""
+    with open_bytes(path) as f:
         head = f.read(SNIFF_BYTES)
         cut = len(head) == SNIFF_BYTES and f.read(1) != b""
-    encoding = encoding_of(head)
+    if cut and b"\n" not in head:
+        with open_bytes(path) as f:
+            head = next(lines_of(f, path), b"")  # the header, whole, however long
+    found = encoding_of(head)
+    if encoding is None:
+        _refuse_bomless_utf16(path, head, found)
+    encoding = encoding or found
     if delimiter is not None:
         return Dialect(delimiter, encoding)
     text = head.decode(encoding, errors="replace")
-    if cut:  # drop the last line, which may be partial
+    if cut and not text.endswith("\n"):  # drop the last line, which is partial
         text = text[: max(text.rfind("\n"), 0)]
-    return Dialect(_best(text) or default, encoding)
+    chosen = _best(text)
+    _refuse_mixed(path, text, chosen)
+    return Dialect(chosen or default, encoding)
+
+
+def splitting(path: Path, dialect: Dialect, skip_rows: int = 0) -> str | None:
+    """The delimiter (a space, or one of `DELIMITERS` other than the dialect's) that splits
+    every row of the head of a one-column file into the same two or more fields: what to
+    suggest when a file reads as one column (None: none does)."""
+    with open_bytes(path) as f:
+        head = f.read(SNIFF_BYTES)
+    text = head.decode(dialect.encoding, errors="replace")
+    lines = [line for line in text.splitlines()[skip_rows:] if line.strip()]
+    if len(head) == SNIFF_BYTES:
+        lines = lines[:-1]  # the last may be partial
+    for candidate in (" ", *DELIMITERS):
+        if candidate == dialect.delimiter or not lines:
+            continue
+        counts = {len(_field_counts(line, candidate)[:1]) and _field_counts(line, candidate)[0]
+                  for line in lines[:50]}  # fmt: skip
+        if len(counts) == 1 and counts.pop() >= 2:
+            return candidate
+    return None
+
+
+def _refuse_bomless_utf16(path: Path, head: bytes, encoding: str) -> None:
+    """SourceFormatError when `head` (no BOM) looks like UTF-16: NUL bytes at every other
+    position and none between, as ASCII text encoded so has."""
+    if encoding != "utf-8" or len(head) < 4:
+        return
+    even, odd = head[0::2], head[1::2]
+    for zeros, text, name in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
+        if zeros.count(0) >= 0.9 * len(zeros) and text.count(0) < 0.1 * len(text):
+            raise SourceFormatError(
+                f"{path}: looks like {name.upper()} text without a byte order mark (every "
+                f"other byte is 0); give its encoding: --encoding {name} (encoding={name!r})"
+            )
+
+
+def _refuse_mixed(path: Path, text: str, chosen: str | None) -> None:
+    """SourceFormatError when the header is split by one delimiter and every row of the head
+    by another, into as many fields (``a,b,c`` over ``1;2;3``): read either way, the columns
+    would be wrong."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return
+    header, rows = lines[0], lines[1:]
+    for by_header in [chosen] if chosen else DELIMITERS:
+        counts = _field_counts(header, by_header)
+        width = counts[0] if counts else 0
+        if width < 2 or any(_field_counts(row, by_header)[:1] != [1] for row in rows):
+            continue
+        for by_rows in DELIMITERS:
+            if by_rows != by_header and all(
+                _field_counts(row, by_rows)[:1] == [width] for row in rows
+            ):
+                raise SourceFormatError(
+                    f"{path}: its header is split by {by_header!r} and its rows by "
+                    f"{by_rows!r}; write the header with {by_rows!r} too (or give "
+                    f"--delimiter, reading it as one column)"
+                )
 
 
 def _best(text: str) -> str | None:

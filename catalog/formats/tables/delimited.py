@@ -9,7 +9,9 @@ except the mapping):
   quote a field, ``""`` is a quote: Python's csv defaults) or ``none`` (quote characters are
   plain text, as GLUE's TSV files need).
 - ``header``: the column names, for a file without a header row; without it the first row
-  is the header.
+  is the header. ``skip_rows``: lines skipped at the file's start, before the header (or
+  the first row), as pandas' ``skiprows=N`` (a count line such as scikit-learn's
+  ``569,30,malignant,benign``).
 - ``columns``: ``{feature path: column name}``, e.g. ``{label: class, "features/pH": pH}``
   (a path goes through nested dicts). ``stack``: ``{feature path: [column, ...]}`` for a
   Tensor of one dimension built from several columns. ``constant``: ``{feature path: text}``
@@ -42,7 +44,11 @@ lines are skipped. The key is the row index. Errors name the file and line.
 from __future__ import annotations
 
 import codecs
+import collections
 import csv
+import io
+import itertools
+import math
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -55,6 +61,7 @@ from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, 
 from catalog.features.features_dict import split_path
 from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
 from catalog.formats.tables import csv_dialect
+from catalog.formats.tables.compressed import open_bytes
 from catalog.formats.tables.csv_dialect import PANDAS_MISSING
 
 __all__ = [
@@ -70,6 +77,7 @@ __all__ = [
 
 _INT = re.compile(r"^[+-]?\d+$")
 _LONE_CR = re.compile(rb"(?<=\r)(?!\n)")  # after a \r that ends a line by itself
+_INFINITY = re.compile(r"\s*[+-]?inf(inity)?\s*", re.IGNORECASE)
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
 _QUOTING: dict[str, Literal[0, 3]] = {"minimal": csv.QUOTE_MINIMAL, "none": csv.QUOTE_NONE}
 
@@ -107,9 +115,17 @@ def to_value(feature: Feature, text: str) -> Any:
             if kind in "iu":
                 return int(text)
             if kind == "f":
-                return float(text)
+                value = float(text)
+                if math.isinf(value) and not _INFINITY.fullmatch(text):
+                    raise OverflowError
+                return value
         except ValueError:
             raise ValueError(f"{text!r} is not a number ({feature.dtype.name})") from None
+        except OverflowError:
+            raise ValueError(
+                f"{text[:40]!r} is outside float64 (about ±1.8e308): it would be inf; write "
+                "inf if that is meant"
+            ) from None
     raise ValueError(f"a delimited-text column cannot fill {feature!r}")
 
 
@@ -119,9 +135,9 @@ def _lines(path: Path, encoding: str) -> Iterator[str]:
     if "\n".encode(encoding, errors="ignore") != b"\n":
         yield from _stream_lines(path, encoding)
         return
-    with open(path, "rb") as f:
+    with open_bytes(path) as f:
         number = 0
-        for chunk in f:
+        for chunk in csv_dialect.lines_of(f, path):
             # a line may also end with a lone \r (old Mac files), as open(newline="") reads
             for line in _LONE_CR.split(chunk) if b"\r" in chunk[:-2] else (chunk,):
                 if not line:
@@ -141,9 +157,16 @@ def _after_bom(encoding: str) -> str:
 
 def _stream_lines(path: Path, encoding: str) -> Iterator[str]:
     number = 0
-    with open(path, encoding=encoding, newline="") as f:
+    limit = csv_dialect.LINE_BYTES // 2  # characters: 2 or 4 bytes each here
+    with io.TextIOWrapper(open_bytes(path), encoding=encoding, newline="") as f:
         try:
-            for number, line in enumerate(f, 1):  # noqa: B007 (read after the loop)
+            while line := f.readline(limit + 1):
+                number += 1
+                if len(line) > limit:
+                    raise SourceFormatError(
+                        f"{path}:{number}: a line longer than {limit >> 20} Mi characters; "
+                        "catalog reads lines up to that"
+                    )
                 yield line
         except UnicodeDecodeError:
             raise SourceFormatError(_not_text(path, number + 1, encoding, None)) from None
@@ -161,19 +184,28 @@ def rows(path: Path, options: Mapping[str, Any]) -> Iterator[tuple[int, list[str
     """(line number, fields) of each non-blank row, the line its first field is on;
     SourceFormatError naming file:line for a row that cannot be read (broken quoting, a
     field over `csv_dialect.FIELD_LIMIT` characters, bytes that are not the file's encoding)."""
+    lines = _lines(path, options["encoding"])
+    skip = options.get("skip_rows", 0)
+    for _ in itertools.islice(lines, skip):
+        pass
     reader = csv_dialect.reader(
-        _lines(path, options["encoding"]),
+        lines,
         delimiter=options["delimiter"],
         quoting=_QUOTING[options["quoting"]],
         strict=options["quoting"] == "minimal",
     )
-    start = 1
+    start = skip + 1
     try:
         for row in reader:
             if row:
                 yield start, row
-            start = reader.line_num + 1
+            start = skip + reader.line_num + 1
     except csv.Error as error:
+        if "field larger than field limit" in str(error):
+            raise SourceFormatError(
+                f"{path}:{start}: a field longer than {csv_dialect.FIELD_LIMIT >> 20} Mi "
+                "characters; catalog reads fields up to that (is a closing quote missing?)"
+            ) from None
         raise SourceFormatError(
             f"{path}:{start}: cannot read this row: {error} (a quoted field ends with its "
             f"closing quote, then {options['delimiter']!r} or the line's end; a quote inside "
@@ -361,7 +393,7 @@ def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
     if len(options["delimiter"]) != 1:
         return f"options.delimiter must be one character, got {options['delimiter']!r}"
     mapped = _mapped(options)
-    twice = sorted({p for p in mapped if mapped.count(p) > 1})
+    twice = sorted(p for p, n in collections.Counter(mapped).items() if n > 1)  # linear
     if twice:
         return f"feature {twice[0]!r} is given a value by more than one option"
     leaves = {path for path, _ in features.leaves()}
@@ -402,6 +434,7 @@ FORMAT = SourceFormat(
         "delimiter": Option("str", ",", "the field separator (one character)"),
         "quoting": Option("str", "minimal", "minimal (double quotes) or none (quotes are text)"),
         "header": Option("strs", [], "column names of a file without a header row"),
+        "skip_rows": Option("int", 0, "lines skipped at the start, before the header"),
         "columns": Option("str_map", {}, "feature path -> column name"),
         "stack": Option("strs_map", {}, "1-d Tensor feature path -> its columns"),
         "constant": Option("str_map", {}, "feature path -> a text for features no column holds"),

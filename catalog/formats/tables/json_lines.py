@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -22,10 +23,25 @@ from typing import Any
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.tables.compressed import open_bytes
+from catalog.formats.tables.csv_dialect import lines_of
 from catalog.formats.tables.delimited import to_value
 from catalog.formats.tables.typed_values import typed_value
 
 __all__ = ["FORMAT", "examples", "objects"]
+
+
+def _finite(text: str) -> float:
+    """A JSON number as float64; ValueError past float64 (``1e309``), which would be inf."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} is outside float64 (about ±1.8e308)")
+    return value
+
+
+def _constant(text: str) -> float:
+    """``NaN``, ``Infinity``, ``-Infinity`` (Python's JSON extension), as Python reads them."""
+    return float(text)
 
 
 def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -33,15 +49,15 @@ def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for a line that is not UTF-8 JSON holding an object (nested past the interpreter's
     recursion limit included: never a RecursionError). A UTF-8 byte order mark opening the
     file (as Windows tools write one) is not part of the first line."""
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, 1):
+    with open_bytes(path) as f:
+        for number, raw in enumerate(lines_of(f, path), 1):
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8) :]
             if not raw.strip():
                 continue
             try:
                 text = raw.decode("utf-8").rstrip("\r\n")
-                value = json.loads(text)
+                value = json.loads(text, parse_float=_finite, parse_constant=_constant)
             except UnicodeDecodeError as error:
                 raise SourceFormatError(
                     f"{path}:{number}: not UTF-8 text at byte {error.start} of the line"

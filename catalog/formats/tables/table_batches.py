@@ -150,6 +150,8 @@ def from_strings(
             raise Refused
         values = pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False).copy()
         values[np.isnan(values)] = float("nan")  # Python's NaN, bit for bit
+        if np.isinf(values).any():  # 1e309 is past float64, inf is not: the row reader says
+            raise Refused
         return _floats(values, feature)
     except pa.ArrowInvalid:
         raise Refused from None

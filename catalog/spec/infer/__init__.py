@@ -73,9 +73,20 @@ def _is_folder(text: str) -> bool:
 
 
 def _is_table(text: str) -> bool:
+    from catalog.formats.tables.compressed import COMPRESSIONS, inner_suffix
     from catalog.spec.infer.tables import SUFFIXES
 
-    return bool(_suffixes(text) & set(SUFFIXES))
+    suffixes = _suffixes(text)
+    if suffixes & set(SUFFIXES):
+        return True
+    if not suffixes & set(COMPRESSIONS):
+        return False
+    path = Path(text).expanduser()  # a compressed table: data.csv.gz
+    if glob.has_magic(text):
+        names = [p for p in path.parent.glob(path.name) if p.is_file()]
+    else:
+        names = [p for p in path.iterdir() if p.is_file()] if path.is_dir() else [path]
+    return any(inner_suffix(p) in SUFFIXES for p in names)
 
 
 def _is_webdataset(text: str) -> bool:

@@ -12,10 +12,11 @@ from pathlib import Path
 from catalog.errors import SpecError
 from catalog.features import Feature, FeaturesDict
 from catalog.formats import FORMATS
+from catalog.formats.tables.compressed import compression
 from catalog.spec.load import FEATURE_NAME_RULE
 from catalog.spec.model import BuilderSpec, DownloadSpec, SplitSpec
 
-__all__ = ["LOCAL_VERSION", "InferOptions", "feature_names", "make_spec"]
+__all__ = ["LOCAL_VERSION", "InferOptions", "column_feature_names", "feature_names", "make_spec"]
 
 #: The version of a dataset prepared from local files (`catalog.data_source(name)` finds it).
 LOCAL_VERSION = "1.0.0"
@@ -34,7 +35,8 @@ class InferOptions:
     `delimiter` and `encoding` of CSV/TSV files (default: found from the file); `missing`,
     the texts that are missing values in CSV/TSV fields besides the empty field (pandas'
     ``na_values``, e.g. ``("NA",)``); `channels` of an image folder's images (default: what
-    most of them have)."""
+    most of them have); `skip_rows` and `no_header` (CSV/TSV) as pandas' ``skiprows`` and
+    ``header=None``."""
 
     name: str
     label: str | None = None
@@ -45,6 +47,10 @@ class InferOptions:
     encoding: str | None = None
     channels: int | None = None
     missing: tuple[str, ...] = ()
+    #: CSV/TSV: lines skipped at each file's start (pandas' ``skiprows=N``), and whether the
+    #: files have no header row (pandas' ``header=None``: the columns are ``0``, ``1``...)
+    skip_rows: int = 0
+    no_header: bool = False
     #: Where notes go (a text column that looks like a label, ...); None: nowhere.
     note: Callable[[str], None] | None = field(default=None, compare=False)
 
@@ -63,6 +69,8 @@ class InferOptions:
             )
         if not all(isinstance(m, str) for m in self.missing):
             raise SpecError(f"missing must be a list of texts, got {self.missing!r}")
+        if not isinstance(self.skip_rows, int) or self.skip_rows < 0:
+            raise SpecError(f"skip_rows must be a whole number >= 0, got {self.skip_rows!r}")
         if self.channels not in (None, 1, 3, 4):
             raise SpecError(f"channels must be 1, 3 or 4, got {self.channels}")
         if self.encoding is not None:
@@ -80,13 +88,14 @@ def name_from_path(text: str) -> str:
 
     >>> name_from_path("data/My Photos/"), name_from_path("2024-train.csv")
     ('my_photos', 'data_2024_train')
-    >>> name_from_path("shards/*.tar")
-    'shards'
+    >>> name_from_path("shards/*.tar"), name_from_path("iris.csv.gz")
+    ('shards', 'iris')
     """
     path = Path(text.rstrip("/") or "/").expanduser()
     if glob.has_magic(path.name):
         path = path.parent
-    stem = (path if path.name not in ("", ".", "..") else path.resolve()).stem or "data"
+    named = path if path.name not in ("", ".", "..") else path.resolve()
+    stem = (Path(named.stem) if compression(named) else named).stem or "data"
     words = re.findall(r"[a-z0-9]+", stem.lower())
     name = "_".join(words) or "data"
     return name if name[0].isalpha() else f"data_{name}"
@@ -108,6 +117,38 @@ def feature_names(columns: list[str], where: str) -> dict[str, str]:
             )
         out[name] = column
     return out
+
+
+def column_feature_names(
+    columns: list[str], where: str, note: Callable[[str], None] | None = None
+) -> dict[str, str]:
+    """``{feature name: column}`` for a table's columns as pandas names them: each keeps its
+    name (``1960``, ``'popul'``, ``Unnamed: 0``) unless a feature path cannot hold it (``[``,
+    a ``/`` not between words), which becomes ``_`` and is announced to `note`.
+
+    >>> column_feature_names(["1960", "'popul'", "km/h", "a/", "x[0]"], "t.csv")
+    {'1960': '1960', "'popul'": "'popul'", 'km/h': 'km/h', 'a_': 'a/', 'x_0]': 'x[0]'}
+    """
+    out: dict[str, str] = {}
+    held = set(columns)
+    for column in columns:
+        name = column
+        if not _holdable(name):
+            name = column.replace("[", "_").replace("/", "_")
+            while name in held or name in out:
+                name = f"{name}_"
+            if note is not None:
+                note(
+                    f"{where}: column {column!r} is feature {name!r} ('[' and a '/' not "
+                    "between words cannot name a feature); options name it as the file does"
+                )
+        out[name] = column
+    return out
+
+
+def _holdable(name: str) -> bool:
+    """Whether a feature may be named `name` (see `catalog.features.FeaturesDict`)."""
+    return bool(name) and "[" not in name and "" not in name.split("/")
 
 
 def make_spec(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catalog.errors import SpecError
+from catalog.formats.tables.compressed import compression, inner_suffix
 from catalog.spec.local_files import measured_download
 from catalog.spec.model import DownloadSpec, FileRef
 
@@ -78,8 +79,10 @@ def expand(text: str, suffixes: Sequence[str]) -> tuple[list[Path], Path, str]:
         files = sorted(p for p in base.glob(pattern) if p.is_file())
     elif path.is_dir():
         base = path
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in suffixes)
-        kinds = sorted({p.suffix for p in files})
+        files = sorted(
+            p for p in path.iterdir() if p.is_file() and _kind_suffix(p, suffixes) is not None
+        )
+        kinds = sorted({str(_kind_suffix(p, suffixes)) for p in files})
         if len(kinds) > 1:
             raise SpecError(
                 f"{text}: holds {', '.join(kinds)} files; name the ones to read (a file or a "
@@ -92,6 +95,16 @@ def expand(text: str, suffixes: Sequence[str]) -> tuple[list[Path], Path, str]:
     if not files:
         raise SpecError(f"{text}: no files to read ({', '.join(suffixes)})")
     return files, base, pattern
+
+
+def _kind_suffix(path: Path, suffixes: Sequence[str]) -> str | None:
+    """The suffix that makes `path` one of `suffixes`' kind, as written: ``.csv``, or
+    ``.csv.gz`` for a compressed one (`catalog.formats.tables.compressed`); None: another kind."""
+    if path.suffix.lower() in suffixes:
+        return path.suffix
+    if compression(path) is not None and inner_suffix(path) in suffixes:
+        return Path(path.stem).suffix + path.suffix
+    return None
 
 
 def glob_of(paths: Sequence[str]) -> str:

@@ -10,6 +10,7 @@ delimiter and encoding are those of the first file).
 from __future__ import annotations
 
 import copy
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,10 @@ __all__ = ["TableScan", "scan"]
 
 #: The most class names a --label column may have.
 MAX_CLASSES = 100_000
+#: The bytes per column from which a CSV/TSV file is scanned in batches: each batch costs a
+#: few pyarrow calls per column, which only many rows repay (a wide file of few rows is
+#: scanned row by row: 12,000 columns of 3 rows took 42 s in batches).
+BULK_BYTES_PER_COLUMN = 4096
 #: Rows of a Parquet file looked at to offer a text column as a label.
 _SAMPLE = 1000
 
@@ -47,6 +52,35 @@ class TableScan:
     label_values: set[Any] | None = None
     #: Parquet text columns' statistics over the first file's first rows (to offer a label)
     sampled: dict[str, JsonColumn] = field(default_factory=dict)
+    #: CSV/TSV: the names the reader must be given (its ``header`` option) when they are not
+    #: the file's header row as it stands (no header row; empty or repeated names, which
+    #: pandas renames), and the lines it then skips (``skip_rows``: the header row's too)
+    given_header: list[str] = field(default_factory=list)
+    skip_rows: int = 0
+    #: CSV/TSV: the file's header row, as written (what `columns` renamed, if anything)
+    file_header: list[str] = field(default_factory=list)
+
+
+def pandas_names(header: list[str]) -> list[str]:
+    """The column names pandas' C parser gives a header row: an empty name is ``Unnamed: i``
+    (its position), a repeated one gets ``.1``, ``.2``... (skipping names the header holds).
+
+    >>> pandas_names(["a", "a", "a.1", "a"]), pandas_names(["x", "", "x"])
+    (['a', 'a.2', 'a.1', 'a.3'], ['x', 'Unnamed: 1', 'x.1'])
+    """
+    names = [name if name != "" else f"Unnamed: {i}" for i, name in enumerate(header)]
+    held = set(names)
+    counts: dict[str, int] = {}
+    out = []
+    for name in names:
+        column, count = name, counts.get(name, 0)
+        while count > 0:
+            counts[name] = count + 1
+            column = f"{name}.{count}"
+            count = count + 1 if column in held else counts.get(column, 0)
+        out.append(column)
+        counts[column] = count + 1
+    return out
 
 
 def scan(
@@ -57,14 +91,20 @@ def scan(
     delimiter: str | None = None,
     encoding: str | None = None,
     missing: frozenset[str] = EMPTY,
+    skip_rows: int = 0,
+    no_header: bool = False,
 ) -> TableScan:
     """The `TableScan` of a table's `files` of one `kind` (csv, tsv, jsonl, parquet);
-    `missing`: the CSV/TSV fields that are missing values."""
+    `missing`: the CSV/TSV fields that are missing values; `skip_rows`: lines skipped at each
+    CSV/TSV file's start; `no_header`: its first row is data (columns named ``0``, ``1``...,
+    as pandas' ``header=None``, as text)."""
     if kind == "jsonl":
         return _scan_json(files, label)
     if kind == "parquet":
         return _scan_parquet(files, label)
-    return _scan_delimited(kind, files, label, delimiter, encoding, missing | EMPTY)
+    return _scan_delimited(
+        kind, files, label, (delimiter, encoding), missing | EMPTY, skip_rows, no_header
+    )
 
 
 def _cap(column: str, label: str | None) -> dict[str, int]:
@@ -75,31 +115,50 @@ def _scan_delimited(
     kind: str,
     files: list[Path] | tuple[Path, ...],
     label: str | None,
-    delimiter: str | None,
-    encoding: str | None,
+    given: tuple[str | None, str | None],
     missing: frozenset[str],
+    skip_rows: int,
+    no_header: bool,
 ) -> TableScan:
-    dialect = sniff(files[0], delimiter, default="\t" if kind == "tsv" else ",")
-    if encoding is not None:
-        dialect = Dialect(dialect.delimiter, encoding)
-    options = {"encoding": dialect.encoding, "delimiter": dialect.delimiter, "quoting": "minimal"}
+    delimiter, encoding = given
+    dialect = sniff(files[0], delimiter, "\t" if kind == "tsv" else ",", encoding)
+    options: dict[str, Any] = {
+        "encoding": dialect.encoding,
+        "delimiter": dialect.delimiter,
+        "quoting": "minimal",
+        "skip_rows": skip_rows,
+    }
     header: list[str] | None = None
+    names: list[str] = []
     columns: list[TextColumn] = []
     counts: dict[Path, int] = {}
+    header_lines = 0  # the lines the header row takes (with the blank ones after it)
     for path in files:
         lines = rows(path, options)
         first = next(lines, None)
         if first is None:
-            raise SourceFormatError(f"{path}: empty; expected a header row")
+            what = "a row" if no_header else "a header row"
+            raise SourceFormatError(f"{path}: empty; expected {what}")
+        if no_header:  # the first row is data: pandas' header=None names 0..n-1
+            lines = itertools.chain([first], lines)
+            first = (first[0], [str(i) for i in range(len(first[1]))])
         if header is None:
             header = first[1]
-            columns = [TextColumn(**_cap(name, label)) for name in header]  # type: ignore[arg-type]
+            names = pandas_names(header)
+            columns = [TextColumn(**_cap(name, label)) for name in names]  # type: ignore[arg-type]
         elif first[1] != header:
             raise SpecError(
                 f"{path}: its header ({', '.join(first[1])}) differs from {files[0].name}'s "
                 f"({', '.join(header)}); the files of one table share their columns"
             )
-        bulk = _bulk_scan(path, options, columns, missing) if first[0] == 1 else None
+        if not no_header and names != header:
+            second = next(lines, None)
+            if second is not None:
+                header_lines = max(header_lines, second[0] - first[0])
+                lines = itertools.chain([second], lines)
+        plain = first[0] == 1 and not no_header
+        large = path.stat().st_size >= BULK_BYTES_PER_COLUMN * len(header)
+        bulk = _bulk_scan(path, options, columns, missing) if plain and large else None
         if bulk is not None:
             columns, counts[path] = bulk
             continue
@@ -115,7 +174,13 @@ def _scan_delimited(
                 column.add("", line)
         counts[path] = n
     assert header is not None
-    return TableScan(header, dict(zip(header, columns, strict=True)), counts, dialect)
+    found = TableScan(names, dict(zip(names, columns, strict=True)), counts, dialect)
+    found.file_header, found.skip_rows = header, skip_rows
+    if no_header:
+        found.given_header = names
+    elif names != header:  # pandas' names given, the header row skipped
+        found.given_header, found.skip_rows = names, skip_rows + max(header_lines, 1)
+    return found
 
 
 def _bulk_scan(
@@ -125,13 +190,14 @@ def _bulk_scan(
     (`catalog.spec.infer.column_batches`); None where the rows are not one line each or
     not read the same as one by one (`catalog.formats.tables.csv_batches`): then they are read one
     by one (which names the line of what is wrong)."""
-    import pyarrow as pa
-
     from catalog.formats.tables.csv_batches import bulk_dialect, open_fields
-    from catalog.spec.infer.column_batches import add_batch
 
     if not bulk_dialect(options["delimiter"], options["encoding"]):
-        return None
+        return None  # no pyarrow among them: then the rows are read one by one
+    import pyarrow as pa
+
+    from catalog.spec.infer.column_batches import add_batch
+
     opened = open_fields(path, options)
     if opened is None:
         return None

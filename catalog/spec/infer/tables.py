@@ -31,8 +31,15 @@ from typing import Any
 
 from catalog.errors import SpecError
 from catalog.features import ClassLabel, Feature, Image, Scalar, Text
+from catalog.formats.tables.compressed import compression, inner_suffix
+from catalog.formats.tables.csv_dialect import Dialect, splitting
 from catalog.spec.infer.column_types import FEW, TextColumn
-from catalog.spec.infer.common import InferOptions, complete_options, feature_names, make_spec
+from catalog.spec.infer.common import (
+    InferOptions,
+    column_feature_names,
+    complete_options,
+    make_spec,
+)
 from catalog.spec.infer.layout import SplitFiles, expand, split_files, split_refs
 from catalog.spec.infer.table_scan import MAX_CLASSES, scan
 from catalog.spec.model import BuilderSpec, SplitSpec
@@ -66,11 +73,15 @@ def table_spec(
     text: str, files: list[Path], groups: dict[str, SplitFiles], options: InferOptions
 ) -> BuilderSpec:
     """The spec of the table `files`, grouped into splits by `groups` (see `infer_table`)."""
-    kinds = {SUFFIXES.get(f.suffix.lower()) for f in files}
+    # a compressed file (data.csv.gz) is its table's kind; Parquet compresses inside
+    kinds = {SUFFIXES.get(inner_suffix(f)) for f in files}
+    if any(compression(f) for f in files) and "parquet" in kinds:
+        kinds.add(None)
     if len(kinds) != 1 or None in kinds:
-        shown = ", ".join(sorted({f.suffix or "(none)" for f in files}))
+        shown = ", ".join(sorted({"".join(f.suffixes[-2:]) or "(none)" for f in files}))
         raise SpecError(
-            f"{text}: expected files of one kind (csv, tsv, jsonl, parquet), got {shown}"
+            f"{text}: expected files of one kind (csv, tsv, jsonl, parquet; csv, tsv and jsonl "
+            f"may be compressed: .gz, .bz2, .xz, .zst), got {shown}"
         )
     kind = kinds.pop()
     assert kind is not None
@@ -88,9 +99,19 @@ def table_spec(
         delimiter=options.delimiter,
         encoding=options.encoding,
         missing=frozenset(missing),
+        skip_rows=options.skip_rows,
+        no_header=options.no_header,
     )
+    if (options.skip_rows or options.no_header) and kind not in ("csv", "tsv"):
+        raise SpecError(
+            f"{text}: --skip-rows and --no-header (skip_rows=, no_header=) apply to CSV/TSV "
+            f"files; {kind} files have no header row to skip"
+        )
     columns = found.columns
-    names = feature_names(columns, str(first))
+    if found.dialect is not None and len(columns) == 1:
+        _one_column_note(options, first, found.dialect)
+    _renamed_note(options, first, found.file_header, columns)
+    names = column_feature_names(columns, str(first), options.note)
     by_column = {column: name for name, column in names.items()}
     for column in [*([options.label] if options.label else []), *options.fill, *options.dtypes]:
         if column not in by_column:
@@ -148,6 +169,8 @@ def table_spec(
             "missing": missing,
             "incomplete": "missing",
             "fill": fill,
+            "header": found.given_header,
+            "skip_rows": found.skip_rows,
         }
     else:
         given = {"columns": names, "fill": fill}
@@ -213,6 +236,30 @@ def _refuse_unfilled(
         f"{flags}{' ...' if len(unfilled) > 3 else ''} (fill={{column: value}}; --fill "
         f"{shlex.quote(unfilled[0][0])}= for an empty text)"
     )
+
+
+def _one_column_note(options: InferOptions, first: Path, dialect: Dialect) -> None:
+    """Say when a file read as one column would split into several by another delimiter
+    (a space-separated file: pandas reads it as one column too, given no ``sep``)."""
+    other = splitting(first, dialect, options.skip_rows)
+    if other is not None:
+        shown = "' '" if other == " " else shlex.quote(other)
+        _note(options, f"{first}: one column, but every row splits into the same fields "
+              f"by {other!r}; --delimiter {shown} (delimiter={other!r}) reads them as "
+              "columns")  # fmt: skip
+
+
+def _renamed_note(options: InferOptions, first: Path, header: list[str], names: list[str]) -> None:
+    """Say which of the file's header names pandas (and so catalog) renames: an empty one is
+    ``Unnamed: i``, a repeated one ``NAME.1``."""
+    if options.no_header or not header or header == names:
+        return
+    changes = [(h, n) for h, n in zip(header, names, strict=True) if h != n]
+    shown = ", ".join(f"{h!r} -> {n!r}" for h, n in changes[:6])
+    more = f" and {len(changes) - 6} more" if len(changes) > 6 else ""
+    _note(options, f"{first}: header names renamed as pandas renames them (empty names are "
+          f"'Unnamed: i', repeated ones NAME.1, NAME.2...): {shown}{more}; options name the "
+          "columns so")  # fmt: skip
 
 
 def _note(options: InferOptions, text: str) -> None:

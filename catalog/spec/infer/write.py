@@ -5,12 +5,14 @@
 inside it (`catalog.spec.local_files`), so DIR must be the data's folder or a folder above it:
 the downloads become ``path:`` entries relative to DIR, their sizes and sha256 the lines of
 checksums.tsv. Loading DIR gives back the same spec (`BuilderSpec.fingerprint` and all), so
-``catalog prepare DIR`` prepares the same dataset. Options left at their format's defaults
-are not written.
+``catalog prepare DIR`` prepares the same dataset; only a feature name builder.yaml's rule
+refuses (a table column named ``1960``) is written renamed, reading the same column.
+Options left at their format's defaults are not written.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,9 +21,10 @@ from urllib.request import url2pathname
 from catalog.download.checksums import write_checksums
 from catalog.errors import SpecError
 from catalog.formats import FORMATS
+from catalog.spec.load import FEATURE_NAME_RULE
 from catalog.spec.model import CHECKSUMS_FILE, SPEC_FILE, BuilderSpec, FileRef
 
-__all__ = ["spec_yaml", "write_spec"]
+__all__ = ["spec_yaml", "write_spec", "yaml_names"]
 
 
 def _local_path(url: str) -> Path | None:
@@ -42,8 +45,52 @@ def _relative(url: str, folder: Path, what: str) -> str:
     return path.relative_to(root).as_posix() or "."
 
 
+#: Split options naming features: by their keys, and in their lists / text.
+_FEATURE_KEYS = ("columns", "fill", "values", "stack", "constant")
+_FEATURE_LISTS = ("strip", "doubled_quotes", "via_float32")
+_RULE = re.compile(f"^{FEATURE_NAME_RULE}\\Z")
+
+
+def yaml_names(names: list[str]) -> dict[str, str]:
+    """``{feature name: the name builder.yaml gives it}`` for the names builder.yaml's rule
+    (`catalog.spec.load.FEATURE_NAME_RULE`) refuses, such as a table's ``1960`` or
+    ``'popul'`` (kept as pandas reads them): their words joined by ``_``, ``feature_`` first
+    when that is no name either. The columns keep their names in the file.
+
+    >>> yaml_names(["1960", "'popul'", "age", "a b"])
+    {'1960': 'feature_1960', "'popul'": 'popul'}
+    """
+    out: dict[str, str] = {}
+    taken = set(names)
+    for name in names:
+        if _RULE.match(name):
+            continue
+        words = "_".join(re.findall(r"[A-Za-z0-9_]+", name)).strip("_")
+        new = words if _RULE.match(words) else f"feature_{words}".rstrip("_")
+        while new in taken:
+            new = f"{new}_"
+        taken.add(new)
+        out[name] = new
+    return out
+
+
+def _renamed_options(options: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
+    out = dict(options)
+    for key in _FEATURE_KEYS:
+        if isinstance(out.get(key), dict):
+            out[key] = {renames.get(k, k): v for k, v in out[key].items()}
+    for key in _FEATURE_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [renames.get(v, v) for v in out[key]]
+    if isinstance(out.get("row_index"), str):
+        out["row_index"] = renames.get(out["row_index"], out["row_index"])
+    return out
+
+
 def spec_yaml(spec: BuilderSpec, folder: Path) -> dict[str, Any]:
-    """The builder.yaml content of `spec`, its local downloads relative to `folder`."""
+    """The builder.yaml content of `spec`, its local downloads relative to `folder`; feature
+    names builder.yaml refuses renamed (`yaml_names`), the columns they read unchanged."""
+    renames = yaml_names(list(spec.features))
     downloads: dict[str, Any] = {}
     for name, d in spec.downloads.items():
         rel = _relative(d.url, folder, f"download {name!r}")
@@ -51,7 +98,11 @@ def spec_yaml(spec: BuilderSpec, folder: Path) -> dict[str, Any]:
     splits: dict[str, Any] = {}
     for name, split in spec.splits.items():
         defaults = FORMATS[split.format].options
-        options = {k: v for k, v in split.options.items() if v != defaults[k].default}
+        options = {
+            k: v
+            for k, v in _renamed_options(dict(split.options), renames).items()
+            if v != defaults[k].default
+        }
         entry: dict[str, Any] = {"format": split.format, "files": _refs(split.files)}
         if options:
             entry["options"] = options
@@ -63,9 +114,10 @@ def spec_yaml(spec: BuilderSpec, folder: Path) -> dict[str, Any]:
             data[key] = getattr(spec, key)
     if spec.tags:
         data["tags"] = list(spec.tags)
-    data["features"] = spec.features.to_json()["features"]
+    features = spec.features.to_json()["features"]
+    data["features"] = {renames.get(k, k): v for k, v in features.items()}
     if spec.supervised_keys:
-        data["supervised_keys"] = list(spec.supervised_keys)
+        data["supervised_keys"] = [renames.get(str(k), k) for k in spec.supervised_keys]
     data["downloads"] = downloads
     data["splits"] = splits
     return data
