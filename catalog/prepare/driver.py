@@ -241,7 +241,7 @@ def prepare_dataset(
             info = dataclasses.replace(
                 declared_info(spec),
                 splits=splits,
-                shard_options=WRITER_OPTIONS,
+                shard_options=plan.writer_options,
                 downloads=_downloads_found(spec, files),
             )
             shutil.rmtree(work / BOOKKEEPING)
@@ -395,7 +395,8 @@ def _run(
             progress.unit_done(Outcome(unit, done, written=False))
             continue
         last = options.max_examples_per_split is None and unit.index == unit.count - 1
-        tasks.append(Task(spec, sources[unit.split], unit, str(work), WRITER_OPTIONS, last, upload))
+        writer = plan.writer_options
+        tasks.append(Task(spec, sources[unit.split], unit, str(work), writer, last, upload))
     # The plan knows about how big the shards will be: a disk too small for them is one clear
     # error before any is written (a full disk midway is still caught by the unit). Into a
     # bucket, scratch holds only the shards being written: one per worker.
