@@ -241,4 +241,4 @@ def test_a_copy_written_with_other_writer_options_is_reused(
     assert again.info.shard_options == "group_size:4,uncompressed"
     ds = catalog.data_source("t", split="train", data_dir=tmp_path / "data")
     assert ds.info.shard_options == "group_size:4,uncompressed"
-    assert all(same(e, i) for e, i in zip(ds.__getitems__([0, 5, 2999]), [0, 5, 2999]))
+    assert all(same(e, i) for e, i in zip(ds.__getitems__([0, 5, 2999]), [0, 5, 2999], strict=True))
