@@ -242,3 +242,17 @@ def test_a_copy_written_with_other_writer_options_is_reused(
     ds = catalog.data_source("t", split="train", data_dir=tmp_path / "data")
     assert ds.info.shard_options == "group_size:4,uncompressed"
     assert all(same(e, i) for e, i in zip(ds.__getitems__([0, 5, 2999]), [0, 5, 2999], strict=True))
+
+
+def test_the_plan_keeps_its_writer_options_for_a_resumed_prepare() -> None:
+    """A plan saved by a prepare that was killed gives the resumed one the same options (its
+    finished shards and the rest alike); a plan saved before they were recorded wrote one
+    record per chunk."""
+    unit = shard_plan.Unit("train", 0, 1, 0, 10, "t-train.array_record-00000-of-00001", 100)
+    plan = shard_plan.Plan("k", (unit,), 1 << 20, "group_size:16,uncompressed")
+    assert shard_plan.Plan.from_json(json.loads(json.dumps(plan.to_json()))) == plan
+    old = plan.to_json()
+    del old["writer_options"]
+    assert shard_plan.Plan.from_json(old).writer_options == "group_size:1,uncompressed"
+    with pytest.raises(ValueError, match="writer_options"):
+        shard_plan.Plan.from_json({**old, "writer_options": 16})
