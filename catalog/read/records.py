@@ -9,12 +9,11 @@ through the shard readers its record format opens (`catalog.read.record_format`)
 - reads take a lock (readers are not thread-safe; decoding, elsewhere, needs none);
 - batched reads take the records from a memory map of each shard when the format allows it
   (`catalog.read.mapped_shard`): fixed-size records in one NumPy gather, others as a slice
-  of the map each (measured: ~1 us instead of ~6 for a 1 KB record, ~15 instead of ~40 for
-  50 KB), from the first batch: each chunk is checked against the hash in its header when
-  first read. Without highwayhash-cffi the map's whole file is checked against its sha256
-  instead, which a few reads would not earn back: records of varying size are then read
-  through the reader until a sixteenth of the shard was read. What a process verified of
-  its maps is pickled along, so a worker need not check the shards again;
+  of the map each, once a sixteenth of the shard was read (measured: ~1 us instead of ~6
+  for a 1 KB record, ~15 instead of ~40 for 50 KB, array_record's read also checking each
+  record's hash: the map's whole file is checked against its sha256 once instead, which a
+  few reads would not earn back); what a process verified of its maps is pickled
+  along, so a worker need not hash the shards again;
 - honest: the shards are checked when the records are set up (each split's shards are its own
   and hold its count; each file has the size it was written with), each reader when it opens
   (the number of records and, when fixed, their size), and a failed read raises ShardError
