@@ -26,11 +26,10 @@ size and modification time equal to those seen when it was verified).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import mmap
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +41,6 @@ from catalog.read.shard_layout import (
     BLOCK,
     CHUNK_HEADER,
     SIMPLE,
-    CorruptChunk,
     NotLaidOut,
     ShardFile,
     footer,
@@ -66,23 +64,6 @@ class ShardIndex:
     starts: np.ndarray[Any, Any]
     lengths: np.ndarray[Any, Any]
     pieced: dict[int, int]
-    #: Checked chunk by chunk (`map_shard` with a hasher): the chunks and which are unchecked.
-    chunks: _Chunks | None = None
-
-
-@dataclass
-class _Chunks:
-    """A shard's chunks, for checking each against the hash in its header the first time one
-    of its records is read (instead of the whole file's sha256 at once)."""
-
-    of_record: np.ndarray[Any, Any]  # the chunk of each record
-    data_at: np.ndarray[Any, Any]  # where each chunk's data begins (usable bytes)
-    data_size: np.ndarray[Any, Any]
-    hashes: np.ndarray[Any, Any]  # the data_hash in each chunk's header
-    unchecked: np.ndarray[Any, Any]  # bool per chunk
-
-    def copy(self) -> _Chunks:
-        return dataclasses.replace(self, unchecked=self.unchecked.copy())
 
 
 def _identity(fd: int) -> tuple[int, int, int, int]:
@@ -177,14 +158,6 @@ class MappedShard:
         pieced = np.flatnonzero((ends - self.starts != lengths) & (lengths > 0))
         self._pieced_at = dict(zip(pieced.tolist(), begin[pieced].tolist(), strict=True))
         self._windows: dict[int, np.ndarray[Any, Any]] = {}
-        self._hasher: Callable[[bytes], bytes] | None = None
-        self._chunks: _Chunks | None = _Chunks(
-            np.repeat(np.arange(len(at), dtype=np.int64), counts),
-            at + CHUNK_HEADER,
-            data_size,
-            header(16, 8).view(_U64)[:, 0].copy(),
-            np.ones(len(at), bool),
-        )
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -193,7 +166,6 @@ class MappedShard:
         """The records at `rows` (positions in this shard, in range), in order."""
         self._check_size()
         index = np.asarray(rows, np.int64)
-        self._check_chunks(index)
         starts = self.starts[index]
         ends = (starts + self.lengths[index]).tolist()
         mapping = self._map
@@ -214,7 +186,6 @@ class MappedShard:
         index = np.asarray(rows, np.int64)
         if (self.lengths[index] != size).any():
             return None
-        self._check_chunks(index)
         window = self._windows.get(size)
         if window is None:
             whole_file = np.frombuffer(self._map, np.uint8)
@@ -233,46 +204,20 @@ class MappedShard:
                 self.path, "the file was truncated while it was being read (it is mapped)"
             )
 
-    def _check_chunks(self, index: np.ndarray[Any, Any]) -> None:
-        """With a hasher (`map_shard`), the chunks of the records at `index` not checked yet
-        are checked against the hashes in their headers: CorruptChunk when one differs."""
-        hasher, chunks = self._hasher, self._chunks
-        if hasher is None or chunks is None:
-            return
-        wanted = chunks.of_record[index]
-        todo = np.unique(wanted[chunks.unchecked[wanted]]).tolist()
-        for chunk in todo:
-            at, size = int(chunks.data_at[chunk]), int(chunks.data_size[chunk])
-            data = join_pieces(self._map, at, size)
-            if int.from_bytes(hasher(data), "little") != int(chunks.hashes[chunk]):
-                raise CorruptChunk(f"chunk {chunk} does not match the hash in its header")
-            chunks.unchecked[chunk] = False
-
     def _pieced(self, row: int) -> bytes:
         return join_pieces(self._map, self._pieced_at[row], int(self.lengths[row]))
 
     def index(self) -> ShardIndex:
         """What this process verified, for another to map the same file (`map_shard`)."""
-        chunks = None if self._hasher is None or self._chunks is None else self._chunks.copy()
-        return ShardIndex(self.identity, self.starts, self.lengths, dict(self._pieced_at), chunks)
+        return ShardIndex(self.identity, self.starts, self.lengths, dict(self._pieced_at))
 
     @classmethod
-    def _from_index(
-        cls,
-        path: str,
-        fd: int,
-        mapping: mmap.mmap,
-        index: ShardIndex,
-        hasher: Callable[[bytes], bytes] | None,
-    ) -> MappedShard:
+    def _from_index(cls, path: str, fd: int, mapping: mmap.mmap, index: ShardIndex) -> MappedShard:
         shard = cls.__new__(cls)
         shard.path, shard._fd, shard._map, shard._size = path, fd, mapping, len(mapping)
         shard.identity = index.identity
         shard.starts, shard.lengths = index.starts, index.lengths
         shard._pieced_at, shard._windows = dict(index.pieced), {}
-        shard._hasher, shard._chunks = None, None
-        if index.chunks is not None:  # checked chunk by chunk: go on so
-            shard._chunks, shard._hasher = index.chunks.copy(), hasher
         return shard
 
     def close(self) -> None:
@@ -283,22 +228,13 @@ class MappedShard:
 
 
 def map_shard(
-    path: str,
-    expected_records: int,
-    sha256: str,
-    known: ShardIndex | None = None,
-    hasher: Callable[[bytes], bytes] | None = None,
+    path: str, expected_records: int, sha256: str, known: ShardIndex | None = None
 ) -> MappedShard | None:
     """`path` mapped for batched reads, or None when it is not laid out as catalog writes
     shards or its content does not have the `sha256` its dataset records (read it through
     array_record then: its per-chunk hashes name a corrupt record). ShardError when it
     cannot be opened. With `known` (another process's `MappedShard.index()`) and the same
-    file, unchanged, nothing is parsed or hashed again.
-
-    With `hasher` (`catalog.read.chunk_hash.chunk_hasher`) the whole file is not hashed:
-    each chunk is checked against the hash in its header the first time one of its records is
-    read (`MappedShard.read` and `gather` raise CorruptChunk for one that differs), so the
-    first batch of a fresh process costs what a batch costs, not a pass over the shard."""
+    file, unchanged, nothing is parsed or hashed again."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as error:
@@ -312,13 +248,8 @@ def map_shard(
     except (NotLaidOut, OSError, ValueError):
         os.close(fd)
         return None
-    if (
-        known is not None
-        and known.identity == identity
-        and len(known.starts) == expected_records
-        and (known.chunks is None or hasher is not None)
-    ):
-        return MappedShard._from_index(path, fd, mapping, known, hasher)
+    if known is not None and known.identity == identity and len(known.starts) == expected_records:
+        return MappedShard._from_index(path, fd, mapping, known)
     try:
         file = ShardFile(memoryview(mapping))
         try:
@@ -328,9 +259,7 @@ def map_shard(
         if int(chunks[:, 2].sum()) != expected_records:
             raise NotLaidOut("another number of records")
         shard = MappedShard(path, fd, mapping, chunks)
-        if hasher is not None:
-            shard._hasher = hasher
-        elif hashlib.sha256(mapping).hexdigest() != sha256:
+        if hashlib.sha256(mapping).hexdigest() != sha256:
             shard.close()
             return None
         return shard

@@ -27,18 +27,16 @@ import bisect
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from catalog.errors import MissingDependencyError, NotPreparedError, ShardError
+from catalog.errors import NotPreparedError, ShardError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
-from catalog.read.chunk_hash import chunk_hasher
 from catalog.read.mapped_shard import MappedShard, ShardIndex, map_shard
 from catalog.read.record_format import RecordFormat, ShardReader
-from catalog.read.shard_layout import CorruptChunk
 from catalog.storage.data_dir import Shards
 from catalog.storage.remote import RemoteDir
 from catalog.storage.shards import shard_error
@@ -229,8 +227,7 @@ class Records:
                         path = self._shards.local_path(shard)  # None: read by ranges
                         sha256, known = self._sha256[shard], self._known_maps.get(shard)
                         if path is not None:
-                            hasher = _chunk_hasher()
-                            mapped = map_shard(path, count, sha256, known, hasher) or _UNMAPPED
+                            mapped = map_shard(path, count, sha256, known) or _UNMAPPED
                     self.maps[shard] = mapped
         return mapped if isinstance(mapped, MappedShard) else None
 
@@ -245,7 +242,6 @@ class Records:
             self.maps[shard] is None
             and self._record_size is None
             and shard not in self._known_maps  # verified by another process: no hashing
-            and _chunk_hasher() is None  # else each chunk is checked when first read
         ):
             held = self._starts[shard + 1] - self._starts[shard]
             self._unmapped_reads[shard] += count
@@ -335,32 +331,19 @@ class Records:
     def _read_mapped(self, positions: Sequence[int]) -> list[bytes] | None:
         """The records at flat `positions` as slices of the shards' memory maps; None when a
         shard they are in is not mapped (read them through the readers then)."""
-        shard = 0
-        try:
-            if len(self.paths) == 1:
-                mapped = self._mapped_for_reads(0, len(positions))
-                return None if mapped is None else mapped.read(positions)
-            flat = np.asarray(positions, np.int64)
-            found: list[bytes] = [b""] * len(flat)
-            for shard, rows in self._by_shard(flat):
-                mapped = self._mapped_for_reads(shard, len(rows))
-                if mapped is None:
-                    return None
-                records = mapped.read(flat[rows] - self._starts[shard])
-                for row, record in zip(rows.tolist(), records, strict=True):
-                    found[row] = record
-            return found
-        except CorruptChunk:
-            self._unmap(shard)
-            return None
-
-    def _unmap(self, shard: int) -> None:
-        """Stop reading shard `shard` through its map: a chunk did not match its hash (its
-        reader then names the record, and reads the healthy ones)."""
-        with self._lock:
-            mapped, self.maps[shard] = self.maps[shard], _UNMAPPED
-        if isinstance(mapped, MappedShard):
-            mapped.close()
+        if len(self.paths) == 1:
+            mapped = self._mapped_for_reads(0, len(positions))
+            return None if mapped is None else mapped.read(positions)
+        flat = np.asarray(positions, np.int64)
+        found: list[bytes] = [b""] * len(flat)
+        for shard, rows in self._by_shard(flat):
+            mapped = self._mapped_for_reads(shard, len(rows))
+            if mapped is None:
+                return None
+            records = mapped.read(flat[rows] - self._starts[shard])
+            for row, record in zip(rows.tolist(), records, strict=True):
+                found[row] = record
+        return found
 
     def _read_ranges(self, positions: Sequence[int], out: list[bytes]) -> list[bytes]:
         """The records at `positions` by byte ranges: one batch of coalesced requests per
@@ -383,23 +366,19 @@ class Records:
         if size is None or not len(positions):
             return None
         self._check_process()
-        starts, shard = self._starts, 0
-        try:
-            if len(self.paths) == 1:
-                mapped = self._mapped(0)
-                return None if mapped is None else mapped.gather(positions, size)
-            flat = np.asarray(positions, np.int64)
-            out = np.empty((len(flat), size), np.uint8)
-            for shard, rows in self._by_shard(flat):
-                mapped = self._mapped(shard)
-                part = None if mapped is None else mapped.gather(flat[rows] - starts[shard], size)
-                if part is None:
-                    return None
-                out[rows] = part
-            return out
-        except CorruptChunk:
-            self._unmap(shard)
-            return None
+        starts = self._starts
+        if len(self.paths) == 1:
+            mapped = self._mapped(0)
+            return None if mapped is None else mapped.gather(positions, size)
+        flat = np.asarray(positions, np.int64)
+        out = np.empty((len(flat), size), np.uint8)
+        for shard, rows in self._by_shard(flat):
+            mapped = self._mapped(shard)
+            part = None if mapped is None else mapped.gather(flat[rows] - starts[shard], size)
+            if part is None:
+                return None
+            out[rows] = part
+        return out
 
     def read_run(self, first: int, stop: int, out: list[bytes] | None = None) -> list[bytes]:
         """Records at flat positions first..stop-1, all in one shard: one range read. When it
@@ -409,10 +388,7 @@ class Records:
         shard = bisect.bisect_right(self._starts, first) - 1
         base = self._starts[shard]
         if (mapped := self._mapped_for_reads(shard, stop - first)) is not None:
-            try:
-                return mapped.read(np.arange(first - base, stop - base))
-            except CorruptChunk:
-                self._unmap(shard)
+            return mapped.read(np.arange(first - base, stop - base))
         with self._lock:
             try:
                 records: list[bytes] = self._reader(shard).read(first - base, stop - base)
@@ -486,15 +462,4 @@ class _Process:
 _process = _Process
 os.register_at_fork(after_in_child=_Process.forked)
 _inherited: list[object] = []  # readers and maps a forked child must never touch
-
-
-def _chunk_hasher() -> Callable[[bytes], bytes] | None:
-    """Riegeli's chunk hash when highwayhash-cffi is installed (maps are then checked chunk
-    by chunk as they are read, `catalog.read.mapped_shard.map_shard`), else None."""
-    try:
-        return chunk_hasher()
-    except MissingDependencyError:
-        return None
-
-
 _UNMAPPED = object()  # a shard `map_shard` cannot map

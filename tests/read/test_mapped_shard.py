@@ -277,11 +277,8 @@ def test_a_copy_maps_what_its_original_verified_without_hashing_again(
     sharded: catalog.DataSource, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Pickled after its shards were mapped (as a pipeline's workers get it), a DataSource
-    maps them without parsing or hashing; a shard changed since then is verified afresh.
-    (Without highwayhash: the whole file's sha256 checks a map.)"""
-    monkeypatch.setattr("catalog.read.records._chunk_hasher", lambda: None)
-    sharded = catalog.DataSource(sharded.path, sharded.info, "train")
-    sharded.warm()  # maps and verifies every shard
+    maps them without parsing or hashing; a shard changed since then is verified afresh."""
+    assert sharded.read_batch([0, 2999]) is not None  # maps and verifies every shard read
     blob = pickle.dumps(sharded)
     hashed: list[str] = []
     real_sha256 = hashlib.sha256
@@ -337,12 +334,10 @@ def test_records_of_many_sizes_are_read_through_the_maps(photos: catalog.DataSou
 
 
 def test_records_of_many_sizes_map_a_shard_only_once_a_sixteenth_was_read(
-    photos: catalog.DataSource, monkeypatch: pytest.MonkeyPatch
+    photos: catalog.DataSource,
 ) -> None:
-    """Without highwayhash, mapping hashes the whole shard first: a few reads (`catalog show`)
-    go through array_record; once 8 of a shard's ~20 records were read in batches, it is
-    mapped."""
-    monkeypatch.setattr("catalog.read.records._chunk_hasher", lambda: None)
+    """Mapping hashes the whole shard first: a few reads (`catalog show`) go through
+    array_record; once 8 of a shard's ~20 records were read in batches, it is mapped."""
     ds = pickle.loads(pickle.dumps(photos))
     ds.__getitems__(list(range(4)))
     ds.__getitems__(list(range(4, 7)))
@@ -374,63 +369,3 @@ def test_a_corrupt_shard_of_variable_records_is_not_mapped_and_names_the_record(
     assert not isinstance(fresh._records.maps[1], MappedShard)  # and refused
     assert isinstance(fresh._records.maps[0], MappedShard)
     assert fresh.__getitems__([start + 1])[0]["image"] == photos[start + 1]["image"]
-
-
-def test_with_chunk_hashes_the_first_batch_is_read_through_the_map(
-    photos: catalog.DataSource, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With highwayhash, a fresh process maps a shard at its first batch without hashing
-    the whole file: each chunk is checked against its header's hash when first read, once;
-    a copy of the source (a worker) checks only the chunks not checked yet."""
-    pytest.importorskip("highwayhash")
-    from catalog.read.chunk_hash import chunk_hasher
-
-    real, checked = chunk_hasher(), []
-
-    def counting(data: bytes) -> bytes:
-        checked.append(len(data))
-        return real(data)
-
-    monkeypatch.setattr("catalog.read.records._chunk_hasher", lambda: counting)
-    monkeypatch.setattr(
-        "catalog.read.mapped_shard.hashlib.sha256", lambda data: pytest.fail("hashed whole")
-    )
-    ds = pickle.loads(pickle.dumps(photos))
-    first = ds.__getitems__([3, 1])
-    assert isinstance(ds._records.maps[0], MappedShard)  # at the first batch
-    assert [e["image"] for e in first] == [photos[3]["image"], photos[1]["image"]]
-    assert len(checked) == 2  # the two chunks read, nothing else
-    ds.__getitems__([1, 3, 3])
-    assert len(checked) == 2  # checked once
-    worker = pickle.loads(pickle.dumps(ds))
-    assert [e["image"] for e in worker.__getitems__([1, 2])] == [
-        photos[1]["image"],
-        photos[2]["image"],
-    ]
-    assert len(checked) == 3  # only record 2's chunk was new to it
-
-
-def test_a_chunk_corrupted_after_mapping_is_caught_when_first_read(
-    photos: catalog.DataSource, tmp_path: Path
-) -> None:
-    """Checked chunk by chunk, a mapped shard whose unread chunk is damaged later is caught
-    when that chunk is first read: the shard is read through array_record from then on, which
-    names the record; the others still read."""
-    pytest.importorskip("highwayhash")
-    copy = tmp_path / "copy"
-    shutil.copytree(photos.path, copy)
-    fresh = catalog.DataSource(copy, photos.info, "train", decoders={"image": False})
-    assert fresh.__getitems__([0])[0]["image"] == photos[0]["image"]
-    mapped = fresh._records.maps[0]
-    assert isinstance(mapped, MappedShard)
-    shard = copy / photos.info.splits["train"].shards[0].file
-    at = int(mapped.starts[5]) + int(mapped.lengths[5]) // 2
-    with open(shard, "r+b") as file:  # in place: the map sees it
-        file.seek(at)
-        byte = file.read(1)
-        file.seek(at)
-        file.write(bytes([byte[0] ^ 0xFF]))
-    with pytest.raises(catalog.ShardError, match=rf"{shard.name}\b.*record 5 cannot be read"):
-        fresh.__getitems__([4, 5])
-    assert not isinstance(fresh._records.maps[0], MappedShard)
-    assert fresh.__getitems__([4, 6])[1]["image"] == photos[6]["image"]
