@@ -2,10 +2,12 @@
 
 Generates ImageNet's manual files in their real layout: ``ILSVRC2012_img_train.tar``, a tar
 of one tar per class (``n01440764.tar`` holding ``n01440764_<i>.JPEG``; the first `--classes`
-classes of TFDS's labels.txt, `--per-class` images each), and ``ILSVRC2012_img_val.tar``
-(`--val` images ``ILSVRC2012_val_<i>.JPEG``). The JPEGs have ImageNet's typical size and
-quality (500x375, quality 90, about 110 KB: a smooth random picture plus noise; a pool of 32
-distinct files reused under every name). Then, each a fresh process, one after the other:
+classes of TFDS's labels.txt, `--per-class` images each), ``ILSVRC2012_img_val.tar``
+(`--val` images ``ILSVRC2012_val_<i>.JPEG``) and ``ILSVRC2012_img_test.tar`` (`--test`
+images ``ILSVRC2012_test_<i>.JPEG``, unlabeled: the builder's test split reads it). The JPEGs
+have ImageNet's typical size and quality (500x375, quality 90, about 110 KB: a smooth random
+picture plus noise; a pool of 32 distinct files reused under every name). Then, each a fresh
+process, one after the other:
 
 - catalog ``prepare`` of builders/imagenet2012 (its checksums and counts those of the
   miniature, validation_labels.txt cut to `--val` lines), offline from the manual dir:
@@ -13,7 +15,7 @@ distinct files reused under every name). Then, each a fresh process, one after t
   ``apache_beam`` imports (``--beam-python`` names another interpreter that has it);
 - TFDS: ``tfds.builder("imagenet2012").download_and_prepare`` with
   ``DownloadConfig(manual_dir=...)``, in `--tf-python` (a venv with tensorflow and
-  tensorflow-datasets 4.9.10).
+  tensorflow-datasets 4.9.10; skipped, with a note, when that interpreter is missing).
 
 For each: wall time (whole process), peak RSS of the largest process and of the process tree
 (sampled from /proc), the largest disk use under its data and download dirs during the run
@@ -22,6 +24,7 @@ prepared dataset, and its (file name, label) pairs per split, which must be the 
 every run. catalog hashes the manual files (sha256) on every prepare; TFDS does not check them.
 
     python benchmarks/bench_imagenet_prepare.py [--classes 100] [--per-class 100] [--val 1000]
+        [--test 100]
         [--tf-python /work/venvs/tf/bin/python] [--beam-python PY] [--keep DIR]
 """
 
@@ -65,7 +68,8 @@ pairs = {}
 for split in builder.info.splits:
     ds = builder.as_dataset(split, decoders={"image": tfds.decode.SkipDecoding()})
     pairs[split] = sorted(
-        [ex["file_name"].decode(), label.int2str(int(ex["label"]))] for ex in tfds.as_numpy(ds)
+        [ex["file_name"].decode(), label.int2str(int(ex["label"])) if ex["label"] >= 0 else -1]
+        for ex in tfds.as_numpy(ds)
     )
 result = {"pairs": pairs, "import_s": began - start, "prepare_s": prepared - began}
 json.dump(result, open(out, "w"))
@@ -82,7 +86,9 @@ names = info.features["label"].names
 pairs = {}
 for split in info.splits:
     ds = DataSource(folder, info, split, decoders={"image": False})
-    pairs[split] = sorted([e["file_name"], names[e["label"]]] for e in ds)
+    pairs[split] = sorted(
+        [e["file_name"], names[e["label"]] if e["label"] >= 0 else -1] for e in ds
+    )
 json.dump({"pairs": pairs}, open(sys.argv[2], "w"))
 """
 
@@ -109,8 +115,9 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
-def write_manual(manual: Path, classes: int, per_class: int, val: int) -> None:
-    """ILSVRC2012_img_train.tar (a tar of per-class tars) and ILSVRC2012_img_val.tar."""
+def write_manual(manual: Path, classes: int, per_class: int, val: int, test: int) -> None:
+    """ILSVRC2012_img_train.tar (a tar of per-class tars), ILSVRC2012_img_val.tar and
+    ILSVRC2012_img_test.tar."""
     manual.mkdir(parents=True)
     pool = jpeg_pool(POOL)
     wnids = (BUILDER / "labels.txt").read_text().split()[:classes]
@@ -124,6 +131,9 @@ def write_manual(manual: Path, classes: int, per_class: int, val: int) -> None:
     with tarfile.open(manual / "ILSVRC2012_img_val.tar", "w") as tar:
         for i in range(val):
             _add(tar, f"ILSVRC2012_val_{i + 1:08d}.JPEG", pool[(i * 7) % POOL])
+    with tarfile.open(manual / "ILSVRC2012_img_test.tar", "w") as tar:
+        for i in range(test):
+            _add(tar, f"ILSVRC2012_test_{i + 1:08d}.JPEG", pool[(i * 5) % POOL])
 
 
 def _sha256(path: Path) -> str:
@@ -142,6 +152,7 @@ def write_builder(folder: Path, manual: Path, counts: dict[str, int]) -> None:
     spec = (folder / "builder.yaml").read_text()
     spec = spec.replace("num_examples: 1281167", f"num_examples: {counts['train']}")
     spec = spec.replace("num_examples: 50000", f"num_examples: {counts['validation']}")
+    spec = spec.replace("num_examples: 100000", f"num_examples: {counts['test']}")
     (folder / "builder.yaml").write_text(spec)
     lines = []
     for line in (BUILDER / "checksums.tsv").read_text().splitlines():
@@ -227,8 +238,8 @@ def report(
     """Medians of wall and CPU time over the rounds, the largest peaks, the ratios to TFDS."""
     total = sum(counts.values())
     print(f"\n{total:,} images ({counts['train']:,} train in {args.classes} class tars, "
-          f"{counts['validation']:,} validation); {os.cpu_count()} cores (shared); medians of "
-          f"{len(rounds)} rounds")  # fmt: skip
+          f"{counts['validation']:,} validation, {counts['test']:,} test); {os.cpu_count()} "
+          f"cores (shared); medians of {len(rounds)} rounds")  # fmt: skip
     print(f"{'run':<20}{'wall s':>8}{'CPU s':>8}{'img/s':>7}{'RSS/proc':>10}{'RSS tree':>10}"
           f"{'peak disk':>11}{'dataset':>9}")  # fmt: skip
     rows = {}
@@ -245,6 +256,11 @@ def report(
         print(f"{first['name']:<20}{row['wall']:>8.1f}{row['cpu']:>8.1f}{total / row['wall']:>7.0f}"
               f"{row['maxrss'] / 2**20:>7.0f} MB{row['tree'] / 2**20:>7.0f} MB"
               f"{row['disk'] / 2**20:>8.0f} MB{row['bytes'] / 2**20:>6.0f} MB")  # fmt: skip
+    if not any(n.startswith("tfds") for n in rows):
+        names = list(pairs)
+        same = all(p == pairs[names[0]] for p in pairs.values())
+        print(f"same (file name, label) pairs in every catalog run: {same}")
+        return
     tfds = rows.pop(next(n for n in rows if n.startswith("tfds")))
     print(f"TFDS download_and_prepare alone (no import, no reading back): "
           f"{tfds['prepare_only']:.1f} s")  # fmt: skip
@@ -272,6 +288,7 @@ def main() -> None:
     parser.add_argument("--classes", type=int, default=100)
     parser.add_argument("--per-class", type=int, default=100)
     parser.add_argument("--val", type=int, default=1000)
+    parser.add_argument("--test", type=int, default=100)
     parser.add_argument("--tf-python", default="/work/venvs/tf/bin/python")
     parser.add_argument("--beam-python", default=sys.executable)
     parser.add_argument("--repeat", type=int, default=3, help="rounds of runs (medians)")
@@ -284,8 +301,9 @@ def main() -> None:
     try:
         manual = root / "manual"
         counts = {"train": args.classes * args.per_class, "validation": args.val}
+        counts["test"] = args.test
         start = time.perf_counter()
-        write_manual(manual, args.classes, args.per_class, args.val)
+        write_manual(manual, args.classes, args.per_class, args.val, args.test)
         folder = root / "imagenet2012"
         write_builder(folder, manual, counts)
         sizes = {p.name: p.stat().st_size for p in manual.iterdir()}
@@ -309,7 +327,10 @@ def main() -> None:
             runs.append(("catalog beam 2", ["--beam-pipeline-options", options]))
         else:
             print(f"(no Beam run: apache_beam does not import in {args.beam_python})")
-        runs.append(("tfds 4.9.10 + TF", []))
+        if shutil.which(args.tf_python) or Path(args.tf_python).is_file():
+            runs.append(("tfds 4.9.10 + TF", []))
+        else:
+            print(f"(no TFDS run: {args.tf_python} is missing; --tf-python names one)")
         rounds: list[list[dict[str, Any]]] = []
         pairs: dict[str, Any] = {}
         for _ in range(args.repeat):  # the runs interleaved, so load on the machine hits all

@@ -44,8 +44,8 @@ import numpy as np
 
 import catalog
 from catalog.api.builder import DatasetBuilder
-from catalog.read.mapped_shard import split_record
 from catalog.read.remote_shard import RangeShard, _Tail
+from catalog.read.shard_layout import chunk_records
 from catalog.spec.load import load_spec
 from catalog.storage import remote
 from catalog.storage.remote import remote_dir, write_pointer
@@ -164,16 +164,17 @@ def verification_cost(
     n = reader.num_records()
     neighbours = [np.arange(f, f + BATCH) for f in rng.integers(0, n - BATCH, batches)]
     randoms = [np.sort(rng.choice(n, BATCH, replace=False)) for _ in range(batches)]
-    first = neighbours[0]
-    span = (int(reader._starts[first[0]]), int(reader._stops[first[-1]]))
+    index = reader._index
+    chunks = np.unique(index.chunk_of(neighbours[0]))
+    span = (int(index.offsets[chunks[0]]), int(index.ends[chunks[-1]]))
     data = read_ranges(reader._handle, reader.obj, [span])[0]
     view = _Tail(data, span[0], reader.obj.size)
-    where = [(int(reader._offsets[r]), int(reader._lengths[r])) for r in first.tolist()]
+    where = [(int(index.offsets[c]), int(index.counts[c])) for c in chunks.tolist()]
     hasher = reader._hash
 
     def split_all(check: Any) -> None:
-        for offset, length in where:
-            split_record(view, offset, length, check)
+        for offset, count in where:
+            chunk_records(view, offset, count, check)
 
     def per_batch(fn: Callable[[], Any], count: int) -> float:
         return median([timed(fn) for _ in range(repeat)]) / count
@@ -320,8 +321,9 @@ def main(argv: list[str] | None = None) -> int:
         assert isinstance(reader, RangeShard)
         rng = np.random.default_rng(7)
         rows_wanted = np.sort(rng.integers(0, reader.num_records(), 2000))
-        starts = reader._starts[rows_wanted].tolist()
-        stops = reader._stops[rows_wanted].tolist()
+        chunks_wanted = reader._index.chunk_of(rows_wanted)
+        starts = reader._index.offsets[chunks_wanted].tolist()
+        stops = reader._index.ends[chunks_wanted].tolist()
         path = reader.obj.where.path
         range_fsspec = timed(lambda: fs.cat_ranges([path] * len(starts), starts, stops))
         range_obstore = None

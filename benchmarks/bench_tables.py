@@ -1,7 +1,7 @@
-"""Preparing a large CSV and a large Parquet file, against pandas and pyarrow reading them and
-writing the same rows: wall time and peak RSS, side by side.
+"""Preparing a large CSV and a large Parquet file, against Hugging Face datasets, pandas and
+pyarrow: CPU, wall time, disk and peak RSS, then random reads in a fresh process, side by side.
 
-    python benchmarks/bench_tables.py [--mb 1024 256] [--runs 1]
+    python benchmarks/bench_tables.py [--mb 256] [--runs 1] [--base /tmp/perf-base]
 
 For each size (MB of CSV text), one CSV file of four columns (int64 id, float64 x, a boolean,
 a text of 20-40 characters) is generated, and a Parquet file of the same rows (pyarrow, 64k-row
@@ -10,26 +10,25 @@ kernel by ``wait4``, as are its wall and CPU seconds) on a warm page cache:
 
 - ``catalog``: ``catalog.prepare_files(path)``: infer the spec (one pass over every row: types,
   counts; the file's sha256), then prepare (read, check, encode, write ArrayRecord shards).
+  ``catalog@base``: the same with the catalog of another tree (``--base``: a before/after).
+- ``hf``: Hugging Face ``datasets.load_dataset("csv"/"parquet", data_files=path)`` into a fresh
+  cache dir: the peer that also produces a random-access dataset (Arrow files).
 - ``pandas``: ``pandas.read_csv`` / ``read_parquet``, then ``DataFrame.to_parquet`` of the rows.
 - ``pyarrow``: ``pyarrow.csv.read_csv`` / ``parquet.read_table``, then
   ``parquet.write_table``.
-- ``pandas>AR``, ``pyarrow>AR``: the same reads, then the same rows into the container
-  catalog writes: one ArrayRecord record per row, catalog's writer options
-  (``group_size:1,uncompressed``), each row a pickled tuple (what a script doing the job
-  with pandas or pyarrow would write; untyped, unchecked).
+- ``pandas>AR``, ``pyarrow>AR``: the same reads, then one ArrayRecord record per row
+  (``group_size:1,uncompressed``), each row a pickled tuple (untyped, unchecked).
 
-The Parquet contenders write a columnar file (one call for all rows); catalog and the ``>AR``
-contenders write one randomly addressable record per row, whose writer costs about 3 us a
-record here (``ArrayRecordWriter.write``, measured with cProfile): that is most of the gap
-between catalog and ``pandas``.
+``disk`` is what the contender left in its output dir (catalog's data dir, HF's cache). Then,
+for catalog and HF, a fresh process opens the prepared dataset and reads: the open, the first
+batch of 128 random rows (``__getitems__`` / ``ds[list]``), the median of 200 more batches,
+and the median of 20 groups of 1000 random ``ds[i]``; CPU microseconds per example
+(``time.process_time``), decoded as each library returns examples by default (catalog: dicts
+of NumPy values; HF: dicts of Python values).
 
 pandas and pyarrow hold the whole table in memory (their peak grows with the file); catalog
-reads a batch of rows at a time (pyarrow's streaming CSV reader, Parquet row groups; the scan
-for types likewise), checks and encodes each batch column by column
-(`catalog.formats.tables.table_batches`, `catalog.features.batch_encode`) and writes shards of at
-most 1 GiB and 2^20 examples (ArrayRecord's writer keeps ~80 bytes per record until a shard
-is closed): its peak stays flat as the file grows. Give two sizes to see both. Medians of
-``--runs`` runs.
+reads a batch of rows at a time and writes shards of at most 1 GiB and 2^20 examples: its peak
+stays flat as the file grows. Give two sizes to see both. Medians of ``--runs`` runs.
 """
 
 from __future__ import annotations
@@ -51,10 +50,17 @@ _AR_WRITER = (
     "write = w.write; from collections import deque; drain = lambda it: deque(it, maxlen=0); "
 )
 
+_CATALOG = "import catalog, sys; catalog.prepare_files(sys.argv[1], 'bench', data_dir=sys.argv[2])"
+_HF = (
+    "import datasets, sys; datasets.disable_progress_bars(); p = sys.argv[1]; "
+    "datasets.load_dataset('parquet' if p.endswith('.parquet') else 'csv', data_files=p, "
+    "split='train', cache_dir=sys.argv[2])"
+)
+
 CONTENDERS = {
-    "catalog": (
-        "import catalog, sys; catalog.prepare_files(sys.argv[1], 'bench', data_dir=sys.argv[2])"
-    ),
+    "catalog": _CATALOG,
+    "catalog@base": _CATALOG,
+    "hf": _HF,
     "pandas": (
         "import pandas as pd, sys; p = sys.argv[1]; "
         "df = pd.read_parquet(p) if p.endswith('.parquet') else pd.read_csv(p); "
@@ -81,6 +87,63 @@ CONTENDERS = {
         "for row in zip(*(col.to_pylist() for col in b.columns)))))); w.close()"
     ),
 }
+
+
+#: Reading a prepared dataset in a fresh process: prints open s, first batch, batch, ds[i]
+#: (CPU us per example).
+_READ = """
+import sys, time, statistics, numpy as np
+tool, p, out = sys.argv[1], sys.argv[2], sys.argv[3]
+clock = time.process_time
+start = clock()
+if tool == "hf":
+    import datasets
+    datasets.disable_progress_bars()
+    ds = datasets.load_dataset("parquet" if p.endswith(".parquet") else "csv", data_files=p,
+                               split="train", cache_dir=out)
+    batch = lambda rows: ds[rows]
+else:
+    import catalog
+    ds = catalog.data_source("bench", split="train", data_dir=out, download=False)
+    batch = ds.__getitems__
+opened = clock() - start
+rng = np.random.default_rng(0)
+n = len(ds)
+rows = [rng.integers(0, n, 128).tolist() for _ in range(201)]
+start = clock()
+batch(rows[0])
+first = (clock() - start) / 128
+times = []
+for r in rows[1:]:
+    start = clock()
+    batch(r)
+    times.append((clock() - start) / 128)
+singles = []
+for _ in range(20):
+    picks = rng.integers(0, n, 1000).tolist()
+    start = clock()
+    for i in picks:
+        ds[i]
+    singles.append((clock() - start) / 1000)
+us = 1e6
+print(opened, first * us, statistics.median(times) * us, statistics.median(singles) * us)
+"""
+
+READERS = ("catalog", "catalog@base", "hf")
+
+
+def read_back(tool: str, source: Path, out: Path, tree: Path) -> tuple[float, ...]:
+    """(open s, first batch, batch, ds[i]: CPU us per example) of `tool`'s prepared `out`."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "HF_DATASETS_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _READ, tool, str(source), str(out)],
+        env=env, capture_output=True, text=True, check=True, cwd=out,
+    )  # fmt: skip
+    return tuple(float(v) for v in done.stdout.split()[-4:])
+
+
+def disk_usage(path: Path) -> int:
+    return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file())
 
 
 def make_files(root: Path, mb: int) -> tuple[Path, Path, int]:
@@ -116,13 +179,14 @@ def warm(path: Path) -> None:
             pass
 
 
-def run(code: str, source: Path, out: Path) -> tuple[float, float, int]:
+def run(code: str, source: Path, out: Path, tree: Path = ROOT) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (user + system, every thread) and peak RSS (bytes) of `code`
     in a fresh process. On a shared machine the CPU seconds are the steadier measure."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(tree), "HF_DATASETS_OFFLINE": "1"}
     start = time.perf_counter()
     command = [sys.executable, "-c", code, str(source), str(out)]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    # cwd: not this tree (``-c`` puts the working dir first on sys.path)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, cwd=out)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -133,23 +197,25 @@ def run(code: str, source: Path, out: Path) -> tuple[float, float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mb", type=int, nargs="+", default=[1024], help="CSV sizes in MB")
+    parser.add_argument("--mb", type=int, nargs="+", default=[256], help="CSV sizes in MB")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument(
-        "--tools", nargs="+", choices=list(CONTENDERS), default=list(CONTENDERS),
-        help="contenders to run (pandas and pandas>AR always run: the ratios are to them)",
+        "--tools", nargs="+", choices=list(CONTENDERS), default=["catalog", "hf", "pandas"],
+        help="contenders to run (the CPU ratios are to hf's when it runs)",
     )  # fmt: skip
+    parser.add_argument("--base", type=Path, help="a tree of another catalog (catalog@base)")
     parser.add_argument("--make", nargs=2, help=argparse.SUPPRESS)  # (folder, MB): the files
     args = parser.parse_args()
     if args.make:
         print(make_files(Path(args.make[0]), int(args.make[1]))[2])
         return
+    tools = [t for t in CONTENDERS if t in args.tools and (t != "catalog@base" or args.base)]
     with tempfile.TemporaryDirectory(prefix="bench_tables") as tmp:
         root = Path(tmp)
         print(
-            f"{'file':<16}{'rows':>10}  {'tool':<11}{'wall s':>8}{'CPU s':>8}{'CPU x pandas':>14}"
-            f"{'x pandas>AR':>13}"
-            f"{'peak RSS':>10}"
+            f"{'file':<16}{'rows':>10}  {'tool':<13}{'wall s':>7}{'CPU s':>7}{'x hf':>6}"
+            f"{'disk':>9}{'peak RSS':>9} | {'open s':>6}{'1st batch':>10}{'batch':>7}"
+            f"{'ds[i]':>7}  (us/example, CPU)"
         )
         for mb in args.mb:
             # made in a process of its own: a child's peak RSS counts its parent's memory at
@@ -164,30 +230,39 @@ def main() -> None:
                 for _ in range(2):  # warm the page cache, in small reads (see `warm`)
                     warm(source)
                 results = {}
-                chosen = {*args.tools, "pandas", "pandas>AR"}
-                for tool, code in CONTENDERS.items():
-                    if tool not in chosen:
-                        continue
-                    walls, cpus, peaks = [], [], []
+                for tool in tools:
+                    tree = args.base if tool == "catalog@base" else ROOT
+                    walls, cpus, peaks, disks, reads = [], [], [], [], []
                     for n in range(args.runs):
                         out = root / f"out-{tool}-{n}"
                         out.mkdir()
-                        wall, cpu, peak = run(code, source, out)
+                        wall, cpu, peak = run(CONTENDERS[tool], source, out, tree)
                         walls.append(wall)
                         cpus.append(cpu)
                         peaks.append(peak)
+                        disks.append(disk_usage(out))
+                        if tool in READERS:
+                            reads.append(read_back(tool, source, out, tree))
                         subprocess.run(["rm", "-rf", str(out)], check=True)
-                    results[tool] = (statistics.median(walls), statistics.median(cpus), max(peaks))
-                size = f"{source.suffix[1:]} {source.stat().st_size / 2**20:.0f} MB"
-                for tool, (wall, cpu, peak) in results.items():
-                    ratio = cpu / results["pandas"][1]
-                    ratio_ar = cpu / results["pandas>AR"][1]
-                    print(
-                        f"{size:<16}{rows:>10}  {tool:<11}{wall:>8.1f}{cpu:>8.1f}{ratio:>14.2f}"
-                        f"{ratio_ar:>13.2f}"
-                        f"{peak / 2**20:>7.0f} MB",
-                        flush=True,
+                    read = (
+                        tuple(statistics.median(r) for r in zip(*reads, strict=True))
+                        if reads
+                        else ()
                     )
+                    results[tool] = (
+                        statistics.median(walls), statistics.median(cpus), max(peaks),
+                        statistics.median(disks), read,
+                    )  # fmt: skip
+                size = f"{source.suffix[1:]} {source.stat().st_size / 2**20:.0f} MB"
+                reference = results.get("hf", next(iter(results.values())))[1]
+                for tool, (wall, cpu, peak, disk, read) in results.items():
+                    line = (
+                        f"{size:<16}{rows:>10}  {tool:<13}{wall:>7.1f}{cpu:>7.1f}"
+                        f"{cpu / reference:>6.2f}{disk / 2**20:>6.0f} MB{peak / 2**20:>6.0f} MB"
+                    )
+                    if read:
+                        line += f" | {read[0]:>6.2f}{read[1]:>10.1f}{read[2]:>7.1f}{read[3]:>7.1f}"
+                    print(line, flush=True)
             csv_path.unlink()
             parquet.unlink()
 

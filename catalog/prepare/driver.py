@@ -254,7 +254,7 @@ def prepare_dataset(
                 info = dataclasses.replace(
                     declared_info(spec),
                     splits=splits,
-                    shard_options=WRITER_OPTIONS,
+                    shard_options=plan.writer_options,
                     downloads=_downloads_found(spec, files),
                 )
                 # what every unit read is what was hashed (a folder's files too), or no publish
@@ -408,7 +408,8 @@ def _run(
             continue
         last = options.max_examples_per_split is None and unit.index == unit.count - 1
         source = sources[unit.split]
-        task = Task(spec, source, unit, str(work), WRITER_OPTIONS, last, sink, reads[unit.split])
+        writer = plan.writer_options
+        task = Task(spec, source, unit, str(work), writer, last, sink, reads[unit.split])
         tasks.append(task)
     # The plan knows about how big the shards will be: a disk too small for them is one clear
     # error before any is written (a full disk midway is still caught by the unit). Into a

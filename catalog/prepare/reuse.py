@@ -7,7 +7,7 @@ from catalog.info.dataset_info import DatasetInfo
 from catalog.spec.declared import declared_info
 from catalog.spec.model import BuilderSpec, images_max_side
 from catalog.storage.data_dir import Location, Opened, Store
-from catalog.storage.shards import WRITER_OPTIONS
+from catalog.storage.shards import is_compressed
 
 __all__ = ["declared_info", "foreign_to", "reusable", "serves"]
 
@@ -45,11 +45,12 @@ def reusable(
 ) -> DatasetInfo | None:
     """The info of the copy prepared in `target` if it holds what is asked for, else None.
 
-    It must have been prepared from `spec` (`BuilderSpec.fingerprint`), in shards of today's
-    format (`catalog.storage.shards.WRITER_OPTIONS`; older copies are prepared again), with every
-    shard present at its recorded size (all read from the one generation `target` names,
-    `catalog.storage.generations`). Its split counts tell the rest: a full copy (every
-    split as the spec expects) serves any request; a copy prepared with
+    It must have been prepared from `spec` (`BuilderSpec.fingerprint`), in uncompressed shards
+    of any group size (copies an older catalog compressed are prepared again: forked readers of
+    them crash, `catalog.read.array_record`), with every shard present at its recorded size (all
+    read from the one generation `target` names, `catalog.storage.generations`). Its split
+    counts tell the rest: a full copy (every split as the spec expects) serves any request; a
+    copy prepared with
     ``max_examples_per_split=N`` (min(N, expected) per split) serves only the same limit, so
     preparing without one replaces it. `opened`: the generation, when the caller opened it.
     """
@@ -79,7 +80,9 @@ def _serves(
     max_examples_per_split: int | None,
 ) -> DatasetInfo | None:
     """`info` if the copy it describes (its shards of `sizes`) serves the request."""
-    if info.shard_options != WRITER_OPTIONS or foreign_to(info, spec, target):
+    # the other writer options (the group size) are how the shards are laid out, not what
+    # they hold: every reader reads any group size, so they are no reason to prepare again
+    if is_compressed(info.shard_options) or foreign_to(info, spec, target):
         return None
     for split in info.splits.values():
         for shard in split.shards:

@@ -9,8 +9,9 @@ process, N processes, Apache Beam workers) writes the same bytes, since a unit's
 only on its examples.
 
 The plan's `key` is a digest of everything the shards depend on (the spec's features, splits
-and download checksums, the example limit, the shard size, the writer options, the record
-format and catalog's version): the work directory is named after it, so a prepare that was
+and download checksums, the example limit, the shard size, the writer options' policy (the group
+size it picks from the records is in the plan, `Plan.writer_options`), the record format and
+catalog's version): the work directory is named after it, so a prepare that was
 killed is resumed by the next one asking for the same thing, and never by another.
 """
 
@@ -31,7 +32,7 @@ from catalog.formats import FORMATS, Source
 from catalog.formats.base import Examples, RandomAccess
 from catalog.formats.resume import Cursor, Resumed
 from catalog.spec.model import BuilderSpec, SplitSpec
-from catalog.storage.shards import shard_name
+from catalog.storage.shards import WRITER_OPTIONS, group_size, shard_name, writer_options
 
 __all__ = [
     "MAX_SHARD_EXAMPLES",
@@ -83,6 +84,10 @@ class Plan:
     units: tuple[Unit, ...]
     #: The size the units were cut at (None: a plan written before it was recorded).
     shard_bytes: int | None = None
+    #: The array_record writer options of every shard (`catalog.storage.shards.writer_options`:
+    #: the group size follows the records' mean size; a plan written before it was recorded
+    #: wrote one record per chunk).
+    writer_options: str = WRITER_OPTIONS
 
     def split_units(self, split: str) -> list[Unit]:
         return [u for u in self.units if u.split == split]
@@ -93,14 +98,22 @@ class Plan:
 
     def to_json(self) -> dict[str, Any]:
         units = [asdict(u) for u in self.units]
-        return {"key": self.key, "units": units, "shard_bytes": self.shard_bytes}
+        return {
+            "key": self.key,
+            "units": units,
+            "shard_bytes": self.shard_bytes,
+            "writer_options": self.writer_options,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Plan:
         shard_bytes = data.get("shard_bytes")
         if shard_bytes is not None and (type(shard_bytes) is not int or shard_bytes < 1):
             raise ValueError(f"shard_bytes must be a whole number >= 1, got {shard_bytes!r}")
-        return cls(data["key"], tuple(Unit(**u) for u in data["units"]), shard_bytes)
+        options = data.get("writer_options", WRITER_OPTIONS)
+        if not isinstance(options, str):
+            raise ValueError(f"writer_options must be a string, got {options!r}")
+        return cls(data["key"], tuple(Unit(**u) for u in data["units"]), shard_bytes, options)
 
 
 def plan_key(
@@ -204,8 +217,7 @@ def _bytes_per_example(spec: BuilderSpec, split: SplitSpec, reader: RandomAccess
                 feature_path=error.feature_path,
                 example=f"split {split.name!r}, example {index} (key {key!r})",
             ) from None
-    # + what array_record adds per record with group_size:1 (measured: about 200 bytes)
-    return sum(sizes) / len(sizes) + _FRAMING if sizes else 0.0
+    return sum(sizes) / len(sizes) if sizes else 0.0
 
 
 def _ranges(n: int, parts: int) -> Iterator[tuple[int, int]]:
@@ -221,19 +233,27 @@ def make_plan(
     limit: int | None,
     shard_bytes: int,
 ) -> Plan:
-    """Cut every split into units of about `shard_bytes` each (see the module docstring)."""
-    units: list[Unit] = []
+    """Cut every split into units of about `shard_bytes` each (see the module docstring),
+    the shards' writer options chosen from the mean size of the records sampled."""
+    sizes: dict[str, tuple[int, float]] = {}  # examples, and their mean record size
     for split in spec.splits.values():
         reader = open_reader(split, sources[split.name])
         try:
             n = needed_examples(spec, split, reader.length, limit)
-            per_example = _bytes_per_example(spec, split, reader, n)
+            sizes[split.name] = n, _bytes_per_example(spec, split, reader, n)
         finally:
             reader.close()
+    records = sum(n for n, _ in sizes.values())
+    total = sum(n * mean for n, mean in sizes.values())
+    options = writer_options(total / records) if records else WRITER_OPTIONS
+    units: list[Unit] = []
+    for name, (n, mean) in sizes.items():
+        # + what array_record adds per chunk (measured: about 200 bytes), shared by its records
+        per_example = mean + _FRAMING / group_size(options) if mean else 0.0
         count = max(1, min(n, math.ceil(n * per_example / shard_bytes)))
         count = max(count, math.ceil(n / MAX_SHARD_EXAMPLES))
         for index, (start, stop) in enumerate(_ranges(n, count)):
-            file = shard_name(spec.name, split.name, index, count)
+            file = shard_name(spec.name, name, index, count)
             estimate = math.ceil((stop - start) * per_example)
-            units.append(Unit(split.name, index, count, start, stop, file, estimate))
-    return Plan(key, tuple(units), shard_bytes)
+            units.append(Unit(name, index, count, start, stop, file, estimate))
+    return Plan(key, tuple(units), shard_bytes, options)

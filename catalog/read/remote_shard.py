@@ -4,12 +4,13 @@
 handed for range reads, for sparse access to datasets too large for the local disk. A shard's
 index (the ArrayRecord footer, `catalog.read.mapped_shard`) is fetched once per shard and
 process (one request, two when the footer is large); a record is then one range read of its
-chunk, its chunk header checked against the index and its data against the hash in that
-header (`catalog.read.chunk_hash`: a corrupt byte is a ShardError naming the shard, the chunk
-and the record, never a wrong value); the records of a batch are sorted, neighbours less than
-`COALESCE` bytes apart fetched in one request, the requests in flight together. Every request
-names the object's version (If-Match): a shard replaced under a reader is an error, never
-another version's bytes.
+chunk (with the records sharing it, when small records share chunks:
+`catalog.storage.shards`), its chunk header checked against the index and its data against the
+hash in that header (`catalog.read.chunk_hash`: a corrupt byte is a ShardError naming the
+shard, the chunk and the record, never a wrong value); the chunks of a batch are sorted,
+neighbours less than `COALESCE` bytes apart fetched in one request, the requests in flight
+together. Every request names the object's version (If-Match): a shard replaced under a reader
+is an error, never another version's bytes.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 
 from catalog.errors import ShardError
 from catalog.read.chunk_hash import chunk_hasher
-from catalog.read.mapped_shard import CorruptChunk, chunk_index, record_span, split_record
+from catalog.read.shard_layout import CorruptChunk, chunk_index, chunk_records
 from catalog.storage.bucket_shards import gone_means_prepared_again
 from catalog.storage.remote_reads import RemoteObject, open_object, read_ranges
 from catalog.storage.shards import shard_error
@@ -70,21 +71,18 @@ class RangeShard:
         if index is None:
             raise shard_error(
                 obj.where,
-                "its index is not that of catalog's shards (uncompressed, one record per "
-                "chunk), which range reads need: read it through the shard cache "
-                "(remote_read='cache')",
+                "its index is not that of catalog's shards (uncompressed chunks), which range "
+                "reads need: read it through the shard cache (remote_read='cache')",
             )
-        self._offsets, self._lengths = index
-        self.lengths = self._lengths  #: every record's size (`catalog.read.records` checks them)
-        spans = [record_span(int(o), int(n)) for o, n in zip(*index, strict=True)]
-        self._starts = np.array([s for s, _ in spans], np.int64)
-        self._stops = np.array([e for _, e in spans], np.int64)
-        if len(spans) and int(self._stops.max()) > size:
+        if len(index.ends) and int(index.ends.max()) > size:
             raise shard_error(obj.where, "its index points past the end of the file")
+        self._index = index
+        #: every record's size when the footer gives it (`catalog.read.records` checks them)
+        self.lengths = index.lengths
         self.requests = 0  # range requests made for records (for tests and benchmarks)
 
     def num_records(self) -> int:
-        return len(self._offsets)
+        return int(self._index.firsts[-1])
 
     def seek(self, index: int) -> None:
         self._position = index
@@ -104,36 +102,49 @@ class RangeShard:
         index = np.asarray(rows, np.int64)
         if not len(index):
             return []
-        if index.min() < 0 or index.max() >= len(self._offsets):
+        held = self.num_records()
+        if index.min() < 0 or index.max() >= held:
             raise IndexError(f"record {int(index.max())} is not in {self.obj.where}")
-        unique = np.unique(index)
-        starts, stops = self._starts[unique], self._stops[unique]
+        chunk_index = self._index
+        chunks = np.unique(chunk_index.chunk_of(index))
+        starts, stops = chunk_index.offsets[chunks], chunk_index.ends[chunks]
         groups = _coalesce(starts, stops)
         spans = [(int(starts[a]), int(stops[b - 1])) for a, b in groups]
         with gone_means_prepared_again(self.obj.where):
             fetched = read_ranges(self._handle, self.obj, spans)
         self.requests += len(spans)
-        found: dict[int, bytes] = {}
+        found: dict[int, list[bytes]] = {}
         for (a, b), (base, _), data in zip(groups, spans, fetched, strict=True):
             view = _Tail(data, base, self.obj.size)
-            for row in unique[a:b].tolist():
-                offset = int(self._offsets[row])
-                try:
-                    record = split_record(view, offset, int(self._lengths[row]), self._hash)
-                except CorruptChunk as corrupt:
-                    raise shard_error(
-                        self.obj.where,
-                        f"record {row} (chunk {row}, at byte {offset}) is corrupt: {corrupt} "
-                        "(the object was damaged in storage or on the way)",
-                    ) from None
-                if record is None:
-                    raise ShardError(
-                        f"shard {self.obj.where}: record {row} is not where its index says "
-                        "(the object changed, or the server answered with other bytes); make "
-                        "a new data source, and run 'catalog verify' on the data dir"
-                    )
-                found[row] = record
-        return [found[row] for row in index.tolist()]
+            for chunk in chunks[a:b].tolist():
+                found[chunk] = self._chunk(view, chunk)
+        firsts = chunk_index.firsts
+        out = []
+        for row, chunk in zip(index.tolist(), chunk_index.chunk_of(index).tolist(), strict=True):
+            out.append(found[chunk][row - int(firsts[chunk])])
+        return out
+
+    def _chunk(self, view: _Tail, chunk: int) -> list[bytes]:
+        """The records of chunk `chunk`, fetched in `view`, checked (module docstring)."""
+        index = self._index
+        offset, first = int(index.offsets[chunk]), int(index.firsts[chunk])
+        count = int(index.counts[chunk])
+        try:
+            records = chunk_records(view, offset, count, self._hash)
+        except CorruptChunk as corrupt:
+            rows = f"record {first}" if count == 1 else f"records {first}..{first + count - 1}"
+            raise shard_error(
+                self.obj.where,
+                f"{rows} (chunk {chunk}, at byte {offset}) is corrupt: {corrupt} "
+                "(the object was damaged in storage or on the way)",
+            ) from None
+        if records is None:
+            raise ShardError(
+                f"shard {self.obj.where}: record {first} is not where its index says "
+                "(the object changed, or the server answered with other bytes); make "
+                "a new data source, and run 'catalog verify' on the data dir"
+            )
+        return records
 
     def close(self) -> None:
         self._handle = None

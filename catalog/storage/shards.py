@@ -1,8 +1,15 @@
 """Shard files: their names, the options they are written with, and the error for a bad one.
 
-Shards are ArrayRecord files written ``group_size:1,uncompressed``: every record individually
-addressable, and no zstd, which is what keeps readers safe in forked processes (the reasons
-are in `catalog.read.array_record`, which opens them).
+Shards are ArrayRecord files written uncompressed: no zstd, which is what keeps readers safe in
+forked processes (the reasons are in `catalog.read.array_record`, which opens them). One record
+per example; records of a few hundred bytes or less share a chunk (``group_size`` > 1,
+`writer_options`): array_record's writer costs about 1.8 us per chunk, most of preparing a
+table of short rows, and each chunk adds about 40 bytes of header and 20 of index. Readers find
+every record from the file's own index whatever the group size (`catalog.read.mapped_shard`);
+an uncompressed chunk stores its records one after the other, so a record is still read
+without reading its neighbours. The options a dataset's shards were written with are in its
+dataset_info.json (``shard_options``); they are not part of what a prepared copy is: a copy
+written with other options is read as it is.
 """
 
 from __future__ import annotations
@@ -11,12 +18,24 @@ import os
 
 from catalog.errors import ShardError
 
-__all__ = ["WRITER_OPTIONS", "is_compressed", "shard_error", "shard_name"]
+__all__ = [
+    "CHUNK_BYTES",
+    "MAX_GROUP_SIZE",
+    "WRITER_OPTIONS",
+    "group_size",
+    "is_compressed",
+    "shard_error",
+    "shard_name",
+    "writer_options",
+]
 
-#: group_size:1 keeps every record individually addressable (larger groups make one random
-#: read cost tens of milliseconds); uncompressed keeps readers fork-safe
-#: (`catalog.read.array_record`).
+#: The options of one record per chunk (records of more than `CHUNK_BYTES` / 2 bytes, and
+#: older copies); uncompressed keeps readers fork-safe (`catalog.read.array_record`).
 WRITER_OPTIONS = "group_size:1,uncompressed"
+#: Records share a chunk until it holds about this many bytes of records.
+CHUNK_BYTES = 1024
+#: The most records in one chunk (a power of two).
+MAX_GROUP_SIZE = 64
 
 _FIX = "run 'catalog verify' to check the dataset, and 'catalog prepare --overwrite' to redo it"
 
@@ -24,6 +43,32 @@ _FIX = "run 'catalog verify' to check the dataset, and 'catalog prepare --overwr
 def shard_name(dataset: str, split: str, index: int = 0, count: int = 1) -> str:
     """``<dataset>-<split>.array_record-<index>-of-<count>``, both five digits."""
     return f"{dataset}-{split}.array_record-{index:05d}-of-{count:05d}"
+
+
+def writer_options(mean_record_bytes: float) -> str:
+    """The writer options for shards of records of `mean_record_bytes` on average: as many
+    records per chunk (a power of two, at most `MAX_GROUP_SIZE`) as fit in `CHUNK_BYTES`, one
+    for records larger than half of it.
+
+    >>> writer_options(48), writer_options(300), writer_options(785)
+    ('group_size:16,uncompressed', 'group_size:2,uncompressed', 'group_size:1,uncompressed')
+    """
+    group = 1
+    while group < MAX_GROUP_SIZE and 2 * group * max(mean_record_bytes, 1.0) <= CHUNK_BYTES:
+        group *= 2
+    return f"group_size:{group},uncompressed"
+
+
+def group_size(options: str | None) -> int:
+    """The ``group_size`` of writer `options` (array_record's default, 65536, when they do not
+    say; 1 for None: catalog wrote one record per chunk before it recorded its options)."""
+    if options is None:
+        return 1
+    for option in options.split(","):
+        name, _, value = option.partition(":")
+        if name.strip() == "group_size" and value.strip().isdigit():
+            return int(value)
+    return 65536
 
 
 def is_compressed(writer_options: str | None) -> bool:

@@ -61,9 +61,12 @@ def records_of(sizes: list[int], seed: int = 0) -> list[bytes]:
     ],
     ids=["small", "large", "tiny", "empty-records", "no-records"],
 )
-def test_reads_what_array_record_reads(tmp_path: Path, sizes: list[int]) -> None:
+@pytest.mark.parametrize("group", [1, 3, 16])
+def test_reads_what_array_record_reads(tmp_path: Path, sizes: list[int], group: int) -> None:
+    """Records alone in their chunks or sharing them (group_size > 1), as catalog writes
+    small ones: every read gives array_record's bytes."""
     records = records_of(sizes)
-    path = write(tmp_path / "s.array_record", records)
+    path = write(tmp_path / "s.array_record", records, f"group_size:{group},uncompressed")
     mapped = map_shard(str(path), len(records), sha(path))
     assert isinstance(mapped, MappedShard)
     reader = ArrayRecordReader(str(path), READER_OPTIONS)
@@ -90,9 +93,7 @@ def test_pieced_records_are_put_together(tmp_path: Path) -> None:
     assert mapped.read(pieced) == [records[i] for i in pieced]
 
 
-@pytest.mark.parametrize(
-    "options", ["group_size:1", "group_size:4,uncompressed", "group_size:1,snappy"]
-)
+@pytest.mark.parametrize("options", ["group_size:1", "group_size:4", "group_size:1,snappy"])
 def test_other_layouts_are_left_to_array_record(tmp_path: Path, options: str) -> None:
     path = write(tmp_path / "s.array_record", records_of([100] * 50), options)
     assert map_shard(str(path), 50, sha(path)) is None

@@ -5,6 +5,7 @@ around it stay readable."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -17,7 +18,8 @@ import pytest
 
 import catalog
 from catalog.errors import PipelineError, ShardError
-from catalog.read.mapped_shard import chunk_index, record_span
+from catalog.read.mapped_shard import map_shard
+from catalog.read.shard_layout import chunk_index
 from catalog.storage import remote
 
 from remote_fixtures import prepare_local, publish_to_bucket, shard_files
@@ -37,9 +39,14 @@ def flipped(shard: Path, record: int) -> tuple[bytes, int]:
     """The shard's bytes with one bit of `record`'s last byte flipped, and that chunk's
     offset."""
     body = bytearray(shard.read_bytes())
-    offsets, lengths = chunk_index(bytes(body))  # type: ignore[misc]
-    offset = int(offsets[record])
-    _, stop = record_span(offset, int(lengths[record]))
+    index = chunk_index(bytes(body))
+    assert index is not None
+    chunk = int(index.chunk_of(np.array([record]))[0])
+    offset = int(index.offsets[chunk])
+    mapped = map_shard(str(shard), int(index.firsts[-1]), hashlib.sha256(body).hexdigest())
+    assert mapped is not None
+    stop = int(mapped.starts[record]) + int(mapped.lengths[record])
+    mapped.close()
     body[stop - 1] ^= 0x01
     return bytes(body), offset
 
