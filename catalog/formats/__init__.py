@@ -41,6 +41,7 @@ webdataset    WebDataset tar shards, members sharing a key make one example
 croissant     a Croissant file's record set: its files, extracts, transforms and joins
 image_tar     images in a tar or a tar of tars (ImageNet), indexed once, read in place
 coco_json     COCO: an annotation JSON and a zip of the JPEGs it names, boxes normalised
+tfds          a TFDS builder's own generators (tfds:NAME), run without TensorFlow (catalog[tfds])
 ============  ==========================================================================
 """
 
@@ -78,6 +79,7 @@ from catalog.formats import (
     webdataset,
 )
 from catalog.formats.base import Option, Role, Source, SourceFile, SourceFormat
+from catalog.formats.tfds import reader as tfds_reader
 
 __all__ = ["FORMATS", "Option", "Role", "Source", "SourceFile", "SourceFormat"]
 
@@ -116,5 +118,6 @@ FORMATS: dict[str, SourceFormat] = {
         clevr.FORMAT,
         kitti.FORMAT,
         cub.FORMAT,
+        tfds_reader.FORMAT,
     )
 }
