@@ -35,7 +35,7 @@ def download_name(url: str) -> str:
     """The name a spec gives the download of `url`: stable, whoever calls for it.
 
     >>> download_name("https://example.org/a.gz")
-    'url-5d5b0c7bd0e95f6c'
+    'url-dc70c5ecb853ea24'
     """
     return "url-" + hashlib.sha256(url.encode()).hexdigest()[:16]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from catalog.errors import DatasetNotFoundError, MissingDependencyError
+from catalog.errors import DatasetNotFoundError, MissingDependencyError, SourceFormatError
 from catalog.formats.tfds.standin import install, running
 
 __all__ = [
@@ -110,9 +110,26 @@ def builder_class(name: str) -> Any:
         ) from None
 
 
+def served_prepared(cls: Any) -> bool:
+    """Whether TFDS only serves `cls`'s dataset prepared: no generator code, or an importer
+    whose ``_info`` already reads TFDS's prepared copy from gs:// (the RLDS/robotics sets),
+    which must not be made offline."""
+    from tensorflow_datasets.core import dataset_builder
+
+    if not issubclass(cls, dataset_builder.GeneratorBasedBuilder):
+        return True
+    return any(base.__name__.endswith("DatasetImporterBuilder") for base in cls.__mro__)
+
+
 def load_builder(name: TFDSName) -> Any:
     """The TFDS builder object of `name` (its default config when none is given)."""
     cls = builder_class(name.name)
+    if served_prepared(cls):
+        raise SourceFormatError(
+            f"{name}: TFDS serves this dataset prepared only (its builder has no generator "
+            "code of its own, or reads TFDS's prepared copy from gs://); catalog cannot make it "
+            "from source files: open a TFDS directory of it instead (catalog.data_source(PATH))"
+        )
     configs = [c.name for c in getattr(cls, "BUILDER_CONFIGS", ()) or ()]
     if name.config is not None and name.config not in configs:
         held = ", ".join(configs[:10]) if configs else "none"

@@ -12,7 +12,8 @@ What the stand-in has, found by running TFDS's builders (see docs/tfds.md):
 - ``tf.io.gfile``: ``GFile``/``Open``, ``exists``, ``glob``, ``listdir``, ``isdir``,
   ``makedirs``, ``mkdir``, ``walk``, ``stat`` (``.length``), ``copy``, ``rename``, ``remove``,
   ``rmtree``; local paths, and ``scheme://`` URLs through fsspec when it is installed;
-- the dtypes builders name in their features (``tf.int64``, ``tf.string``, ...) as NumPy's;
+- the dtypes builders name in their features (``tf.int64``, ``tf.string``, ``tf.dtypes.X``,
+  ``tf.dtypes.as_dtype``) as NumPy's (``tf.string``: ``object``, as TFDS's NumPy path has it);
 - ``tf.compat.as_bytes`` / ``as_text`` / ``as_str``.
 
 Any other attribute raises `TensorFlowNeededError` naming the call and the dataset
@@ -216,6 +217,7 @@ STANDIN = _Namespace(
     io=_Namespace("tf.io", gfile=_GFILE),
     gfile=_GFILE,
     compat=_COMPAT,
+    dtypes=_Namespace("tf.dtypes", string=np.dtype(object), as_dtype=np.dtype, **_DTYPES),
     string=np.dtype(object),
     **_DTYPES,
 )

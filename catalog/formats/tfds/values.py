@@ -11,7 +11,8 @@ one of those, walking the catalog features the dataset's TFDS features were mapp
 - a Sequence given as a dict of lists -> a list of dicts.
 
 >>> from catalog.features import ClassLabel, FeaturesDict, Text
->>> to_values({"t": b"hi", "l": b"b"}, FeaturesDict({"t": Text(), "l": ClassLabel(["a", "b"])}))
+>>> features = FeaturesDict({"t": Text(), "l": ClassLabel(names=["a", "b"])})
+>>> to_values({"t": b"hi", "l": b"b"}, features)
 {'t': 'hi', 'l': 'b'}
 """
 
