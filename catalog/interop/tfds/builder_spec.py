@@ -61,7 +61,12 @@ def _features(builder: Any, where: str) -> FeaturesDict:
 
 def declared_spec(name: TFDSName) -> BuilderSpec:
     """What is known of `name` offline (see the module docstring); no splits."""
-    builder = load_builder(name)
+    return _declared(load_builder(name), name)
+
+
+def _declared(builder: Any, name: TFDSName) -> BuilderSpec:
+    """`declared_spec` of a builder object (after its ``_split_generators`` ran, the class
+    names some builders read from their files then, as CIFAR's, are in its features)."""
     where = str(name)
     info = builder.info
     keys = info.supervised_keys
@@ -102,8 +107,8 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
     """The complete spec of `name`: files fetched and verified, examples counted (see the
     module docstring). ChecksumError for a URL TFDS registers no checksum for (unless
     `config` registers checksums); a download's failure as catalog's download layer says."""
-    spec = declared_spec(name)
     builder = load_builder(name)
+    spec = _declared(builder, name)  # features that map: checked before anything is fetched
     where = str(name)
     url_infos = dict(builder.url_infos or {})
     cached: dict[Path, CachedFile] = {}
@@ -134,6 +139,7 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
 
         dl = TFDSDownloads(where, fetch, unpack, manager.manual_dir)
         generators = split_generators(builder, dl, where)
+        spec = _declared(builder, name)  # what _split_generators found (class names)
         unlabeled: set[str] = set()
         counts = {
             split: _count(start(), where, split, spec.features, unlabeled)

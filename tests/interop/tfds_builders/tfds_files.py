@@ -84,3 +84,28 @@ def patch_mnist(monkeypatch: pytest.MonkeyPatch, base_url: str, train: int, test
 
 def images_of(ds: object) -> np.ndarray:
     return np.stack([ds[i]["image"] for i in range(len(ds))])  # type: ignore[index, arg-type]
+
+
+CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz"
+CIFAR100_URL = "https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz"
+
+
+def cifar_images(count: int, seed: int) -> np.ndarray:
+    """`count` 32x32x3 uint8 images (HWC) whose pixels are predictable from `seed`."""
+    i, r, c, ch = np.ogrid[:count, :32, :32, :3]
+    return ((13 * i + 5 * r + 3 * c + 101 * ch + seed) % 256).astype(np.uint8)
+
+
+def cifar_record(labels: tuple[int, ...], image: np.ndarray) -> bytes:
+    """One record of CIFAR's binary version: label byte(s), then the channel-planar pixels."""
+    return bytes(labels) + np.ascontiguousarray(image.transpose(2, 0, 1)).tobytes()
+
+
+def tar_gz(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in files.items():
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            tar.addfile(member, io.BytesIO(data))
+    return buffer.getvalue()
