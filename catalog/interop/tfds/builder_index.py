@@ -37,7 +37,9 @@ from catalog.spec.index import cache_dir
 __all__ = ["TESTED", "TFDSEntry", "tfds_index"]
 
 #: The TFDS datasets a test prepares from files in their upstream layout.
-TESTED = frozenset({"cifar10", "cifar100", "fashion_mnist", "imdb_reviews", "mnist"})
+TESTED = frozenset(
+    {"cifar10", "cifar100", "emnist", "fashion_mnist", "imdb_reviews", "kmnist", "mnist"}
+)
 #: Optional libraries whose presence changes a status.
 _OPTIONAL = (
     "h5py", "pandas", "scipy", "librosa", "pydub", "cv2", "skimage", "bs4", "lxml", "nltk",

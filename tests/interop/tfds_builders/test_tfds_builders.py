@@ -3,7 +3,9 @@ dataset's upstream layout served on 127.0.0.1 or from a ``--mirror`` dir."""
 
 from __future__ import annotations
 
+import io
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +29,7 @@ from catalog.cli import main
 from catalog.download import DownloadConfig
 from catalog.errors import ChecksumError, DatasetNotFoundError, NotPreparedError
 from catalog.testing.http_server import LoopbackServer
-from catalog.testing.idx_files import pattern_images, pattern_labels
+from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
 from conftest import FIRST50, FIRST50_LABELS, catalog_cli
 
@@ -36,13 +38,14 @@ def _config(tmp_path: Path, **kwargs: object) -> DownloadConfig:
     return DownloadConfig(download_dir=tmp_path / "downloads", progress="none", **kwargs)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("name", ["mnist", "kmnist"])
 def test_mnist_prepares_from_its_upstream_files_without_tensorflow(
-    tmp_path: Path, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+    name: str, tmp_path: Path, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     base = serve_mnist(server, tmp_path / "files", {"train": 7, "test": 4})
     patch_mnist(monkeypatch, base, train=7, test=4)
     sources = catalog.data_source(
-        "tfds:mnist",
+        f"tfds:{name}",
         data_dir=tmp_path / "data",
         download_config=_config(tmp_path, register_checksums=True),
     )
@@ -56,8 +59,40 @@ def test_mnist_prepares_from_its_upstream_files_without_tensorflow(
         labels = [int(sources[split][i]["label"]) for i in range(n)]
         assert labels == pattern_labels(n, seed=seed).tolist()
     assert sources["train"].features["label"].num_classes == 10
-    assert (tmp_path / "data" / "tfds.mnist" / "3.0.1").exists()
+    assert (tmp_path / "data" / f"tfds.{name}" / "3.0.1").exists()
     assert "tensorflow" not in sys.modules
+
+
+def test_emnist_extracts_the_gzip_files_inside_its_zip(
+    tmp_path: Path, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EMNIST's builder extracts its zip, then each .gz inside it (files that are no
+    download of their own): both through catalog's extraction, in the spec's prepare and in
+    its units."""
+    from catalog.formats.tfds.runtime import builder_class
+
+    cls = builder_class("emnist")
+    config = next(c for c in cls.BUILDER_CONFIGS if c.name == "balanced")
+    monkeypatch.setattr(config, "train_examples", 6)
+    monkeypatch.setattr(config, "test_examples", 3)
+    members = {}
+    for seed, (split, n) in enumerate((("train", 6), ("test", 3))):
+        for kind, array in (("images-idx3", pattern_images(n, seed=seed)),
+                            ("labels-idx1", pattern_labels(n, 47, seed=seed))):  # fmt: skip
+            name = f"emnist-balanced-{split}-{kind}-ubyte.gz"
+            members[f"gzip/{name}"] = write_idx(tmp_path / name, array).read_bytes()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    monkeypatch.setattr(cls, "URL", server.add("/EMNIST/gzip.zip", buffer.getvalue()))
+    test = catalog.data_source(
+        "tfds:emnist/balanced", split="test", data_dir=tmp_path / "data",
+        download_config=_config(tmp_path, register_checksums=True),
+    )  # fmt: skip
+    np.testing.assert_array_equal(images_of(test), pattern_images(3, seed=1)[..., None])
+    assert [int(test[i]["label"]) for i in range(3)] == pattern_labels(3, 47, seed=1).tolist()
+    assert test.features["label"].num_classes == 47
 
 
 def test_fashion_mnist_gives_the_real_labels_of_its_real_test_files(

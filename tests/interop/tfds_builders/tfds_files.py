@@ -80,6 +80,7 @@ def patch_mnist(monkeypatch: pytest.MonkeyPatch, base_url: str, train: int, test
     monkeypatch.setattr(mnist, "_TEST_EXAMPLES", test)
     monkeypatch.setattr(mnist.MNIST, "URL", base_url)
     monkeypatch.setattr(mnist.FashionMNIST, "URL", base_url)
+    monkeypatch.setattr(mnist.KMNIST, "URL", base_url)
 
 
 def images_of(ds: object) -> np.ndarray:
