@@ -37,9 +37,10 @@ from catalog.spec.index import cache_dir
 __all__ = ["TESTED", "TFDSEntry", "tfds_index"]
 
 #: The TFDS datasets a test prepares from files in their upstream layout.
-TESTED = frozenset(
-    {"cifar10", "cifar100", "emnist", "fashion_mnist", "imdb_reviews", "kmnist", "mnist"}
-)
+TESTED = frozenset({
+    "beans", "cifar10", "cifar100", "emnist", "fashion_mnist", "imdb_reviews", "kmnist",
+    "mnist", "rock_paper_scissors", "tf_flowers",
+})  # fmt: skip
 #: Optional libraries whose presence changes a status.
 _OPTIONAL = (
     "h5py", "pandas", "scipy", "librosa", "pydub", "cv2", "skimage", "bs4", "lxml", "nltk",

@@ -27,7 +27,12 @@ from tfds_files import (
 import catalog
 from catalog.cli import main
 from catalog.download import DownloadConfig
-from catalog.errors import ChecksumError, DatasetNotFoundError, NotPreparedError
+from catalog.errors import (
+    ChecksumError,
+    DatasetNotFoundError,
+    DownloadError,
+    NotPreparedError,
+)
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
@@ -137,6 +142,38 @@ def test_files_that_are_not_tfds_registered_ones_fail_their_checksum(tmp_path: P
     assert "Traceback" not in result.stderr
     assert "sha256" in result.stderr and "aclImdb_v1.tar.gz" in result.stderr
     assert not (data / "tfds.imdb_reviews").exists()
+
+
+def test_files_with_tfds_registered_checksums_are_verified_and_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --register-checksums, a file is used when its size and sha256 are the ones
+    TFDS registers for its URL (here: TFDS's registry patched to the re-made archive's, as a
+    builder author's checksums.tsv would say); one changed byte is refused."""
+    import hashlib
+
+    from tensorflow_datasets.core.download.checksums import UrlInfo
+
+    from catalog.formats.tfds.runtime import builder_class
+
+    archive = imdb_archive()
+    cls = builder_class("imdb_reviews")
+    info = UrlInfo(size=len(archive), checksum=hashlib.sha256(archive).hexdigest(),
+                   filename="aclImdb_v1.tar.gz")  # fmt: skip
+    monkeypatch.setattr(cls, "url_infos", {IMDB_URL: info})
+    mirror = tmp_path / "mirror"
+    copy = mirror_file(mirror, IMDB_URL, archive)
+    config = DownloadConfig(download_dir=tmp_path / "dl", mirrors=[str(mirror)], offline=True,
+                            progress="none")  # fmt: skip
+    test = catalog.data_source("tfds:imdb_reviews", split="test", data_dir=tmp_path / "data",
+                               download_config=config)  # fmt: skip
+    assert len(test) == 2
+    copy.write_bytes(archive[:-1] + bytes([archive[-1] ^ 1]))
+    other = DownloadConfig(download_dir=tmp_path / "dl2", mirrors=[str(mirror)], offline=True,
+                           progress="none")  # fmt: skip
+    with pytest.raises(DownloadError, match="sha256 mismatch"):  # offline: no other source
+        catalog.data_source("tfds:imdb_reviews", data_dir=tmp_path / "data2",
+                            download_config=other)  # fmt: skip
 
 
 def test_imdb_reviews_through_the_cli_prepare_info_verify_rm(tmp_path: Path) -> None:
