@@ -13,7 +13,8 @@ a URL is handed in as `fetch`, so the same object serves twice:
   the spec's downloads, already verified and resolved to paths by the prepare driver.
 
 Archives are extracted by catalog (`catalog.download.extract`: bounded, safe); a single
-compressed file extracts to the file itself, as TFDS's does. `iter_archive` reads an archive
+compressed file extracts to the file itself, and a file that is no archive is given back as
+it is, as TFDS's ``extract`` does. `iter_archive` reads an archive
 member by member with TFDS's own iterator (plain Python, its file calls on the TF stand-in).
 """
 
@@ -131,6 +132,8 @@ class TFDSDownloads:
 
     def _extract_one(self, path: Any) -> Path:
         path = Path(os.fspath(getattr(path, "path", path)))
+        if path.is_dir() or archive_format(path) is None:
+            return path  # not an archive: TFDS's extract gives it back as it is
         if path not in self.extracted:
             self.extracted[path] = single_file(self._extract(path), path)
         return self.extracted[path]

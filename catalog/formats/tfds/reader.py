@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.download.extract import extract
-from catalog.errors import SourceFormatError
+from catalog.errors import CatalogError, SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Examples, Option, Source, SourceFormat
 from catalog.formats.tfds.downloads import TFDSDownloads, download_name
@@ -65,8 +65,22 @@ def _examples(source: Source) -> Examples:
             f"{', '.join(generators)}); prepare it again with --overwrite"
         )
     features = source.features
-    for key, example in generators[split]():
+    count = 0
+    examples = generators[split]()
+    while True:
+        try:
+            key, example = next(examples)
+        except StopIteration:
+            return
+        except CatalogError:
+            raise
+        except Exception as error:  # TFDS's code: whatever it raises is this split's failure
+            raise SourceFormatError(
+                f"{name}: split {split!r}, after example {count}: TFDS's generator failed: "
+                f"{type(error).__name__}: {error}"
+            ) from error
         yield str(key), to_values(example, features)
+        count += 1
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from catalog.errors import FeatureError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Image, Sequence, Text
 
 __all__ = ["to_values"]
@@ -48,7 +49,13 @@ def to_values(value: Any, feature: Feature) -> Any:
             return [to_values(element, inner) for element in value]
         return value
     if isinstance(feature, (Text, ClassLabel)) and isinstance(value, (bytes, np.bytes_)):
-        return bytes(value).decode("utf-8")
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise FeatureError(
+                f"{feature!r}: TFDS's generator gave bytes that are not UTF-8 text "
+                f"({error.reason} at byte {error.start})"
+            ) from None
     if isinstance(feature, ClassLabel) and isinstance(value, np.str_):
         return str(value)
     if isinstance(feature, Image):

@@ -39,7 +39,7 @@ __all__ = ["TESTED", "TFDSEntry", "tfds_index"]
 #: The TFDS datasets a test prepares from files in their upstream layout.
 TESTED = frozenset({
     "beans", "cifar10", "cifar100", "emnist", "fashion_mnist", "imdb_reviews", "kmnist",
-    "mnist", "rock_paper_scissors", "tf_flowers",
+    "mnist", "rock_paper_scissors", "squad", "tf_flowers",
 })  # fmt: skip
 #: Optional libraries whose presence changes a status.
 _OPTIONAL = (

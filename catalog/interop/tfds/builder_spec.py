@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
-from catalog.errors import ChecksumError, SourceFormatError, SpecError
+from catalog.errors import CatalogError, ChecksumError, SourceFormatError, SpecError
 from catalog.features import ClassLabel, FeaturesDict, from_json
 from catalog.formats.tfds.downloads import TFDSDownloads, download_name
 from catalog.formats.tfds.runtime import TFDSName, load_builder, split_generators
@@ -187,7 +187,9 @@ def _count(
                 if _is_unlabeled(_at(example, path)):
                     unlabeled.add(path)
             count += 1
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except CatalogError:
+        raise
+    except Exception as error:  # TFDS's code: whatever it raises is this split's failure
         raise SourceFormatError(
             f"{where}: split {split!r}, after example {count}: TFDS's generator failed: "
             f"{type(error).__name__}: {error}"
