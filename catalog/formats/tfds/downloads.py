@@ -130,8 +130,8 @@ class TFDSDownloads:
             self.fetched[url] = self._fetch(url)
         return self.fetched[url]
 
-    def _extract_one(self, path: Any) -> Path:
-        path = Path(os.fspath(getattr(path, "path", path)))
+    def _extract_one(self, given: Any) -> Path:
+        path = Path(os.fspath(getattr(given, "path", given)))
         if path.is_dir() or archive_format(path) is None:
             return path  # not an archive: TFDS's extract gives it back as it is
         if path not in self.extracted:
