@@ -9,7 +9,8 @@ TFDS itself, to decide whether TensorFlow's types may appear, `dtype_utils`).
 
 What the stand-in has, found by running TFDS's builders (see docs/tfds.md):
 
-- ``tf.io.gfile``: ``GFile``/``Open``, ``exists``, ``glob``, ``listdir``, ``isdir``,
+- ``tf.io.gfile``: ``GFile``/``Open`` (readable again after ``close``, as TensorFlow's),
+  ``exists``, ``glob``, ``listdir``, ``isdir``,
   ``makedirs``, ``mkdir``, ``walk``, ``stat`` (``.length``), ``copy``, ``rename``, ``remove``,
   ``rmtree``; local paths, and ``scheme://`` URLs through fsspec when it is installed;
 - the dtypes builders name in their features (``tf.int64``, ``tf.string``, ``tf.dtypes.X``,
@@ -89,6 +90,78 @@ def _fs(path: str) -> Any:
 
 def _local(path: Any) -> Path:
     return Path(os.fspath(path).removeprefix("file://"))
+
+
+class _GFile:
+    """``tf.io.gfile.GFile``: a file opened on first use, readable again after `close` (from
+    its start, as TensorFlow's reopens it): builders hand a GFile to ``np.load`` inside a
+    ``with`` and read the NpzFile it gives after the block closed the file."""
+
+    def __init__(self, path: Any, mode: str = "r") -> None:
+        self.name, self.mode = os.fspath(path), mode
+        self._file: BinaryIO | TextIO | None = None
+        if "w" in mode or "a" in mode:
+            self._opened()  # a writer creates the file now
+
+    def _opened(self) -> BinaryIO | TextIO:
+        if self._file is None:
+            self._file = _open(self.name, self.mode)
+        return self._file
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._opened(), name)
+
+    # named, not only reached through __getattr__: readers test ``"read" in dir(f)`` (scipy)
+    def read(self, size: int = -1) -> Any:
+        return self._opened().read(size)
+
+    def readline(self, size: int = -1) -> Any:
+        return self._opened().readline(size)
+
+    def readlines(self) -> list[Any]:
+        return self._opened().readlines()
+
+    def write(self, data: Any) -> int:
+        return self._opened().write(data)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._opened().seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._opened().tell()
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+
+    def readable(self) -> bool:
+        return "r" in self.mode or "+" in self.mode
+
+    def seekable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return any(c in self.mode for c in "wa+")
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._opened())
+
+    def __enter__(self) -> _GFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __del__(self) -> None:  # ``GFile(path).read()`` never closes: TensorFlow's does not leak
+        with contextlib.suppress(Exception):
+            self.close()
 
 
 def _open(path: Any, mode: str = "r") -> BinaryIO | TextIO:
@@ -186,8 +259,8 @@ def _as_text(value: Any, encoding: str = "utf-8") -> str:
 
 _GFILE = _Namespace(
     "tf.io.gfile",
-    GFile=_open,
-    Open=_open,
+    GFile=_GFile,
+    Open=_GFile,
     exists=_exists,
     glob=_glob_paths,
     listdir=_listdir,

@@ -8,7 +8,9 @@ one of those, walking the catalog features the dataset's TFDS features were mapp
 
 - an open file (anything with ``read``) -> its bytes; a PIL image -> a uint8 array;
 - bytes for a Text or a ClassLabel name -> str (UTF-8);
-- a Sequence given as a dict of lists -> a list of dicts.
+- a Sequence given as a dict of lists -> a list of dicts;
+- numbers given as text (a CSV's cells) -> a NumPy value of the feature's dtype, as TFDS's
+  ``np.asarray(value, dtype)`` makes them.
 
 >>> from catalog.features import ClassLabel, FeaturesDict, Text
 >>> features = FeaturesDict({"t": Text(), "l": ClassLabel(names=["a", "b"])})
@@ -24,7 +26,16 @@ from typing import Any
 import numpy as np
 
 from catalog.errors import FeatureError
-from catalog.features import ClassLabel, Feature, FeaturesDict, Image, Sequence, Text
+from catalog.features import (
+    ClassLabel,
+    Feature,
+    FeaturesDict,
+    Image,
+    Scalar,
+    Sequence,
+    Tensor,
+    Text,
+)
 
 __all__ = ["to_values"]
 
@@ -60,7 +71,27 @@ def to_values(value: Any, feature: Feature) -> Any:
         return str(value)
     if isinstance(feature, Image):
         return _image(value)
+    if isinstance(feature, (Scalar, Tensor)) and isinstance(value, (str, np.str_)):
+        return _number(value, feature.dtype)
+    if (
+        isinstance(feature, Tensor)
+        and isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, (str, np.str_)) for v in value)
+    ):
+        return _number(value, feature.dtype)
     return value
+
+
+def _number(value: Any, dtype: Any) -> Any:
+    """Numbers a generator gave as text (a CSV's cells), as TFDS's features take them:
+    ``np.asarray(value, dtype)``; text that is no number is left for the feature to refuse."""
+    if np.dtype(dtype).kind not in "biuf":
+        return value
+    try:
+        return np.asarray(value, dtype=dtype)
+    except (ValueError, TypeError):
+        return value
 
 
 def _image(value: Any) -> Any:

@@ -3,7 +3,8 @@
 
 Each name gets a `status`:
 
-- ``prepares``: tested here (``tests/interop/tfds_builders``) from files in its upstream layout;
+- ``prepares``: tested here (``tests/interop/tfds_builders``) from files in its upstream layout
+  (most against TFDS + TensorFlow's own examples from the same files, ``tests/tfds_gold``);
 - ``untested``: its builder loads and its features map to catalog's with no TensorFlow, but no
   test has run its generators yet (most will prepare; a TF call in them is one clear error);
 - ``needs pip install X``: its builder needs a library that is not installed;
@@ -38,8 +39,12 @@ __all__ = ["TESTED", "TFDSEntry", "tfds_index"]
 
 #: The TFDS datasets a test prepares from files in their upstream layout.
 TESTED = frozenset({
-    "beans", "cifar10", "cifar100", "emnist", "fashion_mnist", "imdb_reviews", "kmnist",
-    "mnist", "rock_paper_scissors", "squad", "tf_flowers",
+    "ag_news_subset", "beans", "binarized_mnist", "caltech101", "cifar10", "cifar100",
+    "cifar10_1", "cmaterdb", "colorectal_histology", "deep_weeds", "dtd", "emnist", "eurosat",
+    "fashion_mnist", "glue", "imagenette", "imdb_reviews", "iris", "kmnist", "mnist",
+    "mnist_corrupted", "oxford_flowers102", "rock_paper_scissors", "squad", "stl10",
+    "svhn_cropped", "tf_flowers", "tiny_shakespeare", "titanic", "voc", "wine_quality",
+    "yelp_polarity_reviews",
 })  # fmt: skip
 #: Optional libraries whose presence changes a status.
 _OPTIONAL = (

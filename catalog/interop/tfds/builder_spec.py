@@ -145,6 +145,7 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
             split: _count(start(), where, split, spec.features, unlabeled)
             for split, start in generators.items()
         }
+        spec = _declared(builder, name)  # and what the generators found (deep_weeds' names)
     files = {download_name(url): FileRef(download_name(url)) for url in dl.fetched}
     extracted = {
         download_name(url): FileRef(download_name(url), ".")

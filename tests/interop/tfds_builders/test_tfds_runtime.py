@@ -103,7 +103,7 @@ def test_list_tfds_gives_every_name_with_a_status_then_answers_from_its_cache(
     entries = {e.name: e.status for e in builder_index.tfds_index()}
     assert len(entries) > 400
     assert entries["mnist"] == entries["imdb_reviews"] == "prepares"
-    assert entries["binarized_mnist"] == "untested"
+    assert entries["binary_alpha_digits"] == "untested"
     assert "Apache Beam" in entries["c4"]
     assert "prepared only" in entries["asimov_v2_videos"]  # its _info would read gs://
     assert entries["imagenet2012"].startswith("not yet: files placed by hand")
