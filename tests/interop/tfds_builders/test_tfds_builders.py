@@ -4,6 +4,7 @@ dataset's upstream layout served on 127.0.0.1 or from a ``--mirror`` dir."""
 from __future__ import annotations
 
 import io
+import json
 import sys
 import zipfile
 from pathlib import Path
@@ -206,6 +207,12 @@ def test_imdb_reviews_through_the_cli_prepare_info_verify_rm(tmp_path: Path) -> 
     assert info.returncode == 0, info.stderr
     assert "tfds.imdb_reviews/plain_text 1.0.0" in info.stdout
     assert "prepared:        yes" in info.stdout
+    croissant = catalog_cli("croissant", "tfds:imdb_reviews", *common)
+    assert croissant.returncode == 0, croissant.stderr
+    assert json.loads(croissant.stdout)["name"]
+    exported = catalog_cli("export", "tfds:imdb_reviews", "--format", "parquet",
+                           "-o", str(tmp_path / "parquet"), *common)  # fmt: skip
+    assert exported.returncode == 0 and "train 3, test 2, unsupervised 1" in exported.stdout
     verified = catalog_cli("verify", "tfds:imdb_reviews", *common)
     assert verified.returncode == 0 and "ok" in verified.stdout, verified.stderr
     removed = catalog_cli("rm", "tfds:imdb_reviews", *common)
