@@ -65,6 +65,7 @@ def _examples(source: Source) -> Examples:
             f"{', '.join(generators)}); prepare it again with --overwrite"
         )
     features = source.features
+    audio = frozenset(source.options.get("audio_features", ()))
     count = 0
     examples = generators[split]()
     while True:
@@ -79,7 +80,7 @@ def _examples(source: Source) -> Examples:
                 f"{name}: split {split!r}, after example {count}: TFDS's generator failed: "
                 f"{type(error).__name__}: {error}"
             ) from error
-        yield str(key), to_values(example, features)
+        yield str(key), to_values(example, features, audio)
         count += 1
 
 
@@ -111,6 +112,12 @@ FORMAT = SourceFormat(
         "files": Option("file_map", {}, "download name -> the file fetched for it"),
         "extracted": Option("file_map", {}, "download name -> the folder it extracted to"),
         "feature_names": Option("strs", [], "the features the builder's examples hold"),
+        "audio_features": Option(
+            "strs",
+            [],
+            "TFDS Audio features, whose audio files are decoded (WAV)",
+            counted_at_default=False,
+        ),
         "manual_dir": Option(
             "str", "", "the folder of files placed by hand", counted_at_default=False
         ),

@@ -9,6 +9,7 @@ one of those, walking the catalog features the dataset's TFDS features were mapp
 - an open file (anything with ``read``) -> its bytes; a PIL image -> a uint8 array;
 - bytes for a Text or a ClassLabel name -> str (UTF-8);
 - a Sequence given as a dict of lists -> a list of dicts;
+- an audio file (path or open file) for a TFDS Audio feature -> its samples (WAV);
 - numbers given as text (a CSV's cells) -> a NumPy value of the feature's dtype, as TFDS's
   ``np.asarray(value, dtype)`` makes them.
 
@@ -20,7 +21,9 @@ one of those, walking the catalog features the dataset's TFDS features were mapp
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,19 +39,28 @@ from catalog.features import (
     Tensor,
     Text,
 )
+from catalog.features.wav import read_header, read_samples
 
 __all__ = ["to_values"]
 
 
-def to_values(value: Any, feature: Feature) -> Any:
-    """`value` (a TFDS generator's, for `feature`) as `feature.encode` takes it."""
+def to_values(
+    value: Any, feature: Feature, audio: frozenset[str] = frozenset(), path: str = ""
+) -> Any:
+    """`value` (a TFDS generator's, for `feature` at `path`) as `feature.encode` takes it.
+    `audio`: the paths of TFDS Audio features (catalog Tensors of samples), whose values
+    may be audio files, decoded here (WAV), as TFDS's Audio feature decodes them."""
     if isinstance(feature, FeaturesDict):
         if not isinstance(value, Mapping):
             return value  # the feature says what is wrong
         return {
-            name: to_values(value[name], sub) if name in value else value.get(name)
+            name: to_values(value[name], sub, audio, f"{path}/{name}" if path else name)
+            if name in value
+            else value.get(name)
             for name, sub in feature.items()
         }
+    if path in audio and isinstance(feature, Tensor):
+        return _audio(value, feature)
     if isinstance(feature, Sequence):
         inner = feature.feature
         if isinstance(inner, FeaturesDict) and isinstance(value, Mapping):
@@ -81,6 +93,28 @@ def to_values(value: Any, feature: Feature) -> Any:
     ):
         return _number(value, feature.dtype)
     return value
+
+
+def _audio(value: Any, feature: Tensor) -> Any:
+    """An audio file (a path or an open file) as its samples, ``(frames,)`` for one channel
+    else ``(frames, channels)``, in the feature's dtype (what TFDS's Audio gives through
+    pydub); arrays pass as they are. WAV only: another format is a FeatureError."""
+    if isinstance(value, (str, os.PathLike)):
+        data = Path(value).read_bytes()
+    elif hasattr(value, "read") and callable(value.read):
+        data = value.read()
+    else:
+        return value
+    if not bytes(data[:4]) == b"RIFF":
+        raise FeatureError(
+            f"{feature!r}: an audio file that is not WAV ({bytes(data[:4])!r}...); the tfds: "
+            "route decodes WAV files only (TFDS uses pydub/ffmpeg for the others)"
+        )
+    header = read_header(data, "an audio file")
+    samples = read_samples(data, header)
+    if header.channels == 1:
+        samples = samples[:, 0]
+    return samples.astype(feature.dtype)
 
 
 def _number(value: Any, dtype: Any) -> Any:

@@ -43,7 +43,8 @@ TESTED = frozenset({
     "cifar10_1", "cmaterdb", "colorectal_histology", "deep_weeds", "dtd", "emnist", "eurosat",
     "fashion_mnist", "glue", "imagenette", "imdb_reviews", "iris", "kmnist", "mnist",
     "mnist_corrupted", "oxford_flowers102", "rock_paper_scissors", "squad", "stl10",
-    "svhn_cropped", "tf_flowers", "tiny_shakespeare", "titanic", "voc", "wine_quality",
+    "spoken_digit", "svhn_cropped", "tf_flowers", "tiny_shakespeare", "titanic", "voc",
+    "wine_quality",
     "yelp_polarity_reviews",
 })  # fmt: skip
 #: Optional libraries whose presence changes a status.

@@ -166,6 +166,9 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
         "extracted": extracted,
         "feature_names": sorted(spec.features),
     }
+    audio = _audio_features(builder.info.features)
+    if audio:
+        options["audio_features"] = audio
     splits = {
         split: SplitSpec(split, "tfds", {}, count, {**options, "split": split})
         for split, count in counts.items()
@@ -233,3 +236,17 @@ def _allow_unlabeled(features: FeaturesDict, paths: set[str]) -> FeaturesDict:
     rebuilt = from_json(data)
     assert isinstance(rebuilt, FeaturesDict)
     return rebuilt
+
+
+def _audio_features(feature: Any, path: str = "") -> list[str]:
+    """The paths (``a/b``) of TFDS Audio features in TFDS's FeaturesDict `feature` (not in
+    Sequences): their values may be audio files (`catalog.formats.tfds.values`)."""
+    if type(feature).__name__ == "Audio":
+        return [path]
+    if type(feature).__name__ == "FeaturesDict":
+        return [
+            found
+            for name, child in feature.items()
+            for found in _audio_features(child, f"{path}/{name}" if path else name)
+        ]
+    return []

@@ -38,10 +38,7 @@ NOT_COMPARED = {
     "cats_vs_dogs": "TFDS re-encodes its photos with TensorFlow's JPEG encoder (no stand-in)",
     "oxford_iiit_pet": "TFDS re-encodes files it lists as corrupt with TensorFlow's encoder",
     "horses_or_humans": "RGBA PNGs: TFDS's data source gives 4 channels, catalog the 3 declared",
-    "speech_commands": "audio files: TFDS decodes them with pydub; the tfds: route does not "
-    "decode audio files yet",
-    "spoken_digit": "audio files: TFDS decodes them with pydub; the tfds: route does not decode "
-    "audio files yet",
+    "speech_commands": "its generator imports pydub itself (pip install pydub): not installed",
 }
 #: Compared with every split's examples together: caltech101's builder draws its 30 training
 #: images per class in the order tf.io.gfile.listdir lists them, the file system's order
