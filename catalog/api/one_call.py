@@ -99,6 +99,9 @@ def data_source(
     (``~/tensorflow_datasets/mnist/3.0.1``, see `open_tfds`) or one catalog prepared or
     imported; it is read where it is. A name no builder has may be that of a dataset
     `catalog.prepare_files` prepared in the data dir (a registered name wins).
+    ``tfds:NAME[/CONFIG][:VERSION]`` is a dataset TFDS's own builder makes, without
+    TensorFlow (``pip install 'catalog[tfds]'``): prepared by running it, then read as
+    catalog's.
 
     Returns ``{split: DataSource}``, one DataSource when `split` is given (a spec or a
     `catalog.ReadInstruction`), or a list of them for a list of specs. With
@@ -156,6 +159,16 @@ def data_source(
     read = ReadOptions(decoders, as_supervised, remote_read, cache_dir, cache_size)
     handle = resolve_dataset(name, data_dir=data_dir, image_max_side=image_max_side)
     b = handle.builder
+    if b is None and handle.kind == "tfds" and download:  # made by running TFDS's builder
+        from catalog.api.tfds import tfds_builder
+        from catalog.formats.tfds.runtime import parse_name
+
+        tfds = parse_name(handle.text)
+        assert tfds is not None  # the kind says so
+        b = tfds_builder(
+            tfds, data_dir=handle.data_dir, download_dir=download_dir,
+            download_config=download_config,
+        ).with_image_max_side(image_max_side)  # fmt: skip
     if b is None:  # a dataset directory, the URL of one, a TFDS import: read where it is
         if handle.open() is None:
             raise NotPreparedError(

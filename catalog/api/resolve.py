@@ -8,6 +8,9 @@ this order, the first that fits wins:
 ==================  ========================================================================
 kind                the argument is
 ==================  ========================================================================
+``tfds``            ``tfds:NAME[/CONFIG][:VERSION]``: a dataset TFDS's own builder makes
+                    (`catalog.api.tfds`; prepared as ``tfds.NAME``, its spec stored with it;
+                    parsed before anything else, so ``:`` is not taken for a version)
 ``croissant``       a Croissant file, a path or an http(s) URL ending in .json/.jsonld
                     (prepared by ``catalog prepare``; its spec is stored with the data)
 ``url``             the URL of one prepared dataset, ``<data dir URL>/<name>/<version>``
@@ -59,10 +62,14 @@ from catalog.storage.remote import is_url, remote_dir
 
 __all__ = ["DatasetHandle", "Kind", "builder", "plain_name", "resolve_dataset"]
 
-Kind = Literal["croissant", "url", "directory", "registered", "builder_folder", "stored", "files"]
+Kind = Literal[
+    "tfds", "croissant", "url", "directory", "registered", "builder_folder", "stored", "files"
+]
 
 #: Suffixes that make an argument a path even when nothing is there (to say so).
 DATA_SUFFIXES = frozenset({".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".tar", ".json"})
+#: What starts ``tfds:NAME`` (`catalog.formats.tfds.runtime.PREFIX`, not imported: start-up).
+TFDS_PREFIX = "tfds:"
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?(:[\w.*+-]+)?$")
 _VERSION_DIR = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-max(\d+))?$")
 
@@ -109,8 +116,24 @@ class DatasetHandle:
             return self.builder.info
         opened = self.open()
         if opened is None:
+            declared = self.declared()
+            if declared is not None:
+                return declared.info
             raise self.not_prepared_error()
         return opened.info
+
+    def declared(self) -> DatasetBuilder | None:
+        """For ``tfds:NAME`` not prepared yet: a builder of what TFDS declares (features,
+        citation, no splits), made offline, only to describe it (`catalog.api.tfds`);
+        None for any other dataset."""
+        if self.kind != "tfds" or self.builder is not None:
+            return None
+        from catalog.api.tfds import tfds_declared
+        from catalog.formats.tfds.runtime import parse_name
+
+        name = parse_name(self.text)
+        assert name is not None  # the kind says so
+        return tfds_declared(name, data_dir=self.store.root)
 
     @property
     def label(self) -> str:
@@ -162,6 +185,8 @@ def resolve_dataset(
             stores.append(data_dir_store(data_dir))
         return stores[0]
 
+    if text.startswith(TFDS_PREFIX):  # before NAME:VERSION is split
+        return _tfds(text, store(), image_max_side)
     if is_croissant(text):
         if not files:
             raise DatasetNotFoundError(
@@ -390,6 +415,26 @@ def _only_config(name: str, listed: list[str], version: str, side: int | None) -
             + ", ".join(f"{name}/{c}" for c in configs)
         )
     return configs[0] if configs else ""
+
+
+def _tfds(text: str, store: Store, image_max_side: int | None) -> DatasetHandle:
+    """``tfds:NAME[/CONFIG][:VERSION]``: its copy prepared in `store` (as ``tfds.NAME``, its
+    spec stored with it), else a handle with no builder yet (preparing makes it by running
+    TFDS's builder, `catalog.api.tfds`). TFDS's default config and version are its
+    builder's (importing tensorflow-datasets; nothing is fetched)."""
+    from catalog.api.tfds import tfds_declared  # the readers: only for a tfds: name
+    from catalog.formats.tfds.runtime import parse_name
+
+    name = parse_name(text)
+    assert name is not None  # it starts with tfds:
+    declared = tfds_declared(name, data_dir=store.root).spec
+    config = f"/{declared.config}" if declared.config else ""
+    stored = _stored(f"{declared.name}{config}:{name.version or declared.version}", store,
+                     image_max_side)  # fmt: skip
+    if stored is not None and stored.builder is not None:
+        return DatasetHandle("tfds", text, store, stored.target, stored.builder, stored._opened)
+    target = store.target(declared.full_name, declared.version_dir)
+    return DatasetHandle("tfds", text, store, target)
 
 
 def _versions(

@@ -146,7 +146,7 @@ def _full(args: argparse.Namespace) -> str:
     from catalog.spec.declared import declared_info
 
     handle = resolve_dataset(args.name, data_dir=args.data_dir, image_max_side=args.image_max_side)
-    b = handle.builder
+    b = handle.builder or handle.declared()  # tfds:NAME not prepared: what TFDS declares
     opened = handle.open()
     if opened is None and b is None:
         raise handle.not_prepared_error(args.name, args.data_dir)

@@ -6,6 +6,8 @@ description or tags contain it (case-insensitive). Reads the builder specs only 
 registry's index, `catalog.spec.index`: a spec is loaded again only when its files changed):
 no network, no data dir. ``--prepared`` lists what is prepared in a data dir instead (local,
 or a bucket: the datasets whose pointer object is there, `catalog.storage.bucket_publish`).
+``--tfds`` lists every dataset TensorFlow Datasets registers (``tfds:NAME``) with its status
+(`catalog.interop.tfds.builder_index`, cached in the user's cache dir).
 """
 
 from __future__ import annotations
@@ -67,6 +69,14 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser.add_argument(
         "--data-dir", help=f"with --prepared: where prepared data is (${DATA_DIR_ENV})"
     )
+    parser.add_argument(
+        "--tfds",
+        action="store_true",
+        help="list every dataset TensorFlow Datasets registers (use as tfds:NAME) with whether "
+        "catalog prepares it without TensorFlow: prepares (tested) / untested / needs pip "
+        "install X / not yet: why (needs catalog[tfds]; the first listing takes a while, then "
+        "it is cached)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON list")
     parser.set_defaults(run=run)
 
@@ -120,7 +130,34 @@ def _run_prepared(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _run_tfds(args: argparse.Namespace) -> int:
+    """``--tfds``: TFDS's datasets and their status (`catalog.interop.tfds.builder_index`)."""
+    from catalog.interop.tfds.builder_index import tfds_index
+
+    entries = [
+        e
+        for e in tfds_index()
+        if not args.search or args.search.lower() in f"{e.name} {e.status}".lower()
+    ]
+    if args.json:
+        print(json.dumps([vars(e) for e in entries], indent=2))
+        return EXIT_OK
+    rows = [
+        (f"tfds:{e.name}", e.version, f"{e.configs} configs" if e.configs else "", e.status)
+        for e in entries
+    ]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.tfds and (args.prepared or args.tag or args.data_dir is not None):
+        error("--tfds lists TFDS's datasets: it takes a search word and --json only")
+        return EXIT_USAGE
+    if args.tfds:
+        return _run_tfds(args)
     if args.prepared:
         return _run_prepared(args)
     if args.data_dir is not None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog._util.units import format_size, parse_size
 from catalog.api.builder import DatasetBuilder
-from catalog.api.resolve import DatasetHandle, resolve_dataset
+from catalog.api.resolve import TFDS_PREFIX, DatasetHandle, resolve_dataset
 from catalog.cli import local_files
 from catalog.cli.common import (
     EXIT_FAILED,
@@ -349,8 +349,8 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
 
     builders: list[DatasetBuilder | None] = []
     for name, handle in zip(args.names, handles, strict=True):
-        if handle.kind == "croissant":
-            builders.append(None)
+        if handle.kind == "croissant" or (handle.kind == "tfds" and handle.builder is None):
+            builders.append(None)  # made once the download settings are known
             continue
         if handle.kind != "files":
             if handle.builder is None:
@@ -391,11 +391,23 @@ def _fills(args: argparse.Namespace) -> dict[str, str]:
     return fill
 
 
-def _croissant_builder(
+def _fetched_builder(
     location: str, args: argparse.Namespace, config: DownloadConfig
 ) -> DatasetBuilder:
-    """The builder of the dataset a Croissant file describes (its files fetched and read)."""
+    """The builder of the dataset a Croissant file describes (its files fetched and read),
+    or of ``tfds:NAME`` not prepared yet (TFDS's builder run: its files fetched, its
+    examples counted)."""
     from catalog.api.croissant import croissant_builder
+
+    if location.startswith(TFDS_PREFIX):
+        from catalog.api.tfds import tfds_builder
+        from catalog.formats.tfds.runtime import parse_name
+
+        tfds = parse_name(location)
+        assert tfds is not None  # it starts with tfds:
+        return tfds_builder(
+            tfds, data_dir=args.data_dir, download_dir=args.download_dir, download_config=config
+        )
 
     return croissant_builder(
         location,
@@ -435,7 +447,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         builders = [
-            b or _croissant_builder(name, args, config).with_image_max_side(args.image_max_side)
+            b or _fetched_builder(name, args, config).with_image_max_side(args.image_max_side)
             for name, b in zip(args.names, found, strict=True)
         ]
     except CatalogError as exc:  # a failed download of a Croissant file's data: one line

@@ -6,6 +6,10 @@ produces, ``<mirror>/<host>/<path of the original URL>``::
     >>> mirror_url("https://mirror.example/data", "http://yann.lecun.com/exdb/mnist/t.gz")
     'https://mirror.example/data/yann.lecun.com/exdb/mnist/t.gz'
 
+A URL with a query (Google Drive's ``uc?export=download&id=...``) is looked up in a mirror
+directory as ``<host>/<path>?<query>`` first (URLs that differ only in their query are
+distinct files), then as ``<host>/<path>``.
+
 Local sources (mirror directories, ``file://`` URLs) are listed before remote ones, so a
 mirror directory answers without the network (and in offline mode).
 """
@@ -93,8 +97,11 @@ def sources(urls: Sequence[str], mirrors: Iterable[str]) -> list[Source]:
                 continue
             if directory is None:
                 found.append(Source(mirror_url(mirror, url)))
-            else:
-                path = directory.joinpath(*unquote(_relative(url) or "").split("/"))
+                continue
+            for relative in (_with_query(url), _relative(url)):
+                if relative is None:
+                    continue
+                path = directory.joinpath(*unquote(relative).split("/"))
                 if not _inside(path, directory):  # _relative refuses such paths: a backstop
                     continue
                 found.append(Source(str(path), path, directory))
@@ -113,6 +120,21 @@ def _relative(url: str) -> str | None:
     if not host or not segments:
         return None
     return "/".join([host, *segments])
+
+
+def _with_query(url: str) -> str | None:
+    """``<host>/<path>?<query>`` of a URL with a query (Google Drive's ``uc?id=...``: URLs
+    that differ only there are distinct files), looked up in a mirror dir before
+    ``<host>/<path>``; None without a query, or with one holding a path separator.
+
+    >>> _with_query("https://drive.google.com/uc?export=download&id=0Bz8")
+    'drive.google.com/uc?export=download&id=0Bz8'
+    """
+    query = urlsplit(url).query
+    relative = _relative(url)
+    if not query or relative is None or any(c in unquote(query) for c in "/\\\0"):
+        return None
+    return f"{relative}?{query}"
 
 
 def _inside(path: Path, directory: Path) -> bool:

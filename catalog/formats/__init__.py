@@ -41,6 +41,7 @@ webdataset    WebDataset tar shards, members sharing a key make one example
 croissant     a Croissant file's record set: its files, extracts, transforms and joins
 image_tar     images in a tar or a tar of tars (ImageNet), indexed once, read in place
 coco_json     COCO: an annotation JSON and a zip of the JPEGs it names, boxes normalised
+tfds          a TFDS builder's own generators (tfds:NAME), run without TensorFlow (catalog[tfds])
 ============  ==========================================================================
 """
 
@@ -63,6 +64,7 @@ from catalog.formats.images import image_csv, image_folder, image_list, image_ta
 from catalog.formats.shards import tfrecord, webdataset
 from catalog.formats.tables import delimited, json_lines, parquet
 from catalog.formats.text import squad_json, text_cut, text_folder
+from catalog.formats.tfds import reader as tfds_reader
 
 __all__ = ["FORMATS", "Option", "Role", "Source", "SourceFile", "SourceFormat"]
 
@@ -101,5 +103,6 @@ FORMATS: dict[str, SourceFormat] = {
         clevr.FORMAT,
         kitti.FORMAT,
         cub.FORMAT,
+        tfds_reader.FORMAT,
     )
 }

@@ -22,8 +22,9 @@ from catalog.spec.model import BuilderSpec, DownloadSpec, FileRef, SplitSpec
 
 __all__ = ["SOURCE_KINDS", "source_json", "stored_origin", "stored_spec"]
 
-#: What a stored spec was made from: local files (``catalog prepare PATH``) or a Croissant file.
-SOURCE_KINDS = ("files", "croissant")
+#: What a stored spec was made from: local files (``catalog prepare PATH``), a Croissant file,
+#: or TFDS's own builder (``tfds:NAME``, `catalog.interop.tfds.builder_spec`).
+SOURCE_KINDS = ("files", "croissant", "tfds")
 _VERSION = 1
 
 

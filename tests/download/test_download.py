@@ -418,6 +418,27 @@ def test_local_directory_mirror_is_used_without_network(
     assert server.requests == []
 
 
+def test_a_mirror_dir_tells_urls_apart_by_their_query(tmp_path: Path) -> None:
+    """Google Drive's ``uc?export=download&id=...`` URLs differ only in their query: a mirror
+    dir holds each as ``<host>/<path>?<query>`` (``<host>/<path>`` still works for one)."""
+    other = b"the other file" * 10
+    urls = [f"https://drive.google.com/uc?export=download&id={i}" for i in ("A1", "B2")]
+    mirror = tmp_path / "mirror"
+    for url, body in zip(urls, (BODY, other), strict=True):
+        copy = mirror / url.split("://", 1)[1]
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(body)
+    dm = manager(tmp_path, mirrors=[str(mirror)], offline=True)
+    assert dm.download(resource(urls[0])).path.read_bytes() == BODY
+    got = dm.download(resource(urls[1], body=other, filename="other.bin"))
+    assert got.path.read_bytes() == other
+    plain = tmp_path / "plain"
+    (plain / "drive.google.com").mkdir(parents=True)
+    (plain / "drive.google.com" / "uc").write_bytes(BODY)
+    only = manager(tmp_path / "p", mirrors=[str(plain)], offline=True)
+    assert only.download(resource(urls[0])).path.read_bytes() == BODY
+
+
 def test_mirrors_and_offline_come_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,6 +11,7 @@ TFDS class                 catalog feature
 Image                      Image(shape, encoding png/jpeg) (uint8, 1/3/4 channels)
 ClassLabel                 ClassLabel(names from ``<feature>.labels.txt``, else num_classes)
 Tensor                     Tensor(shape, dtype), or Scalar(dtype) when its shape is ();
+                           a string Tensor: Text, or Sequence(Text) of one dimension;
                            stored as bytes (``encoding`` "bytes"/"zlib") too, recorded
                            in ``encodings`` for the codec
 Scalar                     Scalar(dtype)
@@ -147,6 +148,10 @@ def _tensor(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
     if encoding not in ENCODINGS:
         raise ValueError(f"tensor encoding {encoding!r} is not one of {', '.join(ENCODINGS)}")
     shape = _shape(spec)
+    if spec["dtype"] == "string":  # bytes TFDS keeps as tf.string: text, as TFDS's Text
+        if encoding != "none" or len(shape) > 1:
+            raise ValueError(f"a string Tensor{shape} stored as {encoding!r} is not supported")
+        return Text() if shape == () else Sequence(Text(), length=shape[0])
     dtype = np.dtype(spec["dtype"])
     feature = Scalar(dtype) if shape == () else Tensor(shape, dtype)
     if encoding != "none":

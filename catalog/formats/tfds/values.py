@@ -1,0 +1,138 @@
+"""A TFDS generator's raw example -> the values catalog's features encode.
+
+TFDS's ``_generate_examples`` yields what TFDS's own features take: image file paths, open
+files, bytes, NumPy arrays or PIL images; class labels as names (str or bytes) or ints; text
+as str or bytes; a Sequence as a list of elements or a dict of lists. catalog's features take
+most of these as they are (a path is read, a name looked up); this module turns the rest into
+one of those, walking the catalog features the dataset's TFDS features were mapped to:
+
+- an open file (anything with ``read``) -> its bytes; a PIL image -> a uint8 array;
+- bytes for a Text or a ClassLabel name -> str (UTF-8);
+- a Sequence given as a dict of lists -> a list of dicts;
+- an audio file (path or open file) for a TFDS Audio feature -> its samples (WAV);
+- numbers given as text (a CSV's cells) -> a NumPy value of the feature's dtype, as TFDS's
+  ``np.asarray(value, dtype)`` makes them.
+
+>>> from catalog.features import ClassLabel, FeaturesDict, Text
+>>> features = FeaturesDict({"t": Text(), "l": ClassLabel(names=["a", "b"])})
+>>> to_values({"t": b"hi", "l": b"b"}, features)
+{'t': 'hi', 'l': 'b'}
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from catalog.errors import FeatureError
+from catalog.features import (
+    ClassLabel,
+    Feature,
+    FeaturesDict,
+    Image,
+    Scalar,
+    Sequence,
+    Tensor,
+    Text,
+)
+from catalog.features.wav import read_header, read_samples
+
+__all__ = ["to_values"]
+
+
+def to_values(
+    value: Any, feature: Feature, audio: frozenset[str] = frozenset(), path: str = ""
+) -> Any:
+    """`value` (a TFDS generator's, for `feature` at `path`) as `feature.encode` takes it.
+    `audio`: the paths of TFDS Audio features (catalog Tensors of samples), whose values
+    may be audio files, decoded here (WAV), as TFDS's Audio feature decodes them."""
+    if isinstance(feature, FeaturesDict):
+        if not isinstance(value, Mapping):
+            return value  # the feature says what is wrong
+        return {
+            name: to_values(value[name], sub, audio, f"{path}/{name}" if path else name)
+            if name in value
+            else value.get(name)
+            for name, sub in feature.items()
+        }
+    if path in audio and isinstance(feature, Tensor):
+        return _audio(value, feature)
+    if isinstance(feature, Sequence):
+        inner = feature.feature
+        if isinstance(inner, FeaturesDict) and isinstance(value, Mapping):
+            columns = {name: list(value.get(name, ())) for name in inner}
+            lengths = {len(column) for column in columns.values()}
+            rows = lengths.pop() if len(lengths) == 1 else 0
+            value = [{name: columns[name][i] for name in inner} for i in range(rows)]
+        if isinstance(value, (list, tuple)):
+            return [to_values(element, inner) for element in value]
+        return value
+    if isinstance(feature, (Text, ClassLabel)) and isinstance(value, (bytes, np.bytes_)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise FeatureError(
+                f"{feature!r}: TFDS's generator gave bytes that are not UTF-8 text "
+                f"({error.reason} at byte {error.start})"
+            ) from None
+    if isinstance(feature, ClassLabel) and isinstance(value, np.str_):
+        return str(value)
+    if isinstance(feature, Image):
+        return _image(value)
+    if isinstance(feature, (Scalar, Tensor)) and isinstance(value, (str, np.str_)):
+        return _number(value, feature.dtype)
+    if (
+        isinstance(feature, Tensor)
+        and isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, (str, np.str_)) for v in value)
+    ):
+        return _number(value, feature.dtype)
+    return value
+
+
+def _audio(value: Any, feature: Tensor) -> Any:
+    """An audio file (a path or an open file) as its samples, ``(frames,)`` for one channel
+    else ``(frames, channels)``, in the feature's dtype (what TFDS's Audio gives through
+    pydub); arrays pass as they are. WAV only: another format is a FeatureError."""
+    if isinstance(value, (str, os.PathLike)):
+        data = Path(value).read_bytes()
+    elif hasattr(value, "read") and callable(value.read):
+        data = value.read()
+    else:
+        return value
+    if not bytes(data[:4]) == b"RIFF":
+        raise FeatureError(
+            f"{feature!r}: an audio file that is not WAV ({bytes(data[:4])!r}...); the tfds: "
+            "route decodes WAV files only (TFDS uses pydub/ffmpeg for the others)"
+        )
+    header = read_header(data, "an audio file")
+    samples = read_samples(data, header)
+    if header.channels == 1:
+        samples = samples[:, 0]
+    return samples.astype(feature.dtype)
+
+
+def _number(value: Any, dtype: Any) -> Any:
+    """Numbers a generator gave as text (a CSV's cells), as TFDS's features take them:
+    ``np.asarray(value, dtype)``; text that is no number is left for the feature to refuse."""
+    if np.dtype(dtype).kind not in "biuf":
+        return value
+    try:
+        return np.asarray(value, dtype=dtype)
+    except (ValueError, TypeError):
+        return value
+
+
+def _image(value: Any) -> Any:
+    """An image as a path, bytes or an array."""
+    if hasattr(value, "read") and callable(value.read):
+        data = value.read()
+        return data.encode() if isinstance(data, str) else data
+    if type(value).__module__.startswith("PIL."):
+        return np.asarray(value)
+    return value

@@ -1,0 +1,171 @@
+"""Every dataset TFDS registers, with whether catalog prepares it without TensorFlow
+(``catalog list --tfds``, the docs' table of TFDS datasets).
+
+Each name gets a `status`:
+
+- ``prepares``: tested here (``tests/interop/tfds_builders``) from files in its upstream layout
+  (most against TFDS + TensorFlow's own examples from the same files, ``tests/tfds_gold``);
+- ``untested``: its builder loads and its features map to catalog's with no TensorFlow, but no
+  test has run its generators yet (most will prepare; a TF call in them is one clear error);
+- ``needs pip install X``: its builder needs a library that is not installed;
+- ``not yet: WHY``: what stops it (TFDS serves it prepared only, Apache Beam inside TFDS,
+  a feature catalog does not map, a TensorFlow call with no stand-in, ...).
+
+Finding out imports tensorflow-datasets and makes every builder object (no file is read, none
+downloaded): some tens of seconds for TFDS's ~450 names. The answer is kept in the user's cache
+dir (`catalog.spec.index.cache_dir`), keyed by the versions of tensorflow-datasets and catalog
+and by which optional libraries are installed, so a listing after the first takes well under a
+second and never imports TFDS.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import importlib.util
+import inspect
+import json
+import logging
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from catalog._version import __version__
+from catalog.errors import CatalogError, MissingDependencyError, SpecError
+from catalog.spec.index import cache_dir
+
+__all__ = ["TESTED", "TFDSEntry", "tfds_index"]
+
+#: The TFDS datasets a test prepares from files in their upstream layout.
+TESTED = frozenset({
+    "ag_news_subset", "beans", "binarized_mnist", "caltech101", "cifar10", "cifar100",
+    "cifar10_1", "cmaterdb", "colorectal_histology", "deep_weeds", "dtd", "emnist", "eurosat",
+    "fashion_mnist", "glue", "imagenette", "imdb_reviews", "iris", "kmnist", "mnist",
+    "mnist_corrupted", "oxford_flowers102", "rock_paper_scissors", "squad", "stl10",
+    "spoken_digit", "svhn_cropped", "tf_flowers", "tiny_shakespeare", "titanic", "voc",
+    "wine_quality",
+    "yelp_polarity_reviews",
+})  # fmt: skip
+#: Optional libraries whose presence changes a status.
+_OPTIONAL = (
+    "h5py", "pandas", "scipy", "librosa", "pydub", "cv2", "skimage", "bs4", "lxml", "nltk",
+    "matplotlib", "tifffile", "zarr", "gcsfs", "apache_beam", "datasets",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TFDSEntry:
+    """One TFDS dataset: its name, version, configs and `status` (module docstring)."""
+
+    name: str
+    version: str
+    configs: int
+    status: str
+
+
+def _key() -> dict[str, Any]:
+    try:
+        tfds = importlib.metadata.version("tensorflow-datasets")
+    except importlib.metadata.PackageNotFoundError:
+        raise MissingDependencyError(
+            "listing TFDS's datasets needs tensorflow-datasets; pip install 'catalog[tfds]' "
+            "(TensorFlow is not needed)"
+        ) from None
+    found = [m for m in _OPTIONAL if importlib.util.find_spec(m) is not None]
+    return {"tensorflow_datasets": tfds, "catalog": __version__, "optional": found}
+
+
+def _cache_file() -> Path | None:
+    try:
+        return cache_dir() / "tfds-index.json"
+    except RuntimeError:
+        return None
+
+
+def tfds_index(*, refresh: bool = False) -> list[TFDSEntry]:
+    """Every TFDS dataset name with its status, from the cache when it is current."""
+    key = _key()
+    path = _cache_file()
+    if path is not None and not refresh:
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            data = json.loads(path.read_text("utf-8"))
+            if data["key"] == key:
+                return [TFDSEntry(**entry) for entry in data["entries"]]
+    entries = _compute()
+    if path is not None:
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps({"key": key, "entries": [asdict(e) for e in entries]}))
+            tmp.replace(path)
+    return entries
+
+
+def _compute() -> list[TFDSEntry]:
+    from catalog.formats.tfds.runtime import import_tfds
+
+    import_tfds()
+    from tensorflow_datasets.core import registered
+
+    entries = []
+    absl = logging.getLogger("absl")  # TFDS's deprecation warnings, 100s of them: not news here
+    level = absl.level
+    absl.setLevel(logging.ERROR)
+    try:
+        for name in sorted(registered.list_imported_builders()):
+            entries.append(_entry(registered, name))
+    finally:
+        absl.setLevel(level)
+    return entries
+
+
+def _entry(registered: Any, name: str) -> TFDSEntry:
+    from catalog.formats.tfds.runtime import TFDSName
+
+    try:
+        cls = registered.imported_builder_cls(name)
+    except Exception as error:
+        return TFDSEntry(name, "", 0, _why(error))
+    configs = len(getattr(cls, "BUILDER_CONFIGS", ()) or ())
+    version = str(getattr(cls, "VERSION", "") or "")
+    return TFDSEntry(name, version, configs, _status(cls, TFDSName(name)))
+
+
+def _status(cls: Any, name: Any) -> str:
+    from tensorflow_datasets.core import dataset_builder
+
+    from catalog.formats.tfds.runtime import served_prepared
+
+    if served_prepared(cls):
+        return "not yet: TFDS serves it prepared only (no generator code of its own)"
+    if "pipeline" in inspect.signature(cls._split_generators).parameters:
+        return "not yet: it generates with Apache Beam inside TFDS"
+    if issubclass(cls, getattr(dataset_builder, "BeamBasedBuilder", ())):
+        return "not yet: it generates with Apache Beam inside TFDS"
+    from catalog.interop.tfds.builder_spec import declared_spec
+
+    try:
+        declared_spec(name)
+    except Exception as error:
+        return _why(error)
+    if getattr(cls, "MANUAL_DOWNLOAD_INSTRUCTIONS", None):
+        return "not yet: files placed by hand (manual dir) untested"
+    return "prepares" if name.name in TESTED else "untested"
+
+
+def _why(error: BaseException) -> str:
+    """A status line for what stopped a builder."""
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        top = error.name.split(".")[0]
+        if top == "tensorflow":
+            return "not yet: needs TensorFlow itself"
+        return f"needs pip install {top}"
+    if isinstance(error, MissingDependencyError):
+        return f"not yet: {str(error).splitlines()[0][:120]}"
+    if isinstance(error, (SpecError, CatalogError)):
+        text = str(error).splitlines()[0]
+        return f"not yet: {text.split(': ', 2)[-1][:120]}"
+    return (
+        f"not yet: {type(error).__name__}: {str(error).splitlines()[0][:100] if str(error) else ''}"
+    )

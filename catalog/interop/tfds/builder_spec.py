@@ -1,0 +1,252 @@
+"""A `BuilderSpec` for ``tfds:NAME[/CONFIG][:VERSION]``: TFDS's builder as catalog's source.
+
+`declared_spec` is what is known offline, with nothing downloaded: TFDS's features mapped to
+catalog's (through `catalog.interop.tfds.features`, the same mapping as TFDS directories
+use: TFDS's ``features.json`` and labels files, written by TFDS into a temporary folder),
+description, homepage, citation, supervised keys, and no splits yet.
+
+`tfds_spec` completes it as `catalog.interop.croissant.spec` does for a Croissant file: the
+builder's ``_split_generators`` runs with catalog's download manager
+(`catalog.formats.tfds.downloads`: cache, mirrors, offline, resume, deadlines), every file
+checked against the size and sha256 TFDS registers for its URL (a URL TFDS registers none
+for is refused unless the download config registers checksums, then it is measured); each
+split's examples are counted by running its generator once (TFDS's split sizes come from
+what its generator yields too). The spec's splits read with the ``tfds`` source format
+(`catalog.formats.tfds.reader`), its downloads are the files fetched: from there on it is a
+spec like any other (sharded, parallel, resumable, Beam, publish), stored with the prepared
+data so every command finds it by name.
+
+A prepared ``tfds:NAME`` lives in the data dir as ``tfds.NAME`` (`data_dir_name`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
+from catalog.errors import CatalogError, ChecksumError, SourceFormatError, SpecError
+from catalog.features import ClassLabel, FeaturesDict, from_json
+from catalog.formats.tfds.downloads import TFDSDownloads, download_name
+from catalog.formats.tfds.runtime import TFDSName, load_builder, split_generators
+from catalog.formats.tfds.standin import running
+from catalog.interop.tfds.features import from_tfds_json
+from catalog.spec.model import BuilderSpec, DownloadSpec, FileRef, SplitSpec
+
+__all__ = ["data_dir_name", "declared_spec", "tfds_spec"]
+
+
+def data_dir_name(name: str) -> str:
+    """The dataset name a prepared ``tfds:NAME`` has in the data dir.
+
+    >>> data_dir_name("mnist")
+    'tfds.mnist'
+    """
+    return f"tfds.{name}"
+
+
+def _features(builder: Any, where: str) -> FeaturesDict:
+    """TFDS's features as catalog's, through the features.json mapping."""
+    with tempfile.TemporaryDirectory(prefix="catalog-tfds-features-") as folder, running(where):
+        builder.info.features.save_config(folder)
+        data = json.loads((Path(folder) / "features.json").read_text("utf-8"))
+        features = from_tfds_json(data, Path(folder))
+    if not isinstance(features, FeaturesDict):
+        raise SpecError(f"{where}: TFDS's top feature is not a FeaturesDict")
+    return features
+
+
+def declared_spec(name: TFDSName) -> BuilderSpec:
+    """What is known of `name` offline (see the module docstring); no splits."""
+    return _declared(load_builder(name), name)
+
+
+def _declared(builder: Any, name: TFDSName) -> BuilderSpec:
+    """`declared_spec` of a builder object (after its ``_split_generators`` ran, the class
+    names some builders read from their files then, as CIFAR's, are in its features)."""
+    where = str(name)
+    info = builder.info
+    keys = info.supervised_keys
+    supervised = (
+        (keys[0], keys[1])
+        if isinstance(keys, tuple) and len(keys) == 2 and all(isinstance(k, str) for k in keys)
+        else None
+    )
+    config = builder.builder_config.name if builder.builder_config is not None else None
+    configs = {c.name: c.description or "" for c in getattr(builder, "BUILDER_CONFIGS", ()) or ()}
+    return BuilderSpec(
+        name=data_dir_name(name.name),
+        version=str(builder.version),
+        features=_features(builder, where),
+        downloads={},
+        splits={},
+        description=info.description or "",
+        homepage=info.homepage or "",
+        citation=info.citation or "",
+        license=getattr(info, "license", "") or "",
+        supervised_keys=supervised,
+        tags=("tfds",),
+        config=config,
+        configs=configs,
+        default_config=next(iter(configs), None),
+        origin=("tfds", str(TFDSName(name.name, config, str(builder.version)))),
+    )
+
+
+def _filename(url: str, registered: Any) -> str:
+    """The file name a URL's download gets: TFDS's registered one, else the URL's last part."""
+    name = getattr(registered, "filename", None) or url.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+    name = re.sub(r"[^\w.+-]", "_", name)[:200]
+    return name if name not in ("", ".", "..") else "download"
+
+
+def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
+    """The complete spec of `name`: files fetched and verified, examples counted (see the
+    module docstring). ChecksumError for a URL TFDS registers no checksum for (unless
+    `config` registers checksums); a download's failure as catalog's download layer says."""
+    builder = load_builder(name)
+    spec = _declared(builder, name)  # features that map: checked before anything is fetched
+    where = str(name)
+    url_infos = dict(builder.url_infos or {})
+    cached: dict[Path, CachedFile] = {}
+    with DownloadManager(config) as manager:
+
+        def fetch(url: str) -> Path:
+            registered = url_infos.get(url)
+            if registered is None and not config.register_checksums:
+                raise ChecksumError(
+                    f"{where}: TFDS registers no size and sha256 for {url}; prepare with "
+                    "--register-checksums to measure it instead (it is then not verified)"
+                )
+            size = sha256 = None
+            if registered is not None and not config.register_checksums:
+                size, sha256 = int(registered.size), str(registered.checksum)
+            resource = Resource((url,), size, sha256, _filename(url, registered))
+            file = manager.download_all({"file": resource})["file"]
+            cached[file.path] = file
+            return file.path
+
+        def unpack(path: Path) -> Path:
+            file = cached.get(path)
+            if file is None:  # a file inside an extracted archive: extracted beside it
+                from catalog.download.extract import extract
+
+                return extract(path, manager.download_dir / "extracted")
+            return manager.extract(file)
+
+        dl = TFDSDownloads(where, fetch, unpack, manager.manual_dir)
+        generators = split_generators(builder, dl, where)
+        spec = _declared(builder, name)  # what _split_generators found (class names)
+        unlabeled: set[str] = set()
+        counts = {
+            split: _count(start(), where, split, spec.features, unlabeled)
+            for split, start in generators.items()
+        }
+        spec = _declared(builder, name)  # and what the generators found (deep_weeds' names)
+    files = {download_name(url): FileRef(download_name(url)) for url in dl.fetched}
+    extracted = {
+        download_name(url): FileRef(download_name(url), ".")
+        for url, path in dl.fetched.items()
+        if path in dl.extracted
+    }
+    downloads = {}
+    for url, path in dl.fetched.items():
+        file = cached[path]
+        downloads[download_name(url)] = DownloadSpec(
+            download_name(url), url, size=file.size, sha256=file.sha256, filename=file.filename
+        )
+    options = {
+        "builder": name.name,
+        "config": spec.config or "",
+        "version": spec.version,
+        "files": files,
+        "extracted": extracted,
+        "feature_names": sorted(spec.features),
+    }
+    audio = _audio_features(builder.info.features)
+    if audio:
+        options["audio_features"] = audio
+    splits = {
+        split: SplitSpec(split, "tfds", {}, count, {**options, "split": split})
+        for split, count in counts.items()
+    }
+    features = _allow_unlabeled(spec.features, unlabeled) if unlabeled else spec.features
+    return spec.replace(features=features, downloads=downloads, splits=splits)
+
+
+def _count(
+    examples: Any, where: str, split: str, features: FeaturesDict, unlabeled: set[str]
+) -> int:
+    """How many examples a split's generator yields (each one read, none kept); the
+    ClassLabel features given -1 (no label, which TFDS's ClassLabel takes) go into
+    `unlabeled`, by path."""
+    labels = _class_labels(features)
+    count = 0
+    try:
+        for _, example in examples:
+            for path in labels - unlabeled:
+                if _is_unlabeled(_at(example, path)):
+                    unlabeled.add(path)
+            count += 1
+    except CatalogError:
+        raise
+    except Exception as error:  # TFDS's code: whatever it raises is this split's failure
+        raise SourceFormatError(
+            f"{where}: split {split!r}, after example {count}: TFDS's generator failed: "
+            f"{type(error).__name__}: {error}"
+        ) from None
+    return count
+
+
+def _class_labels(features: FeaturesDict) -> set[str]:
+    """The paths (``a/b``) of the ClassLabel features directly in `features` or in its
+    nested FeaturesDicts (not inside Sequences)."""
+    found = set()
+    for name, feature in features.items():
+        if isinstance(feature, ClassLabel):
+            found.add(name)
+        elif isinstance(feature, FeaturesDict):
+            found.update(f"{name}/{inner}" for inner in _class_labels(feature))
+    return found
+
+
+def _at(example: Any, path: str) -> Any:
+    for part in path.split("/"):
+        if not isinstance(example, dict):
+            return None
+        example = example.get(part)
+    return example
+
+
+def _is_unlabeled(value: Any) -> bool:
+    return not isinstance(value, (bool, str, bytes)) and value is not None and value == -1
+
+
+def _allow_unlabeled(features: FeaturesDict, paths: set[str]) -> FeaturesDict:
+    """`features` with the ClassLabels at `paths` taking -1 (no label)."""
+    data = features.to_json()
+    for path in paths:
+        node = data
+        for part in path.split("/"):
+            node = node["features"][part]
+        node["allow_unlabeled"] = True
+    rebuilt = from_json(data)
+    assert isinstance(rebuilt, FeaturesDict)
+    return rebuilt
+
+
+def _audio_features(feature: Any, path: str = "") -> list[str]:
+    """The paths (``a/b``) of TFDS Audio features in TFDS's FeaturesDict `feature` (not in
+    Sequences): their values may be audio files (`catalog.formats.tfds.values`)."""
+    if type(feature).__name__ == "Audio":
+        return [path]
+    if type(feature).__name__ == "FeaturesDict":
+        return [
+            found
+            for name, child in feature.items()
+            for found in _audio_features(child, f"{path}/{name}" if path else name)
+        ]
+    return []

@@ -1,0 +1,98 @@
+"""Text through TFDS's builders: SQuAD (a JSON file that is no archive, string tensors, a
+Sequence of dicts given as a dict of lists), and what a failing TFDS generator looks like."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tfds_files import SKIP_REASON
+
+pytest.importorskip("tensorflow_datasets", reason=SKIP_REASON)
+
+from tfds_files import mirror_file, patch_mnist, serve_mnist
+
+import catalog
+from catalog.download import DownloadConfig
+from catalog.errors import SourceFormatError
+from catalog.features import Sequence, Text
+from catalog.testing.http_server import LoopbackServer
+
+from conftest import catalog_cli
+
+_SQUAD = "https://rajpurkar.github.io/SQuAD-explorer/dataset/"
+
+
+def _squad(questions: list[tuple[str, str, list[tuple[str, int]]]]) -> bytes:
+    """A SQuAD v1.1 JSON file: one article, one paragraph, these (id, question, answers)."""
+    context = "Catalog reads TFDS datasets without TensorFlow. It was written in 2026."
+    qas = [
+        {"id": qid, "question": q, "answers": [{"text": t, "answer_start": s} for t, s in a]}
+        for qid, q, a in questions
+    ]
+    data = {"version": "1.1", "data": [{"title": "Catalog", "paragraphs": [
+        {"context": context, "qas": qas}]}]}  # fmt: skip
+    return json.dumps(data).encode()
+
+
+def test_squad_questions_and_answers(tmp_path: Path) -> None:
+    mirror = tmp_path / "mirror"
+    train = [("q1", "What does catalog read?", [("TFDS datasets", 14)]),
+             ("q2", "When was it written?", [("2026", 66), ("in 2026", 63)])]  # fmt: skip
+    dev = [("q3", "Without what?", [("TensorFlow", 36)])]
+    mirror_file(mirror, _SQUAD + "train-v1.1.json", _squad(train))
+    mirror_file(mirror, _SQUAD + "dev-v1.1.json", _squad(dev))
+    config = DownloadConfig(
+        download_dir=tmp_path / "dl", mirrors=[str(mirror)], offline=True,
+        register_checksums=True, progress="none",
+    )  # fmt: skip
+    sources = catalog.data_source("tfds:squad/v1.1", data_dir=tmp_path / "data",
+                                  download_config=config)  # fmt: skip
+    assert isinstance(sources, dict) and set(sources) == {"train", "validation"}
+    features = sources["train"].features
+    assert isinstance(features["id"], Text)  # TFDS's np.str_ Tensor
+    assert isinstance(features["answers"], Sequence)
+    got = {ex["id"]: ex for ex in (sources["train"][i] for i in range(2))}
+    assert got["q2"]["question"] == "When was it written?"
+    assert got["q2"]["title"] == "Catalog"
+    assert list(got["q2"]["answers"]["text"]) == ["2026", "in 2026"]
+    assert list(got["q2"]["answers"]["answer_start"]) == [66, 63]
+    assert sources["validation"][0]["answers"]["text"][0] == "TensorFlow"
+
+
+def test_a_failing_tfds_generator_is_one_error_naming_the_split(
+    tmp_path: Path, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TFDS's mnist generator told to read more images than its file holds (NumPy's reshape
+    fails inside TFDS's code): a SourceFormatError naming the dataset, split and error."""
+    base = serve_mnist(server, tmp_path / "files", {"train": 3, "test": 2})
+    patch_mnist(monkeypatch, base, train=9, test=2)
+    config = DownloadConfig(download_dir=tmp_path / "dl", register_checksums=True,
+                            progress="none")  # fmt: skip
+    with pytest.raises(SourceFormatError, match=r"tfds:mnist: split 'train'.*ValueError"):
+        catalog.data_source("tfds:mnist", data_dir=tmp_path / "data", download_config=config)
+    assert not (tmp_path / "data" / "tfds.mnist").exists()
+
+
+def test_an_unsupported_tfds_dataset_says_why_in_one_line(tmp_path: Path) -> None:
+    for name, why in (("tfds:c4", "Apache Beam"), ("tfds:asimov_v2_videos", "prepared only")):
+        result = catalog_cli("prepare", name, "--data-dir", str(tmp_path), "--offline")
+        assert result.returncode != 0
+        assert why in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_string_tensors_map_to_text() -> None:
+    from catalog.interop.tfds.features import from_tfds_json
+
+    def tensor(dims: list[str], encoding: str = "none") -> dict[str, object]:
+        return {
+            "pythonClassName": "tensorflow_datasets.core.features.tensor_feature.Tensor",
+            "tensor": {"shape": {"dimensions": dims}, "dtype": "string", "encoding": encoding},
+        }
+
+    assert from_tfds_json(tensor([]), Path()) == Text()
+    assert from_tfds_json(tensor(["-1"]), Path()) == Sequence(Text())
+    assert from_tfds_json(tensor(["3"]), Path()) == Sequence(Text(), length=3)
+    with pytest.raises(SourceFormatError, match="string Tensor"):
+        from_tfds_json(tensor(["2", "2"]), Path())
