@@ -6,6 +6,8 @@ import counts: at the top of a module, inside a function, under TYPE_CHECKING.""
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "catalog"
 
 #: The stages, lowest first. A stage imports only from its own and from earlier rows; stages in
-#: one row are independent of each other. `interop` is two stages: TensorFlow's file format is a
-#: codec as low as the features, TFDS directories compose the read and prepare stages.
+#: one row are independent of each other. `interop` is four stages: TensorFlow's file format is a
+#: codec as low as the features; TFDS directories compose the read and prepare stages; the
+#: Parquet export reads prepared data; Croissant files describe that export and become specs.
 LAYERS: list[set[str]] = [
     {"_version", "errors", "_util", "interop"},  # interop/__init__.py: only a docstring
     {"features"},
@@ -135,3 +138,159 @@ def test_the_checker_sees_every_kind_of_import() -> None:
         "catalog.read.array_record",
     ]
     assert RANK[stage_of("catalog.api.builder")] > RANK[stage_of("catalog.read.probe")]
+
+
+# ---- formats/ by family (docs/architecture.md, "formats/ by family") --------------------------
+
+#: formats/'s families, lowest first: a family imports only from its own and from earlier rows
+#: (`base` is the source-format protocol, `resume` the resumed stream tables and Croissant
+#: share; the package itself, `catalog.formats`, is the registry of every format).
+FORMAT_FAMILIES: list[set[str]] = [
+    {"base", "resume"},
+    {"tables", "arrays", "shards", "text", "tfds"},
+    {"audio"},
+    {"images"},
+    {"annotations"},
+    {"croissant"},
+    {"registry"},
+]
+FAMILY_RANK = {family: rank for rank, row in enumerate(FORMAT_FAMILIES) for family in row}
+FORMATS_DIR = PACKAGE / "formats"
+
+
+def family_of(module: str) -> str | None:
+    """``catalog.formats.tables.delimited`` -> ``tables``; None outside formats/."""
+    parts = module.split(".")
+    if parts[:2] != ["catalog", "formats"]:
+        return None
+    return parts[2] if len(parts) > 2 else "registry"
+
+
+def test_formats_is_a_few_families() -> None:
+    entries = {p.stem for p in FORMATS_DIR.iterdir() if p.name != "__pycache__"}
+    assert len(entries) <= 12, f"formats/ has {len(entries)} top-level entries: {sorted(entries)}"
+    families = {
+        p.stem for p in FORMATS_DIR.iterdir() if p.name not in ("__pycache__", "__init__.py")
+    }
+    assert families <= set(FAMILY_RANK), (
+        f"formats/ entries of no family: {families - set(FAMILY_RANK)}"
+    )
+    assert all(
+        (FORMATS_DIR / f / "__init__.py").is_file() for f in families if (FORMATS_DIR / f).is_dir()
+    )
+
+
+def test_format_families_import_down_never_up_nor_in_circles() -> None:
+    wrong = []
+    for path in MODULES:
+        here = family_of(module_name(path))
+        if here is None:
+            continue
+        for line, name in imports_of(path):
+            there = family_of(name)
+            if there is not None and there != here and FAMILY_RANK[there] >= FAMILY_RANK[here]:
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {here} imports {there}")
+    assert not wrong, "imports between formats/ families against their order:\n" + "\n".join(wrong)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    return {module_name(p): {n for _, n in imports_of(p)} for p in MODULES}
+
+
+def test_no_circles_between_modules() -> None:
+    """A module never imports, through any chain, a module that imports it (function-local
+    and TYPE_CHECKING imports count): two modules that need each other are one idea split
+    wrongly, or share a piece that belongs lower down."""
+    graph = _import_graph()
+    state: dict[str, int] = {}
+    circles: list[str] = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in graph:
+                continue
+            if state.get(nxt) == 1:
+                circles.append(" -> ".join([*trail[trail.index(nxt) :], nxt]))
+            elif nxt not in state:
+                visit(nxt, [*trail, nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert not circles, "import circles:\n" + "\n".join(circles)
+
+
+def test_formats_import_catalog_at_the_top() -> None:
+    """Function-local imports in formats/ are for heavy optional libraries only (pyarrow, h5py,
+    scipy, Pillow...), never for catalog's own modules (once used to hide a circle)."""
+    local = []
+    for path in sorted(FORMATS_DIR.rglob("*.py")):
+        for fn in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                local += [
+                    f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+                    for node in ast.walk(fn)
+                    if isinstance(node, ast.ImportFrom)
+                    and (node.module or "").startswith("catalog")
+                ]
+    assert not local, "function-local imports of catalog in formats/:\n" + "\n".join(local)
+
+
+# ---- "Where a new piece goes" (docs/architecture.md), checked where a test can ---------------
+
+
+def test_every_source_format_is_registered() -> None:
+    """A new source-file format: a module in a formats/ family, registered in FORMATS."""
+    from catalog.formats import FORMATS
+    from catalog.formats.base import SourceFormat
+
+    declared = set()
+    for path in sorted(FORMATS_DIR.rglob("*.py")):
+        module = importlib.import_module(module_name(path))
+        declared |= {id(v) for v in vars(module).values() if isinstance(v, SourceFormat)}
+    assert declared == {id(f) for f in FORMATS.values()}, "a SourceFormat not in FORMATS"
+
+
+def test_every_feature_type_is_registered() -> None:
+    """A new feature type: a module in features/, registered in features/registry.py."""
+    from catalog.features.base import Feature
+    from catalog.features.registry import FEATURE_TYPES
+
+    found = set()
+    for path in sorted((PACKAGE / "features").glob("*.py")):
+        module = importlib.import_module(module_name(path))
+        found |= {
+            v for v in vars(module).values()
+            if isinstance(v, type) and issubclass(v, Feature) and v is not Feature
+            and v.__module__ == module.__name__
+        }  # fmt: skip
+    assert found <= set(FEATURE_TYPES.values()), (
+        f"not registered: {found - set(FEATURE_TYPES.values())}"
+    )
+
+
+def test_every_command_module_is_listed() -> None:
+    """A new CLI command: cli/<command>.py with register(), one Command line in commands.py."""
+    from catalog.cli.commands import COMMANDS
+
+    listed = {c.module for c in COMMANDS}
+    modules = {
+        module_name(p) for p in (PACKAGE / "cli").glob("*.py") if "def register(" in p.read_text()
+    }
+    assert modules == listed, f"command modules not listed: {modules - listed}"
+
+
+def test_url_schemes_are_told_apart_in_one_table() -> None:
+    """A new storage backend: one module in storage/ and one `Scheme` in storage/schemes.py;
+    nothing else branches on a URL scheme."""
+    pattern = re.compile(r"""protocol\s*(==|!=|in)\b|["'](s3|gs|gcs)["']""")
+    found = [
+        f"{p.relative_to(PACKAGE.parent)}:{n}"
+        for p in MODULES
+        if p.name != "schemes.py"
+        for n, line in enumerate(p.read_text("utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not found, "branches on a URL scheme outside storage/schemes.py:\n" + "\n".join(found)

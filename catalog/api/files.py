@@ -18,13 +18,12 @@ from catalog.errors import SpecError
 from catalog.prepare.options import PrepareOptions
 from catalog.spec.infer import InferOptions, infer_spec, name_from_path
 from catalog.spec.infer import write as spec_writer
-from catalog.spec.model import BuilderSpec
 from catalog.spec.registry import list_datasets
 
 if TYPE_CHECKING:
     from catalog.download import DownloadConfig
 
-__all__ = ["files_builder", "prepare_files", "spec_of_files"]
+__all__ = ["files_builder", "prepare_files"]
 
 
 def files_builder(
@@ -166,8 +165,3 @@ def prepare_files(
         PrepareOptions(overwrite=overwrite, num_proc=num_proc), download_config=download_config
     )
     return b
-
-
-def spec_of_files(path: PathLike, name: str | None = None, **options: object) -> BuilderSpec:
-    """The spec `prepare_files` would prepare (for a look before preparing)."""
-    return files_builder(path, name, **options).spec  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,6 @@ from catalog.storage.remote import is_url
 
 if TYPE_CHECKING:
     from catalog.info.dataset_info import DatasetInfo
-    from catalog.spec.model import BuilderSpec
 
 __all__ = ["info_json", "register"]
 
@@ -47,7 +47,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser.set_defaults(run=run)
 
 
-def info_json(info: DatasetInfo, location: Location, spec: BuilderSpec) -> dict[str, Any]:
+def info_json(
+    info: DatasetInfo,
+    location: Location,
+    configs: Mapping[str, str] | None = None,
+    default_config: str | None = None,
+) -> dict[str, Any]:
     """The JSON document `catalog info --json` prints: dataset_info.json's keys and more.
 
     Added to `DatasetInfo.to_json`: ``configs`` (every config's name, empty for a dataset
@@ -56,8 +61,8 @@ def info_json(info: DatasetInfo, location: Location, spec: BuilderSpec) -> dict[
     """
     return {
         **info.to_json(),
-        "configs": list(spec.configs),
-        "default_config": spec.default_config,
+        "configs": list(configs or {}),
+        "default_config": default_config,
         "download_size": info.download_size,
         "prepared": location.prepared,
         "data_path": str(location.path),
@@ -156,15 +161,7 @@ def _full(args: argparse.Namespace) -> str:
     configs = b.spec.configs if b is not None else {}
     default = b.spec.default_config if b is not None else None
     if args.json:
-        document = {
-            **info.to_json(),
-            "configs": list(configs),
-            "default_config": default,
-            "download_size": info.download_size,
-            "prepared": location.prepared,
-            "data_path": str(location.path),
-            "prepared_size": location.num_bytes if location.prepared else None,
-        }
+        document = info_json(info, location, configs, default)
         return no_surrogates(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
     text = format_info(info, location, configs=configs, default_config=default)
     return no_surrogates(text)

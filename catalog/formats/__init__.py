@@ -51,6 +51,7 @@ from catalog.formats.annotations import (
     clevr,
     coco_json,
     cub,
+    image_list,
     image_tables,
     kitti,
     mat_records,
@@ -59,10 +60,11 @@ from catalog.formats.annotations import (
 from catalog.formats.arrays import amat, cifar_bin, hdf5, idx, mat, norb, npz
 from catalog.formats.audio import wav_folder
 from catalog.formats.base import Option, Role, Source, SourceFile, SourceFormat
-from catalog.formats.croissant import records as croissant_records
-from catalog.formats.images import image_csv, image_folder, image_list, image_tar, raw_images
+from catalog.formats.croissant import format as croissant_records
+from catalog.formats.images import image_csv, image_folder, image_tar, raw_images
 from catalog.formats.shards import tfrecord, webdataset
-from catalog.formats.tables import delimited, json_lines, parquet
+from catalog.formats.tables import csv_format as delimited
+from catalog.formats.tables import json_lines, parquet
 from catalog.formats.text import squad_json, text_cut, text_folder
 from catalog.formats.tfds import reader as tfds_reader
 

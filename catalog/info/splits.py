@@ -54,7 +54,6 @@ __all__ = [
     "SplitArg",
     "SplitsArg",
     "check_split_names",
-    "each_split",
     "even_splits",
     "resolve",
     "split_for_jax_process",
@@ -355,13 +354,6 @@ def check_split_names(spec: SplitArg, names: Sequence[str]) -> Split:
         if name not in names:
             raise _unknown(name, list(names), str(split))
     return split
-
-
-def each_split(split: SplitsArg | None) -> list[SplitArg]:
-    """The specs of a ``split=`` argument: none, one, or each of a list."""
-    if split is None:
-        return []
-    return list(split) if isinstance(split, (list, tuple)) else [split]
 
 
 def split_text(spec: SplitArg) -> str:

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from catalog.errors import CatalogError, StorageError
 from catalog.storage import remote
 from catalog.storage.environment import REMOTE_DEADLINE_ENV
-from catalog.storage.remote import RemoteDir, no_such_bucket, shared_options
+from catalog.storage.remote import RemoteDir, no_such_bucket, shared_options, url_scheme
 from catalog.storage.remote_reads import deadline
-from catalog.storage.schemes import scheme
+from catalog.storage.schemes import SCHEMES, scheme
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -115,11 +115,12 @@ def storage_error(where: RemoteDir | str, doing: str, error: BaseException) -> S
     """The one clear error for `error`, raised while `doing` something at `where`."""
     url = str(where)
     bucket = url.split("://", 1)[-1].split("/", 1)[0]
-    kind = scheme(url.split("://", 1)[0] if "://" in url else "s3")
+    kind = SCHEMES.get(url_scheme(url))
     names = {cls.__name__ for cls in type(error).__mro__}
     text = str(error)
     if "NoCredentialsError" in names or "Unable to locate credentials" in text:
-        return StorageError(f"{url}: no credentials found while {doing}: {kind.credentials}")
+        how = kind.credentials if kind is not None and kind.credentials else "give credentials"
+        return StorageError(f"{url}: no credentials found while {doing}: {how}")
     if isinstance(error, FileNotFoundError) and no_such_bucket(error):
         return StorageError(
             f"{url}: the bucket {bucket!r} does not exist (while {doing}); create it, or give "

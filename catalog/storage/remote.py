@@ -115,7 +115,7 @@ def remote_dir(url: str) -> RemoteDir:
         raise StorageError(f"{url!r} is not a URL (scheme://bucket/prefix)")
     scheme, rest = match.group(1).lower(), match.group(2).strip("/")
     if scheme not in EXTRAS:
-        known = ", ".join(f"{s}://" for s in ("s3", "gs", "https"))  # the main ones
+        known = ", ".join(sorted({f"{s.name}://" for s in SCHEMES.values() if s.library}))
         raise StorageError(f"{url}: catalog does not read {scheme}:// data dirs (it reads {known})")
     if not rest:
         raise StorageError(f"{url}: no bucket or host after {scheme}://")

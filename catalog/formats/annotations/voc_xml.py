@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import FeatureError, SourceFormatError
-from catalog.features import FeaturesDict
+from catalog.features import ClassLabel, FeaturesDict, Sequence
 from catalog.features.bbox import normalised_box
 from catalog.formats.base import Examples, Role, Source, SourceFormat
 
@@ -144,7 +144,6 @@ def examples(source: Source) -> Examples:
 
 
 def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
-    from catalog.features import ClassLabel, Sequence
 
     labels = features["labels"]
     if not isinstance(labels, Sequence) or not isinstance(labels.feature, ClassLabel):

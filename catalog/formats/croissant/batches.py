@@ -36,9 +36,20 @@ from catalog.errors import CatalogError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Text
 from catalog.features.batch_encode import TextColumn
 from catalog.formats.base import Batch, Source
+from catalog.formats.croissant.files import FILENAME, FULLPATH
+from catalog.formats.croissant.records import Recipe, examples, file_reference
+from catalog.formats.croissant.values import caster, fills_of, match_key
 from catalog.formats.resume import Cursor
 from catalog.formats.tables.csv_batches import bulk_dialect, open_fields
-from catalog.formats.tables.table_batches import resumable
+from catalog.formats.tables.parquet import ParquetAccess, parquet_file
+from catalog.formats.tables.table_batches import (
+    BATCH_ROWS,
+    Refused,
+    from_strings,
+    from_typed,
+    resumable,
+    row_batches,
+)
 
 if TYPE_CHECKING:
     from catalog.formats.croissant.records import Recipe
@@ -66,9 +77,6 @@ def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
     """The `ColumnsPlan` of the recipe's record set when every field is a plain column of one
     Parquet or CSV/TSV file or file set on disk, or its files' path or name (the Hub's split
     field), and a split filter reads such a path (see the module docstring); None otherwise."""
-    from catalog.formats.croissant.files import FILENAME, FULLPATH
-    from catalog.formats.croissant.records import file_reference
-    from catalog.formats.croissant.values import match_key
 
     node = recipe.record_sets[recipe.target]
     fields = recipe.fields[recipe.target]
@@ -124,11 +132,6 @@ def split_counts(source: Source, feature: str) -> dict[str, int] | None:
     from that column alone; None otherwise (read them)."""
     import pyarrow
 
-    from catalog.formats.croissant.files import FILENAME, FULLPATH
-    from catalog.formats.croissant.records import Recipe
-    from catalog.formats.croissant.values import caster
-    from catalog.formats.tables.parquet import parquet_file
-
     recipe = Recipe(source.options["recipe"], source.options["files"])
     field = recipe.features.get(feature)
     if not isinstance(field, str) or recipe.quick_count() is None:
@@ -171,8 +174,6 @@ def _fill(feature: Feature, given: Any) -> Any:
 def _stream(source: Source, cursor: Cursor) -> Iterator[Batch]:
     """Examples ``cursor.start..`` of a croissant split in `Batch` es: columns where the
     record set allows (`columns_plan`), else the row reader's examples."""
-    from catalog.formats.croissant.records import Recipe, examples
-    from catalog.formats.tables.table_batches import row_batches
 
     start = cursor.start
     recipe = Recipe(source.options["recipe"], source.options["files"])
@@ -186,7 +187,6 @@ def _stream(source: Source, cursor: Cursor) -> Iterator[Batch]:
 def _sequential(source: Source) -> bool:
     """Whether the split is read from its start (by the row reader, or CSV by pyarrow): a
     range after the last one read goes on reading it; Parquet starts at the row group."""
-    from catalog.formats.croissant.records import Recipe
 
     plan = columns_plan(Recipe(source.options["recipe"], source.options["files"]))
     return plan is None or plan.kind != "parquet"
@@ -201,9 +201,6 @@ batches = resumable(_stream, ahead=_sequential)
 def _column_batches(
     source: Source, target: str, plan: ColumnsPlan, start: int, stop: int | None
 ) -> Iterator[Batch]:
-    from catalog.formats.croissant.values import caster, fills_of
-    from catalog.formats.tables.parquet import ParquetAccess
-    from catalog.formats.tables.table_batches import BATCH_ROWS, Refused, from_typed, row_batches
 
     features: FeaturesDict = source.features
     table = Source(
@@ -246,8 +243,6 @@ def _column_batches(
             yield Batch(position, batch.num_rows, columns=converted)
         position += batch.num_rows
     if irregular:  # CSV pyarrow may read otherwise: the row reader, from there on
-        from catalog.formats.croissant.records import examples
-
         yield from row_batches(itertools.islice(examples(source), position, stop), position)
 
 
@@ -256,7 +251,6 @@ def _from_text(array: Any, feature: Feature, fill: Any) -> Any:
     (`catalog.formats.croissant.values`): an empty cell of a float field is NaN (pandas', so
     mlcroissant's); Refused where `catalog.formats.tables.table_batches.from_strings` cannot show
     the cast's value."""
-    from catalog.formats.tables.table_batches import Refused, from_strings
 
     if isinstance(feature, ClassLabel) and feature.allow_unlabeled:
         raise Refused  # "-1" is a label there, not to the Croissant cast
@@ -310,7 +304,6 @@ def _csv_slices(plan: ColumnsPlan, start: int, irregular: list[bool]) -> Iterato
 
 def _constant(feature: Feature, value: Any, rows: int) -> Any:
     """A column of `rows` times the value of a feature (cast already)."""
-    from catalog.formats.tables.table_batches import Refused
 
     if isinstance(feature, Text):
         data = np.frombuffer(str(value).encode("utf-8"), np.uint8)

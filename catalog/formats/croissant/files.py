@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import SourceFormatError, SpecError
+from catalog.formats.croissant.patterns import glob_regex
 from catalog.formats.tables.csv_dialect import dict_reader
+from catalog.formats.tables.parquet import BATCH_ROWS, parquet_file
 
 __all__ = [
     "CONTENT",
@@ -158,7 +160,6 @@ def set_files(
     `prefix`) matches one of the ``includes`` globs (RE2, `catalog.formats.croissant.patterns`), in
     path
     order; symlinks that lead out of the root are skipped, none is followed into a loop."""
-    from catalog.formats.croissant.patterns import glob_regex
 
     matchers = [glob_regex(g, f"{where}: includes") for g in globs]
     count = 0
@@ -196,7 +197,6 @@ def zip_files(
 ) -> Iterator[tuple[zipfile.Path, str]]:
     """The members of a zip file a FileSet's ``includes`` match (paths as `member_path`
     gives them, after `prefix`), in path order, each to be read in place."""
-    from catalog.formats.croissant.patterns import glob_regex
 
     matchers = [glob_regex(g, f"{where}: includes") for g in globs]
     try:
@@ -319,8 +319,6 @@ def file_rows(
 
 def _parquet_rows(path: Path, wanted: list[str]) -> Iterator[dict[str, Any]]:
     import pyarrow
-
-    from catalog.formats.tables.parquet import BATCH_ROWS, parquet_file
 
     handle = parquet_file(path if isinstance(path, Path) else io.BytesIO(path.read_bytes()))
     present = set(handle.schema_arrow.names)

@@ -28,8 +28,7 @@ from typing import Any
 
 from catalog.errors import SourceFormatError, SpecError
 from catalog.features import FeaturesDict
-from catalog.formats.base import Examples, Option, Source, SourceFormat
-from catalog.formats.croissant.batches import batches
+from catalog.formats.base import Examples, Source
 from catalog.formats.croissant.files import (
     CONTENT,
     FILENAME,
@@ -48,8 +47,9 @@ from catalog.formats.croissant.files import (
 )
 from catalog.formats.croissant.patterns import BoundedRegex, glob_regex, regex
 from catalog.formats.croissant.values import caster, fills_of, match_key, resampled
+from catalog.formats.tables.parquet import parquet_file
 
-__all__ = ["FORMAT", "Recipe", "examples", "listed", "ref"]
+__all__ = ["Recipe", "examples", "listed", "ref"]
 
 
 def listed(value: Any) -> list[Any]:
@@ -414,7 +414,6 @@ class Recipe:
             return None
         if any(f.property in (LINES, LINE_NUMBER) for f in fields):
             return None
-        from catalog.formats.tables.parquet import parquet_file
 
         columns = {f.column for f in fields if f.column is not None}
         count = 0
@@ -475,25 +474,3 @@ def quick_count(source: Source) -> int | None:
     """The split's number of examples without reading them, when the files' metadata tells
     (`Recipe.quick_count`); None otherwise."""
     return Recipe(source.options["recipe"], source.options["files"]).quick_count()
-
-
-def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
-    try:
-        return frozenset(json.loads(options["recipe"])["features"]), frozenset()
-    except (ValueError, KeyError, TypeError):
-        return frozenset(), frozenset()
-
-
-FORMAT = SourceFormat(
-    name="croissant",
-    description="a record set of a Croissant file, read as mlcroissant reads it",
-    roles=(),
-    options={
-        "recipe": Option("str", "", "the record set and what it reads (JSON; written by catalog)"),
-        "files": Option("file_map", {}, "key -> a file, archive or folder the recipe names"),
-        "fill": Option("str_map", {}, "feature -> the value standing in for a missing one"),
-    },
-    features=_features,
-    examples=examples,
-    batches=batches,
-)

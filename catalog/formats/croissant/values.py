@@ -33,6 +33,7 @@ from catalog.features import (
     Tensor,
     Text,
 )
+from catalog.formats.audio.sound_files import soundfile_module
 from catalog.formats.base import Source
 from catalog.formats.croissant.files import loads_json
 from catalog.formats.images.image_files import stored_or_pixels
@@ -186,7 +187,6 @@ def _cast(feature: Any, value: Any) -> Any:
 def audio_format(data: bytes, where: str) -> tuple[int, int]:
     """(sample rate, channels) of an audio file's bytes (WAV, FLAC, OGG, MP3: what soundfile
     reads); SourceFormatError when it cannot."""
-    from catalog.formats.audio.sound_files import soundfile_module
 
     sf = soundfile_module()
     try:
@@ -218,7 +218,6 @@ def _audio(feature: Audio, value: Any) -> Any:
 
 def _decoded(data: bytes, dtype: str) -> tuple[Any, int]:
     """(samples (n, channels), sample rate) of an audio file's bytes."""
-    from catalog.formats.audio.sound_files import soundfile_module
 
     sf = soundfile_module()
     try:

@@ -44,7 +44,6 @@ lines are skipped. The key is the row index. Errors name the file and line.
 from __future__ import annotations
 
 import codecs
-import collections
 import csv
 import io
 import itertools
@@ -59,16 +58,17 @@ import numpy as np
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, Text
 from catalog.features.features_dict import split_path
-from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
+from catalog.formats.base import Examples, Source
 from catalog.formats.tables import csv_dialect
 from catalog.formats.tables.compressed import open_bytes
 from catalog.formats.tables.csv_dialect import PANDAS_MISSING
 
 __all__ = [
-    "FORMAT",
+    "QUOTING",
     "RowConverter",
     "examples",
     "file_examples",
+    "leaf",
     "rows",
     "to_value",
     "too_many_fields",
@@ -79,17 +79,17 @@ _INT = re.compile(r"^[+-]?\d+$")
 _LONE_CR = re.compile(rb"(?<=\r)(?!\n)")  # after a \r that ends a line by itself
 _INFINITY = re.compile(r"\s*[+-]?inf(inity)?\s*", re.IGNORECASE)
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
-_QUOTING: dict[str, Literal[0, 3]] = {"minimal": csv.QUOTE_MINIMAL, "none": csv.QUOTE_NONE}
+QUOTING: dict[str, Literal[0, 3]] = {"minimal": csv.QUOTE_MINIMAL, "none": csv.QUOTE_NONE}
 
 
 def _feature(features: FeaturesDict, path: str) -> Feature:
     """The feature at `path` (checked to exist when the spec was loaded)."""
-    feature = _leaf(features, path)
+    feature = leaf(features, path)
     assert feature is not None
     return feature
 
 
-def _leaf(features: FeaturesDict, path: str) -> Feature | None:
+def leaf(features: FeaturesDict, path: str) -> Feature | None:
     return features.feature_at(path)
 
 
@@ -191,7 +191,7 @@ def rows(path: Path, options: Mapping[str, Any]) -> Iterator[tuple[int, list[str
     reader = csv_dialect.reader(
         lines,
         delimiter=options["delimiter"],
-        quoting=_QUOTING[options["quoting"]],
+        quoting=QUOTING[options["quoting"]],
         strict=options["quoting"] == "minimal",
     )
     start = skip + 1
@@ -368,90 +368,3 @@ def _nest(flat: Mapping[str, Any], features: FeaturesDict) -> dict[str, Any]:
                 break
             node, level = node.setdefault(name, {}), level[name].children()
     return out
-
-
-def _mapped(options: Mapping[str, Any]) -> list[str]:
-    paths = [*options["columns"], *options["stack"], *options["constant"]]
-    return [*paths, options["row_index"]] if options["row_index"] else paths
-
-
-def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
-    """Any top-level feature a mapped path may start with (a name may hold '/'); `_validate`
-    checks that every feature gets a value."""
-    paths = _mapped(options)
-    return frozenset(), frozenset(p[:i] for p in paths for i in range(1, len(p) + 1)
-                                  if i == len(p) or p[i] == "/")  # fmt: skip
-
-
-def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
-    if options["quoting"] not in _QUOTING:
-        return f"options.quoting must be one of {', '.join(_QUOTING)}, got {options['quoting']!r}"
-    if options["incomplete"] not in ("error", "skip", "missing"):
-        return f"options.incomplete must be error, skip or missing, got {options['incomplete']!r}"
-    if options["incomplete"] == "missing" and not options["missing"]:
-        return "options.incomplete: missing needs options.missing (the texts of a missing value)"
-    if len(options["delimiter"]) != 1:
-        return f"options.delimiter must be one character, got {options['delimiter']!r}"
-    mapped = _mapped(options)
-    twice = sorted(p for p, n in collections.Counter(mapped).items() if n > 1)  # linear
-    if twice:
-        return f"feature {twice[0]!r} is given a value by more than one option"
-    leaves = {path for path, _ in features.leaves()}
-    for path in mapped:
-        if path not in leaves:
-            return f"{path!r} is not a feature (features: {', '.join(sorted(leaves))})"
-    unmapped = sorted(leaves - set(mapped))
-    if unmapped:
-        return f"no column, constant or row_index gives feature {unmapped[0]!r}"
-    for path in options["stack"]:
-        feature = _leaf(features, path)
-        if not isinstance(feature, Tensor) or len(feature.shape) != 1:
-            return f"options.stack: feature {path!r} must be a Tensor of one dimension"
-    for path in [*options["fill"], *options["values"], *options["strip"]]:
-        if path not in mapped:
-            return f"{path!r} in fill, values or strip is not a mapped feature"
-    for path in options["doubled_quotes"]:
-        if path not in mapped or not isinstance(_leaf(features, path), Text):
-            return f"options.doubled_quotes: {path!r} is not a mapped Text feature"
-    for path in options["via_float32"]:
-        feature = _leaf(features, path) if path in mapped else None
-        if not isinstance(feature, (Scalar, Tensor)) or feature.dtype.kind != "f":
-            return f"options.via_float32: {path!r} is not a mapped float feature"
-    return None
-
-
-def _batches(source: Source, start: int, stop: int) -> Iterator[Batch]:
-    from catalog.formats.tables.csv_batches import batches  # pyarrow, when a unit encodes in bulk
-
-    return batches(source, start, stop)
-
-
-FORMAT = SourceFormat(
-    name="delimited",
-    description="CSV/TSV text: one example per row, columns mapped to features",
-    roles=(Role("file", many=True),),
-    options={
-        "delimiter": Option("str", ",", "the field separator (one character)"),
-        "quoting": Option("str", "minimal", "minimal (double quotes) or none (quotes are text)"),
-        "header": Option("strs", [], "column names of a file without a header row"),
-        "skip_rows": Option("int", 0, "lines skipped at the start, before the header"),
-        "columns": Option("str_map", {}, "feature path -> column name"),
-        "stack": Option("strs_map", {}, "1-d Tensor feature path -> its columns"),
-        "constant": Option("str_map", {}, "feature path -> a text for features no column holds"),
-        "row_index": Option("str", "", "a feature that gets the row's 0-based index"),
-        "missing": Option("strs", [], "texts marking a missing value, e.g. ?"),
-        "fill": Option("str_map", {}, "feature path -> the text standing in for a missing value"),
-        "values": Option("str_maps", {}, "feature path -> {text in the file: text to use}"),
-        "strip": Option("strs", [], "features whose text loses surrounding whitespace"),
-        "doubled_quotes": Option("strs", [], "Text features keeping quotes doubled, as TFDS"),
-        "via_float32": Option("strs", [], "float features rounded to float32 first, as TFDS"),
-        "encoding": Option("str", "utf-8", "the file's text encoding"),
-        "incomplete": Option(
-            "str", "error", "error, skip or missing: a row shorter than the header"
-        ),
-    },
-    features=_features,
-    examples=examples,
-    validate=_validate,
-    batches=_batches,
-)

@@ -18,6 +18,8 @@ from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
 from catalog.formats.tables.json_lines import fill_values, validate_columns
+from catalog.formats.tables.table_batches import BATCH_ROWS as ROWS
+from catalog.formats.tables.table_batches import Refused, from_typed, row_batches
 from catalog.formats.tables.typed_values import typed_value
 
 __all__ = ["BATCH_ROWS", "FORMAT", "ParquetAccess", "examples", "parquet_file"]
@@ -132,8 +134,6 @@ class ParquetAccess:
     def batches(self, start: int, stop: int) -> Iterator[Batch]:
         """The rows ``start..stop-1`` in `Batch` es, column by column where
         `catalog.formats.tables.table_batches.from_typed` takes them, else example by example."""
-        from catalog.formats.tables.table_batches import BATCH_ROWS as ROWS
-        from catalog.formats.tables.table_batches import Refused, from_typed, row_batches
 
         options, features = self._source.options, self._source.features
         columns: Mapping[str, str] = options["columns"]

@@ -7,8 +7,7 @@ source that changed in between is noticed), source-format readers, prepare runne
 `catalog.spec.infer.write.write_spec` writes it out as a builder folder.
 
 Which kind of data a path is, is decided by `KINDS`, tried in order: each `Kind` says whether
-a path is its kind and makes its spec. Another kind (a Croissant file) is one more entry,
-added with `add_kind`.
+a path is its kind and makes its spec. Another kind is one more entry in that table.
 
 ==========  ================================================================================
 kind        a path that is
@@ -36,7 +35,6 @@ __all__ = [
     "LOCAL_VERSION",
     "InferOptions",
     "Kind",
-    "add_kind",
     "glob_of",
     "infer_spec",
     "is_path",
@@ -118,13 +116,6 @@ KINDS: list[Kind] = [
     Kind("table", _is_table, _infer_table),
     Kind("webdataset", _is_webdataset, _infer_shards),
 ]
-
-
-def add_kind(kind: Kind, *, first: bool = True) -> None:
-    """Add a kind of local data (tried before the others unless ``first=False``); a kind of
-    the same name is replaced."""
-    KINDS[:] = [k for k in KINDS if k.name != kind.name]
-    KINDS.insert(0 if first else len(KINDS), kind)
 
 
 def is_path(text: str) -> bool:

@@ -45,6 +45,7 @@ from typing import Any
 
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Image, Text
+from catalog.formats.annotations.voc_xml import first_box
 from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 from catalog.formats.images.btgraham import btgraham_jpeg
 from catalog.formats.images.image_files import opencv_jpeg, stored_or_pixels
@@ -59,7 +60,6 @@ def fill(template: str, fields: Mapping[str, str], roots: Mapping[str, Path]) ->
 
 def examples(source: Source) -> Examples:
     """Yield ``(image path, {"image": path, fields..., more images, boxes})`` per line."""
-    from catalog.formats.annotations.voc_xml import first_box
 
     listing = source.file("list")
     options = source.options
