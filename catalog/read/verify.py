@@ -18,7 +18,7 @@ manual file the dataset was prepared from that is in the manual dir with other b
 split count that is not the sum of its shards'. Nothing is repaired: preparing the dataset again
 (``catalog prepare NAME --overwrite``) is the fix.
 
->>> b = catalog.builder("fashion_mnist")
+>>> b = catalog.builder("fashion_mnist")  # doctest: +SKIP
 >>> problems = verify(b.store, b.data_path)  # doctest: +SKIP
 >>> print(*problems, sep="\\n")                                    # doctest: +SKIP
 fashion_mnist-test.array_record-00000-of-00001: sha256 is 3f0a..., dataset_info.json says 9c1e...
