@@ -32,6 +32,7 @@ from catalog.errors import (
 
 if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `__getattr__` below
     from catalog.api.builder import DatasetBuilder
+    from catalog.api.exchange import export_dataset, import_dataset
     from catalog.api.files import prepare_files
     from catalog.api.manage import list_prepared, remove, verify
     from catalog.api.one_call import data_source
@@ -62,6 +63,7 @@ _LAZY = {
     "data_source": "catalog.api.one_call",
     "DataSource": "catalog.read.data_source",
     "prepare_files": "catalog.api.files",
+    **dict.fromkeys(["export_dataset", "import_dataset"], "catalog.api.exchange"),
     **dict.fromkeys(["list_prepared", "remove", "verify"], "catalog.api.manage"),
     **dict.fromkeys(
         [
@@ -137,6 +139,8 @@ __all__ = [
     "builder",
     "data_source",
     "even_splits",
+    "export_dataset",
+    "import_dataset",
     "list_datasets",
     "list_prepared",
     "mix",

@@ -4,11 +4,10 @@ or as Parquet files for pandas, Polars, DuckDB and Hugging Face datasets."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from catalog.api.exchange import export_handle
 from catalog.api.resolve import resolve_dataset
 from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, add_dataset_args, error
-from catalog.interop.tfds.export import export
 
 __all__ = ["register"]
 
@@ -40,16 +39,8 @@ def run(args: argparse.Namespace) -> int:
     if opened is None:
         error(str(handle.not_prepared_error(args.name, args.data_dir)))
         return EXIT_USAGE
-    folder, info = opened.folder, opened.info
-    if args.format == "parquet":
-        from catalog.interop.parquet.export import export_parquet
-
-        files = export_parquet(info, folder, args.output, overwrite=args.overwrite)
-        written = Path(args.output).expanduser()
-        if len(files) == 1:
-            written = next(iter(files.values()))
-    else:
-        written = export(info, folder, args.output, format=args.format, overwrite=args.overwrite)
+    info = opened.info
+    written = export_handle(handle, args.output, format=args.format, overwrite=args.overwrite)
     counts = ", ".join(f"{n} {s.num_examples:,}" for n, s in info.splits.items())
     print(f"exported {info.full_name} {info.version} as {args.format} to {written} ({counts})")
     return EXIT_OK

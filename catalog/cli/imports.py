@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from catalog._util.units import format_size
-from catalog.api.builder import registered_builder
 from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, error
-from catalog.interop.tfds.directory import is_tfds_dir
-from catalog.spec.model import SPEC_FILE
+from catalog.errors import DatasetNotFoundError
 from catalog.storage import paths
-from catalog.storage.data_dir import data_dir_store
 
 __all__ = ["register"]
 
@@ -39,23 +35,14 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def run(args: argparse.Namespace) -> int:
-    source = Path(args.path).expanduser()
-    store = data_dir_store(args.data_dir)  # a file, an unknown scheme: one error, before work
-    if (source / SPEC_FILE).is_file():
-        b = registered_builder(source, data_dir=store.root)
-        info = b.download_and_prepare(overwrite=args.overwrite)
-        target = b.data_path
-    elif is_tfds_dir(source):
-        from catalog.interop.tfds.importer import (
-            import_tfds,  # needs the writer: not for other commands
-        )
+    from catalog.api.exchange import import_dataset  # the readers and the writer: NumPy
 
-        info, target = import_tfds(source, store, name=args.name, overwrite=args.overwrite)
-    else:
-        error(
-            f"{source} is neither a TFDS-prepared directory (dataset_info.json + features.json) "
-            f"nor a builder folder ({SPEC_FILE})"
+    try:
+        info, target = import_dataset(
+            args.path, data_dir=args.data_dir, name=args.name, overwrite=args.overwrite
         )
+    except DatasetNotFoundError as exc:  # neither a TFDS directory nor a builder folder
+        error(str(exc))
         return EXIT_USAGE
     counts = {name: s.num_examples for name, s in info.splits.items()}
     size = sum(s.num_bytes for s in info.splits.values())

@@ -1,0 +1,118 @@
+"""Datasets in and out of catalog's format: `import_dataset` (a TFDS-prepared directory, or a
+builder folder reading TFRecord files) and `export_dataset` (TFRecord files, a TFDS directory,
+or Parquet files). ``catalog import`` and ``catalog export`` are thin layers over them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from catalog.api.builder import PathLike, builder_of
+from catalog.api.resolve import DatasetHandle, resolve_dataset
+from catalog.errors import DatasetNotFoundError
+from catalog.info.dataset_info import DatasetInfo
+from catalog.interop.tfds.directory import is_tfds_dir
+from catalog.spec.model import SPEC_FILE
+from catalog.spec.registry import resolve
+from catalog.storage.data_dir import DataDirLike, Location, data_dir_store
+
+__all__ = ["export_dataset", "export_handle", "import_dataset"]
+
+ExportFormat = Literal["tfrecord", "tfds", "parquet"]
+
+
+def import_dataset(
+    path: PathLike,
+    *,
+    data_dir: DataDirLike | None = None,
+    name: str | None = None,
+    overwrite: bool = False,
+) -> tuple[DatasetInfo, Location]:
+    """Import the dataset at `path` into the data dir: a directory TensorFlow Datasets prepared
+    (``~/tensorflow_datasets/mnist/3.0.1``: its records re-encoded into catalog's shards, no
+    TensorFlow needed), or a builder folder (its builder.yaml, e.g. one reading TFRecord files,
+    prepared as any dataset).
+
+    Args:
+        path: the TFDS directory or the builder folder.
+        data_dir: the data dir to import into (a path or a bucket URL); default as for
+            `catalog.builder`.
+        name: the name to import a TFDS directory under (default: its own).
+        overwrite: replace a copy already there.
+
+    Returns:
+        The imported dataset's `DatasetInfo` and where it now is.
+
+    Raises:
+        DatasetNotFoundError: `path` is neither a TFDS directory nor a builder folder.
+        SpecError: a copy is there already (without `overwrite`), or the spec is malformed.
+        StorageError: the data dir is unusable.
+    """
+    source = Path(path).expanduser()
+    store = data_dir_store(data_dir)  # a file, an unknown scheme: one error, before any work
+    if (source / SPEC_FILE).is_file():
+        b = builder_of(resolve(source), store)
+        info = b.download_and_prepare(overwrite=overwrite)
+        return info, b.data_path
+    if is_tfds_dir(source):
+        from catalog.interop.tfds.importer import import_tfds  # the writer: only to import
+
+        return import_tfds(source, store, name=name, overwrite=overwrite)
+    raise DatasetNotFoundError(
+        f"{source} is neither a TFDS-prepared directory (dataset_info.json + features.json) "
+        f"nor a builder folder ({SPEC_FILE})"
+    )
+
+
+def export_dataset(
+    name: PathLike,
+    output: PathLike,
+    *,
+    format: ExportFormat,
+    data_dir: DataDirLike | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Write the prepared dataset `name` for other tools: ``format="tfrecord"`` one TFRecord
+    file of tf.train.Examples per split; ``"tfds"`` a complete TFDS directory
+    ``<output>/<name>/<version>/`` that ``tfds.builder_from_directory`` loads; ``"parquet"``
+    one Parquet file per split in Hugging Face datasets' layout (``pip install
+    'catalog[parquet]'``).
+
+    Args:
+        name: a prepared dataset (what `catalog.builder` takes), or the path or URL of a
+            dataset directory (catalog's or TFDS's).
+        output: the folder to write into.
+        format: ``"tfrecord"``, ``"tfds"`` or ``"parquet"``.
+        data_dir: the data dir (a path or a bucket URL); default as for `catalog.builder`.
+        overwrite: replace an earlier export there.
+
+    Returns:
+        What was written: the folder, or the one file of a one-split Parquet export.
+
+    Raises:
+        NotPreparedError: the dataset is not prepared.
+        DatasetNotFoundError: no dataset of that name.
+        StorageError: `output` is not writable, or an export is there (without `overwrite`).
+    """
+    handle = resolve_dataset(name, data_dir=data_dir)
+    if handle.open() is None:
+        raise handle.not_prepared_error(str(name), None if data_dir is None else str(data_dir))
+    return export_handle(handle, output, format=format, overwrite=overwrite)
+
+
+def export_handle(
+    handle: DatasetHandle, output: PathLike, *, format: ExportFormat, overwrite: bool = False
+) -> Path:
+    """`export_dataset` of a dataset resolved and prepared already (the CLI resolves it to
+    say first when it is not prepared)."""
+    opened = handle.open()  # the generation, resolved once (held while it is read)
+    assert opened is not None, "export_handle of a dataset that is not prepared"
+    if format == "parquet":
+        from catalog.interop.parquet.export import export_parquet  # pyarrow
+
+        files = export_parquet(opened.info, opened.folder, Path(output), overwrite=overwrite)
+        return next(iter(files.values())) if len(files) == 1 else Path(output).expanduser()
+    from catalog.interop.tfds.export import export
+
+    return export(opened.info, opened.folder, Path(output), format=format, overwrite=overwrite)
