@@ -4,7 +4,11 @@ prepared offline by catalog equals, record for record, what mlcroissant itself y
 the same files. Where a file names its data by a URL (Kaggle's archive), catalog reads it
 from a ``--mirror`` directory holding it under that URL and mlcroissant from the same bytes
 named locally; a GitHub-hosted dataset (a ``git+https`` repository FileObject) is read from
-its checkout, mlcroissant reading the same Croissant file without that FileObject."""
+its checkout, mlcroissant reading the same Croissant file without that FileObject. The Hugging
+Face Hub's export (a ``git+https`` FileObject of the repository's ``refs/convert/parquet``
+branch) is listed through the Hub's API: catalog asks a mirror on 127.0.0.1 answering in the
+Hub's layout (the API's listing of the branch, the Parquet files under it) for the files
+mlcroissant reads from the branch's checkout."""
 
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import pytest
 import catalog
 from catalog.features import ClassLabel, Scalar, Sequence, Text
 from catalog.interop.croissant.recipe import feature_name
+from catalog.testing.http_server import LoopbackServer
 
 from conftest import catalog_cli
 
@@ -48,6 +53,12 @@ class Case:
     #: mlcroissant refuses the file as published (its @context maps ``name`` elsewhere):
     #: compared with mlcroissant's records of it under the standard @context.
     standard_context: bool = False
+    #: Where the files of the ``git+https`` repository lie in the folder (its checkout), for
+    #: mlcroissant: the Croissant file it reads is written there.
+    checkout: str = ""
+    #: The Hub's Parquet files as its API lists them (``{URL: file in the folder}``), served
+    #: to catalog by a mirror on 127.0.0.1 with the API's listing of them.
+    hub: dict[str, str] = field(default_factory=dict)
 
 
 CASES = [
@@ -66,6 +77,15 @@ CASES = [
          "spange_descriptors_lookup.csv"),
         urls={"https://www.kaggle.com/api/v1/datasets/download/aichemy/catechol-benchmark"
               "?datasetVersionNumber=4": "archive.zip"},
+    ),
+    # the Hugging Face Hub's export: the refs/convert/parquet branch as a git+https FileObject,
+    # a FileSet of its Parquet files, the split from each file's path, float arrays
+    # (isArray, arrayShape 19), an inline record set of the splits
+    Case(
+        "hf_apple_storage", "metadata.json", ("default", "default_splits"),
+        checkout="data/repo",
+        hub={"https://huggingface.co/api/datasets/pollen-robotics/apple_storage/parquet/default/"
+             "train/0.parquet": "data/repo/default/train/0000.parquet"},
     ),
 ]  # fmt: skip
 
@@ -125,9 +145,23 @@ def _local_for_mlcroissant(case: Case, top: Path) -> Path:
         contained = node.get("containedIn")
         if isinstance(contained, dict) and contained.get("@id") in repos:
             del node["containedIn"]
-    out = top / "mlcroissant_local.json"
+    out = top / case.checkout / "mlcroissant_local.json"
     out.write_text(json.dumps(doc))
     return out
+
+
+def _hub_mirror(case: Case, top: Path, server: LoopbackServer) -> str:
+    """A mirror on 127.0.0.1 answering ``<host>/<path>`` for the Hub's API: its listing of
+    the branch's Parquet files (``{config: {split: [URL, ...]}}``) and each file."""
+    listing: dict[str, dict[str, list[str]]] = {}
+    for url, name in case.hub.items():
+        parts = urlsplit(url)
+        server.add(f"/{parts.netloc}{parts.path}", (top / name).read_bytes())
+        config, split = parts.path.split("/")[-3:-1]
+        listing.setdefault(config, {}).setdefault(split, []).append(url)
+        api = f"/{parts.netloc}{parts.path.rsplit('/', 3)[0]}"
+    server.add(api, json.dumps(listing).encode())
+    return server.url("/")
 
 
 def _mirror(case: Case, top: Path, mirror: Path) -> None:
@@ -151,9 +185,10 @@ def _same(ours: Any, theirs: Any, feature: Any, fill: str | None, where: str) ->
         assert str(ours) == fill, where
     elif isinstance(feature, ClassLabel):
         assert feature.names[int(ours)] == theirs["text"], where
-    elif isinstance(feature, Text):
-        assert isinstance(theirs, dict), f"{where}: {theirs!r}"
-        assert ours == theirs["text"], where
+    elif isinstance(feature, Text):  # mlcroissant's bytes from files, text held inline
+        text = theirs["text"] if isinstance(theirs, dict) else theirs
+        assert isinstance(text, str), f"{where}: {theirs!r}"
+        assert ours == text, where
     elif isinstance(feature, Sequence):  # mlcroissant's list
         assert isinstance(theirs, list), f"{where}: {theirs!r}"
         assert [v["text"] if isinstance(v, dict) else v for v in theirs] == list(ours), where
@@ -164,7 +199,9 @@ def _same(ours: Any, theirs: Any, feature: Any, fill: str | None, where: str) ->
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.folder for c in CASES])
-def test_a_real_croissant_file_prepares_as_mlcroissant_reads_it(tmp_path: Path, case: Case) -> None:
+def test_a_real_croissant_file_prepares_as_mlcroissant_reads_it(
+    tmp_path: Path, case: Case, server: LoopbackServer
+) -> None:
     top = tmp_path / case.folder
     shutil.copytree(REAL / case.folder, top)
     if case.standard_context:  # mlcroissant refuses the file as published
@@ -173,12 +210,15 @@ def test_a_real_croissant_file_prepares_as_mlcroissant_reads_it(tmp_path: Path, 
     theirs = _theirs(_local_for_mlcroissant(case, top), case.record_sets, tmp_path / "mlc")
     assert "" not in theirs, theirs
     _mirror(case, top, tmp_path / "mirror")
+    where = ["--offline"]
+    if case.urls:
+        where += ["--mirror", str(tmp_path / "mirror")]
+    if case.hub:  # the Hub's API answered by a mirror on 127.0.0.1, never by the Hub
+        where = ["--mirror", _hub_mirror(case, top, server)]
     for record_set in case.record_sets:
         data = tmp_path / "data" / record_set
         args = ["prepare", f"{top / case.croissant}#{record_set}", "--data-dir", str(data),
-                "--download-dir", str(tmp_path / "dl"), "--offline"]  # fmt: skip
-        if case.urls:
-            args += ["--mirror", str(tmp_path / "mirror")]
+                "--download-dir", str(tmp_path / "dl"), *where]  # fmt: skip
         for name, value in case.fills.get(record_set, {}).items():
             args += ["--fill", f"{name}={value}"]
         done = catalog_cli(*args)

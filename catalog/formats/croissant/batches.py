@@ -37,7 +37,7 @@ from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Text
 from catalog.features.batch_encode import TextColumn
 from catalog.formats.base import Batch, Source
 from catalog.formats.croissant.files import FILENAME, FULLPATH
-from catalog.formats.croissant.records import Recipe, examples, file_reference
+from catalog.formats.croissant.records import Recipe, examples, file_reference, inline_rows
 from catalog.formats.croissant.values import caster, fills_of, match_key
 from catalog.formats.resume import Cursor
 from catalog.formats.tables.csv_batches import bulk_dialect, open_fields
@@ -80,7 +80,7 @@ def columns_plan(recipe: Recipe) -> ColumnsPlan | None:
 
     node = recipe.record_sets[recipe.target]
     fields = recipe.fields[recipe.target]
-    if isinstance(node.get("data"), list) or not fields:
+    if inline_rows(node) is not None or not fields:
         return None
     sources = {f.file for f in fields.values()}
     if len(sources) != 1 or None in sources:

@@ -49,7 +49,7 @@ from catalog.formats.croissant.patterns import BoundedRegex, glob_regex, regex
 from catalog.formats.croissant.values import caster, fills_of, match_key, resampled
 from catalog.formats.tables.parquet import parquet_file
 
-__all__ = ["Recipe", "examples", "listed", "ref"]
+__all__ = ["Recipe", "examples", "inline_rows", "listed", "ref"]
 
 
 def listed(value: Any) -> list[Any]:
@@ -62,6 +62,16 @@ def ref(value: Any) -> str | None:
     if isinstance(value, Mapping):
         value = value.get("@id")
     return value if isinstance(value, str) else None
+
+
+def inline_rows(node: Mapping[str, Any]) -> list[Any] | None:
+    """A record set's records given inline (``data``): a list of them, or one object as one
+    record (as mlcroissant reads it, the Hub's split record sets); None when it reads them
+    from elsewhere."""
+    data = node.get("data")
+    if isinstance(data, Mapping):
+        return [data]
+    return data if isinstance(data, list) else None
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -238,8 +248,9 @@ class Recipe:
         if depth > len(self.record_sets):
             raise SpecError(f"record set {rs}: its joins go round in a circle")
         fields = self.fields[rs]
-        if isinstance(node.get("data"), list):
-            for row in node["data"]:
+        rows = inline_rows(node)
+        if rows is not None:
+            for row in rows:
                 row = _mapping(row)
                 yield {f: row.get(f, row.get(f.rsplit("/", 1)[-1])) for f in fields}
             return

@@ -31,6 +31,7 @@ from urllib.parse import urljoin, urlsplit
 from catalog.errors import CatalogError, SpecError
 from catalog.features import Feature
 from catalog.formats.croissant.files import encoding_kind
+from catalog.formats.croissant.records import inline_rows
 from catalog.interop.croissant.checkout import checkout_folder
 from catalog.interop.croissant.hub import RepoLister, is_hub_tree, is_repo
 from catalog.interop.croissant.nodes import (
@@ -151,7 +152,7 @@ def _classes(record_sets: list[Mapping[str, Any]]) -> dict[str, list[str]]:
     names: dict[str, list[str]] = {}
     for rs in record_sets:
         types = [short_type(t) for t in as_list(rs.get("dataType"))]
-        data = rs.get("data")
+        data = inline_rows(rs)
         if "sc:Enumeration" not in types and not rs.get("isEnumeration"):
             continue
         if not isinstance(data, list) or not all(isinstance(row, Mapping) for row in data):
