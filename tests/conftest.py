@@ -25,6 +25,8 @@ from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 from s3server import S3Server, serve_s3
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The registered datasets' builder folders.
+BUILDERS = ROOT / "builders"
 DATA = Path(__file__).resolve().parent / "data"
 FIRST50 = DATA / "fashion_mnist_first50"
 #: The real labels of the first 50 Fashion-MNIST test images (shared/data README).
@@ -42,6 +44,27 @@ def load_module(path: Path) -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def assert_builder_facts(name: str, facts: tuple[str, dict[str, int], dict[str, Any]]) -> Any:
+    """`catalog.builder(name)`, checked to have the facts' (version, {split: examples},
+    {feature: (type, detail)}): the detail is a ClassLabel's number of classes, None for a
+    nested Sequence or FeaturesDict, and the shape of any other feature."""
+    import catalog
+    from catalog.features import ClassLabel
+
+    version, splits, features = facts
+    b = catalog.builder(name)
+    assert b.version == version
+    assert {s: x.num_examples for s, x in b.spec.splits.items()} == splits
+    got = {
+        key: (f.type_name, f.num_classes if isinstance(f, ClassLabel)
+              else None if f.type_name in ("Sequence", "FeaturesDict")
+              else f.shape)  # type: ignore[attr-defined]
+        for key, f in b.spec.features.items()
+    }  # fmt: skip
+    assert got == features
+    return b
 
 
 def catalog_cli(
