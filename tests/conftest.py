@@ -1,10 +1,11 @@
-"""Shared fixtures: a loopback HTTP server, builder folders whose URLs point at it, and the CLI
-run as a user runs it."""
+"""Shared fixtures: a loopback HTTP server, builder folders whose URLs point at it, the one fake
+S3 (``s3``), and the CLI run as a user runs it."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import io
 import os
 import signal
@@ -21,7 +22,11 @@ import pytest
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels, write_idx
 
+from s3server import S3Server, serve_s3
+
 ROOT = Path(__file__).resolve().parent.parent
+#: The registered datasets' builder folders.
+BUILDERS = ROOT / "builders"
 DATA = Path(__file__).resolve().parent / "data"
 FIRST50 = DATA / "fashion_mnist_first50"
 #: The real labels of the first 50 Fashion-MNIST test images (shared/data README).
@@ -29,6 +34,37 @@ FIRST50_LABELS = [
     9, 2, 1, 1, 6, 1, 4, 6, 5, 7, 4, 5, 7, 3, 4, 1, 2, 4, 8, 0, 2, 5, 7, 9, 1,
     4, 6, 0, 9, 3, 8, 8, 3, 3, 8, 0, 7, 5, 7, 9, 6, 1, 3, 7, 6, 7, 2, 1, 2, 2,
 ]  # fmt: skip
+
+
+def load_module(path: Path) -> Any:
+    """The Python file at `path` (a tool, a fixture maker) imported as a module of its own
+    name, without it being on the import path."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def assert_builder_facts(name: str, facts: tuple[str, dict[str, int], dict[str, Any]]) -> Any:
+    """`catalog.builder(name)`, checked to have the facts' (version, {split: examples},
+    {feature: (type, detail)}): the detail is a ClassLabel's number of classes, None for a
+    nested Sequence or FeaturesDict, and the shape of any other feature."""
+    import catalog
+    from catalog.features import ClassLabel
+
+    version, splits, features = facts
+    b = catalog.builder(name)
+    assert b.version == version
+    assert {s: x.num_examples for s, x in b.spec.splits.items()} == splits
+    got = {
+        key: (f.type_name, f.num_classes if isinstance(f, ClassLabel)
+              else None if f.type_name in ("Sequence", "FeaturesDict")
+              else f.shape)  # type: ignore[attr-defined]
+        for key, f in b.spec.features.items()
+    }  # fmt: skip
+    assert got == features
+    return b
 
 
 def catalog_cli(
@@ -77,6 +113,22 @@ def _no_user_settings(monkeypatch: pytest.MonkeyPatch, _user_cache: Path) -> Non
     for name in [n for n in os.environ if n.startswith("CATALOG_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CACHE_HOME", str(_user_cache))
+
+
+@pytest.fixture
+def tmp_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """$CATALOG_DATA_DIR set to a temporary data dir (indexes of TFRecord shards go there)."""
+    monkeypatch.setenv("CATALOG_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def s3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[S3Server]:
+    """A fresh S3 server on 127.0.0.1 (tests/s3server.py) for this test: the standard AWS
+    variables point at it, it holds an empty bucket ``data``, and downloads go to tmp_path."""
+    monkeypatch.setenv("CATALOG_DOWNLOAD_DIR", str(tmp_path / "downloads"))
+    with serve_s3(monkeypatch) as server:
+        yield server
 
 
 @pytest.fixture

@@ -1,19 +1,22 @@
-"""A real S3-compatible server on 127.0.0.1 for tests (moto's standalone server), with a
-fault-injecting proxy in front of it, and a static HTTP server of a directory that honours
-Range and If-Match (what nginx, a CDN or a bucket's website endpoint do).
+"""The one fake S3 of the tests: moto's standalone server on 127.0.0.1 behind a proxy that
+records the requests it forwards and can answer some with a fault instead, as a real bucket
+under load or a policy would; and a static HTTP server of a directory that honours Range and
+If-Match (what nginx, a CDN or a bucket's website endpoint do). The ``s3`` fixture
+(tests/conftest.py) is a fresh server with a bucket ``data``; or, by hand::
 
-::
-
-    with S3Server() as s3:                      # moto on a free port
+    with S3Server() as s3:                      # moto on a free port, its buckets emptied
         s3.environ(monkeypatch)                 # AWS_ENDPOINT_URL, fake keys, region
         s3.make_bucket("data")
         s3.faults.append(S3Fault("slowdown", match="gen-", times=2))  # via the proxy
 
-Every request goes through the proxy (`S3Server.url`), which forwards it to moto unless a
-fault matches: ``drop`` sends half of the response body and closes the connection,
-``slowdown`` answers 503 SlowDown, ``denied`` answers 403 AccessDenied, each for the first
-``times`` requests whose path contains ``match``. ``S3Server.requests`` counts the GETs per
-path, to check how many requests a read costs.
+Clients of the code under test go through the proxy (`S3Server.url`, set by `env`/`environ`,
+so subprocesses such as the CLI use it too); `S3Server.client` talks to moto directly, so a
+test's own setup and checks are neither counted nor faulted. A fault is either an `S3Fault`
+(``drop`` sends half of the response body and closes the connection, ``slowdown`` answers 503
+SlowDown, ``denied`` 403 AccessDenied, each for the first ``times`` requests whose path and
+query contain ``match``) or a rule ``(method, path) -> (status, S3 error code) | None``.
+``S3Server.requests`` lists (method, path and query) of every request forwarded: `count`
+(GETs), `puts` (writes) and `queries` read it.
 """
 
 from __future__ import annotations
@@ -22,20 +25,26 @@ import contextlib
 import email.utils
 import hashlib
 import http.client
+import logging
 import os
 import re
 import socket
 import threading
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import pytest
 
 FaultKind = Literal["drop", "slowdown", "denied"]
+#: A fault rule: (method, path without the query) -> None to forward the request, or
+#: (status, S3 error code) to answer it with.
+FaultRule = Callable[[str, str], "tuple[int, str] | None"]
 
 
 @dataclass
@@ -66,10 +75,12 @@ class S3Server:
     def __init__(self) -> None:
         from moto.server import ThreadedMotoServer
 
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
         self._moto_port = free_port()
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=self._moto_port, verbose=False)
-        self.faults: list[S3Fault] = []
-        self.requests: Counter[str] = Counter()
+        self.faults: list[S3Fault | FaultRule] = []
+        #: (method, path and query) of every request forwarded to moto, in order
+        self.requests: list[tuple[str, str]] = []
         self._lock = threading.Lock()
         self._proxy = ThreadingHTTPServer(("127.0.0.1", 0), _proxy_handler(self))
         self._proxy.daemon_threads = True
@@ -77,6 +88,11 @@ class S3Server:
 
     def __enter__(self) -> S3Server:
         self._moto.start()
+        # moto keeps its buckets in this process, shared by every server it starts: empty them
+        reset = http.client.HTTPConnection("127.0.0.1", self._moto_port, timeout=30)
+        reset.request("POST", "/moto-api/reset")
+        assert reset.getresponse().status == 200
+        reset.close()
         threading.Thread(target=self._proxy.serve_forever, daemon=True).start()
         return self
 
@@ -116,8 +132,19 @@ class S3Server:
             region_name="us-east-1",
         )
 
-    def make_bucket(self, name: str) -> None:
+    def make_bucket(self, name: str) -> str:
         self.client().create_bucket(Bucket=name)
+        return name
+
+    def keys(self, bucket: str, prefix: str = "") -> dict[str, int]:
+        """Every object under `prefix`: key -> size."""
+        found = {}
+        pages = (
+            self.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        )
+        for page in pages:
+            found.update((o["Key"], o["Size"]) for o in page.get("Contents", ()))
+        return found
 
     def upload_dir(self, folder: Path, bucket: str, prefix: str) -> None:
         """Every file under `folder` to ``s3://bucket/prefix/<relative path>``."""
@@ -127,21 +154,63 @@ class S3Server:
                 key = f"{prefix}/{path.relative_to(folder).as_posix()}"
                 client.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())
 
-    def count(self, match: str) -> int:
-        """GET requests so far whose path contains `match`."""
+    @property
+    def queries(self) -> list[str]:
+        """The path and query of every request forwarded so far."""
         with self._lock:
-            return sum(n for path, n in self.requests.items() if match in path)
+            return [path for _, path in self.requests]
 
-    def _fault(self, method: str, path: str) -> S3Fault | None:
+    def count(self, match: str) -> int:
+        """GET requests forwarded so far whose path (and query) contains `match`."""
         with self._lock:
-            if method == "GET":
-                self.requests[path] += 1
-            for fault in self.faults:
-                matches = fault.method == method and fault.match in path
-                if matches and (fault.times is None or fault.seen < fault.times):
-                    fault.seen += 1
-                    return fault
-        return None
+            return sum(1 for method, path in self.requests if method == "GET" and match in path)
+
+    def puts(self, contains: str = "") -> list[str]:
+        """The paths (and queries) of the writes (PUT, POST) forwarded so far, multipart parts
+        included."""
+        with self._lock:
+            return [p for m, p in self.requests if m in ("PUT", "POST") and contains in p]
+
+    def _fault(self, method: str, path: str) -> S3Fault | tuple[int, str] | None:
+        """The fault that answers this request, if any; else the request is recorded."""
+        with self._lock:
+            for fault in list(self.faults):
+                if isinstance(fault, S3Fault):
+                    matches = fault.method == method and fault.match in path
+                    if matches and (fault.times is None or fault.seen < fault.times):
+                        fault.seen += 1
+                        if fault.kind == "drop":
+                            break
+                        return fault
+                    continue
+                answer = fault(method, urlsplit(path).path)
+                if answer is not None:
+                    return answer
+            else:
+                fault = None
+            self.requests.append((method, path))
+            return fault
+
+
+def forget_filesystems() -> None:
+    """catalog keeps one file system per process and protocol: the next server is another."""
+    from catalog.storage import remote
+
+    remote._FILESYSTEMS.clear()  # the write file systems too (catalog.storage.bucket_io)
+
+
+@contextlib.contextmanager
+def serve_s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
+    """A fresh server with the standard variables pointing at it (undone by `monkeypatch`),
+    a bucket ``data``, and catalog's file systems forgotten before and after."""
+    with S3Server() as server:
+        server.environ(monkeypatch)
+        server.make_bucket("data")
+        forget_filesystems()
+        try:
+            yield server
+        finally:
+            forget_filesystems()
 
 
 def _proxy_handler(server: S3Server) -> type[BaseHTTPRequestHandler]:
@@ -156,9 +225,13 @@ def _proxy_handler(server: S3Server) -> type[BaseHTTPRequestHandler]:
             if "Content-Length" in self.headers:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
             fault = server._fault(self.command, self.path)
-            if fault is not None and fault.kind in ("slowdown", "denied"):
+            if isinstance(fault, tuple) or (fault is not None and fault.kind != "drop"):
                 status, code = (
-                    (503, "SlowDown") if fault.kind == "slowdown" else (403, "AccessDenied")
+                    fault
+                    if isinstance(fault, tuple)
+                    else (503, "SlowDown")
+                    if fault.kind == "slowdown"
+                    else (403, "AccessDenied")
                 )
                 self._answer(status, _ERROR.format(code=code, message=code).encode())
                 return
@@ -178,7 +251,7 @@ def _proxy_handler(server: S3Server) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             if self.command == "HEAD":
                 return
-            if fault is not None and fault.kind == "drop" and len(data) > 1:
+            if isinstance(fault, S3Fault) and fault.kind == "drop" and len(data) > 1:
                 self.wfile.write(data[: len(data) // 2])
                 self.wfile.flush()
                 self.close_connection = True

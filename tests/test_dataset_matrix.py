@@ -29,9 +29,9 @@ from catalog.errors import CatalogError
 from catalog.interop.croissant.write import CONTEXT
 from catalog.testing.http_server import LoopbackServer
 
-from bucket_server import S3Server, _forget_filesystems
 from cli_forks import CatalogForks
 from conftest import catalog_cli, idx_builder
+from s3server import S3Server, forget_filesystems
 
 pytest.importorskip("moto")
 
@@ -117,7 +117,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, forks: CatalogForks) -> Iter
         mp.setenv("CATALOG_CACHE_DIR", str(root / "cache"))
         mp.delenv("CATALOG_DATA_DIR", raising=False)
         s3.make_bucket("matrix")
-        _forget_filesystems()
+        forget_filesystems()
         builder = idx_builder(root, server, 12, name="tinyidx")
         (root / "table.csv").write_text(CSV)
         photos = _image_folder(root / "photos")
@@ -144,7 +144,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, forks: CatalogForks) -> Iter
             sources[where, "tfds"] = Source("imported", "train", has_builder=False)
         assert not list(here.iterdir())
         yield World(dirs, sources, root, forks)
-        _forget_filesystems()
+        forget_filesystems()
 
 
 CASES = [(where, kind) for where in DIRS for kind in KINDS]

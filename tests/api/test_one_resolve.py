@@ -7,7 +7,7 @@ registry is asked."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +22,9 @@ from catalog.storage.bucket_store import BucketStore
 from catalog.storage.local_store import LocalStore
 from catalog.testing.http_server import LoopbackServer
 
-from bucket_server import S3Server, serve_s3
 from conftest import idx_builder
 
 BUCKET = "s3://data/one-resolve"
-
-
-@pytest.fixture
-def s3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[S3Server]:
-    monkeypatch.setenv("CATALOG_DOWNLOAD_DIR", str(tmp_path / "downloads"))
-    yield from serve_s3(monkeypatch)
 
 
 def _counting(counts: Counter[str], key: str, real: Callable[..., Any]) -> Callable[..., Any]:

@@ -14,6 +14,7 @@ from catalog.spec.load import load_spec
 from catalog.testing.harness import run_builder
 from catalog.testing.idx_files import pattern_images, pattern_labels
 
+from conftest import assert_builder_facts
 from make_dummy_data import (
     CIFAR10_PER_BATCH,
     CIFAR100_COUNTS,
@@ -204,15 +205,7 @@ ALL_FACTS = {**FACTS, **TEXT_AUDIO_FACTS}
 @pytest.mark.parametrize("name", sorted(ALL_FACTS))
 def test_builders_match_the_facts(name: str) -> None:
     """Version, split counts, features and registered checksums are the facts'."""
-    version, splits, features = ALL_FACTS[name]
-    b = catalog.builder(name)
-    assert b.version == version
-    assert {s: x.num_examples for s, x in b.spec.splits.items()} == splits
-    got = {
-        key: (f.type_name, f.num_classes if f.type_name == "ClassLabel" else f.shape)  # type: ignore[attr-defined]
-        for key, f in b.spec.features.items()
-    }
-    assert got == features
+    b = assert_builder_facts(name, ALL_FACTS[name])
     for download in b.spec.downloads.values():
         assert download.size and download.sha256, download  # every file has a checksum
 

@@ -14,9 +14,7 @@ import numpy as np
 import pytest
 from dummy_manual import IMAGENET_TEST, imagenet_test_files
 
-import catalog
 from catalog.api.builder import DatasetBuilder
-from catalog.features import ClassLabel
 from catalog.features.image_decode import decoder_for
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.data_source import DataSource
@@ -24,6 +22,8 @@ from catalog.spec.load import load_spec
 from catalog.testing.harness import dummy_spec, run_builder
 from catalog.testing.http_server import LoopbackServer
 
+import tf_fixtures
+from conftest import BUILDERS, assert_builder_facts
 from dummy_imagenet import (
     COCO_ANNOTATIONS,
     COCO_IMAGES,
@@ -38,9 +38,7 @@ from dummy_imagenet import (
     validation_files,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILDERS = ROOT / "builders"
-GOLD = json.loads((ROOT / "tests" / "fixtures" / "tf" / "imagenet_gold.json").read_text())
+GOLD = tf_fixtures.expected("imagenet_gold.json")
 
 
 def stored(tmp_path: Path, split: str) -> DataSource:
@@ -243,16 +241,7 @@ IMAGENET_DATASETS = sorted({name.split("/")[0] for name in IMAGENET_FACTS})
 
 @pytest.mark.parametrize("name", sorted(IMAGENET_FACTS))
 def test_builders_match_the_facts(name: str) -> None:
-    version, splits, features = IMAGENET_FACTS[name]
-    b = catalog.builder(name)
-    assert b.version == version
-    assert {s: x.num_examples for s, x in b.spec.splits.items()} == splits
-    got = {
-        key: (f.type_name, f.num_classes if isinstance(f, ClassLabel)
-              else None if f.type_name == "Sequence" else f.shape)  # type: ignore[attr-defined]
-        for key, f in b.spec.features.items()
-    }  # fmt: skip
-    assert got == features
+    assert_builder_facts(name, IMAGENET_FACTS[name])
 
 
 IMAGENET_COUNTS = {"train": len(TRAIN), "validation": len(VALIDATION)}

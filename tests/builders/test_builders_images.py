@@ -19,6 +19,7 @@ from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.data_source import DataSource
 from catalog.testing.harness import run_builder
 
+from conftest import BUILDERS, assert_builder_facts
 from dummy_images import (
     BEANS,
     CATS_VS_DOGS,
@@ -56,9 +57,6 @@ from dummy_images import (
     stl10_images,
     stl10_labels,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
-BUILDERS = ROOT / "builders"
 
 
 @pytest.mark.parametrize("config", list(EMNIST))
@@ -432,16 +430,7 @@ IMAGE_FACTS: dict[str, tuple[str, dict[str, int], dict[str, tuple[str, object]]]
 
 @pytest.mark.parametrize("name", sorted(IMAGE_FACTS))
 def test_image_builders_match_the_facts(name: str) -> None:
-    version, splits, features = IMAGE_FACTS[name]
-    b = catalog.builder(name)
-    assert b.version == version
-    assert {s: x.num_examples for s, x in b.spec.splits.items()} == splits
-    got = {
-        key: (f.type_name, f.num_classes if isinstance(f, ClassLabel)
-              else None if f.type_name == "Sequence" else f.shape)  # type: ignore[attr-defined]
-        for key, f in b.spec.features.items()
-    }  # fmt: skip
-    assert got == features
+    b = assert_builder_facts(name, IMAGE_FACTS[name])
     assert b.spec.tags[0] == "image" and len(b.spec.tags) >= 2
 
 

@@ -28,9 +28,10 @@ from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.data_source import DataSource
 from catalog.testing.harness import run_builder
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILDERS = ROOT / "builders"
-GOLD = json.loads((ROOT / "tests" / "fixtures" / "tf" / "manual_gold.json").read_text())
+import tf_fixtures
+from conftest import BUILDERS, assert_builder_facts
+
+GOLD = tf_fixtures.expected("manual_gold.json")
 #: OpenCV re-encodes the images of every config but `original`: its bytes are TFDS's only
 #: with the OpenCV the gold was made with (else the shapes are still compared).
 SAME_OPENCV = cv2.__version__ == GOLD["opencv"]
@@ -158,16 +159,7 @@ MANUAL_FACTS = {
 
 @pytest.mark.parametrize("name", sorted(MANUAL_FACTS))
 def test_builders_match_the_facts(name: str) -> None:
-    version, splits, features = MANUAL_FACTS[name]
-    b = catalog.builder(name)
-    assert b.version == version
-    assert {s: x.num_examples for s, x in b.spec.splits.items()} == splits
-    got = {
-        key: (f.type_name, f.num_classes if isinstance(f, ClassLabel)
-              else f.shape)  # type: ignore[attr-defined]
-        for key, f in b.spec.features.items()
-    }  # fmt: skip
-    assert got == features
+    b = assert_builder_facts(name, MANUAL_FACTS[name])
     for download in b.spec.downloads.values():  # a file with a URL has its checksum
         assert download.manual or (download.size and download.sha256), download
 

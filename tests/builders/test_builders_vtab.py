@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-import catalog
 from catalog.features import ClassLabel
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.data_source import DataSource
 from catalog.testing.harness import run_builder
 
+from conftest import BUILDERS, assert_builder_facts
 from dummy_vtab import (
     CAMELYON,
     CARS196,
@@ -51,9 +51,6 @@ from dummy_vtab import (
     smallnorb_arrays,
     sun397_pixels,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
-BUILDERS = ROOT / "builders"
 
 
 def raw(tmp_path: Path, split: str, feature: str = "image") -> DataSource:
@@ -422,17 +419,7 @@ FACTS = {
 
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_builders_match_the_facts(name: str) -> None:
-    version, splits, features = FACTS[name]
-    b = catalog.builder(name)
-    assert b.version == version
-    assert {s: x.num_examples for s, x in b.spec.splits.items()} == splits
-    got = {
-        key: (f.type_name, f.num_classes if isinstance(f, ClassLabel)
-              else None if f.type_name in ("Sequence", "FeaturesDict")
-              else f.shape)  # type: ignore[attr-defined]
-        for key, f in b.spec.features.items()
-    }  # fmt: skip
-    assert got == features
+    b = assert_builder_facts(name, FACTS[name])
     for download in b.spec.downloads.values():
         assert download.size and download.sha256, download
 

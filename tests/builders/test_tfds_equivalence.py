@@ -13,7 +13,6 @@ difference is the documented one.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from collections.abc import Callable
@@ -25,13 +24,10 @@ import pytest
 
 from catalog.testing.harness import run_builder
 
+from conftest import load_module
+
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location(
-    "tfds_equivalence", ROOT / "tools" / "tfds_equivalence.py"
-)
-assert _spec is not None and _spec.loader is not None
-tool = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tool)
+tool = load_module(ROOT / "tools" / "tfds_equivalence.py")
 
 GOLD = sorted((ROOT / "tests" / "tfds_gold").glob("*.json"))
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,17 +14,15 @@ import pytest
 
 import catalog
 
+from conftest import catalog_cli
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
 TFDS_TFRECORD = FIXTURES / "tfds_tfrecord" / "tiny_features" / "1.2.0"
 TFDS_ARRAY_RECORD = FIXTURES / "tfds_array_record" / "tiny_features" / "1.2.0"
 
 
 def run(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CATALOG_DATA_DIR": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "catalog", *args], capture_output=True, text=True, timeout=120,
-        env=env,
-    )  # fmt: skip
+    return catalog_cli(*args, env={"CATALOG_DATA_DIR": str(data_dir)}, timeout=120)
 
 
 def assert_same(a: object, b: object) -> None:

@@ -5,7 +5,6 @@ nothing after the error; the codes listed in `catalog --help`."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,17 +17,15 @@ from catalog import errors
 from catalog.cli.common import EXIT_CODES, EXIT_DATA, EXIT_FAILED, EXIT_USAGE, exit_code
 from catalog.interop.tfrecord import encode_example, parse_example, read_records, write_records
 
+from conftest import catalog_cli
+
 SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "tf" / "tfds_tfrecord"
 SOURCE = SOURCE / "tiny_features" / "1.2.0"
 SHARD = "tiny_features-test.tfrecord-00000-of-00001"
 
 
 def run(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CATALOG_DATA_DIR": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "catalog", *args], capture_output=True, text=True, timeout=120,
-        env=env,
-    )  # fmt: skip
+    return catalog_cli(*args, env={"CATALOG_DATA_DIR": str(data_dir)}, timeout=120)
 
 
 def one_line(result: subprocess.CompletedProcess[str], code: int) -> str:

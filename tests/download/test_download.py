@@ -18,7 +18,6 @@ import random
 import socket
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +37,6 @@ from catalog.testing.http_server import HTML_PAGE, Fault, LoopbackServer
 
 BODY = bytes(range(256)) * 40 + b"tail"  # 10244 bytes, not a multiple of anything tidy
 SHA256 = hashlib.sha256(BODY).hexdigest()
-
-
-@pytest.fixture(autouse=True)
-def _no_download_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("CATALOG_MIRRORS", "CATALOG_OFFLINE", "CATALOG_DOWNLOAD_DIR"):
-        monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as running:
-        yield running
 
 
 class Sleeps(list[float]):

@@ -23,12 +23,6 @@ from conftest import write_builder
 SPLITS = {"train": ("i.gz", "l.gz", 5)}
 
 
-@pytest.fixture(autouse=True)
-def _no_download_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("CATALOG_MIRRORS", "CATALOG_OFFLINE", "CATALOG_DOWNLOAD_DIR", "CATALOG_DATA_DIR"):
-        monkeypatch.delenv(name, raising=False)
-
-
 def idx_files(tmp_path: Path) -> dict[str, bytes]:
     write_idx(tmp_path / "i.gz", pattern_images(5))
     write_idx(tmp_path / "l.gz", pattern_labels(5))

@@ -35,12 +35,6 @@ BODY = bytes(range(256)) * 64
 SHA256 = hashlib.sha256(BODY).hexdigest()
 
 
-@pytest.fixture(autouse=True)
-def _no_download_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("CATALOG_MIRRORS", "CATALOG_OFFLINE", "CATALOG_DOWNLOAD_DIR", "CATALOG_DATA_DIR"):
-        monkeypatch.delenv(name, raising=False)
-
-
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "catalog", *args], capture_output=True, text=True, timeout=120

@@ -5,7 +5,6 @@ sends bytes for it is a size mismatch."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,18 +14,6 @@ from catalog.errors import ChecksumError, DownloadError
 from catalog.testing.http_server import LoopbackServer
 
 EMPTY = hashlib.sha256(b"").hexdigest()
-
-
-@pytest.fixture(autouse=True)
-def _no_download_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("CATALOG_MIRRORS", "CATALOG_OFFLINE", "CATALOG_DOWNLOAD_DIR"):
-        monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as running:
-        yield running
 
 
 def manager(tmp_path: Path) -> DownloadManager:

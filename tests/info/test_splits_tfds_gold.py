@@ -11,7 +11,6 @@ differences in `DELIBERATE` (docs/guides/tfds-differences.md, "Split specs").
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -21,13 +20,10 @@ import pytest
 from catalog.errors import SplitError
 from catalog.info.splits import ReadInstruction, even_splits, resolve
 
+from conftest import load_module
+
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location(
-    "tfds_split_cases", ROOT / "tools" / "tfds_split_cases.py"
-)
-assert _spec is not None and _spec.loader is not None
-tool = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tool)
+tool = load_module(ROOT / "tools" / "tfds_split_cases.py")
 
 GOLD = json.loads((ROOT / "tests" / "info" / "tfds_split_gold.json").read_text("utf-8"))
 CASES = {tool.case_id(case): case for case in GOLD["cases"]}

@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -23,40 +22,19 @@ import catalog
 from catalog.errors import SpecError
 from catalog.interop.tfds.directory import is_tfds_dir, read_tfds_info
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
-EXPECTED = json.loads((FIXTURES / "expected.json").read_text("utf-8"))
-FORMATS = ("tfrecord", "array_record")
+import tf_fixtures
+from tf_fixtures import plain
+
+FIXTURES = tf_fixtures.FIXTURES
+EXPECTED = tf_fixtures.expected("expected.json")
+FORMATS = tf_fixtures.FORMATS
+
+
+pytestmark = pytest.mark.usefixtures("tmp_data_dir")
 
 
 def tfds_dir(file_format: str) -> Path:
-    return FIXTURES / EXPECTED["tfds"][file_format]["path"]
-
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Indexes of TFRecord shards go into the data dir: a temporary one here."""
-    monkeypatch.setenv("CATALOG_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path / "data"
-
-
-def plain(value: Any) -> Any:
-    """A value as plain nested lists / numbers / strings: the form both JSON layouts share."""
-    if isinstance(value, dict):
-        if set(value) == {"array", "dtype", "shape"}:
-            return value["array"]
-        if set(value) == {"bytes", "shape"}:
-            return value["bytes"]
-        if len(value) == 1 and next(iter(value)) in ("text", "bool", "ragged", "list", "digest"):
-            inner = next(iter(value.values()))
-            return [plain(v) for v in inner] if isinstance(inner, list) else inner
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+    return tf_fixtures.tfds_dir(EXPECTED, file_format)
 
 
 @pytest.mark.parametrize("file_format", FORMATS)
@@ -131,7 +109,7 @@ def test_pickles_and_reads_in_another_process(tmp_path: Path) -> None:
     assert out.stdout.split() == [str(ds[5]["meta"]["id"]).encode(), b"6"]
 
 
-def test_the_tfds_directory_is_never_written(data_dir: Path, tmp_path: Path) -> None:
+def test_the_tfds_directory_is_never_written(tmp_data_dir: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy" / "1.2.0"
     shutil.copytree(tfds_dir("tfrecord"), copy)
     copy.chmod(0o555)
@@ -140,7 +118,7 @@ def test_the_tfds_directory_is_never_written(data_dir: Path, tmp_path: Path) -> 
         ds = catalog.open_tfds(copy, split="train")
         assert len(list(ds)) == 6 and ds[4]["label"] in (0, 1, 2)
         assert {p.name: p.stat().st_mtime_ns for p in copy.iterdir()} == before
-        assert len(list((data_dir / "tfrecord-index").iterdir())) == 1
+        assert len(list((tmp_data_dir / "tfrecord-index").iterdir())) == 1
     finally:
         copy.chmod(0o755)
 

@@ -28,38 +28,20 @@ from catalog.interop.tfds.importer import import_tfds
 from catalog.interop.tfrecord import encode_example, parse_example, read_records, write_records
 from catalog.storage.data_dir import data_dir_store
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
-EXPECTED = json.loads((FIXTURES / "expected_encoded.json").read_text("utf-8"))
-FORMATS = ("tfrecord", "array_record")
+import tf_fixtures
+from tf_fixtures import plain
+
+FIXTURES = tf_fixtures.FIXTURES
+EXPECTED = tf_fixtures.expected("expected_encoded.json")
+FORMATS = tf_fixtures.FORMATS
 SHARD = "tiny_encoded-train.{}-00000-of-00001"
 
 
+pytestmark = pytest.mark.usefixtures("tmp_data_dir")
+
+
 def tfds_dir(file_format: str) -> Path:
-    return FIXTURES / EXPECTED["tfds"][file_format]["path"]
-
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Indexes of TFRecord shards go into the data dir: a temporary one here."""
-    monkeypatch.setenv("CATALOG_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path / "data"
-
-
-def plain(value: Any) -> Any:
-    """A value as nested lists / numbers: the form both JSON layouts and arrays share."""
-    if isinstance(value, dict):
-        if set(value) == {"array", "dtype", "shape"}:
-            return value["array"]
-        if set(value) == {"list"}:
-            return [plain(v) for v in value["list"]]
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+    return tf_fixtures.tfds_dir(EXPECTED, file_format)
 
 
 def test_the_fixtures_store_tensors_as_bytes() -> None:

@@ -11,8 +11,6 @@ shapes; catalog must give the same, example by example.
 
 from __future__ import annotations
 
-import importlib.util
-import json
 from pathlib import Path
 from typing import Any
 
@@ -24,26 +22,22 @@ import catalog.interop.tfds.directory
 from catalog.features import Sequence, Tensor
 from catalog.storage.data_dir import data_dir_store
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
-_spec = importlib.util.spec_from_file_location("make_tfds_splits", FIXTURES / "make_tfds_splits.py")
-assert _spec is not None and _spec.loader is not None
-maker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(maker)
+import tf_fixtures
+from conftest import load_module
 
-GOLD = json.loads((FIXTURES / "tfds_kinds_gold.json").read_text("utf-8"))
-FORMATS = ("tfrecord", "array_record")
+FIXTURES = tf_fixtures.FIXTURES
+maker = load_module(FIXTURES / "make_tfds_splits.py")
+
+GOLD = tf_fixtures.expected("tfds_kinds_gold.json")
+FORMATS = tf_fixtures.FORMATS
 CASES = [(f, split) for f in FORMATS for split in GOLD["tfds"][f]["splits"]]
 
 
+pytestmark = pytest.mark.usefixtures("tmp_data_dir")
+
+
 def tfds_dir(file_format: str) -> Path:
-    return FIXTURES / GOLD["tfds"][file_format]["path"]
-
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Indexes of TFRecord shards go into the data dir: a temporary one here."""
-    monkeypatch.setenv("CATALOG_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path / "data"
+    return tf_fixtures.tfds_dir(GOLD, file_format)
 
 
 def same(got: Any, want: Any) -> bool:

@@ -9,10 +9,8 @@ as negative int64s; expected_unsigned.json holds what TFDS decoded from them.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -21,35 +19,19 @@ import catalog
 import catalog.interop.tfds.directory
 from catalog.interop.tfrecord import checked, parse_example, read_records
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
-EXPECTED = json.loads((FIXTURES / "expected_unsigned.json").read_text("utf-8"))
-FORMATS = ("tfrecord", "array_record")
+import tf_fixtures
+from tf_fixtures import plain
+
+FIXTURES = tf_fixtures.FIXTURES
+EXPECTED = tf_fixtures.expected("expected_unsigned.json")
+FORMATS = tf_fixtures.FORMATS
+
+
+pytestmark = pytest.mark.usefixtures("tmp_data_dir")
 
 
 def tfds_dir(file_format: str) -> Path:
-    return FIXTURES / EXPECTED["tfds"][file_format]["path"]
-
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("CATALOG_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path / "data"
-
-
-def plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"array", "dtype", "shape"}:
-            return value["array"]
-        if set(value) == {"list"}:
-            return [plain(v) for v in value["list"]]
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+    return tf_fixtures.tfds_dir(EXPECTED, file_format)
 
 
 def test_the_fixture_stores_big_uint64s_as_negative_int64s() -> None:

@@ -10,7 +10,6 @@ import hashlib
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,18 +17,13 @@ import pytest
 import catalog
 from catalog.testing.http_server import LoopbackServer
 
-from bucket_server import S3Server, serve_s3
 from conftest import idx_builder
+from s3server import S3Server
+
+pytest.importorskip("apache_beam")
 
 SHARD = 60_000  # bytes: 300 28x28 examples make 5 shards
 URL = "s3://data/team"
-
-
-@pytest.fixture
-def s3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[S3Server]:
-    pytest.importorskip("apache_beam")
-    monkeypatch.setenv("CATALOG_DOWNLOAD_DIR", str(tmp_path / "downloads"))
-    yield from serve_s3(monkeypatch)
 
 
 def beam_prepare(folder: Path, mode: str) -> subprocess.CompletedProcess[str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,17 +15,11 @@ import catalog
 from catalog.errors import StorageError
 from catalog.testing.http_server import LoopbackServer
 
-from bucket_server import S3Server, serve_s3
 from conftest import idx_builder
+from s3server import S3Server
 
 SHARD = 60_000
 URL = "s3://data/team"
-
-
-@pytest.fixture
-def s3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[S3Server]:
-    monkeypatch.setenv("CATALOG_DOWNLOAD_DIR", str(tmp_path / "downloads"))
-    yield from serve_s3(monkeypatch)
 
 
 def prepare(folder: Path, url: str = URL) -> subprocess.CompletedProcess[str]:

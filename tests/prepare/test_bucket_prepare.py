@@ -29,19 +29,13 @@ from catalog.storage.bucket_store import BucketSink
 from catalog.storage.remote import RemoteDir
 from catalog.testing.http_server import LoopbackServer
 
-from bucket_server import S3Server, serve_s3
 from conftest import catalog_cli, idx_builder, kill_prepare_after
 from remote_fixtures import local_shards
+from s3server import S3Server
 
 SHARD = 60_000  # bytes: 300 28x28 examples make 5 shards
 URL = "s3://data/team"
 DATASET = RemoteDir(f"{URL}/tiny")
-
-
-@pytest.fixture
-def s3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[S3Server]:
-    monkeypatch.setenv("CATALOG_DOWNLOAD_DIR", str(tmp_path / "downloads"))
-    yield from serve_s3(monkeypatch)
 
 
 def bucket_shards(s3: S3Server, generation: str) -> dict[str, str]:

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -156,30 +155,26 @@ def test_verify_passes_and_names_a_flipped_bit(tmp_path: Path) -> None:
     assert same(ds[0], 0) and same(ds[70], 70)  # the other chunks stay readable
 
 
-@pytest.fixture(scope="module")
-def bucket(generation: Path) -> Iterator[tuple[str, int]]:
+@pytest.fixture
+def bucket(s3: S3Server, generation: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, int]:
     """The generation in an s3:// bucket (moto's server on 127.0.0.1), one bit flipped in
-    the second chunk of its first shard; yields the dataset's URL and the flipped record."""
-    with S3Server() as server, pytest.MonkeyPatch.context() as mp:
-        server.environ(mp)
-        remote._FILESYSTEMS.clear()
-        server.make_bucket("grouped")
-        server.upload_dir(generation, "grouped", f"p/t/{generation.name}")
-        remote.write_pointer(remote.remote_dir("s3://grouped/p/t"), "1.0.0", generation.name)
-        file = shards(generation)[0]
-        body = bytearray(file.read_bytes())
-        index = chunk_index(bytes(body))
-        assert index is not None
-        held = int(index.firsts[-1])
-        mapped = map_shard(str(file), held, hashlib.sha256(body).hexdigest())
-        assert mapped is not None
-        body[int(mapped.starts[45])] ^= 0x01
-        mapped.close()
-        key = f"p/t/{generation.name}/{file.name}"
-        server.client().put_object(Bucket="grouped", Key=key, Body=bytes(body))
-        mp.setenv("CATALOG_REMOTE_DEADLINE", "3")
-        yield "s3://grouped/p/t/1.0.0", 45
-    remote._FILESYSTEMS.clear()
+    the second chunk of its first shard; returns the dataset's URL and the flipped record."""
+    s3.make_bucket("grouped")
+    s3.upload_dir(generation, "grouped", f"p/t/{generation.name}")
+    remote.write_pointer(remote.remote_dir("s3://grouped/p/t"), "1.0.0", generation.name)
+    file = shards(generation)[0]
+    body = bytearray(file.read_bytes())
+    index = chunk_index(bytes(body))
+    assert index is not None
+    held = int(index.firsts[-1])
+    mapped = map_shard(str(file), held, hashlib.sha256(body).hexdigest())
+    assert mapped is not None
+    body[int(mapped.starts[45])] ^= 0x01
+    mapped.close()
+    key = f"p/t/{generation.name}/{file.name}"
+    s3.client().put_object(Bucket="grouped", Key=key, Body=bytes(body))
+    monkeypatch.setenv("CATALOG_REMOTE_DEADLINE", "3")
+    return "s3://grouped/p/t/1.0.0", 45
 
 
 def test_range_reads_read_shared_chunks_and_catch_a_flipped_bit(

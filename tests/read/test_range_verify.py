@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -51,22 +50,20 @@ def flipped(shard: Path, record: int) -> tuple[bytes, int]:
     return bytes(body), offset
 
 
-@pytest.fixture(scope="module")
-def s3_url(prepared: tuple[Path, Path]) -> Iterator[tuple[str, int]]:
+@pytest.fixture
+def s3_url(
+    s3: S3Server, prepared: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, int]:
     """A bucket data dir holding `tiny` with one bit of record BAD flipped after it was
     published (as a damaged disk or a bad copy would leave it)."""
-    with S3Server() as server, pytest.MonkeyPatch.context() as mp:
-        server.environ(mp)
-        remote._FILESYSTEMS.clear()
-        server.make_bucket("flip")
-        url = publish_to_bucket(server, prepared[0], "flip", "p")
-        shard = shard_files(prepared[0])[0]
-        body, offset = flipped(prepared[0] / shard, BAD)
-        key = f"p/tiny/{prepared[0].name}/{shard}"
-        server.client().put_object(Bucket="flip", Key=key, Body=body)
-        mp.setenv("CATALOG_REMOTE_DEADLINE", "3")
-        yield url, offset
-    remote._FILESYSTEMS.clear()
+    s3.make_bucket("flip")
+    url = publish_to_bucket(s3, prepared[0], "flip", "p")
+    shard = shard_files(prepared[0])[0]
+    body, offset = flipped(prepared[0] / shard, BAD)
+    key = f"p/tiny/{prepared[0].name}/{shard}"
+    s3.client().put_object(Bucket="flip", Key=key, Body=body)
+    monkeypatch.setenv("CATALOG_REMOTE_DEADLINE", "3")
+    return url, offset
 
 
 def expect_corrupt(error: BaseException, offset: int) -> None:

@@ -28,20 +28,18 @@ from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
 from catalog.read.data_source import DataSource
 from catalog.read.record_format import Codec, RecordFormat, ShardReader, register
 
+import tf_fixtures
+
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "fixtures" / "tf"
-EXPECTED = json.loads((FIXTURES / "expected.json").read_text("utf-8"))
+FIXTURES = tf_fixtures.FIXTURES
+EXPECTED = tf_fixtures.expected("expected.json")
+
+
+pytestmark = pytest.mark.usefixtures("tmp_data_dir")
 
 
 def tfds_dir(file_format: str) -> Path:
-    return FIXTURES / EXPECTED["tfds"][file_format]["path"]
-
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Indexes of TFRecord shards go into the data dir: a temporary one here."""
-    monkeypatch.setenv("CATALOG_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path / "data"
+    return tf_fixtures.tfds_dir(EXPECTED, file_format)
 
 
 # -- TFDS's format, in a process that never imported catalog.interop --------------------------

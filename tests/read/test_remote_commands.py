@@ -8,12 +8,9 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from catalog.storage import remote
 
 from remote_fixtures import prepare_local, publish_to_bucket, shard_files
 from s3server import S3Server
@@ -22,17 +19,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def s3() -> Iterator[S3Server]:
-    with S3Server() as server, pytest.MonkeyPatch.context() as mp:
-        server.environ(mp)
-        remote._FILESYSTEMS.clear()
-        yield server
-    remote._FILESYSTEMS.clear()
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return prepare_local(tmp_path_factory.mktemp("cli"), 60)
 
 
-@pytest.fixture(scope="module")
-def dataset(s3: S3Server, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, Path]:
-    generation, folder = prepare_local(tmp_path_factory.mktemp("cli"), 60)
+@pytest.fixture
+def dataset(s3: S3Server, prepared: tuple[Path, Path]) -> tuple[str, Path, Path]:
+    generation, folder = prepared
     s3.make_bucket("cli")
     return publish_to_bucket(s3, generation, "cli", "d"), generation, folder
 

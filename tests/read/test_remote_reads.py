@@ -7,7 +7,6 @@ import os
 import pickle
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,6 @@ import pytest
 
 import catalog
 from catalog.read.remote_shard import RangeShard
-from catalog.storage import remote
 
 from remote_fixtures import prepare_local, publish_to_bucket
 from s3server import S3Server
@@ -26,21 +24,15 @@ COUNT = 300
 
 
 @pytest.fixture(scope="module")
-def s3() -> Iterator[S3Server]:
-    with S3Server() as server, pytest.MonkeyPatch.context() as mp:
-        server.environ(mp)
-        remote._FILESYSTEMS.clear()
-        yield server
-    remote._FILESYSTEMS.clear()
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return prepare_local(tmp_path_factory.mktemp("prepared"), COUNT, shard_size=120_000)
 
 
-@pytest.fixture(scope="module")
-def bucket(s3: S3Server, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, Path]:
+@pytest.fixture
+def bucket(s3: S3Server, prepared: tuple[Path, Path]) -> tuple[str, Path, Path]:
     """A data dir URL holding `tiny` (COUNT examples in 3 shards), its local copy, and its
     builder folder."""
-    root = tmp_path_factory.mktemp("prepared")
-    generation, folder = prepare_local(root, COUNT, shard_size=120_000)
-    s3.make_bucket("data")
+    generation, folder = prepared
     return publish_to_bucket(s3, generation, "data", "team"), generation, folder
 
 

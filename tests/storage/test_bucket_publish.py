@@ -9,7 +9,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,14 +20,9 @@ from catalog.storage import bucket_lock, bucket_publish
 from catalog.storage.bucket_io import put_bytes
 from catalog.storage.remote import RemoteDir
 
-from bucket_server import S3Server, serve_s3
+from s3server import S3Server
 
 DATASET = RemoteDir("s3://data/team/tiny")
-
-
-@pytest.fixture
-def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
-    yield from serve_s3(monkeypatch)
 
 
 def test_a_second_preparer_waits_for_the_lock(s3: S3Server) -> None:
@@ -170,7 +164,7 @@ def test_pointers_are_found_without_listing_any_generation(s3: S3Server) -> None
     keys += [".hidden/3.0.0.pointer", "cfg/deeper/4.0.0.pointer", "1.0.0.gen-a/5.0.0.pointer"]
     for key in keys:
         client.put_object(Bucket="data", Key=f"team/tiny/{key}", Body=b"{}")
-    s3.queries.clear()
+    s3.requests.clear()
     assert bucket_publish.pointers(DATASET) == ["1.0.0", "cfg/2.0.0"]
     # a level each (team/tiny/ and team/tiny/cfg/), no generation listed, nor read
     assert len(s3.queries) == 2 and all("delimiter=%2F" in q for q in s3.queries)

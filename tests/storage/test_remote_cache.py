@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,6 @@ import pytest
 
 import catalog
 from catalog.errors import ShardError
-from catalog.storage import remote
 from catalog.storage.shard_cache import CacheFullError
 
 from remote_fixtures import prepare_local, publish_to_bucket, shard_files
@@ -26,20 +24,11 @@ COUNT = 300  # 3 shards of 100 records, 192 KiB each
 
 
 @pytest.fixture(scope="module")
-def s3() -> Iterator[S3Server]:
-    with S3Server() as server, pytest.MonkeyPatch.context() as mp:
-        server.environ(mp)
-        remote._FILESYSTEMS.clear()
-        yield server
-    remote._FILESYSTEMS.clear()
-
-
-@pytest.fixture(scope="module")
 def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return prepare_local(tmp_path_factory.mktemp("cache"), COUNT, shard_size=120_000)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def url(s3: S3Server, prepared: tuple[Path, Path]) -> str:
     s3.make_bucket("cached")
     return publish_to_bucket(s3, prepared[0], "cached", "p") + "/tiny/1.0.0"

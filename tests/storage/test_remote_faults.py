@@ -5,7 +5,6 @@ retry, never a hang and never wrong data."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -20,15 +19,6 @@ from remote_fixtures import prepare_local, publish_to_bucket, shard_files
 from s3server import S3Fault, S3Server
 
 COUNT = 120
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3Server]:
-    with S3Server() as server, pytest.MonkeyPatch.context() as mp:
-        server.environ(mp)
-        remote._FILESYSTEMS.clear()
-        yield server
-    remote._FILESYSTEMS.clear()
 
 
 @pytest.fixture(scope="module")

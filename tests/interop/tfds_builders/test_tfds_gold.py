@@ -10,7 +10,6 @@ TFDS's, canonical as the tool makes them, each split as a multiset (TFDS shuffle
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -25,13 +24,10 @@ pytest.importorskip("tensorflow_datasets", reason=SKIP_REASON)
 import catalog
 from catalog.download import DownloadConfig
 
+from conftest import load_module
+
 ROOT = Path(__file__).resolve().parents[3]
-_spec = importlib.util.spec_from_file_location(
-    "tfds_equivalence", ROOT / "tools" / "tfds_equivalence.py"
-)
-assert _spec is not None and _spec.loader is not None
-tool = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tool)
+tool = load_module(ROOT / "tools" / "tfds_equivalence.py")
 
 #: Gold files the tfds: route is compared with, and why the others are not (yet).
 NOT_COMPARED = {
