@@ -53,7 +53,7 @@ from catalog.features import (
 from catalog.info.dataset_info import DatasetInfo
 from catalog.interop.tfds.codec import image_paths
 from catalog.read.data_source import DataSource
-from catalog.storage.remote import RemoteDir
+from catalog.storage.data_dir import Location
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -176,7 +176,7 @@ def _batches(ds: DataSource, convert: Convert) -> Iterator[list[dict[str, Any]]]
 
 
 def export_parquet(
-    info: DatasetInfo, folder: str | Path | RemoteDir, out: str | Path, *, overwrite: bool = False
+    info: DatasetInfo, folder: str | Location, out: str | Path, *, overwrite: bool = False
 ) -> dict[str, Path]:
     """Write every split of the dataset in `folder` (whose info is `info`; a local directory
     or a generation in a bucket, read as it is: never through `Path`, which would make
