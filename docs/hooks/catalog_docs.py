@@ -41,6 +41,7 @@ API_SECTIONS = {
     "catalog.api.files": "Open a dataset",
     "catalog.api.resolve": "Open a dataset",
     "catalog.api.manage": "Manage prepared datasets",
+    "catalog.api.exchange": "Manage prepared datasets",
     "catalog.spec.registry": "Open a dataset",
     "catalog.interop.tfds.directory": "Open a dataset",
     "catalog.read.data_source": "Read a split",
