@@ -290,9 +290,12 @@ def _check_dirs(
         except CatalogError:  # unreachable, no bucket, no credentials: the writer's check says
             b.store.check_writable(b.data_path)  # so with how to fix it
             raise
-        found.append(opened)
         limit = args.max_examples_per_split
-        return opened is None or serves(b.store, opened, b.spec, b.data_path, limit) is None
+        served = None if opened is None else serves(b.store, opened, b.spec, b.data_path, limit)
+        reused = served is not None
+        # only a copy that is reused is kept open: one prepared again is not held meanwhile
+        found.append(opened if reused else None)
+        return not reused
 
     todo = [b for b in builders if to_prepare(b)]
     for b in todo:  # reachable, writable: one clear error if not
