@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, overload
 
 from catalog._util.units import count, format_size
+from catalog.api.data_dir import resolve_data_dir
 from catalog.errors import (
     DatasetNotFoundError,
     NotPreparedError,
@@ -24,14 +25,13 @@ from catalog.read.data_source import DataSource, Decoder, open_sources
 from catalog.read.options import ReadOptions
 from catalog.spec.load import load_spec
 from catalog.spec.model import BuilderSpec
-from catalog.spec.registry import Request, resolve, version_matches
+from catalog.spec.registry import Request, version_matches
 from catalog.storage.data_dir import (
-    DataDirLike,
+    DataDir,
     Location,
     Opened,
     RemoteRead,
     Store,
-    data_dir_store,
 )
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # the download package imports requests: only preparing needs
     from catalog.prepare.driver import Prepared
     from catalog.prepare.progress import PrepareProgress
 
-__all__ = ["DatasetBuilder", "read_opened", "registered_builder"]
+__all__ = ["DatasetBuilder", "builder_of", "read_opened"]
 
 PathLike = str | os.PathLike[str]
 
@@ -61,10 +61,9 @@ class DatasetBuilder:
 
     Args:
         spec: the loaded builder spec (`catalog.spec.model.BuilderSpec`).
-        data_dir: where its prepared copies are; default ``$CATALOG_DATA_DIR``, else the
-            platform's user data dir.
-        store: the data dir's store, when the caller made it already (the resolver does);
-            `data_dir` is then not read.
+        data_dir: where its prepared copies are (a path, a bucket URL, or the data dir's
+            store when the caller made it already, as the resolver does); default
+            ``$CATALOG_DATA_DIR``, else the platform's user data dir.
 
     Raises:
         StorageError: the data dir is unusable (a file, an unknown URL scheme).
@@ -74,13 +73,12 @@ class DatasetBuilder:
         self,
         spec: BuilderSpec,
         *,
-        data_dir: DataDirLike | None = None,
-        store: Store | None = None,
+        data_dir: DataDir | None = None,
     ) -> None:
         self.spec = spec
         #: the data dir (`catalog.storage.data_dir`): where this dataset is prepared and read
-        #: (`store`: its store, made already by the resolver)
-        self.store: Store = store if store is not None else data_dir_store(data_dir)
+        #: (`store`: its store, made once, by the resolver when it found the dataset)
+        self.store: Store = resolve_data_dir(data_dir)
         self.data_dir: Location = self.store.root
 
     @property
@@ -116,7 +114,7 @@ class DatasetBuilder:
         their longer side (None: at full size), prepared and read in a folder of its own."""
         if max_side == self.spec.image_max_side:
             return self
-        return DatasetBuilder(self.spec.with_image_max_side(max_side), store=self.store)
+        return DatasetBuilder(self.spec.with_image_max_side(max_side), data_dir=self.store)
 
     def _other_sizes(self) -> list[str]:
         """Beside `data_path`, the folders holding this version with images of another size
@@ -375,41 +373,6 @@ def read_opened(
     return open_sources(store, opened.folder, opened.info, split, options)
 
 
-def registered_builder(
-    name_or_path: PathLike,
-    *,
-    data_dir: DataDirLike | None = None,
-    image_max_side: int | None = None,
-) -> DatasetBuilder:
-    """The builder of a registered ``name[/config][:version]`` or of a builder folder path
-    (`catalog.builder` also finds datasets prepared from files by name: `catalog.api.resolve`).
-
-    ``image_max_side=N``: the copy with images at most N pixels on their longer side
-    (`DatasetBuilder.with_image_max_side`; None: as the builder declares, full size unless
-    its builder.yaml gives its image features a ``max_side``).
-
-    ``builder("cmaterdb")`` is the default config, ``builder("cmaterdb/telugu")`` another;
-    ``builder("mnist:3.0.1")`` or ``builder("mnist:3.*")`` also checks the version (a builder
-    has one version: asking for another raises DatasetNotFoundError naming it).
-
-    Args:
-        name_or_path: ``name[/config][:version]``, or the path of a builder folder (a
-            folder holding builder.yaml wins over a registered name).
-        data_dir: where its prepared copies are (a path or a bucket URL); default
-            ``$CATALOG_DATA_DIR``, else the platform's user data dir.
-        image_max_side: the copy with images at most this many pixels on their longer side.
-
-    Returns:
-        The `DatasetBuilder`; nothing is downloaded or prepared yet.
-
-    Raises:
-        DatasetNotFoundError: no dataset, config or version matches (closest names suggested).
-        SpecError: the builder spec is malformed (file and field named).
-    """
-    request = resolve(os.fspath(name_or_path))
-    return builder_of(request, data_dir_store(data_dir), image_max_side)
-
-
 def builder_of(request: Request, store: Store, image_max_side: int | None = None) -> DatasetBuilder:
     """The builder the registry's answer `request` names, in the data dir `store`."""
     spec = load_spec(request.folder, request.config)
@@ -418,5 +381,5 @@ def builder_of(request: Request, store: Store, image_max_side: int | None = None
             f"{spec.full_name} has no version {request.version}: the version catalog has is "
             f"{spec.version} (ask for {spec.full_name}:{spec.version}, or give no version)"
         )
-    b = DatasetBuilder(spec, store=store)
+    b = DatasetBuilder(spec, data_dir=store)
     return b if image_max_side is None else b.with_image_max_side(image_max_side)

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalog.api.builder import DatasetBuilder
-from catalog.storage.data_dir import data_dir_store
+from catalog.api.data_dir import resolve_data_dir
+from catalog.storage.data_dir import DataDir
 from catalog.storage.remote import is_url
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
@@ -21,7 +22,7 @@ __all__ = ["croissant_builder"]
 def croissant_builder(
     location: str | os.PathLike[str],
     *,
-    data_dir: str | os.PathLike[str] | None = None,
+    data_dir: DataDir | None = None,
     download_dir: str | os.PathLike[str] | None = None,
     download_config: DownloadConfig | None = None,
     name: str | None = None,
@@ -43,11 +44,11 @@ def croissant_builder(
     from catalog.download import resolve_config
     from catalog.interop.croissant.spec import croissant_spec
 
-    store = data_dir_store(data_dir)  # any data dir, checked before anything is fetched
+    store = resolve_data_dir(data_dir)  # any data dir, checked before anything is fetched
     config = resolve_config(download_config, data_dir=store.root, download_dir=download_dir)
     text = os.fspath(location)
     spec = croissant_spec(text, config, record_set=record_set, name=name, fill=fill)
-    return DatasetBuilder(spec.replace(origin=("croissant", _where(text))), data_dir=store.root)
+    return DatasetBuilder(spec.replace(origin=("croissant", _where(text))), data_dir=store)
 
 
 def _where(location: str) -> str:

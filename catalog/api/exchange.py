@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Literal
 
 from catalog.api.builder import PathLike, builder_of
+from catalog.api.data_dir import resolve_data_dir
 from catalog.api.resolve import DatasetHandle, resolve_dataset
 from catalog.errors import DatasetNotFoundError
 from catalog.info.dataset_info import DatasetInfo
 from catalog.interop.tfds.directory import is_tfds_dir
 from catalog.spec.model import SPEC_FILE
 from catalog.spec.registry import resolve
-from catalog.storage.data_dir import DataDirLike, Location, data_dir_store
+from catalog.storage.data_dir import DataDir, Location
 
 __all__ = ["export_dataset", "export_handle", "import_dataset"]
 
@@ -25,7 +26,7 @@ ExportFormat = Literal["tfrecord", "tfds", "parquet"]
 def import_dataset(
     path: PathLike,
     *,
-    data_dir: DataDirLike | None = None,
+    data_dir: DataDir | None = None,
     name: str | None = None,
     overwrite: bool = False,
 ) -> tuple[DatasetInfo, Location]:
@@ -50,7 +51,7 @@ def import_dataset(
         StorageError: the data dir is unusable.
     """
     source = Path(path).expanduser()
-    store = data_dir_store(data_dir)  # a file, an unknown scheme: one error, before any work
+    store = resolve_data_dir(data_dir)  # a file, an unknown scheme: one error, before any work
     if (source / SPEC_FILE).is_file():
         b = builder_of(resolve(source), store)
         info = b.download_and_prepare(overwrite=overwrite)
@@ -70,7 +71,7 @@ def export_dataset(
     output: PathLike,
     *,
     format: ExportFormat,
-    data_dir: DataDirLike | None = None,
+    data_dir: DataDir | None = None,
     overwrite: bool = False,
 ) -> Path:
     """Write the prepared dataset `name` for other tools: ``format="tfrecord"`` one TFRecord
@@ -111,8 +112,13 @@ def export_handle(
     if format == "parquet":
         from catalog.interop.parquet.export import export_parquet  # pyarrow
 
-        files = export_parquet(opened.info, opened.folder, Path(output), overwrite=overwrite)
+        files = export_parquet(
+            opened.info, opened.folder, Path(output), overwrite=overwrite, store=handle.store
+        )
         return next(iter(files.values())) if len(files) == 1 else Path(output).expanduser()
     from catalog.interop.tfds.export import export
 
-    return export(opened.info, opened.folder, Path(output), format=format, overwrite=overwrite)
+    return export(
+        opened.info, opened.folder, Path(output), format=format, overwrite=overwrite,
+        store=handle.store,
+    )  # fmt: skip

@@ -19,6 +19,7 @@ from catalog.prepare.options import PrepareOptions
 from catalog.spec.infer import InferOptions, infer_spec, name_from_path
 from catalog.spec.infer import write as spec_writer
 from catalog.spec.registry import list_datasets
+from catalog.storage.data_dir import DataDir
 
 if TYPE_CHECKING:
     from catalog.download import DownloadConfig
@@ -30,7 +31,7 @@ def files_builder(
     path: PathLike,
     name: str | None = None,
     *,
-    data_dir: PathLike | None = None,
+    data_dir: DataDir | None = None,
     label: str | None = None,
     fill: Mapping[str, str] | None = None,
     sample: int = 1000,

@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalog.api.builder import PathLike
+from catalog.api.data_dir import resolve_data_dir
 from catalog.api.resolve import DatasetHandle, plain_name, resolve_dataset
 from catalog.download.config import DownloadConfig, resolve_config
 from catalog.download.manual import changed_files
 from catalog.errors import DatasetNotFoundError
 from catalog.read.verify import Problem
 from catalog.read.verify import verify as verify_shards
-from catalog.storage.data_dir import DataDirLike, Leftover, Removal, data_dir_store
+from catalog.storage.data_dir import DataDir, DataDirLike, Leftover, Removal
 
 __all__ = [
     "PreparedDataset",
@@ -52,7 +53,7 @@ class PreparedDataset:
     num_bytes: int
 
 
-def list_prepared(data_dir: DataDirLike | None = None) -> list[PreparedDataset]:
+def list_prepared(data_dir: DataDir | None = None) -> list[PreparedDataset]:
     """Every dataset prepared in the data dir (`data_dir`, else $CATALOG_DATA_DIR, else the
     platform's user data dir; a local dir or a bucket URL), sorted by name.
 
@@ -67,7 +68,7 @@ def list_prepared(data_dir: DataDirLike | None = None) -> list[PreparedDataset]:
         StorageError: the data dir is a file, a URL of a scheme no store reads, or a bucket
             that cannot be listed (missing, access denied)."""
     found = []
-    for entry in data_dir_store(data_dir).prepared():
+    for entry in resolve_data_dir(data_dir).prepared():
         splits = entry.data.get("splits") or {}
         counts = {n: int(s.get("num_examples", 0)) for n, s in splits.items()}
         size = sum(int(s.get("num_bytes", 0)) for s in splits.values())
@@ -172,7 +173,7 @@ def verify_handle(
 def remove(
     name: PathLike,
     *,
-    data_dir: DataDirLike | None = None,
+    data_dir: DataDir | None = None,
     image_max_side: int | None = None,
     dry_run: bool = False,
 ) -> Removal:
@@ -217,12 +218,12 @@ def remove_handle(handle: DatasetHandle, dry_run: bool = False) -> Removal:
 
 
 def remove_unnamed(
-    name: str, data_dir: DataDirLike | None, image_max_side: int | None, dry_run: bool = False
+    name: str, data_dir: DataDir | None, image_max_side: int | None, dry_run: bool = False
 ) -> Removal:
     """Remove the generations left under the plain `name` (``name[/config][:version]``) whose
     pointer an earlier removal took; ``Removal(False)`` when there are none."""
     path, _, version = name.partition(":")
-    store = data_dir_store(data_dir)
+    store = resolve_data_dir(data_dir)
     suffix = f"-max{image_max_side}" if image_max_side is not None else ""
     total = Removal(False)
     for version_dir in store.unnamed(path):

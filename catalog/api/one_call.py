@@ -166,7 +166,7 @@ def data_source(
         tfds = parse_name(handle.text)
         assert tfds is not None  # the kind says so
         b = tfds_builder(
-            tfds, data_dir=handle.data_dir, download_dir=download_dir,
+            tfds, data_dir=handle.store, download_dir=download_dir,
             download_config=download_config,
         ).with_image_max_side(image_max_side)  # fmt: skip
     if b is None:  # a dataset directory, the URL of one, a TFDS import: read where it is

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Literal
 
 from catalog.api.builder import DatasetBuilder, PathLike, builder_of, read_opened
+from catalog.api.data_dir import resolve_data_dir
 from catalog.errors import DatasetNotFoundError, NotPreparedError
 from catalog.info.dataset_info import DatasetInfo
 from catalog.info.splits import SplitsArg
@@ -56,11 +57,11 @@ from catalog.read.options import ReadOptions
 from catalog.spec.registry import Request, version_matches
 from catalog.spec.registry import resolve as resolve_registered
 from catalog.spec.stored import stored_origin, stored_spec
-from catalog.storage.data_dir import DataDirLike, Location, Opened, Store, data_dir_store, store_for
+from catalog.storage.data_dir import DataDir, Location, Opened, Store, store_for
 from catalog.storage.environment import DATA_DIR_ENV
 from catalog.storage.remote import is_url, remote_dir
 
-__all__ = ["DatasetHandle", "Kind", "builder", "plain_name", "resolve_dataset"]
+__all__ = ["DatasetHandle", "Kind", "Resolver", "builder", "plain_name", "resolve_dataset"]
 
 Kind = Literal[
     "tfds", "croissant", "url", "directory", "registered", "builder_folder", "stored", "files"
@@ -133,7 +134,7 @@ class DatasetHandle:
 
         name = parse_name(self.text)
         assert name is not None  # the kind says so
-        return tfds_declared(name, data_dir=self.store.root)
+        return tfds_declared(name, data_dir=self.store)
 
     @property
     def label(self) -> str:
@@ -167,7 +168,7 @@ class DatasetHandle:
 def resolve_dataset(
     text: PathLike,
     *,
-    data_dir: DataDirLike | None = None,
+    data_dir: DataDir | None = None,
     image_max_side: int | None = None,
     files: bool = False,
     note: Callable[[str], None] | None = None,
@@ -182,7 +183,7 @@ def resolve_dataset(
 
     def store() -> Store:  # the data dir's store, made once, when a kind needs it
         if not stores:
-            stores.append(data_dir_store(data_dir))
+            stores.append(resolve_data_dir(data_dir))
         return stores[0]
 
     if text.startswith(TFDS_PREFIX):  # before NAME:VERSION is split
@@ -211,8 +212,7 @@ def resolve_dataset(
                 note(chosen("prepared"))
         return DatasetHandle("files", text, store(), Path(text).expanduser())
     if is_url(text):
-        target = remote_dir(text)
-        return DatasetHandle("url", text, store_for(target), target)
+        return _located("url", text, remote_dir(text))
     directory = _directory(text)
     if directory is not None:
         return directory
@@ -238,6 +238,35 @@ def resolve_dataset(
     b = builder_of(request, store(), image_max_side)
     kind: Kind = "registered" if _is_name(text, request.folder) else "builder_folder"
     return DatasetHandle(kind, text, b.store, b.data_path, b)
+
+
+class Resolver:
+    """The arguments of one command, resolved in one data dir (`data_dir`, as given): its
+    store is made once, by the first argument that lives in it (or by `store`, for a command
+    that needs it before), and every later argument is resolved in that same store."""
+
+    def __init__(self, data_dir: DataDir | None, image_max_side: int | None = None) -> None:
+        self._given = data_dir
+        self._store: Store | None = None
+        self.image_max_side = image_max_side
+
+    def store(self) -> Store:
+        """The data dir's store (made now, if no argument made it yet)."""
+        if self._store is None:
+            self._store = resolve_data_dir(self._given)
+        return self._store
+
+    def resolve(
+        self, text: PathLike, *, files: bool = False, note: Callable[[str], None] | None = None
+    ) -> DatasetHandle:
+        """`resolve_dataset` of `text` in this data dir."""
+        data_dir = self._store if self._store is not None else self._given
+        handle = resolve_dataset(
+            text, data_dir=data_dir, image_max_side=self.image_max_side, files=files, note=note
+        )
+        if self._store is None and handle.kind not in ("url", "directory"):
+            self._store = handle.store  # the data dir's (a URL's or a path's is its own)
+        return handle
 
 
 class _Registry:
@@ -359,8 +388,14 @@ def _directory(text: str) -> DatasetHandle | None:
     if found is None:
         return None
     generation, info = found
-    opened = Opened(generation.path, info, generation)
-    return DatasetHandle("directory", text, store_for(path), path, None, opened)
+    return _located("directory", text, path, Opened(generation.path, info, generation))
+
+
+def _located(
+    kind: Kind, text: str, target: Location, opened: Opened | None = None
+) -> DatasetHandle:
+    """A dataset given by where it is (its path or URL), in the store holding that place."""
+    return DatasetHandle(kind, text, store_for(target), target, None, opened)
 
 
 def _looks_like_files(text: str) -> bool:
@@ -392,7 +427,7 @@ def _stored(text: str, store: Store, image_max_side: int | None) -> DatasetHandl
     b = None
     if stored_origin(opened.info.source) is not None:
         assert opened.info.source is not None
-        b = DatasetBuilder(stored_spec(opened.info.source, str(target)), store=store)
+        b = DatasetBuilder(stored_spec(opened.info.source, str(target)), data_dir=store)
         if resize:
             b = b.with_image_max_side(image_max_side)
     elif resize:
@@ -427,7 +462,7 @@ def _tfds(text: str, store: Store, image_max_side: int | None) -> DatasetHandle:
 
     name = parse_name(text)
     assert name is not None  # it starts with tfds:
-    declared = tfds_declared(name, data_dir=store.root).spec
+    declared = tfds_declared(name, data_dir=store).spec
     config = f"/{declared.config}" if declared.config else ""
     stored = _stored(f"{declared.name}{config}:{name.version or declared.version}", store,
                      image_max_side)  # fmt: skip

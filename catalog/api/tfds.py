@@ -13,12 +13,12 @@ import os
 from typing import TYPE_CHECKING
 
 from catalog.api.builder import DatasetBuilder
+from catalog.api.data_dir import resolve_data_dir
 from catalog.formats.tfds.runtime import TFDSName
-from catalog.storage.data_dir import data_dir_store
+from catalog.storage.data_dir import DataDir
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
     from catalog.download import DownloadConfig
-    from catalog.storage.remote import RemoteDir
 
 __all__ = ["tfds_builder", "tfds_declared"]
 
@@ -26,7 +26,7 @@ __all__ = ["tfds_builder", "tfds_declared"]
 def tfds_builder(
     name: TFDSName,
     *,
-    data_dir: str | os.PathLike[str] | RemoteDir | None = None,
+    data_dir: DataDir | None = None,
     download_dir: str | os.PathLike[str] | None = None,
     download_config: DownloadConfig | None = None,
 ) -> DatasetBuilder:
@@ -36,16 +36,14 @@ def tfds_builder(
     from catalog.download import resolve_config
     from catalog.interop.tfds.builder_spec import tfds_spec
 
-    store = data_dir_store(data_dir)  # any data dir, checked before anything is fetched
+    store = resolve_data_dir(data_dir)  # any data dir, checked before anything is fetched
     config = resolve_config(download_config, data_dir=store.root, download_dir=download_dir)
-    return DatasetBuilder(tfds_spec(name, config), data_dir=store.root)
+    return DatasetBuilder(tfds_spec(name, config), data_dir=store)
 
 
-def tfds_declared(
-    name: TFDSName, *, data_dir: str | os.PathLike[str] | RemoteDir | None = None
-) -> DatasetBuilder:
+def tfds_declared(name: TFDSName, *, data_dir: DataDir | None = None) -> DatasetBuilder:
     """The builder of what is known of `name` offline (features, citation, homepage; no
     splits until it is prepared: `tfds_builder`)."""
     from catalog.interop.tfds.builder_spec import declared_spec
 
-    return DatasetBuilder(declared_spec(name), data_dir=data_dir_store(data_dir).root)
+    return DatasetBuilder(declared_spec(name), data_dir=data_dir)

@@ -114,11 +114,11 @@ def matches(summary: Summary, row: list[Any], tags: list[str], search: str | Non
 
 
 def _run_prepared(args: argparse.Namespace) -> int:
+    from catalog.api.data_dir import resolve_data_dir
     from catalog.api.manage import list_prepared  # a plain listing must not pay for NumPy
-    from catalog.storage.data_dir import data_dir_store
 
-    store = data_dir_store(args.data_dir)  # a file, an unknown scheme: one error
-    entries = [vars(d) for d in list_prepared(store.root)]
+    store = resolve_data_dir(args.data_dir)  # a file, an unknown scheme: one error
+    entries = [vars(d) for d in list_prepared(store)]
     if args.json:
         print(json.dumps(entries, indent=2))
         return EXIT_OK

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog._util.units import format_size, parse_size
 from catalog.api.builder import DatasetBuilder
-from catalog.api.resolve import TFDS_PREFIX, DatasetHandle, resolve_dataset
+from catalog.api.resolve import TFDS_PREFIX, DatasetHandle, Resolver
 from catalog.cli import local_files
 from catalog.cli.common import (
     EXIT_FAILED,
@@ -311,23 +311,24 @@ def _check_dirs(
     return found
 
 
-def _handle(name: str, args: argparse.Namespace) -> DatasetHandle:
+def _handle(name: str, resolver: Resolver) -> DatasetHandle:
     """What NAME or PATH names (`catalog.api.resolve`: a path is a path first, what was
     chosen when it also reads as ``builder-folder/CONFIG`` is a note on stderr)."""
-    return resolve_dataset(
-        name, data_dir=args.data_dir, image_max_side=args.image_max_side, files=True,
-        note=lambda chosen: print(f"catalog: {chosen}", file=sys.stderr),
-    )  # fmt: skip
+    return resolver.resolve(
+        name, files=True, note=lambda chosen: print(f"catalog: {chosen}", file=sys.stderr)
+    )
 
 
-def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
-    """The builder of each NAME or PATH (`catalog.api.resolve`; None for a Croissant file,
-    resolved later); the --write-spec folder written."""
+def _builders(args: argparse.Namespace) -> list[tuple[DatasetHandle, DatasetBuilder | None]]:
+    """What each NAME or PATH names (`catalog.api.resolve`) with its builder (None for a
+    Croissant file or a ``tfds:`` name not prepared, made once the download settings are
+    known, in the data dir the handle resolved); the --write-spec folder written."""
     from catalog.api.files import files_builder
     from catalog.spec.infer import is_path
     from catalog.spec.infer.write import write_spec
 
-    handles = [_handle(name, args) for name in args.names]
+    resolver = Resolver(args.data_dir, args.image_max_side)
+    handles = [_handle(name, resolver) for name in args.names]
     is_files = [h.kind == "files" for h in handles]
     joined = local_files.joined_paths(args.names, is_files, args.name)
     if joined != args.names:  # several PATHs, one dataset: the glob naming them (run reads it)
@@ -350,10 +351,10 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
         if not args.quiet:
             print(f"note: {text}", file=sys.stderr)
 
-    builders: list[DatasetBuilder | None] = []
+    builders: list[tuple[DatasetHandle, DatasetBuilder | None]] = []
     for name, handle in zip(args.names, handles, strict=True):
         if handle.kind == "croissant" or (handle.kind == "tfds" and handle.builder is None):
-            builders.append(None)  # made once the download settings are known
+            builders.append((handle, None))  # made once the download settings are known
             continue
         if handle.kind != "files":
             if handle.builder is None:
@@ -367,12 +368,12 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
                     f"write it as ./{name}",
                     file=sys.stderr,
                 )
-            builders.append(handle.builder)
+            builders.append((handle, handle.builder))
             continue
         b = files_builder(
             name,
             args.name,
-            data_dir=args.data_dir,
+            data_dir=handle.store,
             label=args.label,
             fill=fill,
             note=note,
@@ -380,7 +381,7 @@ def _builders(args: argparse.Namespace) -> list[DatasetBuilder | None]:
         ).with_image_max_side(args.image_max_side)
         if args.write_spec:
             print(f"wrote {write_spec(b.spec, Path(args.write_spec))}", file=sys.stderr)
-        builders.append(b)
+        builders.append((handle, b))
     return builders
 
 
@@ -395,13 +396,14 @@ def _fills(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _fetched_builder(
-    location: str, args: argparse.Namespace, config: DownloadConfig
+    handle: DatasetHandle, args: argparse.Namespace, config: DownloadConfig
 ) -> DatasetBuilder:
     """The builder of the dataset a Croissant file describes (its files fetched and read),
     or of ``tfds:NAME`` not prepared yet (TFDS's builder run: its files fetched, its
     examples counted)."""
     from catalog.api.croissant import croissant_builder
 
+    location = handle.text
     if location.startswith(TFDS_PREFIX):
         from catalog.api.tfds import tfds_builder
         from catalog.formats.tfds.runtime import parse_name
@@ -409,12 +411,12 @@ def _fetched_builder(
         tfds = parse_name(location)
         assert tfds is not None  # it starts with tfds:
         return tfds_builder(
-            tfds, data_dir=args.data_dir, download_dir=args.download_dir, download_config=config
+            tfds, data_dir=handle.store, download_dir=args.download_dir, download_config=config
         )
 
     return croissant_builder(
         location,
-        data_dir=args.data_dir,
+        data_dir=handle.store,
         download_dir=args.download_dir,
         download_config=config,
         name=args.name,
@@ -450,8 +452,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         builders = [
-            b or _fetched_builder(name, args, config).with_image_max_side(args.image_max_side)
-            for name, b in zip(args.names, found, strict=True)
+            b or _fetched_builder(handle, args, config).with_image_max_side(args.image_max_side)
+            for handle, b in found
         ]
     except CatalogError as exc:  # a failed download of a Croissant file's data: one line
         short = None if args.verbose else summary(exc)

@@ -23,7 +23,7 @@ from pathlib import Path
 from catalog._util.units import count, format_size
 from catalog.api.builder import DatasetBuilder
 from catalog.api.manage import remove_handle, remove_unnamed
-from catalog.api.resolve import DatasetHandle, plain_name, resolve_dataset
+from catalog.api.resolve import DatasetHandle, Resolver, plain_name
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -37,7 +37,7 @@ from catalog.cli.common import (
 from catalog.errors import CatalogError, DatasetNotFoundError
 from catalog.spec.registry import registered
 from catalog.storage import paths
-from catalog.storage.data_dir import Removal, data_dir_store
+from catalog.storage.data_dir import Removal
 from catalog.storage.diskspace import disk_usage
 
 __all__ = ["register"]
@@ -130,39 +130,43 @@ def _remove_downloads(b: DatasetBuilder, download_dir: Path, dry_run: bool) -> s
     return f"{label}: removed {what} from {download_dir}"
 
 
-def _handle(name: str, args: argparse.Namespace) -> DatasetHandle | None:
+def _handle(name: str, resolver: Resolver) -> DatasetHandle | None:
     """What `name` names; None for a plain name nothing answers to (nothing to remove)."""
     try:
-        return resolve_dataset(name, data_dir=args.data_dir, image_max_side=args.image_max_side)
+        if plain_name(name):
+            resolver.store()  # found there, or not: either way the data dir says
+        return resolver.resolve(name)
     except DatasetNotFoundError:
         if not plain_name(name):
             raise
         return None
 
 
-def _absent_line(name: str, args: argparse.Namespace) -> str:
+def _absent_line(name: str, where: object) -> str:
     """The line for a plain name nothing answers to, with the registered names close to it."""
     close = difflib.get_close_matches(name.partition("/")[0], list(registered()), n=3)
     hint = f" (no dataset of that name is known: did you mean {', '.join(close)}?)" if close else ""
-    where = data_dir_store(args.data_dir).root
     return f"{name}: nothing prepared under that name in {where}; nothing to remove{hint}"
 
 
 def run(args: argparse.Namespace) -> int:
-    handles = [_handle(n, args) for n in args.names]  # every argument checked before any rm
+    resolver = Resolver(args.data_dir, args.image_max_side)
+    handles = [_handle(n, resolver) for n in args.names]  # every argument checked before any rm
     failed = False
     for name, handle in zip(args.names, handles, strict=True):
         label = name
         try:
             label = name if handle is None else handle.label
             if handle is None:  # nothing answers to the name: what an earlier rm left
-                removal = remove_unnamed(name, args.data_dir, args.image_max_side, args.dry_run)
+                store = resolver.store()
+                removal = remove_unnamed(name, store, args.image_max_side, args.dry_run)
+                if not removal.found:
+                    print(_absent_line(name, store.root))
+                    continue
+                where = store.root
             else:
                 removal = remove_handle(handle, args.dry_run)
-            if handle is None and not removal.found:
-                print(_absent_line(name, args))
-                continue
-            where = data_dir_store(args.data_dir).root if handle is None else handle.data_dir
+                where = handle.data_dir
             print(_removed_line(label, where, removal, args.dry_run))
             if args.downloads and handle is not None and handle.builder is not None:
                 download_dir = paths.download_dir(args.download_dir, handle.data_dir)

@@ -8,7 +8,7 @@ from typing import Any
 
 from catalog._util.units import format_size
 from catalog.api.manage import Verification, verify_handle
-from catalog.api.resolve import resolve_dataset
+from catalog.api.resolve import Resolver
 from catalog.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -94,8 +94,9 @@ def _verify_one(checked: Verification, args: argparse.Namespace, name: str) -> d
 
 def run(args: argparse.Namespace) -> int:
     handles = []
+    resolver = Resolver(args.data_dir, args.image_max_side)
     for name in args.names:  # every dataset must be known and prepared before any is hashed
-        handle = resolve_dataset(name, data_dir=args.data_dir, image_max_side=args.image_max_side)
+        handle = resolver.resolve(name)
         if handle.open() is None:
             error(str(handle.not_prepared_error(name, args.data_dir)))
             return EXIT_USAGE

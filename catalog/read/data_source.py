@@ -120,7 +120,7 @@ class DataSource(Sequence[Example]):
         record_format = format_of(info, folder)
         if _shards is None:  # made by hand from a folder: the store holding it reads it
             where = location(folder)
-            _shards = open_shards(store_for(where), where, info, record_format, remote_read, cache)
+            _shards = open_shards(holding(where), where, info, record_format, remote_read, cache)
         #: how the records' shards open (`catalog.storage.data_dir.Shards`, from the data
         #: dir's store): the generation resolved and held once (while this source and its
         #: views live), checked when it was resolved, shared with the views
@@ -291,6 +291,13 @@ def _slice_text(key: slice) -> str:
     return text if key.step is None else f"{text}:{key.step}"
 
 
+def holding(where: Location) -> Store:
+    """The store holding the generation `where`, for a folder given by hand (not found by the
+    resolver): `DataSource(folder, ...)`, `open_tfds(path)`, `open_sources` without a store.
+    Nothing else below `catalog.api` makes a store."""
+    return store_for(where)
+
+
 def open_sources(
     store: Store | None,
     folder: str | Location,
@@ -307,7 +314,7 @@ def open_sources(
     parsed (`catalog.info.split_request.SplitRequest`)."""
     request = SplitRequest.parse(split)
     where = location(folder)
-    store = store if store is not None else store_for(where)
+    store = store if store is not None else holding(where)
     read = store.source_options(options.remote_read, options.cache_dir, options.cache_size)
     shards = open_shards(store, where, info, format_of(info, where), **read)
 

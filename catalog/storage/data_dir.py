@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCHEMES",
+    "DataDir",
     "DataDirLike",
     "Leftover",
     "Location",
@@ -219,6 +220,11 @@ class Store(Protocol):
     def remove(self, target: Location, dry_run: bool = False) -> Removal: ...
 
 
+#: A data dir as an entry point takes it: as the user named it, or as the store the resolver
+#: made of it already (`catalog.api.resolve.resolve_data_dir`).
+DataDir = DataDirLike | Store
+
+
 def scheme_of(location: str | os.PathLike[str] | RemoteDir) -> str:
     """``s3`` for ``s3://b/p``, ``""`` for a local path."""
     return url_scheme(os.fspath(location))
@@ -237,9 +243,12 @@ def _store_class(scheme: str, where: str) -> type:
     return found
 
 
-def data_dir_store(explicit: str | os.PathLike[str] | RemoteDir | None = None) -> Store:
+def data_dir_store(explicit: DataDir | None = None) -> Store:
     """The store of the data dir: `explicit`, else $CATALOG_DATA_DIR, else the platform's user
-    data dir; StorageError for a data dir that is a file or of an unknown scheme."""
+    data dir; StorageError for a data dir that is a file or of an unknown scheme. A store
+    given (one the resolver made) is the answer itself: it is never made twice."""
+    if explicit is not None and not isinstance(explicit, (str, os.PathLike, RemoteDir)):
+        return explicit
     given: Any = explicit if explicit is not None else os.environ.get(DATA_DIR_ENV) or None
     if isinstance(given, RemoteDir):
         given = given.url

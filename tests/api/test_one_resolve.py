@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import catalog
-from catalog.api import builder as api_builder
+from catalog.api import exchange as api_exchange
 from catalog.api import resolve as api_resolve
 from catalog.cli import main
 from catalog.storage import data_dir
@@ -42,7 +42,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     monkeypatch.setattr(data_dir, "_store_class", _counting(found, "stores", data_dir._store_class))
     for store in (LocalStore, BucketStore):
         monkeypatch.setattr(store, "open", _counting(found, "opens", store.open))
-    for module, name in ((api_resolve, "resolve_registered"), (api_builder, "resolve")):
+    for module, name in ((api_resolve, "resolve_registered"), (api_exchange, "resolve")):
         monkeypatch.setattr(module, name, _counting(found, "registry", getattr(module, name)))
     return found
 
@@ -74,6 +74,8 @@ def _at_most_once(counts: Counter[str], what: str) -> None:
         ["info", "--json"],
         ["show", "-n", "2", "-o", "{tmp}/grid.png"],
         ["prepare"],
+        ["croissant"],
+        ["export", "--format", "tfrecord", "-o", "{tmp}/exported"],
         ["rm"],
     ],
     ids=lambda c: " ".join(c[:2]),
@@ -108,3 +110,19 @@ def test_the_counts_see_a_second_resolve(where: tuple[Path, str], counts: Counte
     for _ in range(2):
         catalog.builder(folder, data_dir=data).open()
     assert counts["stores"] == 2 and counts["opens"] == 2 and counts["registry"] == 2
+
+
+def test_listing_a_data_dir_makes_its_store_once(
+    where: tuple[Path, str], counts: Counter[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``catalog list --prepared`` and ``catalog rm`` of a name nothing answers to name the data
+    dir they looked in: the store made for the listing (or the removal) says it."""
+    _, data = where
+    counts.clear()
+    assert main(["list", "--prepared", "--data-dir", data]) == 0
+    assert "tiny" in capsys.readouterr().out
+    assert counts["stores"] == 1, f"list --prepared: {counts['stores']} stores made"
+    counts.clear()
+    assert main(["rm", "gone_long_ago", "gone_too", "--data-dir", data]) == 0
+    assert "nothing to remove" in capsys.readouterr().out
+    assert counts["stores"] == 1, f"rm of unknown names: {counts['stores']} stores made"

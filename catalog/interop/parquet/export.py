@@ -52,8 +52,9 @@ from catalog.features import (
 )
 from catalog.info.dataset_info import DatasetInfo
 from catalog.interop.tfds.codec import image_paths
-from catalog.read.data_source import DataSource
-from catalog.storage.data_dir import Location
+from catalog.read.data_source import DataSource, Decoder, open_sources
+from catalog.read.options import ReadOptions
+from catalog.storage.data_dir import Location, Store
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -176,11 +177,16 @@ def _batches(ds: DataSource, convert: Convert) -> Iterator[list[dict[str, Any]]]
 
 
 def export_parquet(
-    info: DatasetInfo, folder: str | Location, out: str | Path, *, overwrite: bool = False
+    info: DatasetInfo,
+    folder: str | Location,
+    out: str | Path,
+    *,
+    overwrite: bool = False,
+    store: Store | None = None,
 ) -> dict[str, Path]:
     """Write every split of the dataset in `folder` (whose info is `info`; a local directory
     or a generation in a bucket, read as it is: never through `Path`, which would make
-    ``s3://b/...`` ``s3:/b/...``) as
+    ``s3://b/...`` ``s3:/b/...``) of the data dir `store` (None: the store holding it) as
     ``<out>/<name>-<split>.parquet``; return split -> file written. An existing file is
     replaced only with `overwrite` (SpecError otherwise, before anything is written)."""
     pa = _pyarrow()
@@ -193,9 +199,13 @@ def export_parquet(
     if existing and not overwrite:
         raise SpecError(f"{existing[0]} exists already; pass --overwrite to replace it")
     out.mkdir(parents=True, exist_ok=True)
-    keep = dict.fromkeys(image_paths(info.features), False)  # stored PNG/JPEG bytes as they are
+    keep: dict[str, Decoder] = dict.fromkeys(
+        image_paths(info.features), False
+    )  # stored PNG/JPEG bytes as they are
+    sources = open_sources(store, folder, info, None, ReadOptions(decoders=keep))
+    assert isinstance(sources, dict)  # every split
     for split, target in targets.items():
-        ds = DataSource(folder, info, split, decoders=keep)  # type: ignore[arg-type]
+        ds = sources[split]
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".incomplete", dir=out)
         os.close(fd)
         try:

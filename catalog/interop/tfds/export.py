@@ -25,8 +25,9 @@ from catalog.info.dataset_info import DatasetInfo
 from catalog.interop.tfds.codec import ExampleCodec, image_paths
 from catalog.interop.tfds.features import to_tfds_json
 from catalog.interop.tfrecord.io import TFRecordWriter
-from catalog.read.data_source import DataSource
-from catalog.storage.data_dir import Location
+from catalog.read.data_source import DataSource, Decoder, open_sources
+from catalog.read.options import ReadOptions
+from catalog.storage.data_dir import Location, Store
 
 __all__ = ["ExportFormat", "export"]
 
@@ -83,19 +84,18 @@ def export(
     *,
     format: ExportFormat = "tfds",
     overwrite: bool = False,
+    store: Store | None = None,
 ) -> Path:
     """Write every split of the dataset in `folder` (whose info is `info`: catalog's layout or
-    TFDS's) into `out`; return the folder written (`out` for tfrecord,
-    ``out/<name>/<version>`` for tfds)."""
+    TFDS's) of the data dir `store` (None: the store holding `folder`) into `out`; return the
+    folder written (`out` for tfrecord, ``out/<name>/<version>`` for tfds)."""
     out = Path(out).expanduser()
     codec = ExampleCodec(info.features)
     labels: dict[str, list[str]] = {}
     features_json = to_tfds_json(info.features, labels)  # refuses what TFDS cannot express
-    skip = dict.fromkeys(image_paths(info.features), False)
-    splits = {
-        split: DataSource(folder, info, split, decoders=skip)  # type: ignore[arg-type]
-        for split in info.splits
-    }
+    skip: dict[str, Decoder] = dict.fromkeys(image_paths(info.features), False)
+    splits = open_sources(store, folder, info, None, ReadOptions(decoders=skip))
+    assert isinstance(splits, dict)  # every split
     if format == "tfrecord":
         out.mkdir(parents=True, exist_ok=True)
         for split, ds in splits.items():
