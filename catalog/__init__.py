@@ -32,7 +32,7 @@ from catalog.errors import (
 
 if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `__getattr__` below
     from catalog.api.builder import DatasetBuilder
-    from catalog.api.exchange import export_dataset, import_dataset
+    from catalog.api.exchange import croissant_metadata, export_dataset, import_dataset
     from catalog.api.files import prepare_files
     from catalog.api.manage import list_prepared, remove, verify
     from catalog.api.one_call import data_source
@@ -53,6 +53,8 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see; at run time, `_
     from catalog.info.splits import ReadInstruction, even_splits, split_for_jax_process
     from catalog.interop.tfds.directory import open_tfds
     from catalog.loader import Pipeline, PipelineIterator, mix, pipeline
+    from catalog.present.show_dataset import show_dataset
+    from catalog.present.site.build import build_site
     from catalog.read.data_source import DataSource
     from catalog.spec.registry import list_datasets
 
@@ -63,7 +65,11 @@ _LAZY = {
     "data_source": "catalog.api.one_call",
     "DataSource": "catalog.read.data_source",
     "prepare_files": "catalog.api.files",
-    **dict.fromkeys(["export_dataset", "import_dataset"], "catalog.api.exchange"),
+    **dict.fromkeys(
+        ["croissant_metadata", "export_dataset", "import_dataset"], "catalog.api.exchange"
+    ),
+    "show_dataset": "catalog.present.show_dataset",
+    "build_site": "catalog.present.site.build",
     **dict.fromkeys(["list_prepared", "remove", "verify"], "catalog.api.manage"),
     **dict.fromkeys(
         [
@@ -136,7 +142,9 @@ __all__ = [
     "Tensor",
     "Text",
     "__version__",
+    "build_site",
     "builder",
+    "croissant_metadata",
     "data_source",
     "even_splits",
     "export_dataset",
@@ -148,6 +156,7 @@ __all__ = [
     "pipeline",
     "prepare_files",
     "remove",
+    "show_dataset",
     "split_for_jax_process",
     "verify",
 ]

@@ -125,12 +125,13 @@ PUBLIC_NAMES = [
     "Pipeline", "PipelineError", "PipelineIterator", "ReadInstruction", "Scalar", "Sequence",
     "ShardError",
     "ShardInfo", "SourceFormatError", "SpecError", "SplitError", "SplitInfo", "StorageError",
-    "Tensor", "Text", "__version__", "builder", "data_source", "even_splits",
+    "Tensor", "Text", "__version__", "build_site", "builder", "croissant_metadata",
+    "data_source", "even_splits",
     "export_dataset", "import_dataset",
     "list_datasets",
     "list_prepared",
     "mix", "open_tfds", "pipeline", "prepare_files",
-    "remove", "split_for_jax_process", "verify",
+    "remove", "show_dataset", "split_for_jax_process", "verify",
 ]  # fmt: skip
 
 

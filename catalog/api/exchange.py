@@ -1,24 +1,27 @@
 """Datasets in and out of catalog's format: `import_dataset` (a TFDS-prepared directory, or a
-builder folder reading TFRecord files) and `export_dataset` (TFRecord files, a TFDS directory,
-or Parquet files). ``catalog import`` and ``catalog export`` are thin layers over them.
+builder folder reading TFRecord files), `export_dataset` (TFRecord files, a TFDS directory,
+or Parquet files) and `croissant_metadata` (the Croissant JSON-LD describing those Parquet
+files). ``catalog import``, ``catalog export`` and ``catalog croissant`` are thin layers over
+them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from catalog.api.builder import PathLike, builder_of
 from catalog.api.data_dir import resolve_data_dir
 from catalog.api.resolve import DatasetHandle, resolve_dataset
 from catalog.errors import DatasetNotFoundError
 from catalog.info.dataset_info import DatasetInfo
+from catalog.interop.croissant.write import to_croissant
 from catalog.interop.tfds.directory import is_tfds_dir
 from catalog.spec.model import SPEC_FILE
 from catalog.spec.registry import resolve
 from catalog.storage.data_dir import DataDir, Location
 
-__all__ = ["export_dataset", "export_handle", "import_dataset"]
+__all__ = ["croissant_metadata", "export_dataset", "export_handle", "import_dataset"]
 
 ExportFormat = Literal["tfrecord", "tfds", "parquet"]
 
@@ -122,3 +125,24 @@ def export_handle(
         opened.info, opened.folder, Path(output), format=format, overwrite=overwrite,
         store=handle.store,
     )  # fmt: skip
+
+
+def croissant_metadata(name: PathLike, *, data_dir: DataDir | None = None) -> dict[str, Any]:
+    """The dataset's Croissant 1.0 metadata (JSON-LD, https://mlcommons.org/croissant/), what
+    ``catalog croissant NAME`` prints: name, description, license, citation, version, the
+    source files with their sha256, and one record set per split with a field per feature
+    (class names as enumerations), reading the Parquet files `export_dataset(...,
+    format="parquet")` writes. Offline: a dataset not prepared is described by its spec.
+
+    Args:
+        name: what `catalog.builder` takes, or the path of a prepared dataset directory.
+        data_dir: the data dir (a path or a bucket URL); default as for `catalog.builder`.
+
+    Returns:
+        The JSON-LD document, as a dict (``json.dumps`` it to save it).
+
+    Raises:
+        DatasetNotFoundError: no dataset of that name.
+        NotPreparedError: a dataset directory or URL with nothing prepared there.
+    """
+    return to_croissant(resolve_dataset(name, data_dir=data_dir).info)

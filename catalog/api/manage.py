@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,9 +27,14 @@ from catalog.download.manual import changed_files
 from catalog.errors import DatasetNotFoundError
 from catalog.read.verify import Problem
 from catalog.read.verify import verify as verify_shards
+from catalog.spec.model import BuilderSpec
+from catalog.storage import paths
 from catalog.storage.data_dir import DataDir, DataDirLike, Leftover, Removal
+from catalog.storage.diskspace import disk_usage
 
 __all__ = [
+    "DatasetRemoval",
+    "DownloadsRemoval",
     "PreparedDataset",
     "Removal",
     "Verification",
@@ -170,20 +176,48 @@ def verify_handle(
     )
 
 
+@dataclass
+class DownloadsRemoval:
+    """What removing a dataset's downloads found and did (``remove(..., downloads=True)``):
+    the download cache entries of the files its spec lists (by their cache path
+    ``<sha256[:16]>-<filename>``): `files` downloaded files, `paths` every entry (the file, its
+    record, a partial download, its extracted archive), `size` their bytes, in
+    `download_dir`. Files in the manual dir are the user's and never touched."""
+
+    download_dir: str
+    files: int = 0
+    paths: list[str] = field(default_factory=list)
+    size: int = 0
+
+    @property
+    def found(self) -> bool:
+        return bool(self.paths)
+
+
+@dataclass
+class DatasetRemoval(Removal):
+    """`Removal` of the prepared copy, and with ``downloads=True`` what happened to the
+    downloads (`downloads`; None when not asked, or for a dataset no spec describes)."""
+
+    downloads: DownloadsRemoval | None = None
+
+
 def remove(
     name: PathLike,
     *,
-    data_dir: DataDir | None = None,
+    data_dir: DataDirLike | None = None,
     image_max_side: int | None = None,
     dry_run: bool = False,
-) -> Removal:
+    downloads: bool = False,
+    download_dir: PathLike | None = None,
+) -> DatasetRemoval:
     """Remove the prepared dataset `name` from the data dir, under the lock preparing holds
     (a prepare running meanwhile is waited for): its pointer, every generation no reader
-    holds, and what interrupted prepares left. ``Removal.found`` is False when nothing was
+    holds, and what interrupted prepares left. ``found`` is False when nothing was
     there (not an error, for every kind of dataset: a registered one not prepared, and a name
     nothing answers to, such as a dataset prepared from files and removed already); with
     ``dry_run`` nothing is removed, the answer says what would be. A generation a reader in
-    another process holds is left (``Removal.held``) and removed by the next `remove` of the
+    another process holds is left (``held``) and removed by the next `remove` of the
     same name, though the name no longer resolves; this process's own hold on it (the one
     taken to find it, or a data source of this process) does not keep it.
 
@@ -192,9 +226,13 @@ def remove(
         data_dir: the data dir (a path or a bucket URL); default as for `catalog.builder`.
         image_max_side: the prepared copy of that image size to remove.
         dry_run: say what would be removed, remove nothing.
+        downloads: also remove the files its spec lists from the download cache
+            (``catalog rm --downloads``; `DatasetRemoval.downloads` says what went).
+        download_dir: the download cache; default ``$CATALOG_DOWNLOAD_DIR``, else beside a
+            local data dir (as preparing uses it).
 
     Returns:
-        A `Removal`: whether anything was found, and what was (or would be) removed.
+        A `DatasetRemoval`: whether anything was found, and what was (or would be) removed.
 
     Raises:
         DatasetNotFoundError: `name` is no plain ``name[/config][:version]`` and names no
@@ -208,24 +246,66 @@ def remove(
         # Nothing answers to the name: its pointer is gone. What an earlier rm left because a
         # reader held it (it said "run 'catalog rm' again") is removed now, else nothing is.
         return remove_unnamed(os.fspath(name), data_dir, image_max_side, dry_run)
-    return remove_handle(handle, dry_run)
+    return remove_handle(handle, dry_run, downloads=downloads, download_dir=download_dir)
 
 
-def remove_handle(handle: DatasetHandle, dry_run: bool = False) -> Removal:
+def remove_handle(
+    handle: DatasetHandle,
+    dry_run: bool = False,
+    *,
+    downloads: bool = False,
+    download_dir: PathLike | None = None,
+) -> DatasetRemoval:
     """`remove` of a dataset resolved already (`catalog.api.resolve.resolve_dataset`): the CLI
     resolves every argument before it removes any."""
-    return handle.store.remove(handle.target, dry_run)
+    removal = DatasetRemoval(**vars(handle.store.remove(handle.target, dry_run)))
+    if downloads and handle.builder is not None:
+        where = paths.download_dir(download_dir, handle.data_dir)
+        removal.downloads = _remove_downloads(handle.builder.spec, where, dry_run)
+    return removal
+
+
+def _remove_downloads(spec: BuilderSpec, download_dir: Path, dry_run: bool) -> DownloadsRemoval:
+    """Remove (unless `dry_run`) the cache entries of the files `spec` lists."""
+    from catalog.download import Resource, cache_path  # imports requests: only here
+    from catalog.download.cache import EXTRACTED_DIR, META_DIR
+
+    found = DownloadsRemoval(str(download_dir))
+    doomed: list[Path] = []
+    for d in spec.downloads.values():
+        if d.sha256 is None:  # never verified, so never cached under a content name
+            continue
+        path = cache_path(Resource(d.urls, d.size, d.sha256, d.filename), download_dir)
+        found.files += path.is_file()
+        meta = download_dir / META_DIR
+        for candidate in (
+            path,
+            meta / f"{path.name}.json",
+            meta / f"{path.name}.part",
+            download_dir / EXTRACTED_DIR / path.name,
+        ):
+            if candidate.exists():
+                doomed.append(candidate)
+    found.paths = [str(p) for p in doomed]
+    found.size = sum(p.stat().st_size if p.is_file() else disk_usage(p) for p in doomed)
+    if not dry_run:
+        for path in doomed:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+    return found
 
 
 def remove_unnamed(
     name: str, data_dir: DataDir | None, image_max_side: int | None, dry_run: bool = False
-) -> Removal:
+) -> DatasetRemoval:
     """Remove the generations left under the plain `name` (``name[/config][:version]``) whose
     pointer an earlier removal took; ``Removal(False)`` when there are none."""
     path, _, version = name.partition(":")
     store = resolve_data_dir(data_dir)
     suffix = f"-max{image_max_side}" if image_max_side is not None else ""
-    total = Removal(False)
+    total = DatasetRemoval(False)
     for version_dir in store.unnamed(path):
         base, _, last = version_dir.rpartition("/")
         config = f"/{base}" if base else ""
@@ -235,6 +315,8 @@ def remove_unnamed(
         done = store.remove(store.target(f"{path}{config}", last), dry_run)
         if done.found:
             what = ", ".join(w for w in (total.what, done.what) if w)
-            total = Removal(True, what, total.leftovers + done.leftovers, total.size + done.size,
-                            total.freed + done.freed, total.held + done.held)  # fmt: skip
+            total = DatasetRemoval(
+                True, what, total.leftovers + done.leftovers, total.size + done.size,
+                total.freed + done.freed, total.held + done.held,
+            )  # fmt: skip
     return total

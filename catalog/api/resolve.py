@@ -26,6 +26,10 @@ kind                the argument is
                     the name it was prepared as)
 ==================  ========================================================================
 
+Before all of these, ``catalog info`` asks the resolver's quick answer,
+`catalog.api.declared.resolve_declared`: a registered name not prepared in a local data dir,
+answered from the registry's index without loading its spec (start-up speed, no NumPy).
+
 A path is a path: an existing file, or an existing folder with no builder.yaml, that would
 also read as ``builder-folder/CONFIG`` (``DIR/data.csv`` beside a ``DIR/builder.yaml``, e.g. one
 ``--write-spec`` wrote) is local files (``files``), before the ``url`` and later kinds; what was

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from catalog.api.resolve import resolve_dataset
+from catalog.api.exchange import croissant_metadata
 from catalog.cli.common import EXIT_OK, add_command, add_dataset_args
-from catalog.interop.croissant.write import to_croissant
 from catalog.present.strings import no_surrogates
 
 __all__ = ["register"]
@@ -32,6 +31,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def run(args: argparse.Namespace) -> int:
-    info = resolve_dataset(args.name, data_dir=args.data_dir).info
-    print(no_surrogates(json.dumps(to_croissant(info), indent=2, ensure_ascii=False)))
+    metadata = croissant_metadata(args.name, data_dir=args.data_dir)
+    print(no_surrogates(json.dumps(metadata, indent=2, ensure_ascii=False)))
     return EXIT_OK

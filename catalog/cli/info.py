@@ -2,29 +2,24 @@
 preparing it; for a dataset with configs, one config (the default one unless named) and the
 list of all of them.
 
-A registered dataset (or config) that is not prepared is shown from the registry's index
-(`catalog.spec.index.page`), the same text without loading its spec: no YAML parse of its
-builder.yaml, no features, no NumPy. Everything else (prepared, ``--json``, another image size,
-a builder folder's path, a dataset prepared from files) loads it (`_full`)."""
+A registered dataset (or config) that is not prepared is shown from the registry's index, as
+the resolver's quick answer gives it (`catalog.api.declared.resolve_declared`), the same text
+without loading its spec: no YAML parse of its builder.yaml, no features, no NumPy. Everything
+else (prepared, ``--json``, another image size, a builder folder's path, a dataset prepared
+from files) loads it (`_full`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catalog.api.declared import resolve_declared
 from catalog.cli.common import EXIT_OK, add_command, add_dataset_args, add_image_max_side
-from catalog.errors import DatasetNotFoundError
 from catalog.info.page import Location, render
 from catalog.present.strings import no_surrogates
-from catalog.spec import index
-from catalog.spec.registry import Request, resolve, version_matches
-from catalog.storage.environment import DATA_DIR_ENV
-from catalog.storage.remote import is_url
 
 if TYPE_CHECKING:
     from catalog.info.dataset_info import DatasetInfo
@@ -83,65 +78,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def declared_text(name: str, data_dir: str | None = None) -> str | None:
-    """`catalog info NAME` of a registered dataset (or config) not prepared in `data_dir`
-    (default $CATALOG_DATA_DIR, else the user data dir), from the registry's index; None for
-    anything else (a path, a URL, a name not registered, a version it does not have, a data
-    dir in a bucket, or anything at the target: those take the full path, which also says
-    what is wrong)."""
-    request = _registered(name)
-    if request is None:
-        return None
-    declared = index.page(request.folder, request.config)
+    """`catalog info NAME` of a registered dataset (or config) not prepared, from the
+    registry's index (`catalog.api.declared`, the resolver's quick answer); None for anything
+    else, which takes the full path (`_full`)."""
+    declared = resolve_declared(name, data_dir)
     if declared is None:
         return None
-    if request.version is not None and not version_matches(request.version, declared.version):
-        return None
-    root = _local_data_dir(data_dir)
-    if root is None:
-        return None
-    parts = (p for p in declared.full_name.split("/") if p)
-    target = root.joinpath(*parts, declared.version_dir)
-    if os.path.lexists(target):  # prepared, or being prepared: the full path tells which
-        return None
-    return no_surrogates(render(declared.page, Location(target, prepared=False)))
-
-
-def _registered(name: str) -> Request | None:
-    """`catalog.spec.registry.resolve` of a registered ``name[/config]`` by the index's copy
-    of the registry (no YAML parse); a version asked for, by `resolve` itself. None for a
-    path, a URL or a name not registered."""
-    if is_url(name) or os.path.exists(name):  # noqa: PTH110 (a path or URL: not a name)
-        return None
-    if ":" in name:
-        try:
-            return resolve(name)
-        except DatasetNotFoundError:
-            return None
-    head, _, config = name.rpartition("/")
-    if head and os.path.exists(head):  # noqa: PTH110 (a builder folder's path, and a config)
-        return None
-    known = index.registered()
-    if "/" not in name and name in known:
-        return Request(Path(known[name]))
-    if head and "/" not in head and head in known and config:
-        return Request(Path(known[head]), config)
-    return None
-
-
-def _local_data_dir(data_dir: str | None) -> Path | None:
-    """The data dir as the local store takes it, or None for one that is not a plain local
-    directory (a URL, a file, empty): the full path opens (or refuses) those."""
-    given = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
-    if given is None:
-        import platformdirs
-
-        return Path(platformdirs.user_data_dir("catalog", appauthor=False))
-    text = os.fspath(given)
-    if is_url(text) or not text.strip():
-        return None
-    root = Path(text).expanduser()
-    existing = next((p for p in (root, *root.parents) if p.exists()), None)
-    return root if existing is not None and existing.is_dir() else None
+    return no_surrogates(render(declared.page.page, Location(declared.target, prepared=False)))
 
 
 def _full(args: argparse.Namespace) -> str:

@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import shutil
-from pathlib import Path
 
 from catalog._util.units import count, format_size
-from catalog.api.builder import DatasetBuilder
-from catalog.api.manage import remove_handle, remove_unnamed
+from catalog.api.manage import DownloadsRemoval, remove_handle, remove_unnamed
 from catalog.api.resolve import DatasetHandle, Resolver, plain_name
 from catalog.cli.common import (
     EXIT_FAILED,
@@ -30,7 +27,6 @@ from catalog.cli.common import (
     add_command,
     add_dataset_args,
     add_image_max_side,
-    dataset_label,
     error,
     error_text,
 )
@@ -38,11 +34,8 @@ from catalog.errors import CatalogError, DatasetNotFoundError
 from catalog.spec.registry import registered
 from catalog.storage import paths
 from catalog.storage.data_dir import Removal
-from catalog.storage.diskspace import disk_usage
 
 __all__ = ["register"]
-
-_EXTRACTED = "extracted"  # where the download manager extracts archives, in the download dir
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -70,13 +63,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser.set_defaults(run=run)
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink(missing_ok=True)
-
-
 def _removed_line(label: str, data_dir: object, removal: Removal, dry_run: bool) -> str:
     """What `catalog.remove` did (or, `dry_run`, would do) to `label`, as one line."""
     if not removal.found:
@@ -98,36 +84,14 @@ def _removed_line(label: str, data_dir: object, removal: Removal, dry_run: bool)
     return line
 
 
-def _remove_downloads(b: DatasetBuilder, download_dir: Path, dry_run: bool) -> str:
-    """Remove the cache entries of the spec's downloads; a line saying what happened."""
-    from catalog.download import Resource, cache_path  # imports requests: only here
-    from catalog.download.cache import META_DIR
-
-    files, doomed = 0, []
-    for d in b.spec.downloads.values():
-        if d.sha256 is None:  # never verified, so never cached under a content name
-            continue
-        path = cache_path(Resource(d.urls, d.size, d.sha256, d.filename), download_dir)
-        files += path.is_file()
-        meta = download_dir / META_DIR
-        for candidate in (
-            path,
-            meta / f"{path.name}.json",
-            meta / f"{path.name}.part",
-            download_dir / _EXTRACTED / path.name,
-        ):
-            if candidate.exists():
-                doomed.append(candidate)
-    label = dataset_label(b)
-    if not doomed:
-        return f"{label}: no downloads in {download_dir}; nothing to remove"
-    size = format_size(sum(p.stat().st_size if p.is_file() else disk_usage(p) for p in doomed))
-    what = f"{files} download{'s' if files != 1 else ''} ({size})"
-    if dry_run:
-        return f"{label}: would remove {what} from {download_dir}"
-    for path in doomed:
-        _remove(path)
-    return f"{label}: removed {what} from {download_dir}"
+def _downloads_line(label: str, removal: DownloadsRemoval, dry_run: bool) -> str:
+    """What ``--downloads`` did (or would do) to `label`'s downloads, as one line."""
+    where = removal.download_dir
+    if not removal.found:
+        return f"{label}: no downloads in {where}; nothing to remove"
+    files = removal.files
+    what = f"{files} download{'s' if files != 1 else ''} ({format_size(removal.size)})"
+    return f"{label}: {'would remove' if dry_run else 'removed'} {what} from {where}"
 
 
 def _handle(name: str, resolver: Resolver) -> DatasetHandle | None:
@@ -165,12 +129,13 @@ def run(args: argparse.Namespace) -> int:
                     continue
                 where = store.root
             else:
-                removal = remove_handle(handle, args.dry_run)
+                removal = remove_handle(
+                    handle, args.dry_run, downloads=args.downloads, download_dir=args.download_dir
+                )
                 where = handle.data_dir
             print(_removed_line(label, where, removal, args.dry_run))
-            if args.downloads and handle is not None and handle.builder is not None:
-                download_dir = paths.download_dir(args.download_dir, handle.data_dir)
-                print(_remove_downloads(handle.builder, download_dir, args.dry_run))
+            if removal.downloads is not None:
+                print(_downloads_line(label, removal.downloads, args.dry_run))
         except (OSError, CatalogError) as exc:
             error(f"{label}: {error_text(exc)}")
             failed = True

@@ -16,14 +16,13 @@ from catalog.cli.common import (
     add_command,
     add_dataset_args,
     add_image_max_side,
-    dataset_name,
     error,
     positive_int,
 )
 from catalog.errors import NotPreparedError
-from catalog.present.show import MAX_EXAMPLES, MAX_SIDE, show_examples, show_kind
+from catalog.present.show import MAX_EXAMPLES, MAX_SIDE
+from catalog.present.show_dataset import about, show_handle
 from catalog.present.strings import no_surrogates
-from catalog.read.data_source import DataSource
 
 __all__ = ["register"]
 
@@ -104,43 +103,29 @@ def run(args: argparse.Namespace) -> int:
         error(f"-n {args.num_examples}: at most {MAX_EXAMPLES} examples fit in one picture")
         return EXIT_USAGE
     handle = resolve_dataset(args.name, data_dir=args.data_dir, image_max_side=args.image_max_side)
-    b = handle.builder
-    split = args.split
-    if b is not None:
-        name = f"{b.name}-{b.config}" if b.config else b.name
-        label, features, tags, splits = dataset_name(b), b.spec.features, b.spec.tags, b.spec.splits
-    else:
-        info = handle.info  # not prepared: NotPreparedError
-        name, label, features, tags = info.name, info.full_name, info.features, info.tags
-        splits = info.splits  # type: ignore[assignment]
-    split = split or ("train" if "train" in splits else next(iter(splits)))
-    output = args.output or Path(f"{file_stem(name)}.png")
-    as_text = show_kind(features, tags, args.image_key) in ("text", "table")
+    what = about(handle, args.image_key)  # a dataset directory not prepared: NotPreparedError
+    output = args.output or Path(f"{file_stem(what.name)}.png")
+    as_text = what.kind in ("text", "table")
     image_format = IMAGE_FORMATS.get(output.suffix.lower())
     if image_format is None and not as_text:
         known = ", ".join(IMAGE_FORMATS)
         error(f"-o {output}: cannot tell the image format from {output.suffix!r}; use {known}")
         return EXIT_USAGE
     try:
-        opened = handle.as_data_source(split)
+        shown = show_handle(
+            handle, split=args.split, num_examples=args.num_examples, seed=args.seed,
+            image_key=args.image_key, columns=args.columns, lines=args.lines,
+        )  # fmt: skip
     except NotPreparedError:
         error(str(handle.not_prepared_error(args.name, args.data_dir)))
         return EXIT_USAGE
-    assert isinstance(opened, DataSource)
-    ds = opened
-    if as_text:
-        return _print_text(args, ds)
-    try:
-        grid = show_examples(
-            ds,
-            num_examples=args.num_examples,
-            seed=args.seed,
-            image_key=args.image_key,
-            columns=args.columns,
-        )
     except ValueError as exc:  # no Image feature to draw, an empty split
         error(f"{args.name}: {exc}")
         return EXIT_USAGE
+    if shown.text is not None:
+        return _write_text(args, shown.text, shown.count)
+    assert shown.picture is not None  # an image or audio dataset
+    grid = shown.picture
     try:
         if image_format == "PNG":
             grid.save(output, format="PNG", optimize=True)
@@ -149,31 +134,21 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         error(f"cannot write {output}: {exc.strerror or exc}")
         return EXIT_FAILED
-    count = min(args.num_examples, len(ds))
     size = f"{grid.width}x{grid.height} px"
-    print(no_surrogates(f"wrote {output}: {count} examples of {label} {split} ({size})"))
+    done = f"{shown.count} examples of {what.label} {shown.split} ({size})"
+    print(no_surrogates(f"wrote {output}: {done}"))
     return EXIT_OK
 
 
-def _print_text(args: argparse.Namespace, ds: DataSource) -> int:
+def _write_text(args: argparse.Namespace, text: str, count: int) -> int:
     """Text and tabular datasets: their text or a table, printed or written to -o."""
-    from catalog.present.show_text import table, text_excerpts
-
-    if len(ds) == 0:
-        error(f"{args.name}: split {ds.split!r} has no examples")
-        return EXIT_USAGE
-    if show_kind(ds.features, ds.info.tags) == "table":
-        out = table(ds, num_examples=args.num_examples, seed=args.seed)
-    else:
-        out = text_excerpts(ds, num_examples=args.num_examples, seed=args.seed, lines=args.lines)
     if args.output is None:
-        print(out, end="")
+        print(text, end="")
         return EXIT_OK
     try:
-        args.output.write_text(out, "utf-8")
+        args.output.write_text(text, "utf-8")
     except OSError as exc:
         error(f"cannot write {args.output}: {exc.strerror or exc}")
         return EXIT_FAILED
-    count = min(args.num_examples, len(ds))
     print(no_surrogates(f"wrote {args.output}: {count} examples of {args.name}"))
     return EXIT_OK

@@ -39,9 +39,11 @@ from catalog.errors import DownloadError
 from catalog.storage.diskspace import disk_full
 from catalog.storage.lock_holder import hold
 
-__all__ = ["META_DIR", "Cache", "CachedFile", "cache_path"]
+__all__ = ["EXTRACTED_DIR", "META_DIR", "Cache", "CachedFile", "cache_path"]
 
 META_DIR = ".meta"
+#: Where archives are extracted, in the download dir (``extracted/<sha256[:16]>-<name>/``).
+EXTRACTED_DIR = "extracted"
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from types import TracebackType
 import requests
 
 from catalog._util.hashing import Digest
-from catalog.download.cache import Cache, CachedFile, cache_path
+from catalog.download.cache import EXTRACTED_DIR, Cache, CachedFile, cache_path
 from catalog.download.config import DownloadConfig, resolve_config
 from catalog.download.deadline import DEFAULT_MIN_RATE, Deadline, DeadlineExceeded
 from catalog.download.extract import extract
@@ -229,7 +229,7 @@ class DownloadManager:
             return file.path
         return extract(
             file.path,
-            self.download_dir / "extracted",
+            self.download_dir / EXTRACTED_DIR,
             name=file.filename,
             sha256=file.sha256,
             max_size=file.max_extracted_size,

@@ -42,6 +42,8 @@ API_SECTIONS = {
     "catalog.api.resolve": "Open a dataset",
     "catalog.api.manage": "Manage prepared datasets",
     "catalog.api.exchange": "Manage prepared datasets",
+    "catalog.present.show_dataset": "Look at a dataset",
+    "catalog.present.site.build": "Look at a dataset",
     "catalog.spec.registry": "Open a dataset",
     "catalog.interop.tfds.directory": "Open a dataset",
     "catalog.read.data_source": "Read a split",

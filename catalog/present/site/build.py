@@ -144,12 +144,29 @@ def build_site(
     data_dir: str | os.PathLike[str] | None = None,
     docs: str | None = None,
 ) -> SiteReport:
-    """Write the site of `names` (every registered dataset when None or empty) to `output`;
-    with `docs` (a URL, or a path relative to `output`), its index links back to catalog's
-    documentation there (the documentation site's build passes ``../index.html``).
+    """Write a static web site of `names` to `output`, what ``catalog site`` writes: an index
+    of every dataset and config (tags, version, splits, sizes, prepared here or not) with a
+    search box and a tag filter, and a page per dataset and config (description, features,
+    class names, splits, citation, how to use it, and a grid of examples of a prepared
+    dataset with images). Plain HTML and CSS, relative links only; the same datasets and data
+    dir give the same bytes. `output` is replaced as a whole.
 
-    Raises SiteOutputError when `output` is a folder of something else, CatalogError for an
-    unknown dataset; nothing is written then.
+    Args:
+        output: the folder to write: new, empty, or a site written before.
+        names: datasets to include (``name``, ``name/config``, ``name:version``, a builder
+            folder); None or empty: every registered dataset.
+        data_dir: where prepared data is, for the example grids (a path or a bucket URL);
+            default as for `catalog.builder`.
+        docs: link the index back to catalog's documentation there (a URL, or a path
+            relative to `output`; the documentation site's build passes ``../index.html``).
+
+    Returns:
+        A `SiteReport`: the entries written, their example pictures, and per dataset any
+        problem drawing its examples.
+
+    Raises:
+        SiteOutputError: `output` is a folder of something else; nothing is written.
+        DatasetNotFoundError: an unknown dataset; nothing is written.
     """
     output = Path(output)
     _check_output(output)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catalog.api.builder import DatasetBuilder
-from catalog.api.resolve import builder
-from catalog.errors import CatalogError
+from catalog.api.resolve import Resolver
+from catalog.errors import CatalogError, DatasetNotFoundError
 from catalog.features import ClassLabel, Feature, Sequence
 from catalog.info.dataset_info import DatasetInfo
 from catalog.prepare.reuse import declared_info
@@ -117,8 +117,11 @@ def entries(
     name or a broken builder.
     """
     found: dict[str, Entry] = {}
+    resolver = Resolver(data_dir)  # the data dir's store made once, for every entry
     for name in list(names) or list_datasets():
-        first = builder(name, data_dir=data_dir)  # checks the name and the version
+        first = resolver.resolve(name).builder  # checks the name and the version
+        if first is None:
+            raise DatasetNotFoundError(f"{name} is a prepared dataset no builder describes")
         spec = first.spec
         if not spec.configs or spec.path is None or resolve(name).config is not None:
             configs = [spec.config]
@@ -129,7 +132,7 @@ def entries(
             one = first
             if config != spec.config:
                 assert spec.path is not None
-                one = DatasetBuilder(load_spec(spec.path, config), data_dir=first.data_dir)
+                one = DatasetBuilder(load_spec(spec.path, config), data_dir=first.store)
             if one.full_name not in found:
                 found[one.full_name] = _entry(one, _folder_request(one) if by_folder else "")
     return [found[key] for key in sorted(found)]
