@@ -21,6 +21,7 @@ __all__ = [
     "NotAFileError",
     "Stamp",
     "file_stamp",
+    "md5_file",
     "regular_file",
     "sha256_file",
 ]
@@ -124,3 +125,9 @@ class Digest:
 def sha256_file(path: str | os.PathLike[str]) -> str:
     """Lowercase hex sha256 of a file."""
     return Digest.of_file(path).sha256
+
+
+def md5_file(path: str | os.PathLike[str]) -> str:
+    """Lowercase hex md5 of a file (what some Croissant files record instead of a sha256)."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, lambda: hashlib.md5(usedforsecurity=False)).hexdigest()

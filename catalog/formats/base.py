@@ -32,6 +32,7 @@ __all__ = [
     "SourceFormat",
     "running_id",
     "shape_of",
+    "through_ranges",
     "whole_numbers",
 ]
 
@@ -86,6 +87,22 @@ class RandomAccess(Protocol):
     def examples(self, start: int, stop: int) -> Examples: ...
 
     def close(self) -> None: ...
+
+
+def through_ranges(random_access: Callable[[Source], RandomAccess]) -> Callable[[Source], Examples]:
+    """`SourceFormat.examples` of a format whose `random_access` reader knows its length:
+    every example, read through that reader, which is closed after."""
+
+    def examples(source: Source) -> Examples:
+        reader = random_access(source)
+        try:
+            length = reader.length
+            assert length is not None, "through_ranges needs a reader that knows its length"
+            yield from reader.examples(0, length)
+        finally:
+            reader.close()
+
+    return examples
 
 
 @dataclass(frozen=True)

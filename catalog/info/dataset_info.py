@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catalog._util.about import about_fields
 from catalog.errors import SpecError
 from catalog.features import FeaturesDict, SupervisedKeys, from_json, supervised_keys_problem
 from catalog.features.codec import RECORD_FORMAT
@@ -266,18 +267,12 @@ class DatasetInfo:
             )
             for name, s in data["splits"].items()
         }
-        keys = data.get("supervised_keys")
         return cls(
             name=data["name"],
             version=data["version"],
             features=features,
             splits=splits,
-            description=data.get("description", ""),
-            homepage=data.get("homepage", ""),
-            citation=data.get("citation", ""),
-            license=data.get("license", ""),
-            supervised_keys=(keys[0], keys[1]) if keys else None,
-            tags=tuple(data.get("tags", ())),
+            **about_fields(data),
             downloads=data.get("downloads", {}),
             record_format=data["record_format"],
             config=data.get("config"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from catalog._util.about import about_fields
 from catalog.errors import SpecError
 from catalog.features import FeaturesDict, from_json
 from catalog.spec.model import BuilderSpec, DownloadSpec, FileRef, SplitSpec
@@ -112,19 +113,13 @@ def stored_spec(source: dict[str, Any], where: str = "dataset_info.json") -> Bui
             }
             files = {role: FileRef(**ref) for role, ref in s["files"].items()}
             splits[s["name"]] = SplitSpec(s["name"], s["format"], files, s["num_examples"], options)
-        keys = data.get("supervised_keys")
         return BuilderSpec(
             name=data["name"],
             version=data["version"],
             features=features,
             downloads=downloads,
             splits=splits,
-            description=data.get("description", ""),
-            homepage=data.get("homepage", ""),
-            citation=data.get("citation", ""),
-            license=data.get("license", ""),
-            supervised_keys=(keys[0], keys[1]) if keys else None,
-            tags=tuple(data.get("tags", ())),
+            **about_fields(data),
             config=data.get("config"),
             origin=(str(source["kind"]), str(source.get("origin", ""))),
         )

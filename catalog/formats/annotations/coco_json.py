@@ -33,7 +33,7 @@ import numpy as np
 
 from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict
-from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.base import Examples, Option, Role, Source, SourceFormat, through_ranges
 
 __all__ = ["FORMAT"]
 
@@ -225,13 +225,8 @@ class _Reader:
             self._temp = None
 
 
-def examples(source: Source) -> Examples:
-    """Every image of the split, in the order of its id (see the module docstring)."""
-    reader = _Reader(source)
-    try:
-        yield from reader.examples(0, reader.length)
-    finally:
-        reader.close()
+#: Every image of the split, in the order of its id (see the module docstring).
+examples = through_ranges(_Reader)
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:

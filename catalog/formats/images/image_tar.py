@@ -49,7 +49,7 @@ from catalog._util.hashing import regular_file
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Text
 from catalog.features.image_decode import decode, decoder_for
-from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.base import Examples, Option, Role, Source, SourceFormat, through_ranges
 from catalog.formats.shards.members import kept_path
 
 __all__ = ["FORMAT", "RGB_JPEG_QUALITY"]
@@ -316,13 +316,8 @@ class _Reader:
             self._temp = None
 
 
-def examples(source: Source) -> Examples:
-    """Every image of the split's tar, in archive order (see the module docstring)."""
-    reader = _Reader(source)
-    try:
-        yield from reader.examples(0, reader.length)
-    finally:
-        reader.close()
+#: Every image of the split's tar, in archive order (see the module docstring).
+examples = through_ranges(_Reader)
 
 
 def _features(options: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:

@@ -12,13 +12,13 @@ Croissant file's ``sha256`` / ``md5`` when it gives one.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from catalog._util.hashing import md5_file
 from catalog.errors import ChecksumError, SpecError
 from catalog.features import (
     Audio,
@@ -146,7 +146,7 @@ def local_file(name: str, node: Mapping[str, Any], folder: Path, where: str) -> 
         declared = node.get(algorithm)
         if not isinstance(declared, str):
             continue
-        got = download.sha256 if algorithm == "sha256" else _md5(real)
+        got = download.sha256 if algorithm == "sha256" else md5_file(real)
         wanted = (md5_hex(declared) if algorithm == "md5" else None) or declared.lower()
         if got != wanted:
             raise ChecksumError(
@@ -155,14 +155,6 @@ def local_file(name: str, node: Mapping[str, Any], folder: Path, where: str) -> 
             )
         break
     return download
-
-
-def _md5(path: Path) -> str:
-    digest = hashlib.md5(usedforsecurity=False)
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def local_folder(name: str, globs: list[str], folder: Path, where: str) -> tuple[DownloadSpec, str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
-import hashlib
 import itertools
 import json
 import tempfile
@@ -24,6 +23,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from catalog._util.hashing import md5_file
 from catalog.download import DownloadConfig, DownloadManager, Resource
 from catalog.download.checksums import content_name
 from catalog.errors import ChecksumError, FeatureError, SourceFormatError, SpecError
@@ -87,10 +87,10 @@ def _sized(downloads: dict[str, Download], manager: DownloadManager) -> dict[str
             size = cached.stat().st_size
         if size is None or not sha256:  # no sha256 given (the Hub's files): recorded now
             got = manager.download(Resource((d.url,), None, None, d.filename))
-            if d.md5 and _md5(got.path) != d.md5:
+            if d.md5 and (md5 := md5_file(got.path)) != d.md5:
                 raise ChecksumError(
                     f"{d.url}: md5 mismatch: the Croissant file says {d.md5}, the server sent "
-                    f"{_md5(got.path)} ({got.size} bytes)"
+                    f"{md5} ({got.size} bytes)"
                 )
             sha256 = sha256 or got.sha256
             if got.sha256 != sha256:
@@ -101,14 +101,6 @@ def _sized(downloads: dict[str, Download], manager: DownloadManager) -> dict[str
             size = got.size
         specs[d.name] = DownloadSpec(d.name, d.url, (), size, sha256, d.filename)
     return specs
-
-
-def _md5(path: Path) -> str:
-    digest = hashlib.md5(usedforsecurity=False)
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _features(draft: Draft, found: dict[str, set[str]]) -> FeaturesDict:
