@@ -7,6 +7,8 @@ them.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,7 +21,9 @@ from catalog.interop.croissant.write import to_croissant
 from catalog.interop.tfds.directory import is_tfds_dir
 from catalog.spec.model import SPEC_FILE
 from catalog.spec.registry import resolve
-from catalog.storage.data_dir import DataDir, Location
+from catalog.storage import paths
+from catalog.storage.data_dir import DataDir, Location, Store
+from catalog.storage.remote import RemoteDir, is_url, remote_dir
 
 __all__ = ["croissant_metadata", "export_dataset", "export_handle", "import_dataset"]
 
@@ -35,11 +39,14 @@ def import_dataset(
 ) -> tuple[DatasetInfo, Location]:
     """Import the dataset at `path` into the data dir: a directory TensorFlow Datasets prepared
     (``~/tensorflow_datasets/mnist/3.0.1``: its records re-encoded into catalog's shards, no
-    TensorFlow needed), or a builder folder (its builder.yaml, e.g. one reading TFRecord files,
-    prepared as any dataset).
+    TensorFlow needed), also one in a bucket or on a web server, as TFDS serves the datasets
+    it has no generation code for (``gs://tfds-data/datasets/mnist/3.0.1``: fetched into the
+    download dir's scratch first, `catalog.interop.tfds.fetch`); or a builder folder (its
+    builder.yaml, e.g. one reading TFRecord files, prepared as any dataset).
 
     Args:
-        path: the TFDS directory or the builder folder.
+        path: the TFDS directory (a path, or an ``s3://``, ``gs://``, ``https://`` URL) or the
+            builder folder.
         data_dir: the data dir to import into (a path or a bucket URL); default as for
             `catalog.builder`.
         name: the name to import a TFDS directory under (default: its own).
@@ -53,8 +60,10 @@ def import_dataset(
         SpecError: a copy is there already (without `overwrite`), or the spec is malformed.
         StorageError: the data dir is unusable.
     """
-    source = Path(path).expanduser()
     store = resolve_data_dir(data_dir)  # a file, an unknown scheme: one error, before any work
+    if is_url(path):
+        return _import_remote_tfds(remote_dir(os.fspath(path)), store, name, overwrite)
+    source = Path(path).expanduser()
     if (source / SPEC_FILE).is_file():
         b = builder_of(resolve(source), store)
         info = b.download_and_prepare(overwrite=overwrite)
@@ -67,6 +76,22 @@ def import_dataset(
         f"{source} is neither a TFDS-prepared directory (dataset_info.json + features.json) "
         f"nor a builder folder ({SPEC_FILE})"
     )
+
+
+def _import_remote_tfds(
+    remote: RemoteDir, store: Store, name: str | None, overwrite: bool
+) -> tuple[DatasetInfo, Location]:
+    """`import_dataset` of a TFDS directory at a URL: copied into a scratch folder of the
+    download dir (removed after, whatever happens), imported from there."""
+    from catalog.interop.tfds.fetch import fetch_tfds_dir  # the importer: only to import
+    from catalog.interop.tfds.importer import import_tfds
+
+    scratch = paths.download_dir(None, store.root) / "scratch"
+    scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="tfds-", dir=scratch) as tmp:
+        dataset = remote.url.rstrip("/").rsplit("/", 2)[-2]  # <name>/<version>: as TFDS wrote
+        folder = fetch_tfds_dir(remote, Path(tmp) / dataset / remote.name)
+        return import_tfds(folder, store, name=name, overwrite=overwrite)
 
 
 def export_dataset(

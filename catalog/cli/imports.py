@@ -21,12 +21,17 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         description="Convert a directory TensorFlow Datasets prepared (dataset_info.json, "
         "features.json, tfrecord or array_record shards) into a catalog dataset in the data "
         "dir: ArrayRecord shards of catalog records, for fast random access. The TFDS directory "
-        "is only read. A builder folder (builder.yaml whose splits use the tfrecord format) is "
-        "prepared like 'catalog prepare PATH'. Open the result with catalog.data_source(PATH "
-        "printed) or by its name (with the same --data-dir): every command finds it there.",
+        "is only read; it may be in a bucket or on a web server (s3://, gs://, https://: TFDS "
+        "serves some datasets only prepared, e.g. gs://tfds-data/datasets/NAME/VERSION), "
+        "fetched into the download dir first. A builder folder (builder.yaml whose splits use "
+        "the tfrecord format) is prepared like 'catalog prepare PATH'. Open the result with "
+        "catalog.data_source(PATH printed) or by its name (with the same --data-dir): every "
+        "command finds it there.",
         example="catalog import ~/tensorflow_datasets/mnist/3.0.1 --data-dir ~/datasets",
     )
-    parser.add_argument("path", metavar="PATH", help="a TFDS-prepared directory or builder folder")
+    parser.add_argument(
+        "path", metavar="PATH", help="a TFDS-prepared directory (path or URL) or builder folder"
+    )
     parser.add_argument("--data-dir", help=f"where to put the dataset (${paths.DATA_DIR_ENV})")
     parser.add_argument("--name", help="the dataset's name in the data dir (default: TFDS's)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing copy")

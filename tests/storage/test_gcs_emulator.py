@@ -134,3 +134,26 @@ def test_prepare_into_gs_and_read_it_back_both_ways(
     gone = catalog_cli("rm", str(folder), "--data-dir", URL)
     assert gone.returncode == 0, gone.stderr
     assert not [k for k in _objects("data/team/tiny") if k.startswith("1.0.0")]
+
+
+def test_a_tfds_directory_in_gs_is_imported(gcs: str, tmp_path: Path) -> None:
+    """TFDS serves some datasets only prepared, in gs:// (``gs://tfds-data/datasets/NAME/
+    VERSION``): ``catalog import gs://...`` fetches and imports one, equal to importing the
+    same directory from disk (tests/interop/test_tfds_remote_dir.py has S3 and HTTP)."""
+    from tf_fixtures import expected, plain, tfds_dir
+
+    folder = tfds_dir(expected("expected.json"), "tfrecord")
+    fs = _filesystem()
+    for path in folder.iterdir():
+        fs.pipe_file(f"data/tfds-data/datasets/tiny_features/1.2.0/{path.name}", path.read_bytes())
+    url = "gs://data/tfds-data/datasets/tiny_features/1.2.0"
+    result = catalog_cli("import", url, "--data-dir", str(tmp_path / "data"), "--json")
+    assert result.returncode == 0, result.stderr
+    done = json.loads(result.stdout)
+    local, _ = catalog.import_dataset(folder, data_dir=tmp_path / "local")
+    assert done["splits"] == {n: s.num_examples for n, s in local.splits.items()}
+    got = catalog.data_source(done["path"], split="test")
+    want = catalog.data_source(str(tmp_path / "local" / "tiny_features" / "1.2.0"), split="test")
+    assert len(got) == len(want) > 0  # type: ignore[arg-type]
+    for i in range(len(want)):  # type: ignore[arg-type]
+        assert plain(got[i]) == plain(want[i])  # type: ignore[index]

@@ -37,7 +37,7 @@ from catalog.read.array_record import open_reader
 from catalog.read.data_source import DataSource, Decoder, open_sources
 from catalog.read.options import ReadOptions
 
-__all__ = ["RECORD_FORMAT_NAME", "is_tfds_dir", "open_tfds", "read_tfds_info"]
+__all__ = ["RECORD_FORMAT_NAME", "is_tfds_dir", "open_tfds", "read_tfds_info", "shard_files"]
 
 _FILE_FORMATS = ("tfrecord", "array_record")
 _TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
@@ -49,6 +49,9 @@ _MAX_JSON = 64 << 20
 #: The most shards and the most examples a shard may declare (int64, as TFDS's protobuf).
 _MAX_COUNT = (1 << 63) - 1
 _TFRECORD_FRAME = 16  # bytes around each TFRecord record: a shard holds at most size/16
+#: The most shard files a copy of a TFDS directory fetches (TFDS's largest datasets have some
+#: thousands of shards per split).
+_MAX_FILES = 100_000
 
 
 def _load_json(path: Path) -> Any:
@@ -118,6 +121,28 @@ def _shard_name(template: str, dataset: str, split: str, fmt: str, i: int, n: in
         .replace("{SHARD_INDEX}", f"{i:05d}")
         .replace("{NUM_SHARDS}", f"{n:05d}")
     )
+
+
+def shard_files(data: Mapping[str, Any], folder_name: str) -> list[str]:
+    """The shard files a TFDS dataset_info.json (`data`, of the directory named
+    `folder_name`'s dataset) lists, in split order: what a copy of the directory needs beside
+    its metadata. A split that gives only its number of shards lists that many; malformed
+    metadata is read as it is and refused by `read_tfds_info` once copied."""
+    fmt = str(data.get("fileFormat") or "tfrecord")
+    name = str(data.get("name") or folder_name)
+    files = []
+    for split in data.get("splits") or []:
+        if not isinstance(split, dict) or not isinstance(split.get("name"), str):
+            continue
+        lengths = split.get("shardLengths") or []
+        count = len(lengths) if isinstance(lengths, list) and lengths else split.get("numShards", 1)
+        if not isinstance(count, (int, str)) or not str(count).isdigit():
+            continue
+        template = split.get("filepathTemplate") or _TEMPLATE
+        if isinstance(template, str):
+            n = min(int(count), _MAX_FILES)
+            files += [_shard_name(template, name, split["name"], fmt, i, n) for i in range(n)]
+    return files
 
 
 def _count_records(path: Path, fmt: str) -> int:
