@@ -45,15 +45,25 @@ def _examples(ds: Any) -> list[Any]:
     return [tool.canonical(ds[i]) for i in range(len(ds))]
 
 
+#: Builders of TFDS that open files and never close them: the ResourceWarning this test
+#: suite turns into an error is theirs, not catalog's (TFDS's own code, run as it is).
+LEAKS_FILES = {
+    "unnatural_instructions": "its generator opens every file of the folder, none closed",
+}
+
+
 def _cases() -> list[Any]:
     """A gold file each; the ones STATUS.json says differ are expected to fail (strictly: a
     fix shows as an unexpected pass, and STATUS.json is then to say equal)."""
     cases = []
     for gold in _gold_files():
         entry = STATUS["datasets"][json.loads(gold.read_text("utf-8"))["name"]]
-        marks = []
+        name = json.loads(gold.read_text("utf-8"))["name"]
+        marks: list[Any] = []
+        if name in LEAKS_FILES:
+            marks = [pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
         if entry["result"] == "differs":
-            marks = [pytest.mark.xfail(reason=entry["why"], strict=True)]
+            marks.append(pytest.mark.xfail(reason=entry["why"], strict=True))
         cases.append(pytest.param(gold, id=gold.stem, marks=marks))
     return cases
 
