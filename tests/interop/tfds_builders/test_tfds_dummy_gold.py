@@ -134,3 +134,19 @@ def test_dummy_downloads_replace_only_what_the_download_manager_returns(tmp_path
     assert asked == []
     assert dl.download("http://h/a") == tmp_path / "fetched"
     assert asked == ["http://h/a"]
+
+
+def test_a_gfile_iterated_unheld_reads_every_line(tmp_path: Path) -> None:
+    """``enumerate(tf.io.gfile.GFile(path, "rb"))`` (multi_nli_mismatch) holds no name for
+    the GFile: the loop reads every line, its file not closed under it."""
+    import gc
+
+    from catalog.formats.tfds.standin import STANDIN
+
+    path = tmp_path / "lines.txt"
+    path.write_bytes(b"a\nb\nc\n")
+    lines = []
+    for line in STANDIN.io.gfile.GFile(str(path), "rb"):
+        gc.collect()
+        lines.append(line)
+    assert lines == [b"a\n", b"b\n", b"c\n"]
