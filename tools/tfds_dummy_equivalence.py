@@ -2,11 +2,11 @@
 
 `tools/tfds_equivalence.py` records TFDS's examples from catalog's builders' dummy files.
 This sibling covers TFDS datasets catalog only reaches as ``tfds:NAME``: each one's small
-source files are in ``tests/data/tfds_dummy/<name>/`` with a ``DUMMY.json`` saying what
+source files are in ``tests/data/tfds_dummy/<name>/files/``, beside a ``DUMMY.json`` saying what
 TFDS's ``DatasetBuilderTestCase`` would be told in the builder's ``<name>_test.py``:
 
     {"config": "...",                       # the config tested (null: the default)
-     "extract_result": ...,                 # DL_EXTRACT_RESULT (names in the folder)
+     "extract_result": ...,                 # DL_EXTRACT_RESULT (names in files/)
      "download_result": ...,                # DL_DOWNLOAD_RESULT (null: as extract_result)
      "extract_only_result": ...,            # DL_EXTRACT_ONLY_RESULT (null: real extract)
      "splits": {"train": 3, ...},           # how many examples each split has
@@ -77,7 +77,7 @@ def _tfds_gold(name: str, spec: dict[str, Any], work: Path) -> dict[str, Any]:
     import tensorflow_datasets as tfds
     from etils import epath
 
-    folder = DUMMY / name
+    folder = DUMMY / name / "files"
     extracted = _local(folder, spec.get("extract_result")) or epath.Path(folder)
     downloaded = _local(folder, spec.get("download_result")) or extracted
     patches: dict[str, Any] = {

@@ -1,7 +1,7 @@
 """``tfds:NAME`` of TFDS datasets catalog has no builder of gives TFDS's own examples.
 
 tests/tfds_gold/repo/<name>[-<config>].json hold what TensorFlow Datasets 4.9.10 (with
-TensorFlow) prepared from tests/data/tfds_dummy/<name>/, its download manager answering as
+TensorFlow) prepared from tests/data/tfds_dummy/<name>/files/, its download manager answering as
 TFDS's own ``DatasetBuilderTestCase`` makes it answer (`tools/tfds_dummy_equivalence.py`).
 Here catalog prepares ``tfds:NAME[/CONFIG]`` from the same files, with no TensorFlow,
 through its real prepare path, the download manager's answers alone replaced
@@ -74,7 +74,7 @@ def test_tfds_route_gives_tfds_examples_from_dummy_files(gold: Path, tmp_path: P
     name = expected["name"]
     spec = json.loads((DUMMY / name / "DUMMY.json").read_text("utf-8"))
     dummy = DummyDownloads(
-        DUMMY / name, spec.get("extract_result"), spec.get("download_result"),
+        DUMMY / name / "files", spec.get("extract_result"), spec.get("download_result"),
         spec.get("extract_only_result"),
     )  # fmt: skip
     download = DownloadConfig(
