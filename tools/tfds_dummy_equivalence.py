@@ -23,6 +23,7 @@ catalog (no TensorFlow) from the same files through `catalog.formats.tfds.downlo
 tensorflow-datasets installed (never a dependency of catalog), from the repository root:
 
     /work/venvs/tf/bin/python tools/tfds_dummy_equivalence.py NAME [...]   # or: all
+    python tools/tfds_dummy_equivalence.py --table   # STATUS.json as the docs' table
 
 Every dataset tried, with its outcome (``equal`` once the test agrees, ``not run`` with
 why), is listed in ``tests/tfds_gold/repo/STATUS.json`` (kept by hand beside this tool:
@@ -122,7 +123,32 @@ def _tfds_gold(name: str, spec: dict[str, Any], work: Path) -> dict[str, Any]:
     }
 
 
+def status_table() -> str:
+    """STATUS.json as the markdown docs/guides/tfds-builders.md shows: how many datasets are
+    equal, by category, and a table of the others with why (``--table`` prints it; the test
+    checks the docs hold it as it is)."""
+    data = json.loads((GOLD / "STATUS.json").read_text("utf-8"))["datasets"]
+    equal = [n for n, e in data.items() if e["result"] == "equal"]
+    kinds = ("text", "structured", "image", "audio", "video")
+    by_kind = ", ".join(f"{sum(data[n]['category'] == k for n in equal)} {k}" for k in kinds)
+    lines = [
+        f"{len(equal)} of the {len(data)} datasets tried give TFDS's examples ({by_kind}); "
+        "the others:",
+        "",
+        "| dataset | category | result | why |",
+        "|---|---|---|---|",
+    ]
+    for name, entry in sorted(data.items()):
+        if entry["result"] != "equal":
+            why = entry["why"].replace("|", "\\|")
+            lines.append(f"| {name} | {entry['category']} | {entry['result']} | {why} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(names: list[str]) -> int:
+    if names == ["--table"]:
+        print(status_table(), end="")
+        return 0
     if names == ["all"]:
         names = sorted(p.parent.name for p in DUMMY.glob("*/DUMMY.json"))
     GOLD.mkdir(parents=True, exist_ok=True)

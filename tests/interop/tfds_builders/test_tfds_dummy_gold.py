@@ -170,3 +170,11 @@ def test_a_gfile_iterated_unheld_reads_every_line(tmp_path: Path) -> None:
         gc.collect()
         lines.append(line)
     assert lines == [b"a\n", b"b\n", b"c\n"]
+
+
+def test_the_guide_shows_the_status_as_it_is() -> None:
+    """docs/guides/tfds-builders.md holds STATUS.json's count and table as the tool prints
+    them: a dataset added or fixed without the docs following fails here."""
+    tool_dummy = load_module(ROOT / "tools" / "tfds_dummy_equivalence.py")
+    guide = (ROOT / "docs" / "guides" / "tfds-builders.md").read_text("utf-8")
+    assert tool_dummy.status_table() in guide
