@@ -25,6 +25,10 @@ tensorflow-datasets installed (never a dependency of catalog), from the reposito
     /work/venvs/tf/bin/python tools/tfds_dummy_equivalence.py NAME [...]   # or: all
     python tools/tfds_dummy_equivalence.py --table   # STATUS.json as the docs' table
 
+The oracle's venv (TensorFlow is never a dependency of catalog; the builders' own libraries
+beside it): ``python3 -m venv /work/venvs/tf && /work/venvs/tf/bin/pip install
+tensorflow==2.21.0 tensorflow-datasets==4.9.10 pyyaml pandas scipy h5py pillow``.
+
 Every dataset tried, with its outcome (``equal`` once the test agrees, ``not run`` with
 why), is listed in ``tests/tfds_gold/repo/STATUS.json`` (kept by hand beside this tool:
 the test checks it).
