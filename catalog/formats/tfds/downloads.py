@@ -16,20 +16,67 @@ Archives are extracted by catalog (`catalog.download.extract`: bounded, safe); a
 compressed file extracts to the file itself, and a file that is no archive is given back as
 it is, as TFDS's ``extract`` does. `iter_archive` reads an archive
 member by member with TFDS's own iterator (plain Python, its file calls on the TF stand-in).
+
+Testing hook: inside `dummy_downloads(DummyDownloads(...))` every `TFDSDownloads` of this
+process answers as TFDS's own ``DatasetBuilderTestCase`` makes its download manager answer:
+``download_and_extract`` gives the test's ``DL_EXTRACT_RESULT`` (names under the dummy folder,
+the folder itself when there is none), ``download`` its ``DL_DOWNLOAD_RESULT`` (else the
+same), ``extract`` its ``DL_EXTRACT_ONLY_RESULT`` when given, ``manual_dir`` and
+``download_dir`` the dummy folder. Nothing is fetched, so the spec lists no downloads;
+everything else (the builder's generators, the features, the prepare, the shards) is
+catalog's real path. It holds in this process only: prepare with ``num_proc=1``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from catalog.download.extract import archive_format
 from catalog.errors import MissingDependencyError
 
-__all__ = ["TFDSDownloads", "download_name", "single_file"]
+__all__ = ["DummyDownloads", "TFDSDownloads", "download_name", "dummy_downloads", "single_file"]
+
+
+@dataclass(frozen=True)
+class DummyDownloads:
+    """What a TFDS builder test's download manager returns (see the module docstring):
+    `folder` the dummy files; `extract_result`, `download_result`, `extract_only_result` the
+    test's ``DL_EXTRACT_RESULT``, ``DL_DOWNLOAD_RESULT``, ``DL_EXTRACT_ONLY_RESULT`` (names
+    relative to `folder`, nested in dicts and lists as the test gives them, or None)."""
+
+    folder: Path
+    extract_result: Any = None
+    download_result: Any = None
+    extract_only_result: Any = None
+
+    def extracted(self) -> Any:
+        if self.extract_result is None:
+            return self.folder
+        return _map(self.extract_result, lambda name: self.folder / name)
+
+    def downloaded(self) -> Any:
+        if self.download_result is None:
+            return self.extracted()
+        return _map(self.download_result, lambda name: self.folder / name)
+
+
+_dummy: list[DummyDownloads] = []  # the one in force, innermost last
+
+
+@contextlib.contextmanager
+def dummy_downloads(dummy: DummyDownloads) -> Iterator[DummyDownloads]:
+    """Every `TFDSDownloads` of this process answers from `dummy` until the block ends."""
+    _dummy.append(dummy)
+    try:
+        yield dummy
+    finally:
+        _dummy.remove(dummy)
 
 
 def download_name(url: str) -> str:
@@ -75,12 +122,19 @@ class TFDSDownloads:
     # TFDS's DownloadManager API
 
     def download(self, url_or_urls: Any) -> Any:
+        if _dummy:
+            return _dummy[-1].downloaded()
         return _map(url_or_urls, self._download)
 
     def extract(self, path_or_paths: Any) -> Any:
+        if _dummy and _dummy[-1].extract_only_result is not None:
+            dummy = _dummy[-1]
+            return _map(dummy.extract_only_result, lambda name: dummy.folder / name)
         return _map(path_or_paths, self._extract_one)
 
     def download_and_extract(self, url_or_urls: Any) -> Any:
+        if _dummy:
+            return _dummy[-1].extracted()
         return _map(url_or_urls, lambda url: self._extract_one(self._download(url)))
 
     def iter_archive(self, resource: Any) -> Iterator[tuple[str, BinaryIO]]:
@@ -93,6 +147,8 @@ class TFDSDownloads:
 
     @property
     def manual_dir(self) -> Path:
+        if _dummy:
+            return _dummy[-1].folder
         if self._manual_dir is None or not self._manual_dir.is_dir():
             raise MissingDependencyError(
                 f"{self.name} needs files placed by hand in its manual dir "
@@ -103,6 +159,8 @@ class TFDSDownloads:
 
     @property
     def download_dir(self) -> Path:
+        if _dummy:
+            return _dummy[-1].folder
         raise self._unsupported("download_dir")
 
     def download_checksums(self, checksums_url: str) -> Any:

@@ -145,8 +145,14 @@ class _GFile:
     def writable(self) -> bool:
         return any(c in self.mode for c in "wa+")
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._opened())
+    def __iter__(self) -> _GFile:
+        return self
+
+    def __next__(self) -> Any:  # by readline, as TensorFlow's: the GFile, not only its
+        line = self._opened().readline()  # file, is held while a loop reads it
+        if not line:
+            raise StopIteration
+        return line
 
     def __enter__(self) -> _GFile:
         return self
