@@ -132,6 +132,8 @@ def _fits(texts: Any, kind: str) -> np.ndarray[Any, Any]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if kind in _CAST and _cast_fits(texts, kind):
+        return np.ones(len(texts), bool)
     if kind == "bool":
         lower = pc.is_in(pc.ascii_lower(texts), value_set=pa.array(["true", "false"]))
         result: np.ndarray[Any, Any] = lower.to_numpy(zero_copy_only=False)
@@ -151,6 +153,42 @@ def _fits(texts: Any, kind: str) -> np.ndarray[Any, Any]:
     if kind == "float64":
         fits |= ~integer & pc.match_substring_regex(texts, _FLOAT).to_numpy(zero_copy_only=False)
     return fits
+
+
+#: The bytes a field of each kind may hold for `_cast_fits` (a table of the 256 byte values).
+_CAST = {
+    kind: np.isin(np.arange(256), np.frombuffer(chars, np.uint8))
+    for kind, chars in (("int64", b"0123456789+-"), ("float64", b"0123456789+-.eE"))
+}
+#: The longest field `_cast_fits` takes for float64: an integer of at most 18 characters is
+#: within int64 (one past int64 is text, as `_kinds` finds it, though a float parses it).
+_FLOAT_CHARS = 18
+
+
+def _cast_fits(texts: Any, kind: str) -> bool:
+    """Whether every field of `texts` is of `kind` (int64 or float64), shown without a
+    regular expression: their bytes are all of `_CAST`'s for the kind, and pyarrow casts them
+    all to the kind; such fields match `_INT` / `_FLOAT` (and an integer its int64 range).
+    False only means "not shown": `_fits` then sorts them out by the expressions."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if texts.type != pa.string() or texts.null_count or not len(texts):
+        return False
+    offsets = np.frombuffer(texts.buffers()[1], np.int32)[
+        texts.offset : texts.offset + len(texts) + 1
+    ]
+    first, last = int(offsets[0]), int(offsets[-1])
+    data = np.frombuffer(texts.buffers()[2], np.uint8)[first:last] if last > first else None
+    if data is None or not _CAST[kind][data].all():
+        return False
+    if kind == "float64" and int(np.diff(offsets).max()) > _FLOAT_CHARS:
+        return False
+    try:
+        pc.cast(texts, pa.int64() if kind == "int64" else pa.float64())
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def _kinds(texts: Any) -> np.ndarray[Any, Any]:
