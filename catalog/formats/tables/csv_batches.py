@@ -29,11 +29,12 @@ import itertools
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from catalog._util.optional import importable
+from catalog.download.local_tree import HashingReader
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Batch, Source
@@ -287,12 +288,14 @@ def open_fields(
     options: Mapping[str, Any],
     include: list[str] | None = None,
     invalid: list[Any] | None = None,
+    hashed: bool = False,
 ) -> tuple[Any, Checked, list[str]] | None:
     """pyarrow's streaming reader of the file's `include` d columns (every one: None) as
     text, its `Checked` input and the file's header; or None (the row reader reads it).
     `options`: the delimited format's ``delimiter``, ``encoding`` and ``quoting``. A row whose
     field count is not the header's is an error, or, given `invalid`, skipped and appended to
-    it (pyarrow's ``InvalidRow``: its row number, counts and text)."""
+    it (pyarrow's ``InvalidRow``: its row number, counts and text). `hashed`: the file is
+    hashed as it is read (see `Checked`)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -305,7 +308,7 @@ def open_fields(
     header = given or first[1]
     if len(set(header)) != len(header):
         return None
-    checked = Checked(path, options["delimiter"])
+    checked = Checked(path, options["delimiter"], hashed)
     try:
         reader = pacsv.open_csv(
             checked,
@@ -349,8 +352,12 @@ class Checked:
     """The file, read as pyarrow asks, each block checked to be CSV pyarrow and Python's
     ``csv`` module read alike (see the module docstring); `irregular` once one is not."""
 
-    def __init__(self, path: Path, delimiter: str) -> None:
-        self._file = open(path, "rb")  # noqa: SIM115 (closed by close())
+    def __init__(self, path: Path, delimiter: str, hashed: bool = False) -> None:
+        # hashed: the file's sha256 taken as it is read (`HashingReader`), so a whole read
+        # spares the download step's own pass over it
+        self._file: HashingReader | BinaryIO = (
+            HashingReader(path) if hashed else open(path, "rb")  # noqa: SIM115
+        )
         self._ends = np.array([ord(delimiter), _LF, _CR, _QUOTE], np.uint8)
         self.irregular = False
         self._quotes = 0  # quotes so far: odd while inside a quoted field

@@ -155,11 +155,8 @@ def _fits(texts: Any, kind: str) -> np.ndarray[Any, Any]:
     return fits
 
 
-#: The bytes a field of each kind may hold for `_cast_fits` (a table of the 256 byte values).
-_CAST = {
-    kind: np.isin(np.arange(256), np.frombuffer(chars, np.uint8))
-    for kind, chars in (("int64", b"0123456789+-"), ("float64", b"0123456789+-.eE"))
-}
+#: The bytes a field of each kind may hold for `_cast_fits`.
+_CAST = {"int64": b"0123456789+-", "float64": b"0123456789+-.eE"}
 #: The longest field `_cast_fits` takes for float64: an integer of at most 18 characters is
 #: within int64 (one past int64 is text, as `_kinds` finds it, though a float parses it).
 _FLOAT_CHARS = 18
@@ -175,13 +172,12 @@ def _cast_fits(texts: Any, kind: str) -> bool:
 
     if texts.type != pa.string() or texts.null_count or not len(texts):
         return False
-    offsets = np.frombuffer(texts.buffers()[1], np.int32)[
-        texts.offset : texts.offset + len(texts) + 1
-    ]
+    _, offsets_buffer, data = texts.buffers()
+    at = texts.offset
+    offsets = np.frombuffer(offsets_buffer, np.int32)[at : at + len(texts) + 1]
     first, last = int(offsets[0]), int(offsets[-1])
-    data = np.frombuffer(texts.buffers()[2], np.uint8)[first:last] if last > first else None
-    if data is None or not _CAST[kind][data].all():
-        return False
+    if last <= first or memoryview(data)[first:last].tobytes().translate(None, _CAST[kind]):
+        return False  # a byte other than the kind's (translate deletes the kind's bytes)
     if kind == "float64" and int(np.diff(offsets).max()) > _FLOAT_CHARS:
         return False
     try:
