@@ -137,6 +137,7 @@ FIELDS = st.one_of(
     st.integers(-(2**64), 2**64).map(str),
     st.floats().map(repr),
     st.sampled_from(["", " 5", "1_000", "+7", "007", "nan", "-nan", "Inf", "1e3", ".5", "5."]),
+    st.sampled_from(["0x10", "1e", "1.e5", "+.5", "-", ".", "1-2", "1e+", "99999999999999999999"]),
     st.sampled_from(["true", "FALSE", "True", " true", "1", "0", "tRuE", "cat", "dog", "-1"]),
     st.sampled_from(NAMES),
     st.sampled_from(["NA", "null", "N/A", "None", "<NA>", "#N/A"]),  # pandas' missing values

@@ -30,6 +30,7 @@ __all__ = [
     "Refused",
     "from_strings",
     "from_typed",
+    "only_bytes",
     "resumable",
     "row_batches",
     "text_column",
@@ -42,6 +43,12 @@ BATCH_ROWS = 1 << 16
 # left to the row reader (whitespace, "_" separators, a signed NaN, ...).
 _FLOAT = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$|^(?i:[+-]?inf(?:inity)?|nan)$"
 _BOOLS = ("true", "false", "1", "0")
+#: The bytes of decimal numbers without ``inf``/``nan``: texts of only these bytes that
+#: pyarrow casts to float64 are texts `_FLOAT` matches (its cast then is the check).
+_DECIMAL = b"0123456789+-.eE"
+#: The bytes of the integers read in bulk (with the cast's check: ``[+-]?[0-9]+``).
+_DIGITS = b"0123456789+-"
+_EMPTY = frozenset({""})
 
 
 class Refused(Exception):
@@ -83,6 +90,38 @@ def text_column(array: Any) -> TextColumn:
     return TextColumn(offsets_, data_)
 
 
+def _offsets(array: Any) -> np.ndarray[Any, Any]:
+    """The offsets of a pyarrow string array's texts in its data buffer (one more than texts)."""
+    offsets = np.frombuffer(array.buffers()[1], np.int32)
+    result: np.ndarray[Any, Any] = offsets[array.offset : array.offset + len(array) + 1]
+    return result
+
+
+def only_bytes(array: Any, allowed: bytes) -> bool:
+    """Whether the texts of `array` (a pyarrow string array without nulls) hold only bytes of
+    `allowed`, and at least one byte (one pass over the data, no regular expression).
+
+    >>> import pyarrow as pa
+    >>> only_bytes(pa.array(["12", "-3"]), b"0123456789-"), only_bytes(pa.array(["1x"]), b"1")
+    (True, False)
+    """
+    offsets = _offsets(array)
+    first, last = int(offsets[0]), int(offsets[-1])
+    data = array.buffers()[2]
+    return last > first and not memoryview(data)[first:last].tobytes().translate(None, allowed)
+
+
+def _all_present(array: Any, missing: frozenset[str]) -> bool:
+    """Whether no text of `array` (pyarrow strings) is one of `missing` (shown cheaply when
+    the empty text is the only missing one: no text of length 0)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if missing == _EMPTY and pa.types.is_string(array.type) and not array.null_count:
+        return not len(array) or bool(np.diff(_offsets(array)).min() > 0)
+    return not pc.any(pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))).as_py()
+
+
 def _numbers(array: Any, feature: Scalar) -> np.ndarray[Any, Any]:
     """A pyarrow int64/float64/bool array (no nulls) as the feature's values, range checked."""
     values = array.to_numpy(zero_copy_only=False)
@@ -118,12 +157,11 @@ def from_strings(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if missing:
+    if missing and not _all_present(array, missing):
+        if fill is None:
+            raise Refused
         absent = pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))
-        if pc.any(absent).as_py():
-            if fill is None:
-                raise Refused
-            array = pc.if_else(absent, pa.scalar(fill, pa.string()), array)
+        array = pc.if_else(absent, pa.scalar(fill, pa.string()), array)
     if replace:
         keys = list(replace)
         at = pc.index_in(array, value_set=pa.array(keys, pa.string()))
@@ -144,10 +182,13 @@ def from_strings(
                 raise Refused
             words = pc.is_in(lower, value_set=pa.array(["true", "1"]))
             return words.to_numpy(zero_copy_only=False).astype(np.bool_)
-        if kind in "iu":
+        if kind in "iu":  # pyarrow also casts what int() refuses (0x10): digits only
+            if not (pa.types.is_string(array.type) and only_bytes(array, _DIGITS)):
+                raise Refused
             return _numbers(pc.cast(array, pa.int64()), feature)
-        if not pc.all(pc.match_substring_regex(array, _FLOAT)).as_py():
-            raise Refused
+        plain = pa.types.is_string(array.type) and only_bytes(array, _DECIMAL)
+        if not plain and not pc.all(pc.match_substring_regex(array, _FLOAT)).as_py():
+            raise Refused  # (texts of `_DECIMAL` bytes that pyarrow casts match `_FLOAT`)
         values = pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False).copy()
         values[np.isnan(values)] = float("nan")  # Python's NaN, bit for bit
         if np.isinf(values).any():  # 1e309 is past float64, inf is not: the row reader says

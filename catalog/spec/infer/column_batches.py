@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from catalog.formats.tables.table_batches import only_bytes
 from catalog.spec.infer.column_types import (
     EMPTY,
     PANDAS_MISSING,
@@ -172,13 +173,9 @@ def _cast_fits(texts: Any, kind: str) -> bool:
 
     if texts.type != pa.string() or texts.null_count or not len(texts):
         return False
-    _, offsets_buffer, data = texts.buffers()
-    at = texts.offset
-    offsets = np.frombuffer(offsets_buffer, np.int32)[at : at + len(texts) + 1]
-    first, last = int(offsets[0]), int(offsets[-1])
-    if last <= first or memoryview(data)[first:last].tobytes().translate(None, _CAST[kind]):
-        return False  # a byte other than the kind's (translate deletes the kind's bytes)
-    if kind == "float64" and int(np.diff(offsets).max()) > _FLOAT_CHARS:
+    if not only_bytes(texts, _CAST[kind]):
+        return False
+    if kind == "float64" and int(pc.max(pc.binary_length(texts)).as_py()) > _FLOAT_CHARS:
         return False
     try:
         pc.cast(texts, pa.int64() if kind == "int64" else pa.float64())

@@ -1,6 +1,8 @@
-"""The CSV byte check (`catalog.formats.tables.csv_batches.Checked`): its fast path for blocks
-without quotes and ``\\r`` finds what the general path finds, however the bytes are cut into
-blocks."""
+"""The fast paths of reading tables: the CSV byte check
+(`catalog.formats.tables.csv_batches.Checked`) for blocks without quotes and ``\\r`` finds
+what the general path finds, however the bytes are cut into blocks; number columns shown by
+a cast before any regular expression (the type scan, and the conversion of CSV fields) keep
+what the row reader and adding fields one by one give."""
 
 from __future__ import annotations
 
@@ -96,3 +98,32 @@ def test_number_columns_are_shown_by_a_cast_before_any_regular_expression(
             for i, text in enumerate(fields):
                 one.add(text, line + i)
         assert bulk == one and bulk.kind == kind, then
+
+
+def test_texts_a_cast_takes_but_int_and_float_refuse_go_to_the_row_reader(tmp_path: Path) -> None:
+    """pyarrow casts ``0x10`` to int64 16 where Python's ``int`` refuses it: read in bulk, an
+    int64 column holding it is the row reader's error (line and column named), as without
+    batches; plain decimal texts are converted in bulk, as the row reader converts them."""
+    import pyarrow as pa
+
+    from catalog.features import FeaturesDict, Scalar
+    from catalog.formats import FORMATS
+    from catalog.formats.tables.table_batches import only_bytes
+    from tests.formats.test_table_batches import (
+        _batch_records,
+        _csv_source,
+        _outcome,
+        _row_records,
+    )
+
+    assert only_bytes(pa.array(["1", "-2"]), b"0123456789+-")
+    assert not only_bytes(pa.array(["1", "0x2"]), b"0123456789+-")
+    features = FeaturesDict({"a": Scalar("int64"), "b": Scalar("float64")})
+    good = _csv_source(tmp_path, "a,b\n1,1.5\n-2,2e-3\n3,.5\n4,7.\n", features)
+    want = _row_records("delimited", good)
+    assert _batch_records("delimited", good, 0, 9) == want and len(want) == 4
+    bad = _csv_source(tmp_path, "a,b\n1,1.5\n0x10,2\n", features)
+    error = _outcome(lambda: _row_records("delimited", bad))
+    assert error[0] != "ok" and "t.csv:3:" in error[1] and "0x10" in error[1]
+    assert _outcome(lambda: _batch_records("delimited", bad, 0, 9)) == error
+    assert FORMATS["delimited"].batches is not None
