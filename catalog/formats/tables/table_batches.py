@@ -33,6 +33,7 @@ __all__ = [
     "only_bytes",
     "resumable",
     "row_batches",
+    "string_offsets",
     "text_column",
 ]
 
@@ -90,7 +91,7 @@ def text_column(array: Any) -> TextColumn:
     return TextColumn(offsets_, data_)
 
 
-def _offsets(array: Any) -> np.ndarray[Any, Any]:
+def string_offsets(array: Any) -> np.ndarray[Any, Any]:
     """The offsets of a pyarrow string array's texts in its data buffer (one more than texts)."""
     offsets = np.frombuffer(array.buffers()[1], np.int32)
     result: np.ndarray[Any, Any] = offsets[array.offset : array.offset + len(array) + 1]
@@ -105,7 +106,7 @@ def only_bytes(array: Any, allowed: bytes) -> bool:
     >>> only_bytes(pa.array(["12", "-3"]), b"0123456789-"), only_bytes(pa.array(["1x"]), b"1")
     (True, False)
     """
-    offsets = _offsets(array)
+    offsets = string_offsets(array)
     first, last = int(offsets[0]), int(offsets[-1])
     data = array.buffers()[2]
     return last > first and not memoryview(data)[first:last].tobytes().translate(None, allowed)
@@ -118,7 +119,7 @@ def _all_present(array: Any, missing: frozenset[str]) -> bool:
     import pyarrow.compute as pc
 
     if missing == _EMPTY and pa.types.is_string(array.type) and not array.null_count:
-        return not len(array) or bool(np.diff(_offsets(array)).min() > 0)
+        return not len(array) or bool(np.diff(string_offsets(array)).min() > 0)
     return not pc.any(pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))).as_py()
 
 

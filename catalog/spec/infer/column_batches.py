@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from catalog.formats.tables.table_batches import only_bytes
+from catalog.formats.tables.table_batches import only_bytes, string_offsets
 from catalog.spec.infer.column_types import (
     EMPTY,
     PANDAS_MISSING,
@@ -42,7 +42,10 @@ def add_batch(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if missing == EMPTY:
+    plain = array.type == pa.string() and not array.null_count  # its buffers read directly
+    if missing == EMPTY and plain:
+        absent = np.diff(string_offsets(array)) == 0
+    elif missing == EMPTY:
         absent = pc.equal(array, "").to_numpy(zero_copy_only=False)
     else:
         absent = pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))
@@ -94,10 +97,18 @@ def _zero_padded(column: TextColumn, present: Any, rows: Any, first_line: int) -
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    zero = pc.starts_with(present, "0")
-    if not pc.any(zero).as_py():
+    if present.type == pa.string() and not present.null_count:  # the first bytes, by NumPy
+        offsets, buffer = string_offsets(present), present.buffers()[2]
+        data = np.frombuffer(buffer, np.uint8) if buffer is not None else np.zeros(0, np.uint8)
+        where = np.zeros(0, np.int64)
+        if len(data):
+            first = np.minimum(offsets[:-1], len(data) - 1)
+            where = np.flatnonzero((np.diff(offsets) > 0) & (data[first] == ord("0")))
+    else:
+        zero = pc.starts_with(present, "0")
+        where = np.flatnonzero(zero.to_numpy(zero_copy_only=False))
+    if not len(where):
         return
-    where = np.flatnonzero(zero.to_numpy(zero_copy_only=False))
     padded = pc.match_substring_regex(present.take(pa.array(where)), f"^{ZERO_PADDED.pattern}")
     padded_ = padded.to_numpy(zero_copy_only=False)
     if padded_.any():
