@@ -4,8 +4,10 @@
 For a FeaturesDict of flat features that `BatchEncoder.supports` (Scalar, ClassLabel with its
 classes set, Text), a table's rows are encoded with a few NumPy operations per column instead
 of a Python call per value: the fixed-size features' bytes are laid out as one ``(n, width)``
-matrix, the texts' UTF-8 bytes are copied in with their length prefixes by one scatter per
-column. The values must have been checked already (the reader's job, as
+matrix with the texts' length prefixes, and the records' bytes are laid out by one mask per
+column: every byte of the batch is told whose it is (that matrix's or a text column's) by one
+``np.repeat`` of the records' segment sizes, and each source's bytes, contiguous already,
+fill their places in order. The values must have been checked already (the reader's job, as
 `catalog.formats.tables.table_batches` does): a column of the feature's dtype, class indices in
 range,
 text as UTF-8 bytes (`TextColumn`).
@@ -102,22 +104,33 @@ class BatchEncoder:
                     feature_path=name,
                 )
             lengths.append(length)
-        sizes = self._width + sum(4 + length for length in lengths)
+        # each record: its fixed bytes, then per text its length prefix and its bytes; the
+        # bytes that are no text's (fixed + prefixes, one row of `head` a record) and each
+        # text column's bytes (contiguous already) are laid in place by one mask each
+        k = len(texts)
+        head = np.empty((rows, self._width + 4 * k), np.uint8)
+        head[:, : self._width] = fixed
+        for j, length in enumerate(lengths):
+            at = self._width + 4 * j
+            head[:, at : at + 4] = length.astype(_LENGTH).view(np.uint8).reshape(rows, 4)
+        # segments of a record: [fixed + prefix 1][text 1][prefix 2][text 2]...
+        segments = np.empty((rows, 2 * k), np.int64)
+        segments[:, 0::2] = 4
+        segments[:, 0] += self._width
+        for j, length in enumerate(lengths):
+            segments[:, 2 * j + 1] = length
+        sizes = segments.sum(axis=1)
         starts = np.zeros(rows + 1, np.int64)
         np.cumsum(sizes, out=starts[1:])
+        labels = np.zeros(2 * k, np.int8)
+        labels[1::2] = np.arange(1, k + 1)
+        owner = np.repeat(np.tile(labels, rows), segments.ravel())
         out = np.empty(int(starts[-1]), np.uint8)
-        out[starts[:-1, None] + np.arange(self._width)] = fixed
-        position = starts[:-1] + self._width
-        for text, length in zip(texts, lengths, strict=True):
-            out[position[:, None] + np.arange(4)] = (
-                length.astype(_LENGTH).view(np.uint8).reshape(rows, 4)
-            )
-            position = position + 4
+        out[owner == 0] = head.ravel()
+        for j, text in enumerate(texts, start=1):
             first, last = int(text.offsets[0]), int(text.offsets[-1])
             if last > first:
-                shift = np.repeat(position - text.offsets[:-1].astype(np.int64), length)
-                out[np.arange(first, last, dtype=np.int64) + shift] = text.data[first:last]
-            position = position + length
+                out[owner == j] = text.data[first:last]
         return _split(out.tobytes(), starts)
 
 
