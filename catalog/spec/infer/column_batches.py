@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from catalog.formats.tables.table_batches import only_bytes, string_offsets
+from catalog.formats.tables.table_batches import numpy_values, only_bytes, string_offsets
 from catalog.spec.infer.column_types import (
     EMPTY,
     PANDAS_MISSING,
@@ -46,10 +46,10 @@ def add_batch(
     if missing == EMPTY and plain:
         absent = np.diff(string_offsets(array)) == 0
     elif missing == EMPTY:
-        absent = pc.equal(array, "").to_numpy(zero_copy_only=False)
+        absent = numpy_values(pc.equal(array, ""))
     else:
         absent = pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))
-        absent = absent.to_numpy(zero_copy_only=False)
+        absent = numpy_values(absent)
     count = int(absent.sum())
     if count:
         if column.first_missing is None:
@@ -106,11 +106,11 @@ def _zero_padded(column: TextColumn, present: Any, rows: Any, first_line: int) -
             where = np.flatnonzero((np.diff(offsets) > 0) & (data[first] == ord("0")))
     else:
         zero = pc.starts_with(present, "0")
-        where = np.flatnonzero(zero.to_numpy(zero_copy_only=False))
+        where = np.flatnonzero(numpy_values(zero))
     if not len(where):
         return
     padded = pc.match_substring_regex(present.take(pa.array(where)), f"^{ZERO_PADDED.pattern}")
-    padded_ = padded.to_numpy(zero_copy_only=False)
+    padded_ = numpy_values(padded)
     if padded_.any():
         at = int(where[int(np.argmax(padded_))])
         line = first_line + (at if rows is None else int(rows[at]))
@@ -125,7 +125,7 @@ def _saw_texts(column: TextColumn, texts: Any, at: np.ndarray[Any, Any], line: A
     import pyarrow.compute as pc
 
     like = pc.is_in(texts, value_set=pa.array(sorted(PANDAS_MISSING), pa.string()))
-    like_ = like.to_numpy(zero_copy_only=False)
+    like_ = numpy_values(like)
     stop = len(like_) if like_.all() else int(np.argmin(like_))  # the first real text
     column.real_text = stop < len(like_)
     if not stop:
@@ -148,11 +148,9 @@ def _fits(texts: Any, kind: str) -> np.ndarray[Any, Any]:
         return np.ones(len(texts), bool)
     if kind == "bool":
         lower = pc.is_in(pc.ascii_lower(texts), value_set=pa.array(["true", "false"]))
-        result: np.ndarray[Any, Any] = lower.to_numpy(zero_copy_only=False)
+        result: np.ndarray[Any, Any] = numpy_values(lower)
         return result
-    integer: np.ndarray[Any, Any] = pc.match_substring_regex(texts, _INT).to_numpy(
-        zero_copy_only=False
-    )
+    integer: np.ndarray[Any, Any] = numpy_values(pc.match_substring_regex(texts, _INT))
     fits = integer.copy()
     if integer.any():  # an integer past int64 is text (as `_kinds` finds it)
         digits = texts.filter(pa.array(integer))
@@ -163,7 +161,7 @@ def _fits(texts: Any, kind: str) -> np.ndarray[Any, Any]:
         except pa.ArrowInvalid:
             fits[integer] = False  # `_kinds` sorts them out one by one
     if kind == "float64":
-        fits |= ~integer & pc.match_substring_regex(texts, _FLOAT).to_numpy(zero_copy_only=False)
+        fits |= ~integer & numpy_values(pc.match_substring_regex(texts, _FLOAT))
     return fits
 
 
@@ -201,9 +199,7 @@ def _kinds(texts: Any) -> np.ndarray[Any, Any]:
     import pyarrow.compute as pc
 
     def mask(pattern: str) -> np.ndarray[Any, Any]:
-        result: np.ndarray[Any, Any] = pc.match_substring_regex(texts, pattern).to_numpy(
-            zero_copy_only=False
-        )
+        result: np.ndarray[Any, Any] = numpy_values(pc.match_substring_regex(texts, pattern))
         return result
 
     kinds = np.full(len(texts), _KINDS.index("text"), np.int8)
@@ -214,9 +210,7 @@ def _kinds(texts: Any) -> np.ndarray[Any, Any]:
         plain
         & ~integer
         & ~floating
-        & pc.is_in(pc.ascii_lower(texts), value_set=pa.array(["true", "false"])).to_numpy(
-            zero_copy_only=False
-        )
+        & numpy_values(pc.is_in(pc.ascii_lower(texts), value_set=pa.array(["true", "false"])))
     )
     kinds[floating] = _KINDS.index("float64")
     kinds[boolean] = _KINDS.index("bool")
