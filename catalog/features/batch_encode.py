@@ -78,7 +78,9 @@ class BatchEncoder:
     def encode(self, columns: Mapping[str, Any], rows: int) -> list[bytes]:
         """The records of `rows` examples; `columns` maps each feature to its values: a NumPy
         array of the Scalar's dtype, of class indices (ClassLabel), a `TextColumn` (Text)."""
-        fixed = np.empty((rows, self._width), np.uint8)
+        # the bytes of a record that are no text's: its fixed part, then the texts' prefixes
+        head = np.empty((rows, self._width + 4 * len(self._variable)), np.uint8)
+        fixed = head[:, : self._width]
         fixed[:, 0] = RECORD_VERSION
         for name, feature, offset, size in self._fixed:
             values = np.asarray(columns[name])
@@ -91,7 +93,7 @@ class BatchEncoder:
                 values = values.astype(feature.dtype, copy=False)
             fixed[:, 1 + offset : 1 + offset + size] = values.view(np.uint8).reshape(rows, size)
         if not self._variable:
-            return _split(fixed.tobytes(), np.arange(rows + 1, dtype=np.int64) * self._width)
+            return _split(head.tobytes(), np.arange(rows + 1, dtype=np.int64) * self._width)
         texts: list[TextColumn] = [columns[name] for name in self._variable]
         lengths = []
         for name, text in zip(self._variable, texts, strict=True):
@@ -108,8 +110,6 @@ class BatchEncoder:
         # bytes that are no text's (fixed + prefixes, one row of `head` a record) and each
         # text column's bytes (contiguous already) are laid in place by one mask each
         k = len(texts)
-        head = np.empty((rows, self._width + 4 * k), np.uint8)
-        head[:, : self._width] = fixed
         for j, length in enumerate(lengths):
             at = self._width + 4 * j
             head[:, at : at + 4] = length.astype(_LENGTH).view(np.uint8).reshape(rows, 4)
@@ -126,11 +126,12 @@ class BatchEncoder:
         labels[1::2] = np.arange(1, k + 1)
         owner = np.repeat(np.tile(labels, rows), segments.ravel())
         out = np.empty(int(starts[-1]), np.uint8)
-        out[owner == 0] = head.ravel()
+        is_text = owner.view(np.bool_) if k == 1 else owner != 0  # one text: owner is 0 or 1
+        out[~is_text] = head.ravel()
         for j, text in enumerate(texts, start=1):
             first, last = int(text.offsets[0]), int(text.offsets[-1])
             if last > first:
-                out[owner == j] = text.data[first:last]
+                out[is_text if k == 1 else owner == j] = text.data[first:last]
         return _split(out.tobytes(), starts)
 
 
