@@ -13,6 +13,7 @@ so a data folder can be its own builder folder (its checksums are written into i
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,14 @@ from catalog._util.hashing import Digest, NotAFileError, Stamp, file_stamp, regu
 from catalog.download.resource import Failure
 from catalog.storage.tree_walk import files_under
 
-__all__ = ["BUILDER_FILES", "file_digest", "tree_digest", "tree_entries", "tree_files"]
+__all__ = [
+    "BUILDER_FILES",
+    "HashingReader",
+    "file_digest",
+    "tree_digest",
+    "tree_entries",
+    "tree_files",
+]
 
 #: Digests of files hashed in this process, by path and stamp (see `file_digest`).
 _SEEN: dict[tuple[str, Stamp], tuple[int, str]] = {}
@@ -72,6 +80,44 @@ def file_digest(path: Path) -> Digest:
     _SEEN[key] = (digest.size, digest.sha256)
     digest.head = b""
     return digest
+
+
+class HashingReader:
+    """A file opened for reading whole, hashed as it is read: once a reader (the CSV type
+    scan, say) has read it to its end unchanged (the same `file_stamp` when opened, at the end
+    and by its path), its digest is what `file_digest` gives for it afterwards, without
+    reading it again. A file read only in part, or changed while it was read, is hashed again
+    when asked. ``read`` and ``close`` as a binary file's."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._file = open(path, "rb")  # noqa: SIM115 (closed by close())
+        self._digest: Digest | None = Digest()
+        self._stamp = file_stamp(os.fstat(self._file.fileno()))
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._file.read(size)
+        if self._digest is not None:
+            if data:
+                self._digest.update(data)
+            elif size != 0:  # the end
+                self._finish(self._digest)
+        return data
+
+    def _finish(self, digest: Digest) -> None:
+        self._digest = None
+        try:
+            now = file_stamp(os.fstat(self._file.fileno()))
+            known = file_stamp(regular_file(self._path))
+        except OSError:
+            return
+        if now == self._stamp == known and digest.size == now[2]:
+            if len(_SEEN) >= _MAX_SEEN:
+                _SEEN.clear()
+            _SEEN[(str(self._path.resolve()), now)] = (digest.size, digest.sha256)
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def tree_digest(root: Path) -> Digest:

@@ -4,8 +4,10 @@
 For a FeaturesDict of flat features that `BatchEncoder.supports` (Scalar, ClassLabel with its
 classes set, Text), a table's rows are encoded with a few NumPy operations per column instead
 of a Python call per value: the fixed-size features' bytes are laid out as one ``(n, width)``
-matrix, the texts' UTF-8 bytes are copied in with their length prefixes by one scatter per
-column. The values must have been checked already (the reader's job, as
+matrix with the texts' length prefixes, and the records' bytes are laid out by one mask per
+column: every byte of the batch is told whose it is (that matrix's or a text column's) by one
+``np.repeat`` of the records' segment sizes, and each source's bytes, contiguous already,
+fill their places in order. The values must have been checked already (the reader's job, as
 `catalog.formats.tables.table_batches` does): a column of the feature's dtype, class indices in
 range,
 text as UTF-8 bytes (`TextColumn`).
@@ -76,7 +78,9 @@ class BatchEncoder:
     def encode(self, columns: Mapping[str, Any], rows: int) -> list[bytes]:
         """The records of `rows` examples; `columns` maps each feature to its values: a NumPy
         array of the Scalar's dtype, of class indices (ClassLabel), a `TextColumn` (Text)."""
-        fixed = np.empty((rows, self._width), np.uint8)
+        # the bytes of a record that are no text's: its fixed part, then the texts' prefixes
+        head = np.empty((rows, self._width + 4 * len(self._variable)), np.uint8)
+        fixed = head[:, : self._width]
         fixed[:, 0] = RECORD_VERSION
         for name, feature, offset, size in self._fixed:
             values = np.asarray(columns[name])
@@ -89,7 +93,7 @@ class BatchEncoder:
                 values = values.astype(feature.dtype, copy=False)
             fixed[:, 1 + offset : 1 + offset + size] = values.view(np.uint8).reshape(rows, size)
         if not self._variable:
-            return _split(fixed.tobytes(), np.arange(rows + 1, dtype=np.int64) * self._width)
+            return _split(head.tobytes(), np.arange(rows + 1, dtype=np.int64) * self._width)
         texts: list[TextColumn] = [columns[name] for name in self._variable]
         lengths = []
         for name, text in zip(self._variable, texts, strict=True):
@@ -102,22 +106,32 @@ class BatchEncoder:
                     feature_path=name,
                 )
             lengths.append(length)
-        sizes = self._width + sum(4 + length for length in lengths)
+        # each record: its fixed bytes, then per text its length prefix and its bytes; the
+        # bytes that are no text's (fixed + prefixes, one row of `head` a record) and each
+        # text column's bytes (contiguous already) are laid in place by one mask each
+        k = len(texts)
+        for j, length in enumerate(lengths):
+            at = self._width + 4 * j
+            head[:, at : at + 4] = length.astype(_LENGTH).view(np.uint8).reshape(rows, 4)
+        # segments of a record: [fixed + prefix 1][text 1][prefix 2][text 2]...
+        segments = np.empty((rows, 2 * k), np.int64)
+        segments[:, 0::2] = 4
+        segments[:, 0] += self._width
+        for j, length in enumerate(lengths):
+            segments[:, 2 * j + 1] = length
+        sizes = segments.sum(axis=1)
         starts = np.zeros(rows + 1, np.int64)
         np.cumsum(sizes, out=starts[1:])
+        labels = np.zeros(2 * k, np.int8)
+        labels[1::2] = np.arange(1, k + 1)
+        owner = np.repeat(np.tile(labels, rows), segments.ravel())
         out = np.empty(int(starts[-1]), np.uint8)
-        out[starts[:-1, None] + np.arange(self._width)] = fixed
-        position = starts[:-1] + self._width
-        for text, length in zip(texts, lengths, strict=True):
-            out[position[:, None] + np.arange(4)] = (
-                length.astype(_LENGTH).view(np.uint8).reshape(rows, 4)
-            )
-            position = position + 4
+        is_text = owner.view(np.bool_) if k == 1 else owner != 0  # one text: owner is 0 or 1
+        out[~is_text] = head.ravel()
+        for j, text in enumerate(texts, start=1):
             first, last = int(text.offsets[0]), int(text.offsets[-1])
             if last > first:
-                shift = np.repeat(position - text.offsets[:-1].astype(np.int64), length)
-                out[np.arange(first, last, dtype=np.int64) + shift] = text.data[first:last]
-            position = position + length
+                out[is_text if k == 1 else owner == j] = text.data[first:last]
         return _split(out.tobytes(), starts)
 
 

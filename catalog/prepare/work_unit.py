@@ -18,6 +18,7 @@ import shutil
 import signal
 import tempfile
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -217,8 +218,7 @@ def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
                             f"in {unit.describe()}",
                         ) from None
                 try:
-                    for record in records:
-                        writer.write(record)
+                    deque(map(writer.write, records), maxlen=0)  # no Python loop per record
                 except (RuntimeError, ValueError, OSError) as error:
                     raise _write_error(path, unit, error) from None
                 before, count = count, count + len(records)

@@ -75,3 +75,72 @@ def test_a_file_is_hashed_again_only_when_its_stamp_changed(
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # mtime put back: ctime still moves
     changed = file_digest(path)
     assert changed.sha256 != first.sha256 and len(reads) == 2
+
+
+def test_a_file_read_whole_by_a_reader_is_not_hashed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`HashingReader`: a file a reader read to its end unchanged has the digest it hashed
+    while reading; read in part, or changed while read, it is hashed again when asked."""
+    import hashlib
+
+    reads = []
+    real = local_tree.Digest.of_file
+
+    def counting(p: os.PathLike[str]) -> local_tree.Digest:
+        reads.append(p)
+        return real(p)
+
+    monkeypatch.setattr(local_tree.Digest, "of_file", staticmethod(counting))
+    data = os.urandom(3000)
+    whole, part, changed = tmp_path / "whole.csv", tmp_path / "part.csv", tmp_path / "changed"
+    for path in (whole, part, changed):
+        path.write_bytes(data)
+    reader = local_tree.HashingReader(whole)
+    while reader.read(1000):
+        pass
+    reader.close()
+    digest = file_digest(whole.resolve())
+    assert (digest.size, digest.sha256, reads) == (3000, hashlib.sha256(data).hexdigest(), [])
+    reader = local_tree.HashingReader(part)
+    reader.read(1000)
+    reader.close()
+    assert file_digest(part.resolve()).sha256 == hashlib.sha256(data).hexdigest()
+    assert reads == [part.resolve()]
+    reader = local_tree.HashingReader(changed)
+    reader.read(1000)
+    with open(changed, "r+b") as f:  # rewritten while it is read
+        f.write(b"x")
+    while reader.read(1000):
+        pass
+    reader.close()
+    assert file_digest(changed.resolve()).sha256 == hashlib.sha256(b"x" + data[1:]).hexdigest()
+    assert reads == [part.resolve(), changed.resolve()]
+
+
+def test_a_csv_prepared_from_files_is_read_once_for_its_sha256(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`catalog prepare FILE.csv`: the type scan hashes the file as it reads it; the spec's
+    sha256 is the file's, and neither the spec nor the prepare reads it for it again."""
+    import hashlib
+
+    import catalog
+    from catalog.spec.infer import table_scan
+
+    monkeypatch.setattr(table_scan, "BULK_BYTES_PER_COLUMN", 0)  # this small file in batches
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n" + "".join(f"{i},x{i}\n" for i in range(500)), "utf-8")
+    reads = []
+    real = local_tree.Digest.of_file
+
+    def counting(p: os.PathLike[str]) -> local_tree.Digest:
+        reads.append(Path(p))
+        return real(p)
+
+    monkeypatch.setattr(local_tree.Digest, "of_file", staticmethod(counting))
+    builder = catalog.prepare_files(str(path), "hashed_once", data_dir=str(tmp_path / "data"))
+    (download,) = builder.spec.downloads.values()
+    assert download.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert path.resolve() not in reads
+    assert len(builder.as_data_source("train")) == 500

@@ -29,11 +29,12 @@ import itertools
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from catalog._util.optional import importable
+from catalog.download.local_tree import HashingReader
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
 from catalog.formats.base import Batch, Source
@@ -287,12 +288,14 @@ def open_fields(
     options: Mapping[str, Any],
     include: list[str] | None = None,
     invalid: list[Any] | None = None,
+    hashed: bool = False,
 ) -> tuple[Any, Checked, list[str]] | None:
     """pyarrow's streaming reader of the file's `include` d columns (every one: None) as
     text, its `Checked` input and the file's header; or None (the row reader reads it).
     `options`: the delimited format's ``delimiter``, ``encoding`` and ``quoting``. A row whose
     field count is not the header's is an error, or, given `invalid`, skipped and appended to
-    it (pyarrow's ``InvalidRow``: its row number, counts and text)."""
+    it (pyarrow's ``InvalidRow``: its row number, counts and text). `hashed`: the file is
+    hashed as it is read (see `Checked`)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -305,7 +308,7 @@ def open_fields(
     header = given or first[1]
     if len(set(header)) != len(header):
         return None
-    checked = Checked(path, options["delimiter"])
+    checked = Checked(path, options["delimiter"], hashed)
     try:
         reader = pacsv.open_csv(
             checked,
@@ -349,8 +352,12 @@ class Checked:
     """The file, read as pyarrow asks, each block checked to be CSV pyarrow and Python's
     ``csv`` module read alike (see the module docstring); `irregular` once one is not."""
 
-    def __init__(self, path: Path, delimiter: str) -> None:
-        self._file = open(path, "rb")  # noqa: SIM115 (closed by close())
+    def __init__(self, path: Path, delimiter: str, hashed: bool = False) -> None:
+        # hashed: the file's sha256 taken as it is read (`HashingReader`), so a whole read
+        # spares the download step's own pass over it
+        self._file: HashingReader | BinaryIO = (
+            HashingReader(path) if hashed else open(path, "rb")  # noqa: SIM115
+        )
         self._ends = np.array([ord(delimiter), _LF, _CR, _QUOTE], np.uint8)
         self.irregular = False
         self._quotes = 0  # quotes so far: odd while inside a quoted field
@@ -389,9 +396,15 @@ class Checked:
             data = data[len(_BOM) :] if data.startswith(_BOM) else data
             if not data:
                 return
+        if b"\0" in data:
+            self.irregular = True
+            return
+        if self._plain and b'"' not in data and b"\r" not in data:
+            self._check_plain(data)
+            return
         block = np.frombuffer(data, np.uint8)
         bad = (self._open_end and block[0] not in self._ends) or (self._open_cr and block[0] != _LF)
-        if bad or bool((block == 0).any()):
+        if bad:
             self.irregular = True
             return
         cr = np.flatnonzero(block == _CR)
@@ -418,6 +431,26 @@ class Checked:
                 return
             self._quotes += len(quotes)
         self._previous = int(block[-1])
+
+    #: Whether blocks without quotes and ``\r`` take `_check_plain` (False: every block the
+    #: general path, which tests compare it with).
+    _plain = True
+
+    def _check_plain(self, data: bytes) -> None:
+        """`_check` of a block holding no quote, no ``\r`` and no NUL (most CSV): bytes
+        searches instead of arrays; the same findings as the general path."""
+        first = data[0]
+        if (self._open_end and first not in self._ends) or (self._open_cr and first != _LF):
+            self.irregular = True
+            return
+        self._open_end = self._open_cr = False
+        if not self.multiline:
+            if self._quotes % 2 == 1:  # inside a quoted field opened before: any break is in it
+                self.multiline = b"\n" in data
+            else:  # a blank line: a break right after another (or after the last block's)
+                self.multiline = b"\n\n" in data or (first == _LF and self._line_start)
+            self._line_start = data[-1] == _LF
+        self._previous = data[-1]
 
     def _lines(self, block: np.ndarray[Any, Any], quotes: np.ndarray[Any, Any]) -> None:
         """Sets `multiline` if a line break of `block` is inside quotes, or ends a blank line."""

@@ -26,7 +26,7 @@ from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
 from catalog.formats.tables.compressed import open_bytes
 from catalog.formats.tables.csv_dialect import lines_of
 from catalog.formats.tables.delimited import to_value
-from catalog.formats.tables.typed_values import typed_value
+from catalog.formats.tables.typed_values import typed_example
 
 __all__ = ["FORMAT", "examples", "objects"]
 
@@ -100,22 +100,10 @@ def examples(source: Source) -> Examples:
                         f"({', '.join(sorted(wanted))}); map it to a feature, or give "
                         "options.extra_keys: ignore"
                     )
-            example = {}
-            for feature, key in columns.items():
-                value = obj.get(key)
-                if value is None:
-                    if feature not in fills:
-                        raise SourceFormatError(
-                            f"{path}:{number}: key {key!r} is missing (null or absent); give "
-                            f"options.fill a value for feature {feature!r} (catalog prepare "
-                            f"FILE: --fill {key}=VALUE)"
-                        )
-                    example[feature] = fills[feature]
-                    continue
-                try:
-                    example[feature] = typed_value(features[feature], value)
-                except ValueError as error:
-                    raise SourceFormatError(f"{path}:{number}: key {key!r}: {error}") from None
+            example = typed_example(
+                obj.get, columns, fills, features, f"{path}:{number}", "key",
+                "is missing (null or absent)",
+            )  # fmt: skip
             yield f"{path.name}:{number}", example
 
 

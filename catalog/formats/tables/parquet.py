@@ -20,7 +20,7 @@ from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFo
 from catalog.formats.tables.json_lines import fill_values, validate_columns
 from catalog.formats.tables.table_batches import BATCH_ROWS as ROWS
 from catalog.formats.tables.table_batches import Refused, from_typed, row_batches
-from catalog.formats.tables.typed_values import typed_value
+from catalog.formats.tables.typed_values import typed_example
 
 __all__ = ["BATCH_ROWS", "FORMAT", "ParquetAccess", "examples", "parquet_file"]
 
@@ -168,34 +168,19 @@ def _batch_examples(
 ) -> Examples:
     values = {name: batch.column(name).to_pylist() for name in columns.values()}
     for i in range(batch.num_rows):
-        yield f"{path.name}:{row + i}", _example(values, i, columns, fills, features, path, row + i)
-
-
-def _example(
-    values: Mapping[str, list[Any]],
-    i: int,
-    columns: Mapping[str, str],
-    fills: Mapping[str, Any],
-    features: FeaturesDict,
-    path: Any,
-    row: int,
-) -> dict[str, Any]:
-    example = {}
-    for feature, column in columns.items():
-        value = values[column][i]
-        if value is None:
-            if feature not in fills:
-                raise SourceFormatError(
-                    f"{path}: row {row}: column {column!r} is null; give options.fill a value "
-                    f"for feature {feature!r} (catalog prepare FILE: --fill {column}=VALUE)"
-                )
-            example[feature] = fills[feature]
-            continue
-        try:
-            example[feature] = typed_value(features[feature], value)
-        except ValueError as error:
-            raise SourceFormatError(f"{path}: row {row}: column {column!r}: {error}") from None
-    return example
+        at = {column: column_values[i] for column, column_values in values.items()}
+        yield (
+            f"{path.name}:{row + i}",
+            typed_example(
+                at.__getitem__,
+                columns,
+                fills,
+                features,
+                f"{path}: row {row + i}",
+                "column",
+                "is null",
+            ),
+        )
 
 
 FORMAT = SourceFormat(

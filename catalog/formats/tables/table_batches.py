@@ -30,8 +30,11 @@ __all__ = [
     "Refused",
     "from_strings",
     "from_typed",
+    "numpy_values",
+    "only_bytes",
     "resumable",
     "row_batches",
+    "string_offsets",
     "text_column",
 ]
 
@@ -42,6 +45,12 @@ BATCH_ROWS = 1 << 16
 # left to the row reader (whitespace, "_" separators, a signed NaN, ...).
 _FLOAT = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$|^(?i:[+-]?inf(?:inity)?|nan)$"
 _BOOLS = ("true", "false", "1", "0")
+#: The bytes of decimal numbers without ``inf``/``nan``: texts of only these bytes that
+#: pyarrow casts to float64 are texts `_FLOAT` matches (its cast then is the check).
+_DECIMAL = b"0123456789+-.eE"
+#: The bytes of the integers read in bulk (with the cast's check: ``[+-]?[0-9]+``).
+_DIGITS = b"0123456789+-"
+_EMPTY = frozenset({""})
 
 
 class Refused(Exception):
@@ -83,9 +92,72 @@ def text_column(array: Any) -> TextColumn:
     return TextColumn(offsets_, data_)
 
 
+def string_offsets(array: Any) -> np.ndarray[Any, Any]:
+    """The offsets of a pyarrow string array's texts in its data buffer (one more than texts)."""
+    offsets = np.frombuffer(array.buffers()[1], np.int32)
+    result: np.ndarray[Any, Any] = offsets[array.offset : array.offset + len(array) + 1]
+    return result
+
+
+#: pyarrow's names of the float types that are not NumPy's.
+_FLOATS = {"halffloat": "float16", "float": "float32", "double": "float64"}
+
+
+def numpy_values(array: Any) -> np.ndarray[Any, Any]:
+    """A pyarrow array of numbers or booleans without nulls as a NumPy array, read from its
+    buffers (a view of a number array, read-only); other arrays by pyarrow's ``to_numpy``,
+    which imports pandas (a third of a second and ~50 MB in a process that needs none).
+
+    >>> import pyarrow as pa
+    >>> numpy_values(pa.array([True, False, True]).slice(1)), numpy_values(pa.array([1.5]))
+    (array([False,  True]), array([1.5]))
+    """
+    import pyarrow as pa
+
+    kind, n, at = array.type, len(array), array.offset
+    if array.null_count == 0 and pa.types.is_boolean(kind):
+        if not n:
+            return np.zeros(0, np.bool_)
+        bits = np.unpackbits(np.frombuffer(array.buffers()[1], np.uint8), bitorder="little")
+        result: np.ndarray[Any, Any] = bits[at : at + n].astype(np.bool_)
+        return result
+    if array.null_count == 0 and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+        dtype = np.dtype(_FLOATS.get(str(kind), str(kind)))
+        if not n:
+            return np.zeros(0, dtype)
+        return np.frombuffer(array.buffers()[1], dtype)[at : at + n]
+    converted: np.ndarray[Any, Any] = array.to_numpy(zero_copy_only=False)
+    return converted
+
+
+def only_bytes(array: Any, allowed: bytes) -> bool:
+    """Whether the texts of `array` (a pyarrow string array without nulls) hold only bytes of
+    `allowed`, and at least one byte (one pass over the data, no regular expression).
+
+    >>> import pyarrow as pa
+    >>> only_bytes(pa.array(["12", "-3"]), b"0123456789-"), only_bytes(pa.array(["1x"]), b"1")
+    (True, False)
+    """
+    offsets = string_offsets(array)
+    first, last = int(offsets[0]), int(offsets[-1])
+    data = array.buffers()[2]
+    return last > first and not memoryview(data)[first:last].tobytes().translate(None, allowed)
+
+
+def _all_present(array: Any, missing: frozenset[str]) -> bool:
+    """Whether no text of `array` (pyarrow strings) is one of `missing` (shown cheaply when
+    the empty text is the only missing one: no text of length 0)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if missing == _EMPTY and pa.types.is_string(array.type) and not array.null_count:
+        return not len(array) or bool(np.diff(string_offsets(array)).min() > 0)
+    return not pc.any(pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))).as_py()
+
+
 def _numbers(array: Any, feature: Scalar) -> np.ndarray[Any, Any]:
     """A pyarrow int64/float64/bool array (no nulls) as the feature's values, range checked."""
-    values = array.to_numpy(zero_copy_only=False)
+    values = numpy_values(array)
     kind = feature.dtype.kind
     if kind in "iu" and values.dtype.kind in "iu" and feature.dtype != values.dtype:
         info = np.iinfo(feature.dtype)
@@ -118,12 +190,11 @@ def from_strings(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if missing:
+    if missing and not _all_present(array, missing):
+        if fill is None:
+            raise Refused
         absent = pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))
-        if pc.any(absent).as_py():
-            if fill is None:
-                raise Refused
-            array = pc.if_else(absent, pa.scalar(fill, pa.string()), array)
+        array = pc.if_else(absent, pa.scalar(fill, pa.string()), array)
     if replace:
         keys = list(replace)
         at = pc.index_in(array, value_set=pa.array(keys, pa.string()))
@@ -143,12 +214,15 @@ def from_strings(
             if not pc.all(pc.is_in(lower, value_set=pa.array(_BOOLS))).as_py():
                 raise Refused
             words = pc.is_in(lower, value_set=pa.array(["true", "1"]))
-            return words.to_numpy(zero_copy_only=False).astype(np.bool_)
-        if kind in "iu":
+            return numpy_values(words).astype(np.bool_)
+        if kind in "iu":  # pyarrow also casts what int() refuses (0x10): digits only
+            if not (pa.types.is_string(array.type) and only_bytes(array, _DIGITS)):
+                raise Refused
             return _numbers(pc.cast(array, pa.int64()), feature)
-        if not pc.all(pc.match_substring_regex(array, _FLOAT)).as_py():
-            raise Refused
-        values = pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False).copy()
+        plain = pa.types.is_string(array.type) and only_bytes(array, _DECIMAL)
+        if not plain and not pc.all(pc.match_substring_regex(array, _FLOAT)).as_py():
+            raise Refused  # (texts of `_DECIMAL` bytes that pyarrow casts match `_FLOAT`)
+        values = numpy_values(pc.cast(array, pa.float64())).copy()
         values[np.isnan(values)] = float("nan")  # Python's NaN, bit for bit
         if np.isinf(values).any():  # 1e309 is past float64, inf is not: the row reader says
             raise Refused
@@ -168,7 +242,7 @@ def _class_indices(array: Any, feature: ClassLabel) -> np.ndarray[Any, Any]:
         index = pc.if_else(pc.equal(array, "-1"), pa.scalar(-1, index.type), index)
     if index.null_count:
         raise Refused
-    indices: np.ndarray[Any, Any] = index.to_numpy(zero_copy_only=False).astype(np.int64)
+    indices: np.ndarray[Any, Any] = numpy_values(index).astype(np.int64)
     return indices
 
 
@@ -201,7 +275,7 @@ def _from_typed(array: Any, feature: Feature, fill: Any) -> Any:
         if isinstance(feature, Text):
             array = pc.fill_null(array, pa.scalar(fill, array.type))
         else:
-            nulls = array.is_null().to_numpy(zero_copy_only=False)
+            nulls = numpy_values(array.is_null())
             zero: Any = False if pa.types.is_boolean(array.type) else 0
             if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
                 zero = feature.names[0] if isinstance(feature, ClassLabel) and feature.names else ""
@@ -231,20 +305,20 @@ def _typed(array: Any, feature: Feature) -> Any:
         index = pc.index_in(array, value_set=pa.array(feature.names, pa.string()))
         if index.null_count:
             raise Refused
-        return index.to_numpy(zero_copy_only=False).astype(np.int64)
+        return numpy_values(index).astype(np.int64)
     if not isinstance(feature, Scalar):
         raise Refused
     if feature.dtype.kind == "b":
         if not pa.types.is_boolean(kind):
             raise Refused
-        return array.to_numpy(zero_copy_only=False).astype(np.bool_)
+        return numpy_values(array).astype(np.bool_)
     if feature.dtype.kind in "iu":
         if not pa.types.is_integer(kind):
             raise Refused
         return _numbers(array, feature)
     if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)) or pa.types.is_float16(kind):
         raise Refused
-    values = array.to_numpy(zero_copy_only=False)
+    values = numpy_values(array)
     return _floats(values.astype(np.float64), feature)  # as float(value), then the dtype
 
 

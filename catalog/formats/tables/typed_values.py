@@ -7,18 +7,52 @@ the dtype's range), a float Scalar an integer or a float, a ClassLabel one of it
 names, an Image the bytes of a PNG or JPEG file (or Hugging Face's ``Image`` struct,
 ``{"bytes": ..., "path": ...}``, holding them), stored as they are. Anything else is a
 ValueError saying what was expected; readers add file, line or row and column. A missing
-value (None) is the reader's to handle (its ``fill`` option).
+value (None) takes the reader's ``fill`` for its feature; `typed_example` makes a whole
+example so, for both readers, and says which fill is missing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from catalog.features import ClassLabel, Feature, Image, Scalar, Text
+from catalog.errors import SourceFormatError
+from catalog.features import ClassLabel, Feature, FeaturesDict, Image, Scalar, Text
 
-__all__ = ["typed_value"]
+__all__ = ["typed_example", "typed_value"]
+
+
+def typed_example(
+    value_of: Callable[[str], Any],
+    columns: Mapping[str, str],
+    fills: Mapping[str, Any],
+    features: FeaturesDict,
+    where: str,
+    noun: str,
+    null: str,
+) -> dict[str, Any]:
+    """The example whose feature ``f`` holds ``value_of(columns[f])`` as `typed_value` takes
+    it, a missing value (None) the feature's `fills` value; SourceFormatError at `where`
+    (``file:line``, ``file: row 3``) naming the `noun` (key, column) otherwise: a value that
+    does not fit, or one missing without a fill (`null`: how it is missing)."""
+    example = {}
+    for feature, column in columns.items():
+        value = value_of(column)
+        if value is None:
+            if feature not in fills:
+                raise SourceFormatError(
+                    f"{where}: {noun} {column!r} {null}; give options.fill a value for feature "
+                    f"{feature!r} (catalog prepare FILE: --fill {column}=VALUE)"
+                )
+            example[feature] = fills[feature]
+            continue
+        try:
+            example[feature] = typed_value(features[feature], value)
+        except ValueError as error:
+            raise SourceFormatError(f"{where}: {noun} {column!r}: {error}") from None
+    return example
 
 
 def typed_value(feature: Feature, value: Any) -> Any:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from catalog.formats.tables.table_batches import numpy_values, only_bytes, string_offsets
 from catalog.spec.infer.column_types import (
     EMPTY,
     PANDAS_MISSING,
@@ -41,11 +42,14 @@ def add_batch(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if missing == EMPTY:
-        absent = pc.equal(array, "").to_numpy(zero_copy_only=False)
+    plain = array.type == pa.string() and not array.null_count  # its buffers read directly
+    if missing == EMPTY and plain:
+        absent = np.diff(string_offsets(array)) == 0
+    elif missing == EMPTY:
+        absent = numpy_values(pc.equal(array, ""))
     else:
         absent = pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))
-        absent = absent.to_numpy(zero_copy_only=False)
+        absent = numpy_values(absent)
     count = int(absent.sum())
     if count:
         if column.first_missing is None:
@@ -93,12 +97,20 @@ def _zero_padded(column: TextColumn, present: Any, rows: Any, first_line: int) -
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    zero = pc.starts_with(present, "0")
-    if not pc.any(zero).as_py():
+    if present.type == pa.string() and not present.null_count:  # the first bytes, by NumPy
+        offsets, buffer = string_offsets(present), present.buffers()[2]
+        data = np.frombuffer(buffer, np.uint8) if buffer is not None else np.zeros(0, np.uint8)
+        where = np.zeros(0, np.int64)
+        if len(data):
+            first = np.minimum(offsets[:-1], len(data) - 1)
+            where = np.flatnonzero((np.diff(offsets) > 0) & (data[first] == ord("0")))
+    else:
+        zero = pc.starts_with(present, "0")
+        where = np.flatnonzero(numpy_values(zero))
+    if not len(where):
         return
-    where = np.flatnonzero(zero.to_numpy(zero_copy_only=False))
     padded = pc.match_substring_regex(present.take(pa.array(where)), f"^{ZERO_PADDED.pattern}")
-    padded_ = padded.to_numpy(zero_copy_only=False)
+    padded_ = numpy_values(padded)
     if padded_.any():
         at = int(where[int(np.argmax(padded_))])
         line = first_line + (at if rows is None else int(rows[at]))
@@ -113,7 +125,7 @@ def _saw_texts(column: TextColumn, texts: Any, at: np.ndarray[Any, Any], line: A
     import pyarrow.compute as pc
 
     like = pc.is_in(texts, value_set=pa.array(sorted(PANDAS_MISSING), pa.string()))
-    like_ = like.to_numpy(zero_copy_only=False)
+    like_ = numpy_values(like)
     stop = len(like_) if like_.all() else int(np.argmin(like_))  # the first real text
     column.real_text = stop < len(like_)
     if not stop:
@@ -132,13 +144,13 @@ def _fits(texts: Any, kind: str) -> np.ndarray[Any, Any]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if kind in _CAST and _cast_fits(texts, kind):
+        return np.ones(len(texts), bool)
     if kind == "bool":
         lower = pc.is_in(pc.ascii_lower(texts), value_set=pa.array(["true", "false"]))
-        result: np.ndarray[Any, Any] = lower.to_numpy(zero_copy_only=False)
+        result: np.ndarray[Any, Any] = numpy_values(lower)
         return result
-    integer: np.ndarray[Any, Any] = pc.match_substring_regex(texts, _INT).to_numpy(
-        zero_copy_only=False
-    )
+    integer: np.ndarray[Any, Any] = numpy_values(pc.match_substring_regex(texts, _INT))
     fits = integer.copy()
     if integer.any():  # an integer past int64 is text (as `_kinds` finds it)
         digits = texts.filter(pa.array(integer))
@@ -149,8 +161,36 @@ def _fits(texts: Any, kind: str) -> np.ndarray[Any, Any]:
         except pa.ArrowInvalid:
             fits[integer] = False  # `_kinds` sorts them out one by one
     if kind == "float64":
-        fits |= ~integer & pc.match_substring_regex(texts, _FLOAT).to_numpy(zero_copy_only=False)
+        fits |= ~integer & numpy_values(pc.match_substring_regex(texts, _FLOAT))
     return fits
+
+
+#: The bytes a field of each kind may hold for `_cast_fits`.
+_CAST = {"int64": b"0123456789+-", "float64": b"0123456789+-.eE"}
+#: The longest field `_cast_fits` takes for float64: an integer of at most 18 characters is
+#: within int64 (one past int64 is text, as `_kinds` finds it, though a float parses it).
+_FLOAT_CHARS = 18
+
+
+def _cast_fits(texts: Any, kind: str) -> bool:
+    """Whether every field of `texts` is of `kind` (int64 or float64), shown without a
+    regular expression: their bytes are all of `_CAST`'s for the kind, and pyarrow casts them
+    all to the kind; such fields match `_INT` / `_FLOAT` (and an integer its int64 range).
+    False only means "not shown": `_fits` then sorts them out by the expressions."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if texts.type != pa.string() or texts.null_count or not len(texts):
+        return False
+    if not only_bytes(texts, _CAST[kind]):
+        return False
+    if kind == "float64" and int(pc.max(pc.binary_length(texts)).as_py()) > _FLOAT_CHARS:
+        return False
+    try:
+        pc.cast(texts, pa.int64() if kind == "int64" else pa.float64())
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def _kinds(texts: Any) -> np.ndarray[Any, Any]:
@@ -159,9 +199,7 @@ def _kinds(texts: Any) -> np.ndarray[Any, Any]:
     import pyarrow.compute as pc
 
     def mask(pattern: str) -> np.ndarray[Any, Any]:
-        result: np.ndarray[Any, Any] = pc.match_substring_regex(texts, pattern).to_numpy(
-            zero_copy_only=False
-        )
+        result: np.ndarray[Any, Any] = numpy_values(pc.match_substring_regex(texts, pattern))
         return result
 
     kinds = np.full(len(texts), _KINDS.index("text"), np.int8)
@@ -172,9 +210,7 @@ def _kinds(texts: Any) -> np.ndarray[Any, Any]:
         plain
         & ~integer
         & ~floating
-        & pc.is_in(pc.ascii_lower(texts), value_set=pa.array(["true", "false"])).to_numpy(
-            zero_copy_only=False
-        )
+        & numpy_values(pc.is_in(pc.ascii_lower(texts), value_set=pa.array(["true", "false"])))
     )
     kinds[floating] = _KINDS.index("float64")
     kinds[boolean] = _KINDS.index("bool")

@@ -198,7 +198,7 @@ def _bulk_scan(
 
     from catalog.spec.infer.column_batches import add_batch
 
-    opened = open_fields(path, options)
+    opened = open_fields(path, options, hashed=True)  # its sha256 while it is read
     if opened is None:
         return None
     reader, checked, _ = opened
