@@ -18,24 +18,36 @@ from typing import Any
 
 from catalog.errors import MissingDependencyError
 
-__all__ = ["KEY", "chunk_hasher"]
+__all__ = ["KEY", "chunk_hash64", "chunk_hasher"]
 
 #: Riegeli's HighwayHash key, as bytes (four little-endian 64-bit words).
 KEY = struct.pack("<2Q", 0x2F696C6567656952, 0x0A7364726F636572) * 2
 
-_hasher: Callable[[bytes], bytes] | None = None
+_hash64: Callable[[bytes], int] | None = None
+
+
+def chunk_hash64() -> Callable[[bytes], int]:
+    """A function giving the ``data_hash`` of a chunk's data as an int (the header's 8 bytes,
+    little-endian); MissingDependencyError naming the extra when highwayhash-cffi is not
+    installed."""
+    global _hash64
+    if _hash64 is None:
+        _hash64 = _load()
+    return _hash64
 
 
 def chunk_hasher() -> Callable[[bytes], bytes]:
     """A function giving the 8-byte ``data_hash`` of a chunk's data (as stored in its header);
     MissingDependencyError naming the extra when highwayhash-cffi is not installed."""
-    global _hasher
-    if _hasher is None:
-        _hasher = _load()
-    return _hasher
+    hash64 = chunk_hash64()
+
+    def hasher(data: bytes) -> bytes:
+        return hash64(data).to_bytes(8, "little")
+
+    return hasher
 
 
-def _load() -> Callable[[bytes], bytes]:
+def _load() -> Callable[[bytes], int]:
     try:
         import highwayhash
     except ImportError:
@@ -49,16 +61,15 @@ def _load() -> Callable[[bytes], bytes]:
         from highwayhash._highwayhash import ffi, lib
     except ImportError:  # pragma: no cover - another build of the package
 
-        def wrapped(data: bytes) -> bytes:
-            digest: bytes = highwayhash.highwayhash_64(KEY, bytes(data))
-            return digest
+        def wrapped(data: bytes) -> int:
+            return int.from_bytes(highwayhash.highwayhash_64(KEY, bytes(data)), "little")
 
         return wrapped
     key: Any = ffi.new("uint64_t[4]", list(struct.unpack("<4Q", KEY)))
     hash64 = lib.HighwayHash64
 
-    def direct(data: bytes) -> bytes:
+    def direct(data: bytes) -> int:
         value: int = hash64(data, len(data), key)
-        return value.to_bytes(8, "little")
+        return value
 
     return direct
