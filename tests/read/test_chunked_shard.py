@@ -19,6 +19,7 @@ from catalog.api.files import files_builder
 from catalog.read.array_record import READER_OPTIONS
 from catalog.read.chunked_shard import ChunkedShard, chunk_shard
 from catalog.read.mapped_shard import MappedShard
+from catalog.read.records import CHUNKED_CALL_RECORDS
 from catalog.read.shard_layout import ShardFile, footer
 
 
@@ -147,7 +148,7 @@ def fresh(ds: catalog.DataSource) -> catalog.DataSource:
 
 def test_a_fresh_sources_first_batches_open_no_reader(table: catalog.DataSource) -> None:
     ds = fresh(table)
-    rows = np.random.default_rng(0).integers(0, len(ds), 60).tolist()  # < a 256th of each
+    rows = np.random.default_rng(0).integers(0, len(ds), 128).tolist()
     batch = ds.__getitems__(rows)
     assert [(int(e["id"]), e["name"]) for e in batch] == [(i, row(i)["name"]) for i in rows]
     records = ds._records
@@ -156,15 +157,18 @@ def test_a_fresh_sources_first_batches_open_no_reader(table: catalog.DataSource)
     assert all(m is None for m in records.maps)  # no shard hashed whole either
 
 
-def test_a_shards_reader_takes_over_after_a_256th_and_its_map_after_a_16th(
+def test_a_shards_reader_takes_over_after_its_first_batches_and_its_map_after_a_16th(
     table: catalog.DataSource,
 ) -> None:
+    """Batches by chunks until they cost about what opening array_record's reader does
+    (`CHUNKED_CALL_RECORDS`), then the reader; the whole shard's map after a sixteenth."""
     ds = fresh(table)
     held = ds.info.splits["train"].shards[0].num_examples
     records = ds._records
-    ds.__getitems__(list(range(held // 256 - 1)))
+    for k in range(-(-held // CHUNKED_CALL_RECORDS)):
+        assert int(ds.__getitems__([k, held - 1 - k])[0]["id"]) == k
     assert records.readers[0] is None
-    ds.__getitems__([held // 256, held // 256 + 1])  # a 256th read by chunks: the reader
+    ds.__getitems__([5, 6])
     assert isinstance(records.readers[0], ArrayRecordReader)
     ds.__getitems__(list(range(held // 16)))
     assert isinstance(records.maps[0], MappedShard)
