@@ -147,7 +147,7 @@ def chunk_shard(path: str, records: int, group: int) -> ChunkedShard | None:
         mapping = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
         file = ShardFile(memoryview(mapping))
         try:
-            entries = FooterEntries(file, group, records)
+            entries = FooterEntries(file, group, records, hash64)
         finally:
             file.view.release()
         return ChunkedShard(path, fd, mapping, entries, hash64)

@@ -21,6 +21,7 @@ locates every record of a whole file at once from the same pieces.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -251,12 +252,18 @@ class FooterEntries:
     `rows` decodes. An entry is a record of the footer chunk of at most 33 bytes, so its size
     is one byte and the sizes locate every entry with one cumulative sum; the count that ends
     each entry is checked for all chunks at once (a single byte when `group` < 128), so no
-    chunk is taken for another. NotLaidOut for a file that is not laid out so."""
+    chunk is taken for another, and the footer's data against the hash in its header. NotLaidOut
+    for a file that is not laid out so."""
 
-    def __init__(self, file: ShardFile, group: int, records: int) -> None:
+    def __init__(
+        self, file: ShardFile, group: int, records: int, hash64: Callable[[bytes], int]
+    ) -> None:
+        """`hash64`: `catalog.read.chunk_hash.chunk_hash64`'s, the footer checked with it."""
         if not 0 < group < 0x80 or records < 1:
             raise NotLaidOut("chunks of 128 records or more, or none")
         found = file._chunk(footer_offset(file))
+        if hash64(found.data) != int.from_bytes(found.header[16:24], "little"):
+            raise NotLaidOut("a footer that does not match its hash")
         data = np.frombuffer(found.data, np.uint8)
         chunks = -(-records // group)
         if found.num_records != chunks + 1 or not len(data) or data[0] != 0:

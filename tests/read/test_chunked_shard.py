@@ -17,10 +17,11 @@ from array_record.python.array_record_module import ArrayRecordReader, ArrayReco
 import catalog
 from catalog.api.files import files_builder
 from catalog.read.array_record import READER_OPTIONS
+from catalog.read.chunk_hash import chunk_hash64
 from catalog.read.chunked_shard import ChunkedShard, chunk_shard
 from catalog.read.mapped_shard import MappedShard
 from catalog.read.records import CHUNKED_CALL_RECORDS
-from catalog.read.shard_layout import ShardFile, footer
+from catalog.read.shard_layout import ShardFile, footer, footer_offset
 
 
 def write(path: Path, records: list[bytes], group: int) -> Path:
@@ -92,8 +93,28 @@ def test_an_index_of_chunks_of_mixed_sizes_is_left_to_array_record(tmp_path: Pat
         entry = b"\x08" + varint(offset) + b"\x10" + varint(size) + b"\x18" + varint(count)
         assert blob.count(entry) == 1
         blob = blob.replace(entry, entry[:-1] + bytes([new]))
-    path.write_bytes(blob)
+    # the footer's hashes made right again, as a writer of such a file would have them
+    at = footer_offset(ShardFile(blob))
+    data = ShardFile(blob)._chunk(at).data
+    hash64 = chunk_hash64()
+    patched = bytearray(blob)
+    patched[at + 16 : at + 24] = hash64(data).to_bytes(8, "little")
+    patched[at : at + 8] = hash64(bytes(patched[at + 8 : at + 40])).to_bytes(8, "little")
+    path.write_bytes(bytes(patched))
+    assert ArrayRecordReader(str(path), READER_OPTIONS).num_records() == 16  # a valid file
     assert chunk_shard(str(path), 16, 4) is None
+
+
+def test_a_flipped_bit_in_the_footer_is_caught_by_its_hash(tmp_path: Path) -> None:
+    """A chunk offset changed in the index: the footer no longer matches its chunk hash, so
+    the file is left to array_record (which reports it) instead of read from elsewhere."""
+    path = write(tmp_path / "s.array_record", records_of([40] * 2000), 16)
+    offset, size, count = footer(ShardFile(path.read_bytes()))[0][5].tolist()
+    entry = b"\x08" + varint(offset) + b"\x10" + varint(size) + b"\x18" + varint(count)
+    blob = path.read_bytes()
+    assert blob.count(entry) == 1
+    path.write_bytes(blob.replace(entry, entry[:1] + varint(offset ^ 0x40)[:1] + entry[2:]))
+    assert chunk_shard(str(path), 2000, 16) is None
 
 
 def test_a_flipped_bit_is_caught_by_the_chunk_hash(tmp_path: Path) -> None:
