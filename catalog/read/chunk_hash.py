@@ -5,9 +5,9 @@ HighwayHash-64 of the chunk's data under Riegeli's fixed key (the ASCII of
 ``"Riegeli/records\\n"`` twice, as four little-endian words). array_record checks it on every
 read of a local file; a record read by byte range (`catalog.read.remote_shard`) is checked
 here against the same hash, so a flipped bit in an object in a bucket or on a mirror is an
-error and never a wrong pixel. HighwayHash comes from ``highwayhash-cffi`` (a small C
-extension, about 1.5 us for a 1 KB record), installed with catalog's ``s3``, ``gcs`` and
-``http`` extras.
+error and never a wrong pixel; so is each chunk a fresh process's first batches read from a
+local shard (`catalog.read.chunked_shard`). HighwayHash comes from ``highwayhash-cffi`` (a
+small C extension, about 1.5 us for a 1 KB record), a dependency of catalog.
 """
 
 from __future__ import annotations
@@ -53,9 +53,8 @@ def _load() -> Callable[[bytes], int]:
     except ImportError:
         raise MissingDependencyError(
             "reading records by byte ranges (remote_read='range') checks each chunk's hash "
-            "with highwayhash-cffi, which is not installed: pip install 'catalog[s3]' (or "
-            "catalog[gcs], catalog[http]), or read through the shard cache "
-            "(remote_read='cache')"
+            "with highwayhash-cffi, a dependency of catalog that is not installed: pip install "
+            "highwayhash-cffi, or read through the shard cache (remote_read='cache')"
         ) from None
     try:  # the extension itself: a third of the wrapper's cost (it re-packs the key per call)
         from highwayhash._highwayhash import ffi, lib
