@@ -411,7 +411,7 @@ def test_a_window_sized_from_a_slow_first_unit_lasts_as_long_as_a_window(
             closed_at.append(clock.now)
             super().measured(rate)
 
-    plan = SlowFirstUnit(catalog.pipeline(np.arange(3000)).map(square).batch(5).plan(), clock)
+    plan = SlowFirstUnit(catalog.pipeline(list(range(3000))).map(square).batch(5).plan(), clock)
     tuner = Recording(2, start=0)
     scheduler = Scheduler(plan, 0, 600, Recorder(plan, 2), tuner, depth=2)  # type: ignore[arg-type]
     try:
