@@ -287,7 +287,7 @@ class FooterEntries:
         self.group = group
         self._data = data
         self._starts = ends[:-1]  # where each chunk's entry begins
-        self._sizes = sizes[1:].astype(np.int64)
+        self._sizes = sizes[1:]  # (uint8: widened only for the entries `rows` decodes)
 
     def __len__(self) -> int:
         """The number of data chunks."""
@@ -295,7 +295,7 @@ class FooterEntries:
 
     def rows(self, chunks: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """The ``(chunk_offset, decoded_data_size, num_records)`` rows (int64) of `chunks`."""
-        starts, sizes = self._starts[chunks], self._sizes[chunks]
+        starts, sizes = self._starts[chunks], self._sizes[chunks].astype(np.int64)
         firsts = np.cumsum(sizes) - sizes
         raw = self._data[np.repeat(starts - firsts, sizes) + np.arange(int(sizes.sum()))]
         try:
