@@ -10,12 +10,20 @@ the same prepared split, side by side, taking turns, in one run:
   catalog pipeline computed in the caller (``prefetch(0)``: 0 workers), by 2 threads, by 2
   processes, and as the obvious pipeline leaves it (no prefetch: the automatic default);
   every one of them warmed by the same epochs first (workers started, tuners settled);
-- resume: the cost of ``state_dict()`` and the exactness of ``iterator(state)``.
+- resume: the cost of ``state_dict()`` and the exactness of ``iterator(state)``;
+- CMATERdb-sized (``builders/cmaterdb``: 5,000 random 32x32x3 images + labels, made here):
+  one shuffled epoch of batches of 128 by the floor (``__getitems__`` over a permutation +
+  ``np.stack``), by ``pipeline(ds).shuffle(0).batch(128)`` (one pipeline, an epoch per
+  iteration, and a new pipeline every epoch, as a loop that writes it inline does) and by
+  torch's ``DataLoader(ds, 128, shuffle=True, num_workers=0)``: CPU and wall seconds,
+  medians of ``--cmater-repeat`` turns, each tree in a fresh process (``--base TREE``: the
+  same in a catalog of another tree, before/after side by side, runs alternating).
 
 torch, grain and tensorflow are optional peers (``pip install -e '.[bench]'``; tensorflow in
 its own venv, given with ``--tf-python``); a missing one is skipped with a note.
 
     python benchmarks/bench_pipeline.py [--examples 60000] [--flowers 600] [--repeat 3]
+    python benchmarks/bench_pipeline.py --cmaterdb-only [--base /tmp/base-now]
 """
 
 from __future__ import annotations
@@ -535,6 +543,101 @@ def bench_resume(ds: catalog.DataSource, m: Metrics) -> list[Row]:
     ]
 
 
+# -- CMATERdb-sized: the pipeline's own overhead, before/after --------------------------------
+#: One tree's run, in a fresh process (argv: the prepared dir, turns): JSON of seconds per
+#: contender, CPU and wall. Only what every tree has is used (the dataset opened by path).
+_CMATER_CHILD = """
+import json, statistics, sys, time
+import numpy as np
+import catalog
+ds = catalog.data_source(sys.argv[1], split="train")
+n, turns = len(ds), int(sys.argv[2])
+
+def floor():
+    order = np.random.default_rng(0).permutation(n)
+    for start in range(0, n, 128):
+        examples = ds.__getitems__(order[start : start + 128])
+        {"image": np.stack([e["image"] for e in examples]),
+         "label": np.array([e["label"] for e in examples])}
+
+kept = catalog.pipeline(ds).shuffle(0).batch(128)
+contenders = {
+    "floor": floor,
+    "pipeline": lambda: [None for _ in kept],
+    "new_pipeline": lambda: [None for _ in catalog.pipeline(ds).shuffle(0).batch(128)],
+}
+try:
+    import torch
+    loader = torch.utils.data.DataLoader(ds, batch_size=128, shuffle=True,
+                                         generator=torch.Generator().manual_seed(0))
+    contenders["torch0"] = lambda: [None for _ in loader]
+except ImportError:
+    pass
+for fn in contenders.values():
+    fn()  # warm: maps verified, pages read
+out = {name: {"cpu": [], "wall": []} for name in contenders}
+for _ in range(turns):
+    for name, fn in contenders.items():
+        wall, cpu = time.perf_counter(), time.process_time()
+        fn()
+        out[name]["cpu"].append(time.process_time() - cpu)
+        out[name]["wall"].append(time.perf_counter() - wall)
+print(json.dumps(out))
+"""
+
+
+def cmaterdb(tmp: Path) -> Path:
+    """CMATERdb-sized data (5,000 random 32x32x3 images) prepared by its real builder; the
+    prepared train split's folder."""
+    source = tmp / "cmaterdb-source"
+    source.mkdir()
+    rng = np.random.default_rng(0)
+    for name, count in (("training-images.npz", 5000), ("testing-images.npz", 10)):
+        images = rng.integers(0, 256, (count, 32, 32, 3), dtype=np.uint8)
+        np.savez(source / name, images=images, labels=rng.integers(0, 10, count))
+    with contextlib.redirect_stderr(io.StringIO()):
+        builder = prepare("cmaterdb", source, {"train": 5000, "test": 10}, tmp / "cmaterdb")
+    path = builder.as_data_source("train").path
+    assert isinstance(path, Path)
+    return path
+
+
+def bench_cmaterdb(tmp: Path, turns: int, base: Path | None, m: Metrics) -> list[Row]:
+    """Each tree's contenders in its own fresh processes, the trees' runs alternating (two
+    each), `turns` turns per run; medians over all turns of a tree."""
+    prepared = cmaterdb(tmp)
+    trees = {"after": REPO, **({"before": base} if base else {})}
+    runs: dict[str, dict[str, dict[str, list[float]]]] = {}
+    for _ in range(2):
+        for label, tree in trees.items():
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            done = subprocess.run(
+                [sys.executable, "-c", _CMATER_CHILD, str(prepared), str(turns)],
+                check=True, capture_output=True, text=True, env=env, cwd=tmp,
+            )  # fmt: skip
+            for name, times in json.loads(done.stdout.splitlines()[-1]).items():
+                merged = runs.setdefault(label, {}).setdefault(name, {"cpu": [], "wall": []})
+                for kind in ("cpu", "wall"):
+                    merged[kind] += times[kind]
+    rows: list[Row] = []
+    for label, contenders in runs.items():
+        med = {
+            name: {kind: statistics.median(t[kind]) for kind in ("cpu", "wall")}
+            for name, t in contenders.items()
+        }
+        for name, times in med.items():
+            m[f"c_{label}_{name}_cpu"], m[f"c_{label}_{name}_wall"] = times["cpu"], times["wall"]
+            floor = med["floor"]
+            rows.append((
+                f"cmaterdb {label}: {name}",
+                f"{times['cpu'] * 1e3:.1f} ms CPU",
+                f"{times['wall'] * 1e3:.1f} ms wall",
+                f"{times['cpu'] / floor['cpu']:.2f}x floor CPU, "
+                f"{times['wall'] / floor['wall']:.2f}x wall; {len(contenders[name]['cpu'])} turns",
+            ))  # fmt: skip
+    return rows
+
+
 # -- report -------------------------------------------------------------------------------
 def targets(m: Metrics) -> list[Row]:
     def ratio(a: str, b: str) -> float | None:
@@ -550,6 +653,16 @@ def targets(m: Metrics) -> list[Row]:
             "{:.2f}x",
         ),
     ]
+    for name in ("pipeline", "new_pipeline"):
+        for kind in ("cpu", "wall"):
+            checks.append((
+                f"cmaterdb {name} / floor ({kind})",
+                ratio(f"c_after_{name}_{kind}", f"c_after_floor_{kind}"), "<=", 1.1, "{:.2f}x",
+            ))  # fmt: skip
+    checks.append((
+        "cmaterdb torch0 / pipeline (CPU)",
+        ratio("c_after_torch0_cpu", "c_after_pipeline_cpu"), ">=", 1.0, "{:.2f}x",
+    ))  # fmt: skip
     grains = [m[k] for k in ("f_grain_map", "f_grain_iter", "f_grain_loader") if k in m]
     best_grain = min(grains) / m["f_ours"] if grains else None
     checks.append(("fastest grain / pipeline", best_grain, ">=", 10, "{:.1f}x"))
@@ -713,17 +826,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a python with tensorflow installed (its own venv), for tf.data",
     )
     parser.add_argument("--photos-only", action="store_true", help="only the flowers rows (j)-(u)")
+    parser.add_argument("--cmaterdb-only", action="store_true", help="only the CMATERdb rows")
+    parser.add_argument("--cmater-repeat", type=int, default=15, help="turns per CMATERdb run")
+    parser.add_argument("--base", type=Path, help="another tree: CMATERdb rows before/after")
     args = parser.parse_args(argv)
     metrics: Metrics = {}
     with tempfile.TemporaryDirectory(prefix="bench_pipeline-") as name:
         tmp = Path(name)
         rows = []
         if not args.photos_only:
+            rows += bench_cmaterdb(tmp, args.cmater_repeat, args.base, metrics)
+        if not args.photos_only and not args.cmaterdb_only:
             ds = fashion(tmp, args.examples)
             rows += bench_fashion(ds, args.repeat, metrics)
             rows += bench_resume(ds, metrics)
-        flower_ds, files = flowers(tmp, args.flowers)
-        rows += bench_flowers(flower_ds, files, args.repeat, args.tf_python, metrics)
+        if not args.cmaterdb_only:
+            flower_ds, files = flowers(tmp, args.flowers)
+            rows += bench_flowers(flower_ds, files, args.repeat, args.tf_python, metrics)
     print(
         f"bench_pipeline: {args.examples} Fashion-MNIST-sized examples (batch {BATCH}); "
         f"{args.flowers} tf_flowers-like JPEGs (batch {FLOWER_BATCH}, resize to {SIZE}, "

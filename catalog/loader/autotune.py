@@ -14,10 +14,12 @@ this is ours. A pipeline on which `Pipeline.prefetch` was never called computes 
 - **one per usable core** (the CPUs this process may run on, not the machine's), at most
   `MAX_AUTO_WORKERS`: more threads than cores only fight over them, and past a handful the
   Python between the native calls (the GIL) caps what more threads give.
-- **tuned, never slower than none**: the scheduler's tuner measures the rate the consumer
-  gets batches at and settles on the fewest workers (0 to N) within 10% of the fastest;
-  the consumer computes a unit itself when no worker has it. A GIL-bound map (pure Python
-  per example) is thus left at 0 workers, where threads would only slow it.
+- **tuned, never slower than none**: the scheduler's tuner starts from none (a thread starts
+  with its first order), measures the rate the consumer gets batches at and settles on the
+  fewest workers (0 to N) within 10% of the fastest; the consumer computes a unit itself
+  when no worker has it. A GIL-bound map (pure Python per example) is thus left at 0
+  workers, where threads would only slow it, and a new pipeline's epoch of quick batches
+  (a few milliseconds: CMATERdb's 40) is over before threads would cost anything.
 
 - **only for a source known to be safe in threads** (`reads_safely_in_threads`): a
   `catalog.DataSource` (its contract), a NumPy array, a list, tuple or range, or any source

@@ -244,7 +244,11 @@ class Pipeline:
 
         if workers and not self._tuner:
             alike = spec.kind == "thread"  # see Tuner
-            self._tuner.append(Tuner(workers, fixed=not spec.autotune, alike=alike))
+            # the automatic default starts from the caller alone (no thread has a cost until
+            # a window shows one pays: an epoch of quick units is over before a tuner at two
+            # threads would have settled on none), a `prefetch(N)` from the N asked for
+            start = 0 if spec.workers is None else workers
+            self._tuner.append(Tuner(workers, fixed=not spec.autotune, alike=alike, start=start))
             self._pool.append(Pool())
             weakref.finalize(self, self._pool[0].close)
         # the iterator holds the tuner and the pool, not this pipeline: a pipeline that is

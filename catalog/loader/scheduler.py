@@ -85,11 +85,16 @@ class Tuner:
     MARGIN = 1.10  # a rate must beat this much to win over fewer workers (windows are noisy)
     FIRST_HOLD, MAX_HOLD = 4, 256  # windows: at most ~8 s between rounds of 30 ms windows
 
-    def __init__(self, workers: int, fixed: bool = False, alike: bool = False) -> None:
+    def __init__(
+        self, workers: int, fixed: bool = False, alike: bool = False, start: int | None = None
+    ) -> None:
+        """`start`: the level first measured (default `workers`: what the user asked for,
+        until measured otherwise; the automatic default starts from none and climbs)."""
         self.workers, self.fixed, self.alike = workers, fixed, alike
-        self.level = workers  # what the user asked for, until measured otherwise
-        self._home = workers
-        self._probes = self._neighbours(workers)
+        start = workers if start is None or fixed else start
+        self.level = start
+        self._home = start
+        self._probes = self._neighbours(start)
         self._rates: dict[int, float] = {}  # level -> units per second, this round
         self._hold = 0  # windows left before the next round
         self._hold_length = self.FIRST_HOLD
@@ -273,10 +278,16 @@ class Scheduler:
             self._measure_units = self._tuner.window_units(self._unit_seconds)
         self._measured += 1
         if self._measured > self._measure_units:
-            rate = (self._measured - 1) / (time.perf_counter() - self._measure_start)
-            self._tuner.measured(rate)
-            self._measure_from, self._measured = unit + 1, 0
-        elif not level and self._claimed == self._next and not self._ready:
+            seconds = time.perf_counter() - self._measure_start
+            rate = (self._measured - 1) / seconds
+            if seconds >= self._tuner.WINDOW_SECONDS / 2:
+                self._tuner.measured(rate)
+                self._measure_from, self._measured = unit + 1, 0
+                return
+            # sized from a unit slower than the rest (the first of a pipeline, say): as long
+            # as its rate says, so that a window of quick units is not a few milliseconds
+            self._measure_units = self._tuner.window_units(seconds / (self._measured - 1))
+        if not level and self._claimed == self._next and not self._ready:
             # no worker has anything: the rest of this window goes the short way (`get`),
             # up to the unit that closes it
             self._solo = self._measure_units - self._measured

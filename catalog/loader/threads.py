@@ -73,8 +73,7 @@ class ThreadWorkers:
             )
             for w in range(size)
         ]
-        for thread in self._threads:
-            thread.start()
+        self._started = [False] * size  # a thread starts with its first order
 
     @staticmethod
     def _run(
@@ -99,6 +98,9 @@ class ThreadWorkers:
         return self.size
 
     def send(self, worker: int, first: int, count: int) -> None:
+        if not self._started[worker]:
+            self._started[worker] = True
+            self._threads[worker].start()
         self._inboxes[worker].put((first, count))
 
     def receive(self, worker: int) -> tuple[list[_Result], float]:
@@ -116,6 +118,7 @@ class ThreadWorkers:
         for inbox in self._inboxes:
             inbox.put(None)  # after the orders already sent, which finish first
         deadline = time.monotonic() + JOIN_SECONDS
-        for thread in self._threads:
+        for thread, started in zip(self._threads, self._started, strict=True):
             # one still in a user's function after that (hung) stays behind as a daemon
-            thread.join(max(0.0, deadline - time.monotonic()))
+            if started:
+                thread.join(max(0.0, deadline - time.monotonic()))

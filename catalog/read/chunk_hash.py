@@ -5,9 +5,9 @@ HighwayHash-64 of the chunk's data under Riegeli's fixed key (the ASCII of
 ``"Riegeli/records\\n"`` twice, as four little-endian words). array_record checks it on every
 read of a local file; a record read by byte range (`catalog.read.remote_shard`) is checked
 here against the same hash, so a flipped bit in an object in a bucket or on a mirror is an
-error and never a wrong pixel. HighwayHash comes from ``highwayhash-cffi`` (a small C
-extension, about 1.5 us for a 1 KB record), installed with catalog's ``s3``, ``gcs`` and
-``http`` extras.
+error and never a wrong pixel; so is each chunk a fresh process's first batches read from a
+local shard (`catalog.read.chunked_shard`). HighwayHash comes from ``highwayhash-cffi`` (a
+small C extension, about 1.5 us for a 1 KB record), a dependency of catalog.
 """
 
 from __future__ import annotations
@@ -18,47 +18,57 @@ from typing import Any
 
 from catalog.errors import MissingDependencyError
 
-__all__ = ["KEY", "chunk_hasher"]
+__all__ = ["KEY", "chunk_hash64", "chunk_hasher"]
 
 #: Riegeli's HighwayHash key, as bytes (four little-endian 64-bit words).
 KEY = struct.pack("<2Q", 0x2F696C6567656952, 0x0A7364726F636572) * 2
 
-_hasher: Callable[[bytes], bytes] | None = None
+_hash64: Callable[[bytes], int] | None = None
+
+
+def chunk_hash64() -> Callable[[bytes], int]:
+    """A function giving the ``data_hash`` of a chunk's data as an int (the header's 8 bytes,
+    little-endian); MissingDependencyError naming the extra when highwayhash-cffi is not
+    installed."""
+    global _hash64
+    if _hash64 is None:
+        _hash64 = _load()
+    return _hash64
 
 
 def chunk_hasher() -> Callable[[bytes], bytes]:
     """A function giving the 8-byte ``data_hash`` of a chunk's data (as stored in its header);
     MissingDependencyError naming the extra when highwayhash-cffi is not installed."""
-    global _hasher
-    if _hasher is None:
-        _hasher = _load()
-    return _hasher
+    hash64 = chunk_hash64()
+
+    def hasher(data: bytes) -> bytes:
+        return hash64(data).to_bytes(8, "little")
+
+    return hasher
 
 
-def _load() -> Callable[[bytes], bytes]:
+def _load() -> Callable[[bytes], int]:
     try:
         import highwayhash
     except ImportError:
         raise MissingDependencyError(
             "reading records by byte ranges (remote_read='range') checks each chunk's hash "
-            "with highwayhash-cffi, which is not installed: pip install 'catalog[s3]' (or "
-            "catalog[gcs], catalog[http]), or read through the shard cache "
-            "(remote_read='cache')"
+            "with highwayhash-cffi, a dependency of catalog that is not installed: pip install "
+            "highwayhash-cffi, or read through the shard cache (remote_read='cache')"
         ) from None
     try:  # the extension itself: a third of the wrapper's cost (it re-packs the key per call)
         from highwayhash._highwayhash import ffi, lib
     except ImportError:  # pragma: no cover - another build of the package
 
-        def wrapped(data: bytes) -> bytes:
-            digest: bytes = highwayhash.highwayhash_64(KEY, bytes(data))
-            return digest
+        def wrapped(data: bytes) -> int:
+            return int.from_bytes(highwayhash.highwayhash_64(KEY, bytes(data)), "little")
 
         return wrapped
     key: Any = ffi.new("uint64_t[4]", list(struct.unpack("<4Q", KEY)))
     hash64 = lib.HighwayHash64
 
-    def direct(data: bytes) -> bytes:
+    def direct(data: bytes) -> int:
         value: int = hash64(data, len(data), key)
-        return value.to_bytes(8, "little")
+        return value
 
     return direct

@@ -50,7 +50,7 @@ from catalog.read.shard_layout import (
 )
 from catalog.storage.shards import shard_error
 
-__all__ = ["MappedShard", "ShardIndex", "map_shard"]
+__all__ = ["Located", "MappedShard", "ShardIndex", "locate", "map_shard"]
 
 _U64 = np.dtype("<u8")
 
@@ -80,6 +80,98 @@ def _spread(starts: np.ndarray[Any, Any], counts: np.ndarray[Any, Any]) -> np.nd
     return spread
 
 
+@dataclass(frozen=True)
+class Located:
+    """Where the records of some chunks are (`locate`), in the order of those chunks."""
+
+    starts: np.ndarray[Any, Any]  # the file position of each record's first byte
+    lengths: np.ndarray[Any, Any]  # uint32
+    pieced: dict[int, int]  # record -> usable-byte coordinate, for those in two pieces
+    data: np.ndarray[Any, Any]  # usable-byte coordinate of each chunk's data
+    data_sizes: np.ndarray[Any, Any]
+    hashes: np.ndarray[Any, Any]  # each chunk header's data_hash, as (n, 8) bytes
+
+
+def locate(array: np.ndarray[Any, Any], chunks: np.ndarray[Any, Any]) -> Located:
+    """Where the records of `chunks` (footer rows ``(chunk_offset, decoded_data_size,
+    num_records)``, any of a shard's) are in the file whose bytes are `array`, every chunk
+    header checked against its row, with NumPy (no loop per chunk or record). NotLaidOut
+    when a chunk is not simple uncompressed records or does not match its row."""
+    size = len(array)
+    at = usable(chunks[:, 0])
+    counts = chunks[:, 2]
+
+    def pick(starts: np.ndarray[Any, Any], counts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """`counts[k]` bytes from usable-byte coordinate `starts[k]` on, for every k."""
+        begins = physical(starts)
+        if (begins % BLOCK + counts <= BLOCK).all():  # no block header in between: the most
+            positions = _spread(begins, counts)
+        else:
+            positions = physical(_spread(starts, counts))
+        if positions.size and int(positions.max()) >= size:
+            raise NotLaidOut("a chunk past the end of the file")
+        picked: np.ndarray[Any, Any] = array[positions]
+        return picked
+
+    width = CHUNK_HEADER + 3  # the header, then the data's first bytes
+    head = pick(at, np.full(len(at), width)).reshape(-1, width)
+    data_size = head[:, 8:16].copy().view(_U64)[:, 0].astype(np.int64)
+    kind_and_count = head[:, 24:32]
+    decoded = head[:, 32:40].copy().view(_U64)[:, 0].astype(np.int64)
+    held = np.concatenate([kind_and_count[:, 1:], np.zeros((len(head), 1), np.uint8)], axis=1)
+    # the varint size of the record sizes: one or two bytes (up to 16383 bytes of sizes)
+    first, second = head[:, CHUNK_HEADER + 1 :].astype(np.int64).T
+    long = first >= 0x80
+    sizes_size = np.where(long, (first & 0x7F) | (second << 7), first)
+    varint = 1 + long
+    if (
+        (kind_and_count[:, 0] != SIMPLE).any()
+        or (held.view(_U64)[:, 0].astype(np.int64) != counts).any()
+        or (head[:, CHUNK_HEADER] != 0).any()  # uncompressed
+        or (long & (second >= 0x80)).any()
+        or (decoded != chunks[:, 1]).any()
+        or (sizes_size < counts).any()
+        or (data_size != 1 + varint + sizes_size + decoded).any()
+    ):
+        raise NotLaidOut("a chunk that is not uncompressed records")
+    # every record's size, from the sizes of every chunk decoded in one go; each chunk's
+    # sizes must be its own count of varints adding up to its records' bytes
+    sizes_at = at + CHUNK_HEADER + 1 + varint
+    raw = pick(sizes_at, sizes_size)
+    ends_in = np.cumsum(sizes_size) - sizes_size
+    if len(at) and (
+        raw[-1] >= 0x80 or (np.add.reduceat((raw < 0x80).astype(np.int64), ends_in) != counts).any()
+    ):
+        raise NotLaidOut("a chunk whose sizes do not add up")
+    try:
+        lengths = decode_varints(raw).astype(np.int64)
+    except ValueError:
+        raise NotLaidOut("a bad varint") from None
+    firsts = np.cumsum(counts) - counts
+    if len(at) and (np.add.reduceat(lengths, firsts) != decoded).any():
+        raise NotLaidOut("a chunk whose sizes do not add up")
+    # Where each record's bytes begin and how many there are (about 12 bytes a record);
+    # the few records interrupted by a block header, stored in two pieces, are listed
+    # with where they begin in usable bytes.
+    if len(lengths) and int(lengths.max()) >= 1 << 32:
+        raise NotLaidOut("a record of 4 GiB or more")
+    before = np.cumsum(lengths) - lengths  # record bytes before each, in these chunks
+    begin = np.repeat(sizes_at + sizes_size - before[firsts], counts) + before
+    starts = physical(begin)
+    ends = physical(begin + np.maximum(lengths - 1, 0)) + 1
+    if len(ends) and int(ends.max()) > size:
+        raise NotLaidOut("a record past the end of the file")
+    pieced = np.flatnonzero((ends - starts != lengths) & (lengths > 0))
+    return Located(
+        starts,
+        lengths.astype(np.uint32),
+        dict(zip(pieced.tolist(), begin[pieced].tolist(), strict=True)),
+        at + CHUNK_HEADER,
+        data_size,
+        head[:, 16:24],
+    )
+
+
 class MappedShard:
     """The records of one shard, read as slices of a memory map (see the module docstring)."""
 
@@ -90,73 +182,8 @@ class MappedShard:
         self._map = mapping
         self._size = len(mapping)
         self.identity = _identity(fd)
-        array = np.frombuffer(mapping, np.uint8)
-        at = usable(chunks[:, 0])
-        counts = chunks[:, 2]
-
-        def pick(coordinates: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-            """The bytes at usable-byte `coordinates`."""
-            positions = physical(coordinates)
-            if positions.size and int(positions.max()) >= self._size:
-                raise NotLaidOut("a chunk past the end of the file")
-            picked: np.ndarray[Any, Any] = array[positions]
-            return picked
-
-        def header(start: int, width: int) -> np.ndarray[Any, Any]:
-            """Bytes start..start+width-1 of every chunk, as an (n, width) array."""
-            return pick(at[:, None] + np.arange(start, start + width))
-
-        data_size = header(8, 8).view(_U64)[:, 0].astype(np.int64)
-        kind_and_count = header(24, 8)
-        decoded = header(32, 8).view(_U64)[:, 0].astype(np.int64)
-        held = kind_and_count[:, 1:].copy()
-        held = np.concatenate([held, np.zeros((len(held), 1), np.uint8)], axis=1)
-        # the varint size of the record sizes: one or two bytes (up to 16383 bytes of sizes)
-        first, second = header(CHUNK_HEADER + 1, 2).astype(np.int64).T
-        long = first >= 0x80
-        sizes_size = np.where(long, (first & 0x7F) | (second << 7), first)
-        varint = 1 + long
-        if (
-            (kind_and_count[:, 0] != SIMPLE).any()
-            or (held.view(_U64)[:, 0].astype(np.int64) != counts).any()
-            or (header(CHUNK_HEADER, 1)[:, 0] != 0).any()  # uncompressed
-            or (long & (second >= 0x80)).any()
-            or (decoded != chunks[:, 1]).any()
-            or (sizes_size < counts).any()
-            or (data_size != 1 + varint + sizes_size + decoded).any()
-        ):
-            raise NotLaidOut("a chunk that is not uncompressed records")
-        # every record's size, from the sizes of every chunk decoded in one go; each chunk's
-        # sizes must be its own count of varints adding up to its records' bytes
-        sizes_at = at + CHUNK_HEADER + 1 + varint
-        raw = pick(_spread(sizes_at, sizes_size))
-        ends_in = np.cumsum(sizes_size) - sizes_size
-        if len(at) and (
-            raw[-1] >= 0x80
-            or (np.add.reduceat((raw < 0x80).astype(np.int64), ends_in) != counts).any()
-        ):
-            raise NotLaidOut("a chunk whose sizes do not add up")
-        try:
-            lengths = decode_varints(raw).astype(np.int64)
-        except ValueError:
-            raise NotLaidOut("a bad varint") from None
-        firsts = np.cumsum(counts) - counts
-        if len(at) and (np.add.reduceat(lengths, firsts) != decoded).any():
-            raise NotLaidOut("a chunk whose sizes do not add up")
-        # Where each record's bytes begin and how many there are (about 12 bytes a record);
-        # the few records interrupted by a block header, stored in two pieces, are listed
-        # with where they begin in usable bytes.
-        if len(lengths) and int(lengths.max()) >= 1 << 32:
-            raise NotLaidOut("a record of 4 GiB or more")
-        before = np.cumsum(lengths) - lengths  # record bytes before each, in the shard
-        begin = np.repeat(sizes_at + sizes_size - before[firsts], counts) + before
-        self.starts = physical(begin)
-        ends = physical(begin + np.maximum(lengths - 1, 0)) + 1
-        if len(ends) and int(ends.max()) > self._size:
-            raise NotLaidOut("a record past the end of the file")
-        self.lengths = lengths.astype(np.uint32)
-        pieced = np.flatnonzero((ends - self.starts != lengths) & (lengths > 0))
-        self._pieced_at = dict(zip(pieced.tolist(), begin[pieced].tolist(), strict=True))
+        found = locate(np.frombuffer(mapping, np.uint8), chunks)
+        self.starts, self.lengths, self._pieced_at = found.starts, found.lengths, found.pieced
         self._windows: dict[int, np.ndarray[Any, Any]] = {}
 
     def __len__(self) -> int:

@@ -11,7 +11,9 @@ sizes, the sizes (one varint per record), then the records, one after the other:
 found without reading its neighbours, whatever the chunk's ``group_size``.
 
 `chunk_index` gives where each chunk begins and ends and how many records it holds (from the
-footer alone, which a remote shard fetches in one request); `chunk_records` splits one chunk
+footer alone, which a remote shard fetches in one request); `FooterEntries` finds the entries
+of a few chunks without decoding the others (each entry is a record of the footer chunk, whose
+one-byte sizes locate it); `chunk_records` splits one chunk
 into its records, its header checked against the index and, with a hasher
 (`catalog.read.chunk_hash`), its data against the hash in its header. `catalog.read.mapped_shard`
 locates every record of a whole file at once from the same pieces.
@@ -19,6 +21,7 @@ locates every record of a whole file at once from the same pieces.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +35,7 @@ __all__ = [
     "SIMPLE",
     "ChunkIndex",
     "CorruptChunk",
+    "FooterEntries",
     "NotLaidOut",
     "ShardFile",
     "chunk_index",
@@ -48,6 +52,7 @@ _USABLE = BLOCK - _BLOCK_HEADER
 CHUNK_HEADER = 40
 SIMPLE = 0x72  # chunk_type 'r': a simple chunk with records
 _U64 = np.dtype("<u8")
+_FIELDS = np.array([8, 16, 24], _U64)  # ArrayRecordFooter's tags: fields 1, 2, 3, varints
 
 
 class NotLaidOut(Exception):
@@ -170,7 +175,7 @@ def footer(file: ShardFile) -> tuple[np.ndarray[Any, Any], int]:
         raise NotLaidOut("an empty footer")
     # one ArrayRecordFooter per chunk after the metadata: fields 1, 2, 3, all varints
     values = decode_varints(np.frombuffer(records, np.uint8, offset=sizes[0])).reshape(-1, 6)
-    if len(values) != count - 1 or (values[:, ::2] != np.array([8, 16, 24], _U64)).any():
+    if len(values) != count - 1 or (values[:, ::2] != _FIELDS).any():
         raise NotLaidOut("an index of another shape")
     if (values[:, 5] < 1).any() or (values[:, 1] >= at).any():
         raise NotLaidOut("an index of another shape")
@@ -239,3 +244,65 @@ def chunk_records(view: Any, offset: int, count: int, hasher: Any = None) -> lis
         out.append(records[start : start + size])
         start += size
     return out
+
+
+class FooterEntries:
+    """The footer of a shard whose chunks hold `group` records each (the last one the rest),
+    read without decoding every entry: record i is in chunk ``i // group``, whose entry
+    `rows` decodes. An entry is a record of the footer chunk of at most 33 bytes, so its size
+    is one byte and the sizes locate every entry with one cumulative sum; the count that ends
+    each entry is checked for all chunks at once (a single byte when `group` < 128), so no
+    chunk is taken for another, and the footer's data against the hash in its header. NotLaidOut
+    for a file that is not laid out so."""
+
+    def __init__(
+        self, file: ShardFile, group: int, records: int, hash64: Callable[[bytes], int]
+    ) -> None:
+        """`hash64`: `catalog.read.chunk_hash.chunk_hash64`'s, the footer checked with it."""
+        if not 0 < group < 0x80 or records < 1:
+            raise NotLaidOut("chunks of 128 records or more, or none")
+        found = file._chunk(footer_offset(file))
+        if hash64(found.data) != int.from_bytes(found.header[16:24], "little"):
+            raise NotLaidOut("a footer that does not match its hash")
+        data = np.frombuffer(found.data, np.uint8)
+        chunks = -(-records // group)
+        if found.num_records != chunks + 1 or not len(data) or data[0] != 0:
+            raise NotLaidOut("a footer of another shape")
+        sizes_size, at = _varint(found.data, 1)
+        if sizes_size != found.num_records or at + sizes_size > len(data):
+            raise NotLaidOut("a footer of another shape")
+        sizes = data[at : at + sizes_size]
+        ends = np.cumsum(sizes, dtype=np.int64)
+        ends += at + sizes_size  # where each entry ends; the first is the metadata
+        if sizes.max() >= 0x80 or int(ends[-1]) != len(data):
+            raise NotLaidOut("a footer of another shape")
+        # each entry ends with field 3's tag and a one-byte count: `group` but in the last
+        counts = data[ends[1:] - 1]
+        if (
+            (data[ends[1:] - 2] != 0x18).any()
+            or (counts[:-1] != group).any()
+            or int(counts[-1]) != records - group * (chunks - 1)
+        ):
+            raise NotLaidOut("chunks of another number of records")
+        self.group = group
+        self._data = data
+        self._starts = ends[:-1]  # where each chunk's entry begins
+        self._sizes = sizes[1:]  # (uint8: widened only for the entries `rows` decodes)
+
+    def __len__(self) -> int:
+        """The number of data chunks."""
+        return len(self._sizes)
+
+    def rows(self, chunks: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """The ``(chunk_offset, decoded_data_size, num_records)`` rows (int64) of `chunks`."""
+        starts, sizes = self._starts[chunks], self._sizes[chunks].astype(np.int64)
+        firsts = np.cumsum(sizes) - sizes
+        raw = self._data[np.repeat(starts - firsts, sizes) + np.arange(int(sizes.sum()))]
+        try:
+            values = decode_varints(raw).reshape(-1, 6)
+        except ValueError:
+            raise NotLaidOut("a bad varint") from None
+        if len(values) != len(chunks) or (values[:, ::2] != _FIELDS).any():
+            raise NotLaidOut("an index of another shape")
+        found: np.ndarray[Any, Any] = values[:, 1::2].astype(np.int64)
+        return found

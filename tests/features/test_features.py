@@ -691,3 +691,60 @@ def test_features_and_skip_decoders_pickle() -> None:
     record = bytearray(SKIP_FEATURES.encode(SKIP_EXAMPLE))
     decode = pickle.loads(pickle.dumps(SKIP_FEATURES.decoder(skip={"photo", "meta/caption"})))
     assert decode(record, 0, len(record))["photo"] == PHOTO
+
+
+def jpeg_file(mode: str, size: tuple[int, int] = (40, 30), **options: Any) -> bytes:
+    out = io.BytesIO()
+    pixels = np.random.default_rng(0).integers(0, 256, (size[1], size[0], len(mode)), np.uint8)
+    image = PILImage.fromarray(pixels[:, :, 0] if mode == "L" else pixels, mode)
+    image.save(out, "JPEG", **options)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("feature", "data"),
+    [
+        (catalog.Image(shape=(30, 40, 3), encoding="jpeg"), jpeg_file("RGB")),
+        (catalog.Image(shape=(None, None, 3), encoding="jpeg"), jpeg_file("RGB", keep_rgb=True)),
+        (catalog.Image(shape=(None, None, 3), encoding="jpeg"), jpeg_file("L")),  # widens
+        (catalog.Image(shape=(None, None, 3), encoding="jpeg"), jpeg_file("CMYK")),  # widens
+        (catalog.Image(shape=(None, None, 1), encoding="jpeg"), jpeg_file("L")),
+        (catalog.Image(shape=(None, None, 1), encoding="jpeg"), jpeg_file("RGB")),  # refused
+        (catalog.Image(shape=(31, 40, 3), encoding="jpeg"), jpeg_file("RGB")),  # refused
+        (catalog.Image(shape=(None, None, 3), encoding="png"), jpeg_file("RGB")),  # kept
+        (catalog.Image(shape=(None, None, 3), max_side=20), jpeg_file("RGB")),  # shrunk
+        (catalog.Image(shape=(30, 40, 3), encoding="raw"), jpeg_file("RGB")),  # decoded
+        (catalog.Image(shape=(None, None, 3), encoding="jpeg"), jpeg_file("RGB")[:300]),
+        (catalog.Image(shape=(None, None, 3), encoding="jpeg"), b"\xff\xd8\xff\xe0garbage"),
+    ],
+)
+def test_a_jpeg_told_from_its_header_by_libjpeg_is_encoded_as_pillow_would(
+    feature: catalog.Image, data: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JPEG files kept as they are skip Pillow (libjpeg-turbo reads their header): the
+    same bytes kept, or the same error, as when Pillow opens every file."""
+
+    def outcome() -> Any:
+        try:
+            return feature.encode(data)
+        except catalog.FeatureError as error:
+            return type(error)
+
+    fast = outcome()
+    monkeypatch.setattr(catalog.Image, "_jpeg_kept", lambda self, data: False)
+    assert fast == outcome()
+
+
+def test_a_jpeg_kept_as_it_is_is_not_opened_by_pillow(monkeypatch: pytest.MonkeyPatch) -> None:
+    from catalog.features import pixel_budget
+
+    def refuse(*args: Any) -> None:
+        raise AssertionError("Pillow opened the file")
+
+    monkeypatch.setattr(pixel_budget, "open_image", refuse)
+    feature = catalog.Image(shape=(None, None, 3), encoding="jpeg")
+    for data in (jpeg_file("RGB"), jpeg_file("L"), jpeg_file("CMYK")):
+        assert feature.encode(data) == data
+    monkeypatch.setenv(pixel_budget.PIXELS_ENV, "1000")  # 40x30: over this budget
+    with pytest.raises(catalog.FeatureError, match="more than the 1000 an image may have"):
+        feature.encode(jpeg_file("RGB"))

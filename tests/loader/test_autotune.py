@@ -21,7 +21,7 @@ from catalog.loader.autotune import (
     reads_safely_in_threads,
     usable_cores,
 )
-from catalog.loader.scheduler import Tuner
+from catalog.loader.scheduler import Pool, Tuner
 from catalog.testing.http_server import LoopbackServer
 
 from conftest import idx_builder
@@ -49,8 +49,16 @@ def test_a_pipeline_without_prefetch_computes_in_auto_threads(
     assert [b.tolist() for b in p] == [[2 * i for i in range(k, k + 10)] for k in range(0, 100, 10)]
     (tuner,) = p._tuner
     assert (tuner.workers, tuner.fixed) == (3, False)  # tuned between 0 and 3
-    assert len(pipeline_threads() - before) == 3  # kept for the next epoch, as prefetch(3)
+    # it starts from the caller alone, and a thread starts with its first order: this epoch
+    # of ten quick batches is over before a window could show that one pays
+    assert (tuner.level, pipeline_threads() - before) == (0, set())
     p.close()
+    slow = pipeline(list(range(60))).map(lambda x: x).batch(1)
+    slow._tuner.append(Tuner(3, start=1))  # as if a window had shown that one thread pays
+    slow._pool.append(Pool())
+    assert [b.tolist() for b in slow] == [[i] for i in range(60)]
+    assert 1 <= len(pipeline_threads() - before) <= 3  # kept for the next epoch
+    slow.close()
     # prefetch(0) is the caller alone, as before; prefetch(N) is kept as given
     inline = pipeline(list(range(10))).prefetch(0)
     list(inline)
@@ -145,12 +153,13 @@ def test_threads_only_for_a_source_known_to_be_safe_in_them(tmp_path: Path) -> N
 def test_from_the_auto_level_the_tuner_settles_where_the_rate_is_best(
     speed: dict[int, float], settles_at: int
 ) -> None:
-    """The tuner the default starts with (all `auto_workers` threads) moves, by measured
-    rates only (given here), to the fewest workers within 10% of the fastest."""
-    tuner = Tuner(auto_workers(2))
-    levels = []
-    for _ in range(200):
-        tuner.measured(speed[tuner.level])
-        levels.append(tuner.level)
-    assert levels[-1] == settles_at
-    assert levels[100:].count(settles_at) >= 95  # it only looks at the others now and then
+    """From none (the default's start) or from all `auto_workers` threads (``prefetch(N)``'s),
+    the tuner moves, by measured rates only (given here), to the fewest workers within 10% of
+    the fastest."""
+    for tuner in (Tuner(auto_workers(2), start=0), Tuner(auto_workers(2))):
+        levels = []
+        for _ in range(200):
+            tuner.measured(speed[tuner.level])
+            levels.append(tuner.level)
+        assert levels[-1] == settles_at
+        assert levels[100:].count(settles_at) >= 95  # it only looks at the others now and then

@@ -18,6 +18,7 @@ import pytest
 
 import catalog
 from catalog.loader import processes, shm
+from catalog.loader import scheduler as scheduler_module
 from catalog.loader.processes import ProcessWorkers
 from catalog.loader.scheduler import Scheduler, Tuner, Workers
 from catalog.loader.threads import ThreadWorkers
@@ -371,3 +372,52 @@ def test_full_shared_memory_is_an_error_that_says_what_to_do(
     assert failure[2].startswith("shared memory is full") and "\n" not in failure[2]
     writer.close()
     assert segments(prefix) == []
+
+
+class Clock:
+    """`time` as the scheduler sees it: seconds that pass only when a unit is computed."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+class SlowFirstUnit:
+    """A plan whose unit 0 takes 10 ms on `clock` (a cold start) and every other 0.1 ms."""
+
+    def __init__(self, plan: Any, clock: Clock) -> None:
+        self.plan, self.clock = plan, clock
+
+    def compute(self, unit: int, window: list[Any]) -> Any:
+        self.clock.now += 0.010 if unit == 0 else 0.0001
+        return self.plan.compute(unit, window)
+
+
+def test_a_window_sized_from_a_slow_first_unit_lasts_as_long_as_a_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first unit sizes the first window (10 ms: 4 units); the quick units after it
+    would close that window after half a millisecond, and the tuner would try workers on a
+    measurement of nothing. It is made as long as their rate says: at least half of
+    `Tuner.WINDOW_SECONDS`."""
+    clock = Clock()
+    monkeypatch.setattr(scheduler_module, "time", clock)
+    closed_at: list[float] = []
+
+    class Recording(Tuner):
+        def measured(self, rate: float) -> None:
+            closed_at.append(clock.now)
+            super().measured(rate)
+
+    plan = SlowFirstUnit(catalog.pipeline(list(range(3000))).map(square).batch(5).plan(), clock)
+    tuner = Recording(2, start=0)
+    scheduler = Scheduler(plan, 0, 600, Recorder(plan, 2), tuner, depth=2)  # type: ignore[arg-type]
+    try:
+        units = [scheduler.get() for _ in range(600)]
+    finally:
+        scheduler.close()
+    assert len(units) == 600
+    assert closed_at and closed_at[0] >= 0.010 + Tuner.WINDOW_SECONDS / 2
+    assert all(b - a >= Tuner.WINDOW_SECONDS / 2 for a, b in itertools.pairwise(closed_at))
