@@ -7,11 +7,14 @@ most of these as they are (a path is read, a name looked up); this module turns 
 one of those, walking the catalog features the dataset's TFDS features were mapped to:
 
 - an open file (anything with ``read``) -> its bytes; a PIL image -> a uint8 array;
-- bytes for a Text or a ClassLabel name -> str (UTF-8);
+- bytes for a Text or a ClassLabel name -> str (UTF-8); a Text's bytes that are not UTF-8 ->
+  a `RawText`, kept as they are (TFDS's Text keeps them; its data source gives them back);
 - a Sequence given as a dict of lists -> a list of dicts;
 - an audio file (path or open file) for a TFDS Audio feature -> its samples (WAV);
 - numbers given as text (a CSV's cells) -> a NumPy value of the feature's dtype, as TFDS's
-  ``np.asarray(value, dtype)`` makes them.
+  ``np.asarray(value, dtype)`` makes them;
+- None for a float Scalar/Tensor (or inside its list) -> NaN, as ``np.asarray(None, float32)``
+  makes it in TFDS (None for an int or bool feature is refused, as TFDS refuses it).
 
 >>> from catalog.features import ClassLabel, FeaturesDict, Text
 >>> features = FeaturesDict({"t": Text(), "l": ClassLabel(names=["a", "b"])})
@@ -39,6 +42,7 @@ from catalog.features import (
     Tensor,
     Text,
 )
+from catalog.features.text import RawText
 from catalog.features.wav import read_header, read_samples
 
 __all__ = ["to_values"]
@@ -75,6 +79,8 @@ def to_values(
         try:
             return bytes(value).decode("utf-8")
         except UnicodeDecodeError as error:
+            if isinstance(feature, Text):
+                return RawText(value)  # TFDS's Text keeps any bytes
             raise FeatureError(
                 f"{feature!r}: TFDS's generator gave bytes that are not UTF-8 text "
                 f"({error.reason} at byte {error.start})"
@@ -85,6 +91,8 @@ def to_values(
         return _image(value)
     if isinstance(feature, (Scalar, Tensor)) and isinstance(value, (str, np.str_)):
         return _number(value, feature.dtype)
+    if isinstance(feature, (Scalar, Tensor)) and _holds_none(value):
+        return _none_as_nan(value, feature)
     if (
         isinstance(feature, Tensor)
         and isinstance(value, (list, tuple))
@@ -93,6 +101,22 @@ def to_values(
     ):
         return _number(value, feature.dtype)
     return value
+
+
+def _holds_none(value: Any) -> bool:
+    """Whether `value` is None or a list/tuple with a None at some depth."""
+    if value is None:
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_none(v) for v in value)
+
+
+def _none_as_nan(value: Any, feature: Scalar | Tensor) -> Any:
+    """None for a float feature as TFDS's Tensor/Scalar encodes it, ``np.asarray(value,
+    dtype)``: NaN (a None inside a list too). For other dtypes NumPy refuses None, and so does
+    TFDS: the value is left for the feature to refuse with its own message."""
+    if np.dtype(feature.dtype).kind != "f":
+        return value
+    return np.asarray(value, dtype=feature.dtype)
 
 
 def _audio(value: Any, feature: Tensor) -> Any:

@@ -1,0 +1,48 @@
+"""`catalog.formats.tfds.values`: a TFDS generator's raw values as catalog's features take
+them, where TFDS's own features would keep what catalog's refuse (no tensorflow-datasets
+needed: the conversion is catalog's own)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from catalog.errors import FeatureError
+from catalog.features import ClassLabel, FeaturesDict, Scalar, Sequence, Tensor, Text
+from catalog.features.text import RawText
+from catalog.formats.tfds.values import to_values
+
+
+def _roundtrip(example: dict[str, Any], features: FeaturesDict) -> dict[str, Any]:
+    values = to_values(example, features)
+    return features.decode_example(bytearray(features.encode_example(values)))
+
+
+def test_text_bytes_that_are_not_utf8_are_kept_as_tfds_keeps_them() -> None:
+    """rock_you: TFDS's Text stores any bytes and its data source gives them back."""
+    features = FeaturesDict({"password": Text(), "tags": Sequence(Text())})
+    got = _roundtrip({"password": b"\xe9t\xe9", "tags": [b"ok", b"\xff"]}, features)
+    assert got == {"password": b"\xe9t\xe9", "tags": ["ok", b"\xff"]}
+    assert isinstance(to_values(b"\xe9", Text()), RawText)
+    assert to_values(b"caf\xc3\xa9", Text()) == "caf\u00e9"
+
+
+def test_a_class_name_that_is_not_utf8_is_still_refused() -> None:
+    with pytest.raises(FeatureError, match="not UTF-8 text"):
+        to_values(b"\xe9", ClassLabel(names=["a"]))
+
+
+def test_none_for_a_float_is_nan_as_tfds_encodes_it() -> None:
+    """real_toxicity_prompts: TFDS encodes with np.asarray(value, dtype): None -> NaN for
+    floats (inside a list too); ints refuse None, as NumPy (and so TFDS) refuses it."""
+    features = FeaturesDict({"score": Scalar("float32"), "scores": Tensor((None,), "float64")})
+    got = _roundtrip({"score": None, "scores": [1.5, None]}, features)
+    assert math.isnan(got["score"])
+    assert got["scores"][0] == 1.5 and math.isnan(got["scores"][1])
+    with pytest.raises(FeatureError, match="got None"):
+        _roundtrip({"n": None}, FeaturesDict({"n": Scalar("int32")}))
+    assert to_values(None, Scalar("int64")) is None
+    assert np.asarray(to_values(None, Scalar("float16"))).dtype == np.float16
