@@ -29,7 +29,7 @@ from typing import Any
 
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
 from catalog.errors import CatalogError, ChecksumError, SourceFormatError, SpecError
-from catalog.features import ClassLabel, FeaturesDict, from_json
+from catalog.features import ClassLabel, FeaturesDict, from_json, supervised_keys_problem
 from catalog.formats.tfds.downloads import TFDSDownloads, download_name
 from catalog.formats.tfds.runtime import TFDSName, load_builder, split_generators
 from catalog.formats.tfds.standin import running
@@ -69,31 +69,38 @@ def _declared(builder: Any, name: TFDSName) -> BuilderSpec:
     names some builders read from their files then, as CIFAR's, are in its features)."""
     where = str(name)
     info = builder.info
-    keys = info.supervised_keys
-    supervised = (
-        (keys[0], keys[1])
-        if isinstance(keys, tuple) and len(keys) == 2 and all(isinstance(k, str) for k in keys)
-        else None
-    )
+    features = _features(builder, where)
     config = builder.builder_config.name if builder.builder_config is not None else None
     configs = {c.name: c.description or "" for c in getattr(builder, "BUILDER_CONFIGS", ()) or ()}
     return BuilderSpec(
         name=data_dir_name(name.name),
         version=str(builder.version),
-        features=_features(builder, where),
+        features=features,
         downloads={},
         splits={},
         description=info.description or "",
         homepage=info.homepage or "",
         citation=info.citation or "",
         license=getattr(info, "license", "") or "",
-        supervised_keys=supervised,
+        supervised_keys=_supervised(info.supervised_keys, features),
         tags=("tfds",),
         config=config,
         configs=configs,
         default_config=next(iter(configs), None),
         origin=("tfds", str(TFDSName(name.name, config, str(builder.version)))),
     )
+
+
+def _supervised(keys: Any, features: FeaturesDict) -> Any:
+    """TFDS's supervised keys as catalog's ``(input, target)``: two feature names, the input
+    may be a dict of names -> feature names (criteo) or the target itself (lm1b); TFDS's
+    other forms (a weight key, nested tuples) have no catalog equivalent: None."""
+    if not isinstance(keys, tuple) or len(keys) != 2:
+        return None
+    inputs = dict(keys[0]) if isinstance(keys[0], dict) else keys[0]
+    if supervised_keys_problem((inputs, keys[1]), features) is not None:
+        return None
+    return (inputs, keys[1])
 
 
 def _filename(url: str, registered: Any) -> str:
