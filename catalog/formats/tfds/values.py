@@ -10,6 +10,8 @@ one of those, walking the catalog features the dataset's TFDS features were mapp
 - bytes for a Text or a ClassLabel name -> str (UTF-8); a Text's bytes that are not UTF-8 ->
   a `RawText`, kept as they are (TFDS's Text keeps them; its data source gives them back);
 - a Sequence given as a dict of lists -> a list of dicts;
+- a TFDS TranslationVariableLanguages' dict of language -> text(s) -> its sorted
+  ``language`` and ``translation`` lists, as TFDS stores them;
 - an audio file (path or open file) for a TFDS Audio feature -> its samples (WAV);
 - numbers given as text (a CSV's cells) -> a NumPy value of the feature's dtype, as TFDS's
   ``np.asarray(value, dtype)`` makes them;
@@ -49,16 +51,32 @@ __all__ = ["to_values"]
 
 
 def to_values(
-    value: Any, feature: Feature, audio: frozenset[str] = frozenset(), path: str = ""
+    value: Any,
+    feature: Feature,
+    audio: frozenset[str] = frozenset(),
+    path: str = "",
+    *,
+    translations: frozenset[str] = frozenset(),
 ) -> Any:
     """`value` (a TFDS generator's, for `feature` at `path`) as `feature.encode` takes it.
     `audio`: the paths of TFDS Audio features (catalog Tensors of samples), whose values
-    may be audio files, decoded here (WAV), as TFDS's Audio feature decodes them."""
+    may be audio files, decoded here (WAV), as TFDS's Audio feature decodes them.
+    `translations`: the paths of TFDS TranslationVariableLanguages features (catalog
+    FeaturesDicts of ``language`` and ``translation`` lists), whose values are dicts of
+    language -> text or texts, made the sorted pairs TFDS stores."""
+    if path in translations and isinstance(value, Mapping):
+        value = _translation_pairs(value)
     if isinstance(feature, FeaturesDict):
         if not isinstance(value, Mapping):
             return value  # the feature says what is wrong
         return {
-            name: to_values(value[name], sub, audio, f"{path}/{name}" if path else name)
+            name: to_values(
+                value[name],
+                sub,
+                audio,
+                f"{path}/{name}" if path else name,
+                translations=translations,
+            )
             if name in value
             else value.get(name)
             for name, sub in feature.items()
@@ -101,6 +119,18 @@ def to_values(
     ):
         return _number(value, feature.dtype)
     return value
+
+
+def _translation_pairs(value: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """A TranslationVariableLanguages value ({language: a text or a list of texts}) as TFDS
+    stores it: every (language, text) pair, sorted, as a ``language`` and a ``translation``
+    list."""
+    pairs = []
+    for language, text in value.items():
+        texts = [text] if isinstance(text, (str, bytes)) else list(text)
+        pairs.extend((language, t) for t in texts)
+    pairs.sort()  # as TFDS's encode_example sorts them
+    return {"language": [p[0] for p in pairs], "translation": [p[1] for p in pairs]}
 
 
 def _holds_none(value: Any) -> bool:

@@ -173,9 +173,12 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
         "extracted": extracted,
         "feature_names": sorted(spec.features),
     }
-    audio = _audio_features(builder.info.features)
+    audio = _feature_paths(builder.info.features, "Audio")
     if audio:
         options["audio_features"] = audio
+    translations = _feature_paths(builder.info.features, "TranslationVariableLanguages")
+    if translations:
+        options["translation_features"] = translations
     splits = {
         split: SplitSpec(split, "tfds", {}, count, {**options, "split": split})
         for split, count in counts.items()
@@ -245,15 +248,16 @@ def _allow_unlabeled(features: FeaturesDict, paths: set[str]) -> FeaturesDict:
     return rebuilt
 
 
-def _audio_features(feature: Any, path: str = "") -> list[str]:
-    """The paths (``a/b``) of TFDS Audio features in TFDS's FeaturesDict `feature` (not in
-    Sequences): their values may be audio files (`catalog.formats.tfds.values`)."""
-    if type(feature).__name__ == "Audio":
+def _feature_paths(feature: Any, kind: str, path: str = "") -> list[str]:
+    """The paths (``a/b``) of TFDS features of class `kind` in TFDS's FeaturesDict `feature`
+    (not in Sequences): Audio, whose values may be audio files, TranslationVariableLanguages,
+    whose values are a dict of language -> text(s) (`catalog.formats.tfds.values`)."""
+    if type(feature).__name__ == kind:
         return [path]
     if type(feature).__name__ == "FeaturesDict":
         return [
             found
             for name, child in feature.items()
-            for found in _audio_features(child, f"{path}/{name}" if path else name)
+            for found in _feature_paths(child, kind, f"{path}/{name}" if path else name)
         ]
     return []

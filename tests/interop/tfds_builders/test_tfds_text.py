@@ -96,3 +96,23 @@ def test_string_tensors_map_to_text() -> None:
     assert from_tfds_json(tensor(["3"]), Path()) == Sequence(Text(), length=3)
     with pytest.raises(SourceFormatError, match="string Tensor"):
         from_tfds_json(tensor(["2", "2"]), Path())
+
+
+def test_translation_features_map_to_dicts_of_text(tmp_path: Path) -> None:
+    """TFDS's Translation is a FeaturesDict of Text (one per language);
+    TranslationVariableLanguages holds sorted ``language`` and ``translation`` lists (what
+    TFDS's data source gives): features.json as TFDS itself writes it."""
+    import tensorflow_datasets as tfds
+
+    from catalog.features import FeaturesDict
+    from catalog.interop.tfds.features import from_tfds_json
+
+    tfds.features.FeaturesDict({
+        "pair": tfds.features.Translation(languages=["fr", "en"]),
+        "many": tfds.features.TranslationVariableLanguages(languages=["en", "fr"]),
+    }).save_config(str(tmp_path))  # fmt: skip
+    data = json.loads((tmp_path / "features.json").read_text("utf-8"))
+    assert from_tfds_json(data, tmp_path) == FeaturesDict({
+        "pair": FeaturesDict({"en": Text(), "fr": Text()}),
+        "many": FeaturesDict({"language": Sequence(Text()), "translation": Sequence(Text())}),
+    })  # fmt: skip

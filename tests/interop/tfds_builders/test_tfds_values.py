@@ -46,3 +46,26 @@ def test_none_for_a_float_is_nan_as_tfds_encodes_it() -> None:
         _roundtrip({"n": None}, FeaturesDict({"n": Scalar("int32")}))
     assert to_values(None, Scalar("int64")) is None
     assert np.asarray(to_values(None, Scalar("float16"))).dtype == np.float16
+
+
+def test_variable_language_translations_are_sorted_pairs_as_tfds_stores_them() -> None:
+    """TranslationVariableLanguages: {language: a text or several} -> every pair, sorted by
+    language then text, as two lists (TFDS's encode_example); only at the paths named."""
+    features = FeaturesDict(
+        {"t": FeaturesDict({"language": Sequence(Text()), "translation": Sequence(Text())})}
+    )
+    value = {"t": {"fr": ["le chat", "la chatte"], "en": b"the cat", "de": "die Katze"}}
+    got = _roundtrip_translations(value, features)
+    assert got == {
+        "t": {
+            "language": ["de", "en", "fr", "fr"],
+            "translation": ["die Katze", "the cat", "la chatte", "le chat"],
+        }
+    }
+    with pytest.raises(FeatureError, match="language"):  # not named: the dict stays a dict
+        features.encode_example(to_values(value, features))
+
+
+def _roundtrip_translations(example: dict[str, Any], features: FeaturesDict) -> dict[str, Any]:
+    values = to_values(example, features, translations=frozenset({"t"}))
+    return features.decode_example(bytearray(features.encode_example(values)))
