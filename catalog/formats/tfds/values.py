@@ -125,7 +125,7 @@ def _translation_pairs(value: Mapping[str, Any]) -> dict[str, list[Any]]:
     """A TranslationVariableLanguages value ({language: a text or a list of texts}) as TFDS
     stores it: every (language, text) pair, sorted, as a ``language`` and a ``translation``
     list."""
-    pairs = []
+    pairs: list[tuple[Any, Any]] = []
     for language, text in value.items():
         texts = [text] if isinstance(text, (str, bytes)) else list(text)
         pairs.extend((language, t) for t in texts)
