@@ -8,8 +8,10 @@ description, homepage, citation, supervised keys, and no splits yet.
 `tfds_spec` completes it as `catalog.interop.croissant.spec` does for a Croissant file: the
 builder's ``_split_generators`` runs with catalog's download manager
 (`catalog.formats.tfds.downloads`: cache, mirrors, offline, resume, deadlines), every file
-checked against the size and sha256 TFDS registers for its URL (a URL TFDS registers none
-for is refused unless the download config registers checksums, then it is measured); each
+checked against the size and sha256 TFDS registers for its URL, or that a checksums file
+the builder fetches with ``dl_manager.download_checksums`` lists (a URL registered nowhere
+is refused unless the download config registers checksums, then it is measured; the
+checksums file itself is measured, as TFDS fetches it unverified too); each
 split's examples are counted by running its generator once (TFDS's split sizes come from
 what its generator yields too). The spec's splits read with the ``tfds`` source format
 (`catalog.formats.tfds.reader`), its downloads are the files fetched: from there on it is a
@@ -21,6 +23,8 @@ A prepared ``tfds:NAME`` lives in the data dir as ``tfds.NAME`` (`data_dir_name`
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import re
 import tempfile
@@ -57,6 +61,11 @@ def _features(builder: Any, where: str) -> FeaturesDict:
     if not isinstance(features, FeaturesDict):
         raise SpecError(f"{where}: TFDS's top feature is not a FeaturesDict")
     return features
+
+
+#: The most bytes a checksums file fetched by ``dl_manager.download_checksums`` may hold
+#: (crema_d's, the largest TFDS has, is 1.3 MB).
+MAX_CHECKSUMS = 64 << 20
 
 
 def declared_spec(name: TFDSName) -> BuilderSpec:
@@ -119,11 +128,15 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
     where = str(name)
     url_infos = dict(builder.url_infos or {})
     cached: dict[Path, CachedFile] = {}
-    with DownloadManager(config) as manager:
+    with contextlib.ExitStack() as stack:
+        manager = stack.enter_context(DownloadManager(config))
+        measuring: list[DownloadManager] = []  # for checksums files TFDS registers none for
 
         def fetch(url: str) -> Path:
-            registered = url_infos.get(url)
+            registered = dl.url_infos.get(url) or url_infos.get(url)  # as TFDS: file last
             if registered is None and not config.register_checksums:
+                if url in dl.checksums_files:  # TFDS fetches it unverified: measured
+                    return _measured(url)
                 raise ChecksumError(
                     f"{where}: TFDS registers no size and sha256 for {url}; prepare with "
                     "--register-checksums to measure it instead (it is then not verified)"
@@ -133,6 +146,15 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
                 size, sha256 = int(registered.size), str(registered.checksum)
             resource = Resource((url,), size, sha256, _filename(url, registered))
             file = manager.download_all({"file": resource})["file"]
+            cached[file.path] = file
+            return file.path
+
+        def _measured(url: str) -> Path:
+            if not measuring:
+                measuring_config = dataclasses.replace(config, register_checksums=True)
+                measuring.append(stack.enter_context(DownloadManager(measuring_config)))
+            wanted = Resource((url,), None, None, _filename(url, None), max_size=MAX_CHECKSUMS)
+            file = measuring[0].download(wanted)
             cached[file.path] = file
             return file.path
 
