@@ -76,10 +76,15 @@ def test_a_failing_tfds_generator_is_one_error_naming_the_split(
 
 
 def test_an_unsupported_tfds_dataset_says_why_in_one_line(tmp_path: Path) -> None:
-    for name, why in (("tfds:c4", "Apache Beam"), ("tfds:asimov_v2_videos", "prepared only")):
+    for name, why in (
+        ("tfds:c4", "Apache Beam"),
+        ("tfds:asimov_v2_videos", "prepared only"),
+        ("tfds:voxforge", "Apache Beam"),  # a BeamBasedBuilder: refused before any download
+    ):
         result = catalog_cli("prepare", name, "--data-dir", str(tmp_path), "--offline")
         assert result.returncode != 0
         assert why in result.stderr and "Traceback" not in result.stderr, result.stderr
+        assert "is needed but catalog is offline" not in result.stderr, result.stderr
 
 
 def test_string_tensors_map_to_text() -> None:
