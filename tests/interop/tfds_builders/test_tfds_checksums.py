@@ -22,6 +22,7 @@ from tfds_files import mirror_file
 import catalog
 from catalog.download import DownloadConfig
 from catalog.errors import DownloadError
+from catalog.features import ClassLabel
 
 ROOT = Path(__file__).resolve().parents[3]
 FILES = ROOT / "tests" / "data" / "tfds_dummy" / "crema_d" / "files"
@@ -57,7 +58,7 @@ def _mirror(mirror: Path, listed: dict[str, bytes] | None = None) -> None:
 
 def _config(tmp_path: Path) -> DownloadConfig:
     return DownloadConfig(
-        download_dir=tmp_path / "dl", mirrors=[str(tmp_path / "mirror")], offline=True,
+        download_dir=tmp_path / "dl", mirrors=(str(tmp_path / "mirror"),), offline=True,
         progress="none",
     )  # fmt: skip
 
@@ -73,7 +74,9 @@ def test_downloads_are_verified_against_the_checksums_file_the_builder_fetches(
     assert {split: len(ds) for split, ds in sources.items()} == {
         "train": 2, "validation": 1, "test": 1,
     }  # fmt: skip
-    labels = sorted(ds.features["label"].names[ex["label"]] for ds in sources.values() for ex in ds)
+    label = sources["train"].features["label"]
+    assert isinstance(label, ClassLabel)
+    labels = sorted(label.names[ex["label"]] for ds in sources.values() for ex in ds)
     assert labels == ["ANG", "FEA", "HAP", "HAP"]
     # the checksums file is a download of the spec like any other: measured, recorded
     spec = catalog.builder("tfds:crema_d", data_dir=tmp_path / "data").spec

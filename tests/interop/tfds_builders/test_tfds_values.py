@@ -4,7 +4,9 @@ needed: the conversion is catalog's own)."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,6 +16,10 @@ from catalog.errors import FeatureError
 from catalog.features import ClassLabel, FeaturesDict, Scalar, Sequence, Tensor, Text
 from catalog.features.text import RawText
 from catalog.formats.tfds.values import to_values
+
+from conftest import load_module
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _roundtrip(example: dict[str, Any], features: FeaturesDict) -> dict[str, Any]:
@@ -69,3 +75,21 @@ def test_variable_language_translations_are_sorted_pairs_as_tfds_stores_them() -
 def _roundtrip_translations(example: dict[str, Any], features: FeaturesDict) -> dict[str, Any]:
     values = to_values(example, features, translations=frozenset({"t"}))
     return features.decode_example(bytearray(features.encode_example(values)))
+
+
+def test_a_tfds_directory_with_translation_features_reads_as_tfds_gives_it() -> None:
+    """xnli written by TFDS + TensorFlow (tests/tfds_gold/repo/tfds_dirs/README.md): its
+    Translation (premise) and TranslationVariableLanguages (hypothesis) read through
+    catalog's TFDS directory reader equal what TFDS's own data source gave (xnli.json)."""
+    import catalog
+
+    tool = load_module(ROOT / "tools" / "tfds_equivalence.py")
+    repo = ROOT / "tests" / "tfds_gold" / "repo"
+    gold = json.loads((repo / "xnli.json").read_text("utf-8"))
+    sources = catalog.open_tfds(repo / "tfds_dirs" / "xnli" / "1.1.0")
+    assert set(sources) == set(gold["splits"])
+    for split, examples in gold["splits"].items():
+        got = [tool.canonical(sources[split][i]) for i in range(len(sources[split]))]
+        assert tool.multiset(got) == tool.multiset(examples), split
+    hypothesis = sources["validation"][0]["hypothesis"]
+    assert list(hypothesis["language"])[:2] == ["ar", "bg"]  # sorted, as TFDS stores them
