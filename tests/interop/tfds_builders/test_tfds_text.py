@@ -121,3 +121,28 @@ def test_translation_features_map_to_dicts_of_text(tmp_path: Path) -> None:
         "pair": FeaturesDict({"en": Text(), "fr": Text()}),
         "many": FeaturesDict({"language": Sequence(Text()), "translation": Sequence(Text())}),
     })  # fmt: skip
+
+
+def test_text_that_is_not_utf8_exports_as_tfds_and_is_refused_as_parquet(tmp_path: Path) -> None:
+    """rock_you's non-UTF-8 password (kept as bytes, as TFDS keeps it) survives an export as a
+    TFDS directory; Parquet has no string for it: one error naming the feature, no file."""
+    from catalog.formats.tfds.downloads import DummyDownloads, dummy_downloads
+
+    folder = Path(__file__).resolve().parents[2] / "data" / "tfds_dummy" / "rock_you"
+    spec = json.loads((folder / "DUMMY.json").read_text("utf-8"))
+    config = DownloadConfig(download_dir=tmp_path / "dl", offline=True, progress="none")
+    dummy = DummyDownloads(folder / "files", spec["extract_result"], spec["download_result"])
+    with dummy_downloads(dummy):
+        catalog.data_source("tfds:rock_you", data_dir=tmp_path / "data", download_config=config)
+    with pytest.raises(catalog.SpecError, match="feature 'password': a text of 3 bytes"):
+        catalog.export_dataset(
+            "tfds:rock_you", tmp_path / "pq", format="parquet", data_dir=tmp_path / "data"
+        )
+    assert not list((tmp_path / "pq").glob("*.parquet"))
+    out = catalog.export_dataset(
+        "tfds:rock_you", tmp_path / "tf", format="tfds", data_dir=tmp_path / "data"
+    )
+    back = catalog.open_tfds(out)
+    assert isinstance(back, dict)
+    passwords = {back["train"][i]["password"] for i in range(len(back["train"]))}
+    assert b"\xe9t\xe9" in passwords and "rockyou" in passwords
