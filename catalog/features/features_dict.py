@@ -395,7 +395,8 @@ def _malformed(length: int, what: str, needed: int) -> SourceFormatError:
 
 def supervised_keys_problem(keys: Any, features: FeaturesDict) -> str | None:
     """What is wrong with `keys` as ``[input, target]`` feature names (the input may be a
-    dict of names -> feature names, as TFDS's), or None."""
+    dict of names -> feature names, as TFDS's), or None. The input may be the target itself
+    (``[text, text]``: a language model's, as TFDS's lm1b), not one of a dict's inputs."""
     shape = "[input, target] naming two features (input: a name or {name: feature, ...})"
     if not isinstance(keys, (list, tuple)) or len(keys) != 2 or not isinstance(keys[1], str):
         return f"expected {shape}, got {keys!r}"
@@ -415,8 +416,10 @@ def supervised_keys_problem(keys: Any, features: FeaturesDict) -> str | None:
             f"expected {shape}, got {list(keys)}: {unknown[0]!r} is not a feature; features: "
             f"{', '.join(features)}"
         )
-    if keys[1] in named:
-        return f"expected {shape}, the target not among the inputs, got {list(keys)}"
+    if isinstance(inputs, dict) and keys[1] in named:
+        # one feature as both the input and the target is TFDS's language-model form
+        # (lm1b: ("text", "text")); a target among several named inputs is a mistake
+        return f"expected {shape}, the target not among the dict's inputs, got {list(keys)}"
     return None
 
 

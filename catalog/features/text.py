@@ -6,16 +6,32 @@ from typing import Any
 
 from catalog.features.base import Feature
 
-__all__ = ["MAX_BYTES", "Text"]
+__all__ = ["MAX_BYTES", "RawText", "Text"]
 
 #: The longest text, in UTF-8 bytes: a variable-size value's length is stored as a uint32.
 MAX_BYTES = (1 << 32) - 1
 
 
+class RawText(bytes):
+    """Bytes a `Text` keeps as they are, UTF-8 or not: what TensorFlow Datasets' ``Text``
+    feature keeps (the real rockyou.txt has passwords that are not UTF-8). The ``tfds:`` route
+    gives a TFDS generator's non-UTF-8 bytes for a Text as this; plain bytes stay refused.
+
+    Examples:
+        >>> text = Text()
+        >>> data = text.encode(RawText(b"caf\\xe9"))
+        >>> text.decode(bytearray(data), 0, len(data))
+        b'caf\\xe9'
+    """
+
+
 class Text(Feature):
     """A string of any length up to 4 GiB of UTF-8 (`MAX_BYTES`), decoded to a Python ``str``.
 
-    Values must be ``str`` (bytes are refused: decode them with their own encoding first).
+    Values must be ``str`` (bytes are refused: decode them with their own encoding first), or
+    a `RawText`: bytes kept as they are, as TFDS's Text keeps them; stored bytes that are not
+    UTF-8 (only a `RawText` makes them) decode to those ``bytes``, as TFDS's data source gives
+    them.
 
     Takes no arguments.
 
@@ -36,6 +52,10 @@ class Text(Feature):
         return "str"
 
     def encode(self, value: Any) -> bytes:
+        if isinstance(value, RawText):
+            if len(value) > MAX_BYTES:
+                raise self._error(f"{len(value)} bytes; a Text holds at most {MAX_BYTES}")
+            return bytes(value)
         if not isinstance(value, str):
             hint = " (decode the bytes first)" if isinstance(value, (bytes, bytearray)) else ""
             raise self._error(f"expected a str, got {type(value).__name__}{hint}")
@@ -47,8 +67,12 @@ class Text(Feature):
             raise self._error(f"{len(data)} bytes of UTF-8; a Text holds at most {MAX_BYTES}")
         return data
 
-    def decode(self, buf: bytearray, offset: int, length: int) -> str:
-        return buf[offset : offset + length].decode("utf-8")
+    def decode(self, buf: bytearray, offset: int, length: int) -> str | bytes:
+        data = buf[offset : offset + length]
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:  # a RawText's bytes, as they were given
+            return bytes(data)
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type_name}

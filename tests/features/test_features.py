@@ -748,3 +748,18 @@ def test_a_jpeg_kept_as_it_is_is_not_opened_by_pillow(monkeypatch: pytest.Monkey
     monkeypatch.setenv(pixel_budget.PIXELS_ENV, "1000")  # 40x30: over this budget
     with pytest.raises(catalog.FeatureError, match="more than the 1000 an image may have"):
         feature.encode(jpeg_file("RGB"))
+
+
+def test_raw_text_keeps_bytes_that_are_not_utf8() -> None:
+    """A `RawText` (TFDS's Text keeps any bytes: rockyou.txt's passwords) is stored as it is
+    and decodes to those bytes; UTF-8 still decodes to str, and plain bytes stay refused."""
+    from catalog.features.text import RawText
+
+    features = FeaturesDict({"t": Text(), "many": Sequence(Text())})
+    example = {"t": RawText(b"caf\xe9"), "many": ["ok", RawText(b"\xff\xfe"), RawText(b"fine")]}
+    decoded = features.decode_example(bytearray(features.encode_example(example)))
+    assert decoded == {"t": b"caf\xe9", "many": ["ok", b"\xff\xfe", "fine"]}
+    assert type(decoded["t"]) is bytes
+    assert pickle.loads(pickle.dumps(RawText(b"\xe9"))) == RawText(b"\xe9")
+    with pytest.raises(catalog.FeatureError, match="expected a str, got bytes"):
+        Text().encode(b"caf\xe9")

@@ -13,7 +13,7 @@ import catalog
 from catalog import ClassLabel, DatasetInfo, FeaturesDict, Image, Sequence, Tensor, Text
 from catalog._util.units import format_size
 from catalog.errors import SpecError
-from catalog.features import from_json
+from catalog.features import from_json, supervised_pair
 from catalog.info.dataset_info import ShardInfo, SplitInfo
 from catalog.info.text import Location, format_info
 from catalog.spec.load import load_spec
@@ -98,9 +98,8 @@ def test_nested_features_print_as_a_tree() -> None:
     ("keys", "message"),
     [
         (("image", "target"), "'target' is not a feature; features: image, label"),
-        (("label", "label"), "the target not among the inputs"),
         (("image",), "expected [input, target]"),
-        (({"x": "image", "y": "label"}, "label"), "the target not among the inputs"),
+        (({"x": "image", "y": "label"}, "label"), "the target not among the dict's inputs"),
         (({"x": "pixels"}, "label"), "'pixels' is not a feature"),
         (({}, "label"), "the input dict maps names to feature names"),
         (({"x": 3}, "label"), "the input dict maps names to feature names"),
@@ -119,6 +118,14 @@ def test_supervised_keys_may_name_a_dict_of_inputs_as_tfds(info: DatasetInfo) ->
     keyed = dataclasses.replace(info, supervised_keys=({"pixels": "image"}, "label"))
     assert DatasetInfo.from_json(keyed.to_json()).supervised_keys == ({"pixels": "image"}, "label")
     assert "\nsupervised keys: ({pixels: image}, label)\n" in str(keyed)
+
+
+def test_supervised_keys_may_name_one_feature_as_input_and_target(info: DatasetInfo) -> None:
+    """TFDS's lm1b: ``("text", "text")`` (a language model's); as_supervised gives the value
+    twice. It round-trips through JSON."""
+    same = dataclasses.replace(info, supervised_keys=("label", "label"))
+    assert DatasetInfo.from_json(same.to_json()).supervised_keys == ("label", "label")
+    assert supervised_pair(("label", "label"), {"image": 0, "label": 3}) == (3, 3)
 
 
 def test_spec_names_file_is_relative_to_the_builder_folder(tmp_path: Path) -> None:

@@ -117,7 +117,6 @@ CASES = [
     ("label", np.array([1 << 62], np.int64), "label", "out of range"),
     # Text: an Int64List is no text (it became N NUL characters)
     ("text", np.array([30], np.int64), "text", "expected a BytesList, got an Int64List"),
-    ("text", [b"\xff\xfe"], "text", "not UTF-8 text"),
     ("meta/name", np.array([1.5], np.float32), "meta/name", "got a FloatList"),
     # Image: an Int64List is no image file
     ("image", np.array([600_000_000], np.int64), "image", "expected a BytesList"),
@@ -217,6 +216,16 @@ def test_the_fixture_itself_still_decodes_and_imports(tmp_path: Path) -> None:
     assert [len(list(s)) for s in ds.values()] == [6, 3]
     _, target = import_tfds(SOURCE, data_dir_store(tmp_path / "imported"))
     assert catalog.data_source(target, split="test")[1]["label"] == ds["test"][1]["label"]
+
+
+def test_text_that_is_not_utf8_reads_and_imports_as_its_bytes(tmp_path: Path) -> None:
+    """TFDS's Text keeps any bytes (rockyou.txt's passwords) and its data source gives them
+    back: so does catalog's reader of a TFDS directory, and an import keeps them."""
+    copy = changed(tmp_path, setter("text", [b"\xff\xfe"]))
+    ds = catalog.open_tfds(copy, split="test")
+    assert ds[1]["text"] == b"\xff\xfe"
+    _, target = import_tfds(copy, data_dir_store(tmp_path / "imported"))
+    assert catalog.data_source(target, split="test")[1]["text"] == b"\xff\xfe"
 
 
 # -- dataset_info.json -------------------------------------------------------------------

@@ -127,16 +127,16 @@ def test_unknown_feature_class_is_refused_by_name(tmp_path: Path) -> None:
     copy = tmp_path / "tiny" / "1.2.0"
     shutil.copytree(tfds_dir("tfrecord"), copy)
     features = json.loads((copy / "features.json").read_text())
-    features["featuresDict"]["features"]["pair"] = {
-        "pythonClassName": "tensorflow_datasets.core.features.translation_feature.Translation",
-        "translation": {},
+    features["featuresDict"]["features"]["steps"] = {
+        "pythonClassName": "tensorflow_datasets.core.features.dataset_feature.Dataset",
+        "sequence": {},
     }
     (copy / "features.json").write_text(json.dumps(features))
     with pytest.raises(
         SpecError,
-        match=r"feature 'pair'.*translation_feature.Translation' is not supported.*"
+        match=r"feature 'steps'.*dataset_feature.Dataset' is not supported.*"
         r"Audio, BBoxFeature, ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text, "
-        r"Video",
+        r"Translation, TranslationVariableLanguages, Video",
     ):
         catalog.open_tfds(copy)
 

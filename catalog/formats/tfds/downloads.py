@@ -2,8 +2,10 @@
 
 A builder's ``_split_generators(dl_manager)`` asks for its files with ``download``,
 ``download_and_extract``, ``extract``, ``iter_archive`` and ``manual_dir``, each taking a
-URL or path, or a dict/list of them. `TFDSDownloads` answers those calls; what it does with
-a URL is handed in as `fetch`, so the same object serves twice:
+URL or path, or a dict/list of them; ``download_checksums(url)`` fetches a checksums file
+whose sizes and sha256s the later downloads are checked against (crema_d's).
+`TFDSDownloads` answers those calls; what it does with a URL is handed in as `fetch`, so the
+same object serves twice:
 
 - when the dataset's spec is made (`catalog.interop.tfds.builder_spec`): `fetch` downloads
   through `catalog.download.DownloadManager` (cache, mirrors, offline mode, resume,
@@ -38,7 +40,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from catalog.download.extract import archive_format
-from catalog.errors import MissingDependencyError
+from catalog.errors import MissingDependencyError, SourceFormatError
 
 __all__ = ["DummyDownloads", "TFDSDownloads", "download_name", "dummy_downloads", "single_file"]
 
@@ -118,6 +120,10 @@ class TFDSDownloads:
         self._manual_dir = manual_dir
         self.fetched: dict[str, Path] = {}  # url -> file, in the order asked for
         self.extracted: dict[Path, Path] = {}  # archive -> what it extracted to
+        #: URL -> TFDS's UrlInfo (size, checksum, filename) that `download_checksums` read
+        self.url_infos: dict[str, Any] = {}
+        #: the URLs `download_checksums` fetched (TFDS registers no checksum for them)
+        self.checksums_files: set[str] = set()
 
     # TFDS's DownloadManager API
 
@@ -163,8 +169,28 @@ class TFDSDownloads:
             return _dummy[-1].folder
         raise self._unsupported("download_dir")
 
-    def download_checksums(self, checksums_url: str) -> Any:
-        raise self._unsupported("download_checksums")
+    def download_checksums(self, checksums_url: Any) -> None:
+        """TFDS's: download a checksums file (TFDS's format: ``URL<TAB>size<TAB>sha256
+        [<TAB>name]`` lines) and register its sizes and sha256s for the URLs it lists
+        (`url_infos`), which later downloads are verified against. The file itself is
+        registered nowhere (TFDS downloads it unverified too): it is measured, and the spec
+        records its size and sha256 like any download's. Under `dummy_downloads`, nothing
+        (as TFDS's test case)."""
+        if _dummy:
+            return
+        from tensorflow_datasets.core.download import checksums
+
+        url = str(getattr(checksums_url, "url", checksums_url))
+        self.checksums_files.add(url)
+        path = self._download(url)
+        try:
+            infos = checksums.load_url_infos(path)
+        except (AssertionError, ValueError, UnicodeDecodeError) as error:
+            raise SourceFormatError(
+                f"{self.name}: the checksums file {url} is not TFDS's checksums format "
+                f"(URL, size, sha256 per line): {error}"
+            ) from None
+        self.url_infos.update(infos)
 
     def download_kaggle_data(self, competition_or_dataset: str) -> Any:
         raise self._unsupported("download_kaggle_data")

@@ -66,6 +66,7 @@ def _examples(source: Source) -> Examples:
         )
     features = source.features
     audio = frozenset(source.options.get("audio_features", ()))
+    translations = frozenset(source.options.get("translation_features", ()))
     count = 0
     examples = generators[split]()
     while True:
@@ -80,7 +81,7 @@ def _examples(source: Source) -> Examples:
                 f"{name}: split {split!r}, after example {count}: TFDS's generator failed: "
                 f"{type(error).__name__}: {error}"
             ) from error
-        yield str(key), to_values(example, features, audio)
+        yield str(key), to_values(example, features, audio, translations=translations)
         count += 1
 
 
@@ -116,6 +117,13 @@ FORMAT = SourceFormat(
             "strs",
             [],
             "TFDS Audio features, whose audio files are decoded (WAV)",
+            counted_at_default=False,
+        ),
+        "translation_features": Option(
+            "strs",
+            [],
+            "TFDS TranslationVariableLanguages features, whose dicts of language -> text(s) "
+            "become sorted (language, translation) lists",
             counted_at_default=False,
         ),
         "manual_dir": Option(

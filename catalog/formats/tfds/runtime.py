@@ -153,7 +153,9 @@ def split_generators(
     split's function reads what it returned, a later call runs ``_split_generators`` again
     (what it returns may hold generators, as imdb_reviews' archive iterators, which run once).
     """
-    if "pipeline" in inspect.signature(builder._split_generators).parameters:
+    if "pipeline" in inspect.signature(builder._split_generators).parameters or hasattr(
+        builder, "_build_pcollection"
+    ):  # TFDS's Beam builders (voxforge's BeamBasedBuilder): refused before any download
         raise MissingDependencyError(
             f"{where} generates its examples with Apache Beam inside TFDS; catalog cannot "
             "run such builders yet"

@@ -107,7 +107,7 @@ def _column(
     if isinstance(feature, ClassLabel):
         return pa.int64(), {"names": list(feature.names), "_type": "ClassLabel"}, int
     if isinstance(feature, Text):
-        return pa.string(), {"dtype": "string", "_type": "Value"}, str
+        return pa.string(), {"dtype": "string", "_type": "Value"}, _text(path)
     if isinstance(feature, Scalar):
         kind = _value_dtype(feature.dtype)
         return pa.from_numpy_dtype(feature.dtype), {"dtype": kind, "_type": "Value"}, _item
@@ -140,6 +140,22 @@ def _column(
         f"not supported yet: feature {path!r} ({kind_name}) cannot be written as Parquet; "
         "export it as TFRecord files instead (--format tfrecord)"
     )
+
+
+def _text(path: str) -> Convert:
+    """A Text's value as a Parquet string; bytes that are not UTF-8 (a `RawText`, kept as
+    TFDS's Text keeps them) have no string form: refused, naming the feature."""
+
+    def text(value: Any) -> str:
+        if isinstance(value, bytes):
+            raise SpecError(
+                f"feature {path!r}: a text of {len(value)} bytes that are not UTF-8 (kept as "
+                "TFDS keeps them) cannot be a Parquet string; export with --format tfds or "
+                "tfrecord, which keep the bytes"
+            )
+        return str(value)
+
+    return text
 
 
 def _item(value: Any) -> Any:

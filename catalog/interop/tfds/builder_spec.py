@@ -8,8 +8,10 @@ description, homepage, citation, supervised keys, and no splits yet.
 `tfds_spec` completes it as `catalog.interop.croissant.spec` does for a Croissant file: the
 builder's ``_split_generators`` runs with catalog's download manager
 (`catalog.formats.tfds.downloads`: cache, mirrors, offline, resume, deadlines), every file
-checked against the size and sha256 TFDS registers for its URL (a URL TFDS registers none
-for is refused unless the download config registers checksums, then it is measured); each
+checked against the size and sha256 TFDS registers for its URL, or that a checksums file
+the builder fetches with ``dl_manager.download_checksums`` lists (a URL registered nowhere
+is refused unless the download config registers checksums, then it is measured; the
+checksums file itself is measured, as TFDS fetches it unverified too); each
 split's examples are counted by running its generator once (TFDS's split sizes come from
 what its generator yields too). The spec's splits read with the ``tfds`` source format
 (`catalog.formats.tfds.reader`), its downloads are the files fetched: from there on it is a
@@ -21,6 +23,8 @@ A prepared ``tfds:NAME`` lives in the data dir as ``tfds.NAME`` (`data_dir_name`
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import re
 import tempfile
@@ -29,7 +33,7 @@ from typing import Any
 
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
 from catalog.errors import CatalogError, ChecksumError, SourceFormatError, SpecError
-from catalog.features import ClassLabel, FeaturesDict, from_json
+from catalog.features import ClassLabel, FeaturesDict, from_json, supervised_keys_problem
 from catalog.formats.tfds.downloads import TFDSDownloads, download_name
 from catalog.formats.tfds.runtime import TFDSName, load_builder, split_generators
 from catalog.formats.tfds.standin import running
@@ -59,6 +63,11 @@ def _features(builder: Any, where: str) -> FeaturesDict:
     return features
 
 
+#: The most bytes a checksums file fetched by ``dl_manager.download_checksums`` may hold
+#: (crema_d's, the largest TFDS has, is 1.3 MB).
+MAX_CHECKSUMS = 64 << 20
+
+
 def declared_spec(name: TFDSName) -> BuilderSpec:
     """What is known of `name` offline (see the module docstring); no splits."""
     return _declared(load_builder(name), name)
@@ -69,31 +78,38 @@ def _declared(builder: Any, name: TFDSName) -> BuilderSpec:
     names some builders read from their files then, as CIFAR's, are in its features)."""
     where = str(name)
     info = builder.info
-    keys = info.supervised_keys
-    supervised = (
-        (keys[0], keys[1])
-        if isinstance(keys, tuple) and len(keys) == 2 and all(isinstance(k, str) for k in keys)
-        else None
-    )
+    features = _features(builder, where)
     config = builder.builder_config.name if builder.builder_config is not None else None
     configs = {c.name: c.description or "" for c in getattr(builder, "BUILDER_CONFIGS", ()) or ()}
     return BuilderSpec(
         name=data_dir_name(name.name),
         version=str(builder.version),
-        features=_features(builder, where),
+        features=features,
         downloads={},
         splits={},
         description=info.description or "",
         homepage=info.homepage or "",
         citation=info.citation or "",
         license=getattr(info, "license", "") or "",
-        supervised_keys=supervised,
+        supervised_keys=_supervised(info.supervised_keys, features),
         tags=("tfds",),
         config=config,
         configs=configs,
         default_config=next(iter(configs), None),
         origin=("tfds", str(TFDSName(name.name, config, str(builder.version)))),
     )
+
+
+def _supervised(keys: Any, features: FeaturesDict) -> Any:
+    """TFDS's supervised keys as catalog's ``(input, target)``: two feature names, the input
+    may be a dict of names -> feature names (criteo) or the target itself (lm1b); TFDS's
+    other forms (a weight key, nested tuples) have no catalog equivalent: None."""
+    if not isinstance(keys, tuple) or len(keys) != 2:
+        return None
+    inputs = dict(keys[0]) if isinstance(keys[0], dict) else keys[0]
+    if supervised_keys_problem((inputs, keys[1]), features) is not None:
+        return None
+    return (inputs, keys[1])
 
 
 def _filename(url: str, registered: Any) -> str:
@@ -112,11 +128,15 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
     where = str(name)
     url_infos = dict(builder.url_infos or {})
     cached: dict[Path, CachedFile] = {}
-    with DownloadManager(config) as manager:
+    with contextlib.ExitStack() as stack:
+        manager = stack.enter_context(DownloadManager(config))
+        measuring: list[DownloadManager] = []  # for checksums files TFDS registers none for
 
         def fetch(url: str) -> Path:
-            registered = url_infos.get(url)
+            registered = dl.url_infos.get(url) or url_infos.get(url)  # as TFDS: file last
             if registered is None and not config.register_checksums:
+                if url in dl.checksums_files:  # TFDS fetches it unverified: measured
+                    return _measured(url)
                 raise ChecksumError(
                     f"{where}: TFDS registers no size and sha256 for {url}; prepare with "
                     "--register-checksums to measure it instead (it is then not verified)"
@@ -126,6 +146,15 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
                 size, sha256 = int(registered.size), str(registered.checksum)
             resource = Resource((url,), size, sha256, _filename(url, registered))
             file = manager.download_all({"file": resource})["file"]
+            cached[file.path] = file
+            return file.path
+
+        def _measured(url: str) -> Path:
+            if not measuring:
+                measuring_config = dataclasses.replace(config, register_checksums=True)
+                measuring.append(stack.enter_context(DownloadManager(measuring_config)))
+            wanted = Resource((url,), None, None, _filename(url, None), max_size=MAX_CHECKSUMS)
+            file = measuring[0].download(wanted)
             cached[file.path] = file
             return file.path
 
@@ -166,9 +195,12 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
         "extracted": extracted,
         "feature_names": sorted(spec.features),
     }
-    audio = _audio_features(builder.info.features)
+    audio = _feature_paths(builder.info.features, "Audio")
     if audio:
         options["audio_features"] = audio
+    translations = _feature_paths(builder.info.features, "TranslationVariableLanguages")
+    if translations:
+        options["translation_features"] = translations
     splits = {
         split: SplitSpec(split, "tfds", {}, count, {**options, "split": split})
         for split, count in counts.items()
@@ -238,15 +270,16 @@ def _allow_unlabeled(features: FeaturesDict, paths: set[str]) -> FeaturesDict:
     return rebuilt
 
 
-def _audio_features(feature: Any, path: str = "") -> list[str]:
-    """The paths (``a/b``) of TFDS Audio features in TFDS's FeaturesDict `feature` (not in
-    Sequences): their values may be audio files (`catalog.formats.tfds.values`)."""
-    if type(feature).__name__ == "Audio":
+def _feature_paths(feature: Any, kind: str, path: str = "") -> list[str]:
+    """The paths (``a/b``) of TFDS features of class `kind` in TFDS's FeaturesDict `feature`
+    (not in Sequences): Audio, whose values may be audio files, TranslationVariableLanguages,
+    whose values are a dict of language -> text(s) (`catalog.formats.tfds.values`)."""
+    if type(feature).__name__ == kind:
         return [path]
     if type(feature).__name__ == "FeaturesDict":
         return [
             found
             for name, child in feature.items()
-            for found in _audio_features(child, f"{path}/{name}" if path else name)
+            for found in _feature_paths(child, kind, f"{path}/{name}" if path else name)
         ]
     return []

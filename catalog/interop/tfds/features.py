@@ -24,6 +24,11 @@ Audio                      Tensor(shape, dtype) (TFDS stores the samples as a te
                            the sample rate stays in features.json)
 Video                      Sequence(Image(frame shape), length): TFDS stores a video as
                            a Sequence of encoded frames, and decodes it to (T, H, W, C)
+Translation                FeaturesDict({language: Text(), ...}) (TFDS's is a
+                           FeaturesDict of Text, one per language)
+TranslationVariable-       FeaturesDict({"language": Sequence(Text()), "translation":
+Languages                  Sequence(Text())}): the pairs sorted by language, as TFDS
+                           stores them
 =========================  ===========================================================
 
 Anything else is refused by name, listing these (SpecError: catalog does not read it); a
@@ -72,6 +77,8 @@ _CLASSES = {
     "features_dict.FeaturesDict": "FeaturesDict",
     "audio_feature.Audio": "Audio",
     "video_feature.Video": "Video",
+    "translation_feature.Translation": "Translation",
+    "translation_feature.TranslationVariableLanguages": "TranslationVariableLanguages",
 }
 #: The TFDS feature classes catalog reads, by their short names.
 SUPPORTED = tuple(sorted(_CLASSES.values()))
@@ -196,6 +203,17 @@ def _sequence(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
     return Sequence(inner, None if length < 0 else length)
 
 
+def _translation(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
+    languages = data["translation"]["languages"]
+    if not languages or not all(isinstance(lang, str) for lang in languages):
+        raise ValueError(f"expected a list of languages, got {languages!r}")
+    return FeaturesDict({lang: Text() for lang in sorted(languages)})
+
+
+def _translation_variable(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
+    return FeaturesDict({"language": Sequence(Text()), "translation": Sequence(Text())})
+
+
 def _features_dict(data: Mapping[str, Any], context: _Context, path: str) -> Feature:
     children = data["featuresDict"]["features"]
     return FeaturesDict(
@@ -218,6 +236,8 @@ _BUILDERS: dict[str, Callable[[Mapping[str, Any], _Context, str], Feature]] = {
     "FeaturesDict": _features_dict,
     "Audio": _audio,
     "Video": _video,
+    "Translation": _translation,
+    "TranslationVariableLanguages": _translation_variable,
 }
 
 

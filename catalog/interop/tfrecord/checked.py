@@ -23,6 +23,7 @@ import numpy as np
 
 from catalog.errors import FeatureError
 from catalog.features import ClassLabel, Image, Tensor
+from catalog.features.text import RawText
 from catalog.interop.tfrecord.example import Value
 
 __all__ = [
@@ -84,12 +85,13 @@ def one_bytes(value: Value) -> bytes:
     return bytes(byte_items(value, 1)[0])
 
 
-def text(data: bytes) -> str:
-    """Stored UTF-8 bytes as a str."""
+def text(data: bytes) -> str | bytes:
+    """Stored UTF-8 bytes as a str; bytes that are not UTF-8 as they are (a `RawText`), as
+    TFDS's Text keeps and gives them (rock_you's passwords)."""
     try:
         return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise Mismatch(f"not UTF-8 text: {error.reason} at byte {error.start}") from None
+    except UnicodeDecodeError:
+        return RawText(data)
 
 
 def number_list(

@@ -103,7 +103,20 @@ def test_tfds_route_gives_tfds_examples_from_dummy_files(gold: Path, tmp_path: P
         sources = catalog.data_source(text, data_dir=tmp_path / "data", download_config=download)
         assert isinstance(sources, dict)
         got = {split: _examples(sources[split]) for split in sources}
+        keys = next(iter(sources.values())).info.supervised_keys
+        supervised = None
+        if keys is not None:
+            ds = catalog.data_source(text, split=next(iter(sources)), data_dir=tmp_path / "data",
+                                     as_supervised=True)  # fmt: skip
+            supervised = ds[0] if len(ds) else None
     assert set(got) == set(expected["splits"])
+    # TFDS's supervised keys, as_supervised giving (input, target) of the first example
+    assert (list(keys) if keys else None) == expected.get("supervised_keys")
+    if supervised is not None:
+        assert keys is not None
+        example = sources[next(iter(sources))][0]
+        pair = catalog.features.supervised_pair(keys, example)
+        assert tool.canonical(list(supervised)) == tool.canonical(list(pair))
     if spec.get("splits"):
         assert {split: len(e) for split, e in got.items()} == spec["splits"]
     wanted = expected["splits"]

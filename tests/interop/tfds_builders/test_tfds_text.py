@@ -76,10 +76,15 @@ def test_a_failing_tfds_generator_is_one_error_naming_the_split(
 
 
 def test_an_unsupported_tfds_dataset_says_why_in_one_line(tmp_path: Path) -> None:
-    for name, why in (("tfds:c4", "Apache Beam"), ("tfds:asimov_v2_videos", "prepared only")):
+    for name, why in (
+        ("tfds:c4", "Apache Beam"),
+        ("tfds:asimov_v2_videos", "prepared only"),
+        ("tfds:voxforge", "Apache Beam"),  # a BeamBasedBuilder: refused before any download
+    ):
         result = catalog_cli("prepare", name, "--data-dir", str(tmp_path), "--offline")
         assert result.returncode != 0
         assert why in result.stderr and "Traceback" not in result.stderr, result.stderr
+        assert "is needed but catalog is offline" not in result.stderr, result.stderr
 
 
 def test_string_tensors_map_to_text() -> None:
@@ -96,3 +101,48 @@ def test_string_tensors_map_to_text() -> None:
     assert from_tfds_json(tensor(["3"]), Path()) == Sequence(Text(), length=3)
     with pytest.raises(SourceFormatError, match="string Tensor"):
         from_tfds_json(tensor(["2", "2"]), Path())
+
+
+def test_translation_features_map_to_dicts_of_text(tmp_path: Path) -> None:
+    """TFDS's Translation is a FeaturesDict of Text (one per language);
+    TranslationVariableLanguages holds sorted ``language`` and ``translation`` lists (what
+    TFDS's data source gives): features.json as TFDS itself writes it."""
+    import tensorflow_datasets as tfds
+
+    from catalog.features import FeaturesDict
+    from catalog.interop.tfds.features import from_tfds_json
+
+    tfds.features.FeaturesDict({
+        "pair": tfds.features.Translation(languages=["fr", "en"]),
+        "many": tfds.features.TranslationVariableLanguages(languages=["en", "fr"]),
+    }).save_config(str(tmp_path))  # fmt: skip
+    data = json.loads((tmp_path / "features.json").read_text("utf-8"))
+    assert from_tfds_json(data, tmp_path) == FeaturesDict({
+        "pair": FeaturesDict({"en": Text(), "fr": Text()}),
+        "many": FeaturesDict({"language": Sequence(Text()), "translation": Sequence(Text())}),
+    })  # fmt: skip
+
+
+def test_text_that_is_not_utf8_exports_as_tfds_and_is_refused_as_parquet(tmp_path: Path) -> None:
+    """rock_you's non-UTF-8 password (kept as bytes, as TFDS keeps it) survives an export as a
+    TFDS directory; Parquet has no string for it: one error naming the feature, no file."""
+    from catalog.formats.tfds.downloads import DummyDownloads, dummy_downloads
+
+    folder = Path(__file__).resolve().parents[2] / "data" / "tfds_dummy" / "rock_you"
+    spec = json.loads((folder / "DUMMY.json").read_text("utf-8"))
+    config = DownloadConfig(download_dir=tmp_path / "dl", offline=True, progress="none")
+    dummy = DummyDownloads(folder / "files", spec["extract_result"], spec["download_result"])
+    with dummy_downloads(dummy):
+        catalog.data_source("tfds:rock_you", data_dir=tmp_path / "data", download_config=config)
+    with pytest.raises(catalog.SpecError, match="feature 'password': a text of 3 bytes"):
+        catalog.export_dataset(
+            "tfds:rock_you", tmp_path / "pq", format="parquet", data_dir=tmp_path / "data"
+        )
+    assert not list((tmp_path / "pq").glob("*.parquet"))
+    out = catalog.export_dataset(
+        "tfds:rock_you", tmp_path / "tf", format="tfds", data_dir=tmp_path / "data"
+    )
+    back = catalog.open_tfds(out)
+    assert isinstance(back, dict)
+    passwords = {back["train"][i]["password"] for i in range(len(back["train"]))}
+    assert b"\xe9t\xe9" in passwords and "rockyou" in passwords
