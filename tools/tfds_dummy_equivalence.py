@@ -137,7 +137,7 @@ def status_table() -> str:
     kinds = ("text", "structured", "image", "audio", "video")
     by_kind = ", ".join(f"{sum(data[n]['category'] == k for n in equal)} {k}" for k in kinds)
     lines = [
-        f"{len(equal)} of the {len(data)} datasets tried give TFDS's examples ({by_kind}); "
+        f"{len(equal)} of the {len(data)} TFDS datasets tried give TFDS's examples ({by_kind}); "
         "the others:",
         "",
         "| dataset | category | result | why |",
