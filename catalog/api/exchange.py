@@ -28,6 +28,8 @@ from catalog.storage.remote import RemoteDir, is_url, remote_dir
 __all__ = ["croissant_metadata", "export_dataset", "export_handle", "import_dataset"]
 
 ExportFormat = Literal["tfrecord", "tfds", "parquet"]
+#: What `export_dataset` writes.
+EXPORT_FORMATS: tuple[ExportFormat, ...] = ("tfrecord", "tfds", "parquet")
 
 
 def import_dataset(
@@ -123,7 +125,10 @@ def export_dataset(
         NotPreparedError: the dataset is not prepared.
         DatasetNotFoundError: no dataset of that name.
         StorageError: `output` is not writable, or an export is there (without `overwrite`).
+        ValueError: `format` is none of those.
     """
+    if format not in EXPORT_FORMATS:  # before anything is resolved or read
+        raise ValueError(f"format {format!r}: catalog exports {', '.join(EXPORT_FORMATS)}")
     handle = resolve_dataset(name, data_dir=data_dir)
     if handle.open() is None:
         raise handle.not_prepared_error(str(name), None if data_dir is None else str(data_dir))
@@ -135,6 +140,8 @@ def export_handle(
 ) -> Path:
     """`export_dataset` of a dataset resolved and prepared already (the CLI resolves it to
     say first when it is not prepared)."""
+    if format not in EXPORT_FORMATS:
+        raise ValueError(f"format {format!r}: catalog exports {', '.join(EXPORT_FORMATS)}")
     opened = handle.open()  # the generation, resolved once (held while it is read)
     assert opened is not None, "export_handle of a dataset that is not prepared"
     if format == "parquet":

@@ -43,3 +43,9 @@ def test_export_of_a_dataset_not_prepared_says_so(tmp_path: Path) -> None:
         folder = idx_builder(tmp_path, server, 5)
     with pytest.raises(catalog.NotPreparedError):
         catalog.export_dataset(folder, tmp_path / "out", format="tfrecord", data_dir=tmp_path)
+
+
+def test_an_unknown_export_format_is_refused_before_anything_is_read(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="format 'jsonl': catalog exports tfrecord, tfds, parquet"):
+        catalog.export_dataset("no_such_dataset", tmp_path / "out", format="jsonl")  # type: ignore[arg-type]
+    assert not (tmp_path / "out").exists()
