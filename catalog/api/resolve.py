@@ -88,6 +88,7 @@ class DatasetHandle:
     target: Location
     builder: DatasetBuilder | None = None
     _opened: Opened | None = None
+    _declared: DatasetBuilder | None = None  # tfds:NAME not prepared: what TFDS declares
 
     @property
     def data_dir(self) -> Location:
@@ -128,6 +129,8 @@ class DatasetHandle:
         None for any other dataset."""
         if self.kind != "tfds" or self.builder is not None:
             return None
+        if self._declared is not None:  # made when it was resolved
+            return self._declared
         from catalog.api.tfds import tfds_declared
         from catalog.formats.tfds.runtime import parse_name
 
@@ -427,14 +430,15 @@ def _tfds(text: str, store: Store, image_max_side: int | None) -> DatasetHandle:
 
     name = parse_name(text)
     assert name is not None  # it starts with tfds:
-    declared = tfds_declared(name, data_dir=store.root).spec
+    made = tfds_declared(name, data_dir=store.root)
+    declared = made.spec
     config = f"/{declared.config}" if declared.config else ""
     stored = _stored(f"{declared.name}{config}:{name.version or declared.version}", store,
                      image_max_side)  # fmt: skip
     if stored is not None and stored.builder is not None:
         return DatasetHandle("tfds", text, store, stored.target, stored.builder, stored._opened)
     target = store.target(declared.full_name, declared.version_dir)
-    return DatasetHandle("tfds", text, store, target)
+    return DatasetHandle("tfds", text, store, target, _declared=made)
 
 
 def _versions(

@@ -143,7 +143,7 @@ def _status(cls: Any, name: Any) -> str:
         return "not yet: it generates with Apache Beam inside TFDS"
     if issubclass(cls, getattr(dataset_builder, "BeamBasedBuilder", ())):
         return "not yet: it generates with Apache Beam inside TFDS"
-    from catalog.interop.tfds.builder_spec import declared_spec
+    from catalog.interop.tfds.declared import declared_spec
 
     try:
         declared_spec(name)

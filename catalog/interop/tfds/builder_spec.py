@@ -1,9 +1,8 @@
 """A `BuilderSpec` for ``tfds:NAME[/CONFIG][:VERSION]``: TFDS's builder as catalog's source.
 
-`declared_spec` is what is known offline, with nothing downloaded: TFDS's features mapped to
-catalog's (through `catalog.interop.tfds.features`, the same mapping as TFDS directories
-use: TFDS's ``features.json`` and labels files, written by TFDS into a temporary folder),
-description, homepage, citation, supervised keys, and no splits yet.
+`declared_spec` (`catalog.interop.tfds.declared`) is what is known offline, with nothing
+downloaded: TFDS's features mapped to catalog's, description, homepage, citation, supervised
+keys, and no splits yet.
 
 `tfds_spec` completes it as `catalog.interop.croissant.spec` does for a Croissant file: the
 builder's ``_split_generators`` runs with catalog's download manager
@@ -14,86 +13,23 @@ split's examples are counted by running its generator once (TFDS's split sizes c
 what its generator yields too). The spec's splits read with the ``tfds`` source format
 (`catalog.formats.tfds.reader`), its downloads are the files fetched: from there on it is a
 spec like any other (sharded, parallel, resumable, Beam, publish), stored with the prepared
-data so every command finds it by name.
-
-A prepared ``tfds:NAME`` lives in the data dir as ``tfds.NAME`` (`data_dir_name`).
-"""
+data so every command finds it by name."""
 
 from __future__ import annotations
 
-import json
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
-from catalog.errors import CatalogError, ChecksumError, SourceFormatError, SpecError
+from catalog.errors import CatalogError, ChecksumError, SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, from_json
 from catalog.formats.tfds.downloads import TFDSDownloads, download_name
 from catalog.formats.tfds.runtime import TFDSName, load_builder, split_generators
-from catalog.formats.tfds.standin import running
-from catalog.interop.tfds.features import from_tfds_json
+from catalog.interop.tfds.declared import data_dir_name, declared_of, declared_spec
 from catalog.spec.model import BuilderSpec, DownloadSpec, FileRef, SplitSpec
 
 __all__ = ["data_dir_name", "declared_spec", "tfds_spec"]
-
-
-def data_dir_name(name: str) -> str:
-    """The dataset name a prepared ``tfds:NAME`` has in the data dir.
-
-    >>> data_dir_name("mnist")
-    'tfds.mnist'
-    """
-    return f"tfds.{name}"
-
-
-def _features(builder: Any, where: str) -> FeaturesDict:
-    """TFDS's features as catalog's, through the features.json mapping."""
-    with tempfile.TemporaryDirectory(prefix="catalog-tfds-features-") as folder, running(where):
-        builder.info.features.save_config(folder)
-        data = json.loads((Path(folder) / "features.json").read_text("utf-8"))
-        features = from_tfds_json(data, Path(folder))
-    if not isinstance(features, FeaturesDict):
-        raise SpecError(f"{where}: TFDS's top feature is not a FeaturesDict")
-    return features
-
-
-def declared_spec(name: TFDSName) -> BuilderSpec:
-    """What is known of `name` offline (see the module docstring); no splits."""
-    return _declared(load_builder(name), name)
-
-
-def _declared(builder: Any, name: TFDSName) -> BuilderSpec:
-    """`declared_spec` of a builder object (after its ``_split_generators`` ran, the class
-    names some builders read from their files then, as CIFAR's, are in its features)."""
-    where = str(name)
-    info = builder.info
-    keys = info.supervised_keys
-    supervised = (
-        (keys[0], keys[1])
-        if isinstance(keys, tuple) and len(keys) == 2 and all(isinstance(k, str) for k in keys)
-        else None
-    )
-    config = builder.builder_config.name if builder.builder_config is not None else None
-    configs = {c.name: c.description or "" for c in getattr(builder, "BUILDER_CONFIGS", ()) or ()}
-    return BuilderSpec(
-        name=data_dir_name(name.name),
-        version=str(builder.version),
-        features=_features(builder, where),
-        downloads={},
-        splits={},
-        description=info.description or "",
-        homepage=info.homepage or "",
-        citation=info.citation or "",
-        license=getattr(info, "license", "") or "",
-        supervised_keys=supervised,
-        tags=("tfds",),
-        config=config,
-        configs=configs,
-        default_config=next(iter(configs), None),
-        origin=("tfds", str(TFDSName(name.name, config, str(builder.version)))),
-    )
 
 
 def _filename(url: str, registered: Any) -> str:
@@ -108,7 +44,7 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
     module docstring). ChecksumError for a URL TFDS registers no checksum for (unless
     `config` registers checksums); a download's failure as catalog's download layer says."""
     builder = load_builder(name)
-    spec = _declared(builder, name)  # features that map: checked before anything is fetched
+    spec = declared_of(builder, name)  # features that map: checked before anything is fetched
     where = str(name)
     url_infos = dict(builder.url_infos or {})
     cached: dict[Path, CachedFile] = {}
@@ -139,13 +75,13 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
 
         dl = TFDSDownloads(where, fetch, unpack, manager.manual_dir)
         generators = split_generators(builder, dl, where)
-        spec = _declared(builder, name)  # what _split_generators found (class names)
+        spec = declared_of(builder, name)  # what _split_generators found (class names)
         unlabeled: set[str] = set()
         counts = {
             split: _count(start(), where, split, spec.features, unlabeled)
             for split, start in generators.items()
         }
-        spec = _declared(builder, name)  # and what the generators found (deep_weeds' names)
+        spec = declared_of(builder, name)  # and what the generators found (deep_weeds' names)
     files = {download_name(url): FileRef(download_name(url)) for url in dl.fetched}
     extracted = {
         download_name(url): FileRef(download_name(url), ".")
