@@ -27,6 +27,7 @@ import inspect
 import json
 import logging
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -155,17 +156,38 @@ def _status(cls: Any, name: Any) -> str:
 
 
 def _why(error: BaseException) -> str:
-    """A status line for what stopped a builder."""
+    """A status line for what stopped a builder (no path of this machine in it: the docs
+    page of every status is made from these)."""
+    text = _no_paths(_reason(error))
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _no_paths(text: str) -> str:
+    import tensorflow_datasets
+
+    installed = str(Path(tensorflow_datasets.__file__).parent)
+    text = text.replace(installed, "tensorflow_datasets")
+    text = re.sub(r"'/tmp/catalog-tfds-features-[^']*'", "features.json", text)
+    unmapped = _UNMAPPED.search(text)
+    if unmapped:  # the feature's class, not the sentence naming every supported one
+        return f"not yet: TFDS's {unmapped.group(1)} feature has no catalog mapping"
+    return text
+
+
+#: The error of a TFDS feature catalog does not map (`catalog.interop.tfds.features`).
+_UNMAPPED = re.compile(r"TFDS feature class '[\w.]*\.(\w+)' is not supported")
+
+
+def _reason(error: BaseException) -> str:
     if isinstance(error, ModuleNotFoundError) and error.name:
         top = error.name.split(".")[0]
         if top == "tensorflow":
             return "not yet: needs TensorFlow itself"
         return f"needs pip install {top}"
+    first = str(error).splitlines()[0] if str(error) else ""
     if isinstance(error, MissingDependencyError):
-        return f"not yet: {str(error).splitlines()[0][:120]}"
+        library = re.search(r"which is not installed: pip install (\S+)$", first)
+        return f"needs pip install {library.group(1)}" if library else f"not yet: {first}"
     if isinstance(error, (SpecError, CatalogError)):
-        text = str(error).splitlines()[0]
-        return f"not yet: {text.split(': ', 2)[-1][:120]}"
-    return (
-        f"not yet: {type(error).__name__}: {str(error).splitlines()[0][:100] if str(error) else ''}"
-    )
+        return f"not yet: {first.split(': ', 2)[-1]}"
+    return f"not yet: {type(error).__name__}: {first}"

@@ -48,6 +48,7 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
     where = str(name)
     url_infos = dict(builder.url_infos or {})
     cached: dict[Path, CachedFile] = {}
+    measured: list[str] = []  # URLs fetched without TFDS's checksum to verify them
     with DownloadManager(config) as manager:
 
         def fetch(url: str) -> Path:
@@ -60,6 +61,8 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
             size = sha256 = None
             if registered is not None and not config.register_checksums:
                 size, sha256 = int(registered.size), str(registered.checksum)
+            else:
+                measured.append(url)
             resource = Resource((url,), size, sha256, _filename(url, registered))
             file = manager.download_all({"file": resource})["file"]
             cached[file.path] = file
@@ -82,6 +85,8 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
             for split, start in generators.items()
         }
         spec = declared_of(builder, name)  # and what the generators found (deep_weeds' names)
+        if not measured and not getattr(builder, "MANUAL_DOWNLOAD_INSTRUCTIONS", None):
+            _check_recorded(builder, counts, where)  # the real files: TFDS's sizes hold
     files = {download_name(url): FileRef(download_name(url)) for url in dl.fetched}
     extracted = {
         download_name(url): FileRef(download_name(url), ".")
@@ -111,6 +116,27 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
     }
     features = _allow_unlabeled(spec.features, unlabeled) if unlabeled else spec.features
     return spec.replace(features=features, downloads=downloads, splits=splits)
+
+
+def _check_recorded(builder: Any, counts: dict[str, int], where: str) -> None:
+    """SourceFormatError when a split's count differs from the size TFDS records for it
+    (``builder.info.splits``, where TFDS has one: its dataset_info, which tensorflow-datasets
+    4.9.10 reads from a TFDS data dir but no longer fetches from its bucket). Called only when
+    every file was verified against TFDS's registered checksums: from other files (a test's,
+    ``--register-checksums``, a manual dir) other counts are right."""
+    try:
+        recorded = {str(k): int(v.num_examples) for k, v in builder.info.splits.items()}
+    except (AttributeError, TypeError, ValueError):  # no split info of TFDS's
+        return
+    for split, count in counts.items():
+        wanted = recorded.get(split)
+        if wanted and wanted != count:
+            raise SourceFormatError(
+                f"{where}: split {split!r}: TFDS's generator yielded {count} examples from "
+                f"files whose checksums are TFDS's, but TFDS records {wanted} for it: the "
+                "builder's code or constants differ from what TFDS measured (patched? another "
+                "tensorflow-datasets version?); nothing was prepared"
+            )
 
 
 def _count(
