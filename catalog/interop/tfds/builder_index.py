@@ -7,6 +7,7 @@ Each name gets a `status`:
   (most against TFDS + TensorFlow's own examples from the same files, ``tests/tfds_gold``);
 - ``untested``: its builder loads and its features map to catalog's with no TensorFlow, but no
   test has run its generators yet (most will prepare; a TF call in them is one clear error);
+  ``untested: files placed by hand (--manual-dir)`` for a builder reading its manual dir;
 - ``needs pip install X``: its builder needs a library that is not installed;
 - ``not yet: WHY``: what stops it (TFDS serves it prepared only, Apache Beam inside TFDS,
   a feature catalog does not map, a TensorFlow call with no stand-in, ...).
@@ -43,7 +44,7 @@ TESTED = frozenset({
     "ag_news_subset", "beans", "binarized_mnist", "caltech101", "cifar10", "cifar100",
     "cifar10_1", "cmaterdb", "colorectal_histology", "deep_weeds", "dtd", "emnist", "eurosat",
     "fashion_mnist", "glue", "imagenette", "imdb_reviews", "iris", "kmnist", "mnist",
-    "mnist_corrupted", "oxford_flowers102", "rock_paper_scissors", "squad", "stl10",
+    "mnist_corrupted", "oxford_flowers102", "rock_paper_scissors", "samsum", "squad", "stl10",
     "spoken_digit", "svhn_cropped", "tf_flowers", "tiny_shakespeare", "titanic", "voc",
     "wine_quality",
     "yelp_polarity_reviews",
@@ -114,7 +115,8 @@ def _compute() -> list[TFDSEntry]:
     level = absl.level
     absl.setLevel(logging.ERROR)
     try:
-        for name in sorted(registered.list_imported_builders()):
+        # a set: once the builders of its datasets/ folder are imported, TFDS lists them twice
+        for name in sorted(set(registered.list_imported_builders())):
             entries.append(_entry(registered, name))
     finally:
         absl.setLevel(level)
@@ -150,9 +152,11 @@ def _status(cls: Any, name: Any) -> str:
         declared_spec(name)
     except Exception as error:
         return _why(error)
+    if name.name in TESTED:
+        return "prepares"
     if getattr(cls, "MANUAL_DOWNLOAD_INSTRUCTIONS", None):
-        return "not yet: files placed by hand (manual dir) untested"
-    return "prepares" if name.name in TESTED else "untested"
+        return "untested: files placed by hand (--manual-dir)"
+    return "untested"
 
 
 def _why(error: BaseException) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
-from catalog.errors import CatalogError, ChecksumError, SourceFormatError
+from catalog.errors import CatalogError, ChecksumError, MissingDependencyError, SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, from_json
 from catalog.formats.tfds.downloads import TFDSDownloads, download_name
 from catalog.formats.tfds.runtime import TFDSName, load_builder, split_generators
@@ -76,7 +76,8 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
                 return extract(path, manager.download_dir / "extracted")
             return manager.extract(file)
 
-        dl = TFDSDownloads(where, fetch, unpack, manager.manual_dir)
+        instructions = getattr(builder, "MANUAL_DOWNLOAD_INSTRUCTIONS", None) or ""
+        dl = _Downloads(where, fetch, unpack, manager.manual_dir, instructions=instructions)
         generators = split_generators(builder, dl, where)
         spec = declared_of(builder, name)  # what _split_generators found (class names)
         unlabeled: set[str] = set()
@@ -107,6 +108,8 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
         "extracted": extracted,
         "feature_names": sorted(spec.features),
     }
+    if dl.manual is not None:  # the units' generators read it again
+        options["manual_dir"] = str(dl.manual)
     audio = _audio_features(builder.info.features)
     if audio:
         options["audio_features"] = audio
@@ -116,6 +119,31 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
     }
     features = _allow_unlabeled(spec.features, unlabeled) if unlabeled else spec.features
     return spec.replace(features=features, downloads=downloads, splits=splits)
+
+
+class _Downloads(TFDSDownloads):
+    """The download manager of `tfds_spec`: a manual dir that is missing or empty is one
+    error with TFDS's own instructions for it (``MANUAL_DOWNLOAD_INSTRUCTIONS``, what TFDS's
+    download manager says then); `manual` is the manual dir once the builder used it."""
+
+    def __init__(self, *args: Any, instructions: str) -> None:
+        super().__init__(*args)
+        self.instructions = instructions
+        self.manual: Path | None = None
+
+    @property
+    def manual_dir(self) -> Path:
+        folder = self._manual_dir
+        missing = folder is None or not folder.is_dir()
+        if missing or not any(folder.iterdir()):  # type: ignore[union-attr]
+            steps = " ".join(self.instructions.split()) or "TFDS gives no instructions."
+            raise MissingDependencyError(
+                f"{self.name} needs files placed by hand, and its manual dir {folder} "
+                f"{'does not exist' if missing else 'is empty'}; TFDS's instructions: {steps} "
+                "(put them there, or give --manual-dir DIR)"
+            )
+        self.manual = folder
+        return folder  # type: ignore[return-value]
 
 
 def _check_recorded(builder: Any, counts: dict[str, int], where: str) -> None:
