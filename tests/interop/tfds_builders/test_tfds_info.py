@@ -137,3 +137,16 @@ def test_a_builder_that_needs_tensorflow_for_its_info_is_one_line(tmp_path: Path
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert result.stderr.startswith("catalog: error: tfds:rlu_rwrl needs TensorFlow for tf.data")
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_small_png_images_are_stored_raw_as_catalog_own_builders_store_them() -> None:
+    """TFDS stores mnist's 28x28 images as PNG; a prepared tfds:mnist stores them as
+    catalog's mnist does (raw pixels, read with no decoding: bench_idx's tfds:mnist rows),
+    with the same values. Images of varying shape keep TFDS's encoding."""
+    from catalog.formats.tfds.runtime import TFDSName
+    from catalog.interop.tfds.declared import declared_spec
+
+    assert declared_spec(TFDSName("mnist")).features["image"].encoding == "raw"  # type: ignore[attr-defined]
+    assert declared_spec(TFDSName("cifar10")).features["image"].encoding == "raw"  # type: ignore[attr-defined]
+    flowers = declared_spec(TFDSName("tf_flowers")).features["image"]
+    assert flowers.encoding == "png" and flowers.shape == (None, None, 3)  # type: ignore[attr-defined]
