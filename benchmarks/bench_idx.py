@@ -374,6 +374,10 @@ def bench_tfds(
             assert np.array_equal(ds[i]["image"], native[i]["image"]), i
             assert int(ds[i]["label"]) == int(native[i]["label"]), i
         idx = np.random.default_rng(2).integers(0, len(ds), size=20_000)
+        shard = tfds.data_path / ds.info.splits["train"].shards[0].file
+        Path(shard).read_bytes()  # warm the page cache, as for the native copy
+        for source in (native, ds):
+            per_call_us(source.__getitem__, idx[:1000])  # warm-up: readers open
         batches = [idx[s : s + BATCH] for s in range(0, len(idx) - BATCH + 1, BATCH)]
         results: dict[str, list[float]] = {"native": [], "tfds": [], "nb": [], "tb": []}
         for part in np.array_split(np.arange(len(idx)), 10):
