@@ -5,7 +5,10 @@ Runs the real ``builders/fashion_mnist`` spec end to end on generated random dat
 split and in the same run: random access against the raw ArrayRecord floor,
 ``ArrayRecordDataSource`` and Hugging Face ``datasets``; one shuffled PyTorch DataLoader epoch
 over ``DataSource`` and over Hugging Face ``datasets``; one Grain epoch; and ``import catalog``
-against ``import numpy``. It ends with a block of the issue's targets, each PASS or FAIL.
+against ``import numpy``; then ``tfds:mnist`` (TFDS's own mnist builder, run without
+TensorFlow, prepared by catalog from the same generated files) read side by side with the
+native copy (skipped without ``catalog[tfds]``). It ends with a block of the issue's targets,
+each PASS or FAIL.
 
 The peers (torch, datasets, grain: ``pip install -e '.[bench]'``) are optional; a missing or
 broken one is skipped with a note.
@@ -16,7 +19,9 @@ broken one is skipped with a note.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
+import functools
 import importlib.metadata
 import logging
 import os
@@ -319,6 +324,91 @@ def bench_epochs(
     ]
 
 
+# -- tfds:mnist: TFDS's own builder, prepared by catalog from the same files --------------------
+def prepare_tfds(source: Path, tmp: Path, n_train: int, n_test: int) -> tuple[Any, float, str]:
+    """``tfds:mnist`` (TFDS's mnist builder, run without TensorFlow) prepared from the same
+    generated IDX files, served on 127.0.0.1 (the builder's URL and example counts patched,
+    as TFDS's own mnist test patches them): (its builder, prepare seconds, "") or (None, 0,
+    why it was skipped)."""
+    _, why = try_import("tensorflow_datasets")
+    if why:
+        return None, 0.0, why.replace("'.[bench]'", "'catalog[tfds]'")
+    from catalog.api.tfds import tfds_builder
+    from catalog.download import DownloadConfig
+    from catalog.formats.tfds.runtime import import_tfds, parse_name
+
+    import_tfds()
+    from tensorflow_datasets.image_classification import mnist
+
+    mnist._TRAIN_EXAMPLES, mnist._TEST_EXAMPLES = n_train, n_test
+    with LoopbackServer() as server:
+        for file in source.iterdir():
+            server.add(f"/mnist/{file.name}", file.read_bytes())
+        mnist.MNIST.URL = server.url("/mnist/")
+        config = DownloadConfig(download_dir=tmp / "tfds-downloads", register_checksums=True,
+                                progress="none")  # fmt: skip
+        start = time.perf_counter_ns()
+        b = tfds_builder(parse_name("tfds:mnist"), data_dir=tmp / "tfds-data",
+                         download_config=config)  # fmt: skip
+        b.download_and_prepare()
+        took = (time.perf_counter_ns() - start) / 1e9
+    return b, took, ""
+
+
+def bench_tfds(
+    native: DataSource, tfds: Any, prepare_s: float, why: str, repeat: int, metrics: Metrics
+) -> list[Row]:
+    """Reading ``tfds:mnist`` against the native copy of the same data (interleaved)."""
+    names = (
+        "(t1) tfds:mnist ds[i] (decoded)",
+        f"(t2) tfds:mnist __getitems__({BATCH})",
+        "(t3) for ex in tfds:mnist ds",
+        "(t0) tfds:mnist prepare (downloads included)",
+    )
+    if tfds is None:
+        return [skipped(name, why) for name in names]
+    ds = tfds.as_data_source("train")
+    try:
+        assert len(ds) == len(native)
+        for i in (0, len(ds) // 2, len(ds) - 1):  # the same examples, from the same files
+            assert np.array_equal(ds[i]["image"], native[i]["image"]), i
+            assert int(ds[i]["label"]) == int(native[i]["label"]), i
+        idx = np.random.default_rng(2).integers(0, len(ds), size=20_000)
+        shard = tfds.data_path / ds.info.splits["train"].shards[0].file
+        Path(shard).read_bytes()  # warm the page cache, as for the native copy
+        for source in (native, ds):
+            per_call_us(source.__getitem__, idx[:1000])  # warm-up: readers open
+        batches = [idx[s : s + BATCH] for s in range(0, len(idx) - BATCH + 1, BATCH)]
+        results: dict[str, list[float]] = {"native": [], "tfds": [], "nb": [], "tb": []}
+        for part in np.array_split(np.arange(len(idx)), 10):
+            results["native"].extend(per_call_us(native.__getitem__, idx[part]))
+            results["tfds"].extend(per_call_us(ds.__getitem__, idx[part]))
+        for batch in batches:
+            for key, source in (("nb", native), ("tb", ds)):
+                start = time.perf_counter_ns()
+                source.__getitems__(batch)
+                results[key].append((time.perf_counter_ns() - start) / 1e3 / BATCH)
+        iterate: dict[str, list[float]] = {"native": [], "tfds": []}
+        for _ in range(repeat):
+            for key, source in (("native", native), ("tfds", ds)):
+                iterate[key].append(seconds(functools.partial(collections.deque, source, 0)))
+    finally:
+        ds.close()
+    med = {key: statistics.median(v) for key, v in results.items()}
+    it = {key: statistics.median(v) for key, v in iterate.items()}
+    metrics.update(tfds_read=med["tfds"] / med["native"], tfds_iter=it["tfds"] / it["native"])
+    return [
+        (names[0], *fmt_us(results["tfds"]),
+         f"{med['tfds'] / med['native']:.2f}x native ds[i] ({med['native']:.2f} us)"),
+        (names[1], *fmt_us(results["tb"]),
+         f"per record; {med['tb'] / med['nb']:.2f}x native ({med['nb']:.2f} us)"),
+        (names[2], f"{len(ds) / it['tfds']:,.0f} ex/s", "",
+         f"{it['tfds'] / it['native']:.2f}x native time ({len(ds) / it['native']:,.0f} ex/s)"),
+        (names[3], f"{prepare_s:.3f} s", "",
+         f"{len(ds) + len(tfds.as_data_source('test')):,} examples, 1 run"),
+    ]  # fmt: skip
+
+
 def grain_setup(ds: DataSource) -> tuple[Callable[[], None] | None, str]:
     """A Grain epoch over `ds` (batches fetched by index, one thread), after a check that one
     batch works; or None and why not."""
@@ -410,6 +500,8 @@ def targets(m: Metrics, total: int) -> list[tuple[str, str, str, str]]:
         (f"DataLoader epoch: {HF_LAYOUTS['hf']} / ds", ratio("dl_hf", "dl_ours"), ">=", 4, x1),
         (f"prepare {total:,} examples, downloads cached", m.get("prepare"), "<=", 1.5, "{:.3f} s"),
         ("import catalog / import numpy", ratio("import_catalog", "import_numpy"), "<=", 1.3, x2),
+        ("tfds:mnist ds[i] / native ds[i]", m.get("tfds_read"), "<=", 1.1, x2),
+        ("for ex in tfds:mnist / native", m.get("tfds_iter"), "<=", 1.1, x2),
     ]
     lines = []
     for name, value, op, goal, fmt in checks:
@@ -502,12 +594,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not hf_note:
             for layout in HF_LAYOUTS:
                 hf[layout], hf_build[layout] = build_hf(tmp / "hf", images, labels, layout)
+        tfds, tfds_prepare, tfds_note = prepare_tfds(source, tmp, n_train, n_test)
         ds = builder.as_data_source("train")
         path = str(builder.data_path / ds.info.splits["train"].shards[0].file)
         Path(path).read_bytes()  # warm the page cache
         try:
             rows += bench_reads(ds, path, hf, hf_note, args.repeat, metrics)
             rows += bench_epochs(ds, path, hf, hf_note, args.repeat, metrics)
+            rows += bench_tfds(ds, tfds, tfds_prepare, tfds_note, args.repeat, metrics)
         finally:
             ds.close()
         rows += bench_imports(args.imports, tmp, metrics)

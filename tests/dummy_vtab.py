@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from dummy_images import jpeg, out_dir, tar_bytes
+from dummy_images import jpeg, out_dir, tar_bytes, write_zip
 
 #: food101: split -> the lines of its list (<class>/<id>), in order.
 FOOD101 = {
@@ -65,6 +65,18 @@ SUN397_LEFT_OUT = {
 }
 
 
+def sun397_partition(k: int) -> dict[str, list[str]]:
+    """sun397's official partition `k` (1..10) as the dummy Partitions.zip lists it: the
+    listed images alternate between train and test with `k`, and partition 1 also lists
+    for train the file the reference catalog leaves out."""
+    paths = [path for entries in SUN397.values() for path, _, _ in entries]
+    split = {"train": [p for i, p in enumerate(paths) if (i + k) % 2 == 0],
+             "test": [p for i, p in enumerate(paths) if (i + k) % 2 == 1]}  # fmt: skip
+    if k == 1:
+        split["train"].append("/t/track/outdoor/sun_aophkoiosslinihb.jpg")
+    return split
+
+
 def sun397_pixels(height: int, width: int, grey: bool = False) -> np.ndarray[Any, Any]:
     """A smooth gradient (so that shrinking and JPEG keep it close)."""
     r, c, ch = np.ogrid[:height, :width, :3]
@@ -100,6 +112,12 @@ def make_sun397() -> None:
     files = {f"sun397_tfds_{n}.txt": "".join(f"{line}\n" for line in lines).encode()
              for n, lines in lists.items()}  # fmt: skip
     (out / "sun397_tfds_splits.tar.gz").write_bytes(tar_bytes(files, "gz"))
+    partitions = {}  # Partitions.zip: Training_NN.txt and Testing_NN.txt at its top
+    for k in range(1, 11):
+        for split, name in (("train", "Training"), ("test", "Testing")):
+            lines = sun397_partition(k)[split]
+            partitions[f"{name}_{k:02d}.txt"] = "".join(f"{x}\n" for x in lines).encode()
+    write_zip(out / "Partitions.zip", partitions)
 
 
 MAKERS["sun397"] = make_sun397

@@ -51,6 +51,7 @@ from typing import Literal
 
 from catalog.api.builder import DatasetBuilder, PathLike, builder_of, read_opened
 from catalog.api.data_dir import resolve_data_dir
+from catalog.api.versions import only_config, safe_part, versions_asked
 from catalog.errors import DatasetNotFoundError, NotPreparedError
 from catalog.info.dataset_info import DatasetInfo
 from catalog.info.splits import SplitsArg
@@ -58,7 +59,7 @@ from catalog.interop.croissant import is_croissant
 from catalog.read import options as read_options
 from catalog.read.data_source import DataSource
 from catalog.read.options import ReadOptions
-from catalog.spec.registry import Request, version_matches
+from catalog.spec.registry import Request
 from catalog.spec.registry import resolve as resolve_registered
 from catalog.spec.stored import stored_origin, stored_spec
 from catalog.storage.data_dir import DataDir, Location, Opened, Store, store_for
@@ -76,7 +77,6 @@ DATA_SUFFIXES = frozenset({".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".ta
 #: What starts ``tfds:NAME`` (`catalog.formats.tfds.runtime.PREFIX`, not imported: start-up).
 TFDS_PREFIX = "tfds:"
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?(:[\w.*+-]+)?$")
-_VERSION_DIR = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-max(\d+))?$")
 
 
 @dataclass
@@ -93,6 +93,7 @@ class DatasetHandle:
     target: Location
     builder: DatasetBuilder | None = None
     _opened: Opened | None = None
+    _declared: DatasetBuilder | None = None  # tfds:NAME not prepared: what TFDS declares
 
     @property
     def data_dir(self) -> Location:
@@ -133,6 +134,8 @@ class DatasetHandle:
         None for any other dataset."""
         if self.kind != "tfds" or self.builder is not None:
             return None
+        if self._declared is not None:  # made when it was resolved
+            return self._declared
         from catalog.api.tfds import tfds_declared
         from catalog.formats.tfds.runtime import parse_name
 
@@ -413,15 +416,15 @@ def _stored(text: str, store: Store, image_max_side: int | None) -> DatasetHandl
     """A dataset no builder describes, prepared in `store` as ``name[/config][:version]``."""
     base, _, version = text.partition(":")
     name, _, config = base.partition("/")
-    if not _safe(name) or (config and not _safe(config)) or "/" in config:
+    if not safe_part(name) or (config and not safe_part(config)) or "/" in config:
         return None
     listed = store.found(name)
     if not config:  # a dataset prepared only as NAME/CONFIG (a Croissant record set)
-        config = _only_config(name, listed, version, image_max_side)
-    wanted = _versions(listed, config, version, image_max_side)
+        config = only_config(name, listed, version, image_max_side)
+    wanted = versions_asked(listed, config, version, image_max_side)
     resize = image_max_side is not None and not wanted
     if resize:  # prepared at full size only: the copy of another size comes from its spec
-        wanted = _versions(listed, config, version, None)
+        wanted = versions_asked(listed, config, version, None)
     if not wanted:
         return None
     target = store.target(name, max(wanted)[1])
@@ -440,22 +443,6 @@ def _stored(text: str, store: Store, image_max_side: int | None) -> DatasetHandl
                          None if resize else opened)  # fmt: skip
 
 
-def _only_config(name: str, listed: list[str], version: str, side: int | None) -> str:
-    """The one config `name` was prepared as when it was prepared with configs only ("" when
-    it was prepared without one, or not at all); DatasetNotFoundError listing them when
-    there are several."""
-    if _versions(listed, "", version, side) or _versions(listed, "", version, None):
-        return ""
-    configs = sorted({f.rpartition("/")[0] for f in listed if f.count("/") == 1})
-    configs = [c for c in configs if _versions(listed, c, version, None)]
-    if len(configs) > 1:
-        raise DatasetNotFoundError(
-            f"{name} was prepared as {len(configs)} configs; name one: "
-            + ", ".join(f"{name}/{c}" for c in configs)
-        )
-    return configs[0] if configs else ""
-
-
 def _tfds(text: str, store: Store, image_max_side: int | None) -> DatasetHandle:
     """``tfds:NAME[/CONFIG][:VERSION]``: its copy prepared in `store` (as ``tfds.NAME``, its
     spec stored with it), else a handle with no builder yet (preparing makes it by running
@@ -466,33 +453,12 @@ def _tfds(text: str, store: Store, image_max_side: int | None) -> DatasetHandle:
 
     name = parse_name(text)
     assert name is not None  # it starts with tfds:
-    declared = tfds_declared(name, data_dir=store).spec
+    made = tfds_declared(name, data_dir=store)
+    declared = made.spec
     config = f"/{declared.config}" if declared.config else ""
     stored = _stored(f"{declared.name}{config}:{name.version or declared.version}", store,
                      image_max_side)  # fmt: skip
     if stored is not None and stored.builder is not None:
         return DatasetHandle("tfds", text, store, stored.target, stored.builder, stored._opened)
     target = store.target(declared.full_name, declared.version_dir)
-    return DatasetHandle("tfds", text, store, target)
-
-
-def _versions(
-    listed: list[str], config: str, version: str, image_max_side: int | None
-) -> list[tuple[tuple[int, ...], str]]:
-    """(version numbers, folder) of the listed ``[<config>/]<version>`` folders asked for."""
-    wanted = []
-    for found in listed:
-        cfg, _, folder = found.rpartition("/")
-        match = _VERSION_DIR.match(folder)
-        if match is None or (cfg or "") != (config or ""):
-            continue
-        number = ".".join(match.group(i) for i in (1, 2, 3))
-        side = int(match.group(4)) if match.group(4) else None
-        if side != image_max_side or (version and not version_matches(version, number)):
-            continue
-        wanted.append((tuple(int(match.group(i)) for i in (1, 2, 3)), found))
-    return wanted
-
-
-def _safe(part: str) -> bool:
-    return bool(part) and not part.startswith(".") and "\\" not in part and part == part.strip()
+    return DatasetHandle("tfds", text, store, target, _declared=made)

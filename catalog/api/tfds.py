@@ -44,6 +44,6 @@ def tfds_builder(
 def tfds_declared(name: TFDSName, *, data_dir: DataDir | None = None) -> DatasetBuilder:
     """The builder of what is known of `name` offline (features, citation, homepage; no
     splits until it is prepared: `tfds_builder`)."""
-    from catalog.interop.tfds.builder_spec import declared_spec
+    from catalog.interop.tfds.declared import declared_spec
 
     return DatasetBuilder(declared_spec(name), data_dir=data_dir)

@@ -26,12 +26,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from catalog._util.cache_dir import cache_dir
 from catalog._version import __version__
 from catalog.errors import CatalogError
 from catalog.info.page import Page, is_page
@@ -80,20 +80,6 @@ Summary = dict[str, Any]
     MANUAL_SIZE,
     MANUAL_DOWNLOADS,
 ) = range(8)
-
-
-def cache_dir() -> Path:
-    """The user's cache dir for catalog (see the module docstring). RuntimeError when there
-    is no home directory to put it in."""
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = str(Path.home() / "Library" / "Caches")
-    else:
-        base = os.environ.get("XDG_CACHE_HOME", "")
-        if not Path(base).is_absolute():  # the XDG spec: a relative path is ignored
-            base = str(Path.home() / ".cache")
-    return Path(base) / "catalog"
 
 
 def index_file(registry_path: Path, kind: str = "list") -> Path:

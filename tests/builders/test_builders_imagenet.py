@@ -79,6 +79,8 @@ def test_imagenet2012_matches_what_tfds_stored(tmp_path: Path) -> None:
             else:  # the CMYK JPEG and the PNG: re-encoded by both, as RGB JPEGs
                 assert name in ("n01739381_1309.JPEG", "n02105855_2933.JPEG")
                 assert data != originals[name] and decoder_for(data) == "simplejpeg"
+                # the very bytes TFDS (TensorFlow's decoder and encoder) stores
+                assert hashlib.sha256(data).hexdigest() == row["sha256"], name
                 assert np.abs(pixels.astype(int) - want).max() <= 3, name
     # the test tar (unverified, from the manual dir): archive order, no labels, bytes kept
     tests, raw = imagenet_test_files(), stored(tmp_path, "test")

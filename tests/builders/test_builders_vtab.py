@@ -49,6 +49,7 @@ from dummy_vtab import (
     kitti_objects,
     kitti_pixels,
     smallnorb_arrays,
+    sun397_partition,
     sun397_pixels,
 )
 
@@ -103,6 +104,32 @@ def test_sun397_tfds_lists_pick_files_shrunk_and_stored_as_jpeg(tmp_path: Path) 
             diff = np.abs(example["image"].astype(int) - pixels)
             assert diff.mean() < 2 and diff.max() <= 12, (split, path)
     assert ds["train"][0]["image"].shape == (268, 447, 3)
+
+
+@pytest.mark.parametrize("partition", [1, 2])
+def test_sun397_standard_partitions_read_the_official_lists(tmp_path: Path, partition: int) -> None:
+    """standard-partN-120k (TFDS's ten configs): train and test are the images the official
+    Training_NN.txt / Testing_NN.txt of Partitions.zip list (the file the reference catalog
+    leaves out stays out), processed as in the tfds config."""
+    wanted = {split: [p for p in paths if "sun_aophkoiosslinihb" not in p]
+              for split, paths in sun397_partition(partition).items()}  # fmt: skip
+    counts = {split: len(paths) for split, paths in wanted.items()}
+    config = f"standard-part{partition}-120k"
+    ds = run_builder(BUILDERS / "sun397", tmp_path, config=config, num_examples=counts)
+    assert set(ds) == {"train", "test"}
+    label = ds["train"].features["label"]
+    shapes = {path: shape for entries in SUN397.values() for path, _, shape in entries}
+    for split, paths in wanted.items():
+        stored = raw(tmp_path, split)
+        assert sorted(ds[split][i]["file_name"] for i in range(len(paths))) == sorted(paths)
+        for i in range(len(paths)):
+            example = ds[split][i]
+            assert label.int2str(example["label"]) == example["file_name"].rsplit("/", 1)[0]
+            assert stored[i]["image"][:3] == b"\xff\xd8\xff"
+            height, width = shapes[example["file_name"]]
+            if height * width <= 120_000:
+                assert example["image"].shape == (height, width, 3)
+    assert sun397_partition(1) != sun397_partition(2)
 
 
 def test_sun397_dummy_lists_are_lines_of_the_shipped_lists() -> None:

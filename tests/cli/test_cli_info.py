@@ -226,6 +226,16 @@ spoken_digit                                 1.0.9  train 2500                  
 squad/v1.1                                   3.0.0  train 87599, validation 10570                         33.5 MiB to download                    (default config)
 stl10                                        1.0.0  train 5000, test 8000, unlabelled 100000              2.5 GiB to download
 sun397/tfds                                  4.0.0  train 76127, validation 10875, test 21750             36.4 GiB to download                    (default config)
+sun397/standard-part1-120k                   4.0.0  train 19850, test 19850                               36.4 GiB to download
+sun397/standard-part2-120k                   4.0.0  train 19850, test 19850                               36.4 GiB to download
+sun397/standard-part3-120k                   4.0.0  train 19850, test 19850                               36.4 GiB to download
+sun397/standard-part4-120k                   4.0.0  train 19850, test 19850                               36.4 GiB to download
+sun397/standard-part5-120k                   4.0.0  train 19850, test 19850                               36.4 GiB to download
+sun397/standard-part6-120k                   4.0.0  train 19850, test 19850                               36.4 GiB to download
+sun397/standard-part7-120k                   4.0.0  train 19850, test 19850                               36.4 GiB to download
+sun397/standard-part8-120k                   4.0.0  train 19850, test 19850                               36.4 GiB to download
+sun397/standard-part9-120k                   4.0.0  train 19850, test 19850                               36.4 GiB to download
+sun397/standard-part10-120k                  4.0.0  train 19850, test 19850                               36.4 GiB to download
 svhn_cropped                                 3.1.0  train 73257, test 26032, extra 531131                 1.5 GiB to download
 tf_flowers                                   3.0.1  train 3670                                            218.2 MiB to download
 tiny_shakespeare                             1.0.0  train 1, validation 1, test 1                         1.1 MiB to download

@@ -27,8 +27,9 @@ tar of tars). Options:
   test tar; the feature needs ``allow_unlabeled``).
 - ``rgb_jpeg``: store every image as a JPEG that decodes to RGB or gray as it is: a CMYK JPEG
   or a PNG file (the train tar holds 22 CMYK JPEGs and one PNG named ``.JPEG``, which TFDS
-  lists by name and converts) is decoded and encoded as an RGB JPEG at quality 100, as TFDS
-  converts them; every other file keeps its bytes.
+  lists by name and converts) becomes the RGB JPEG TFDS stores for it, byte for byte (TFDS
+  converts with TensorFlow; `rgb_jpeg` takes the same libjpeg-turbo steps); every other file
+  keeps its bytes.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+import simplejpeg
 
 from catalog._util.hashing import regular_file
 from catalog.errors import SourceFormatError
@@ -243,18 +245,46 @@ def _sorted_labels(path: Path, count: int) -> list[Any]:
 
 def rgb_jpeg(data: bytes, where: str) -> bytes:
     """`data` itself if it is a JPEG that decodes to RGB or gray as it is; otherwise (a CMYK
-    JPEG, a PNG, ...) its pixels encoded as an RGB JPEG at `RGB_JPEG_QUALITY`."""
+    JPEG, a PNG, ...) the RGB JPEG TFDS stores for it, byte for byte: TFDS converts these with
+    TensorFlow (``tf.image.decode_jpeg`` / ``decode_png``, then ``tf.image.encode_jpeg`` at
+    quality 100), and the same steps are taken here with the same library, libjpeg-turbo
+    (checked against the bytes TFDS + TensorFlow stored for ImageNet's dummy CMYK JPEG and PNG,
+    tests/fixtures/tf/imagenet_gold.json)."""
     try:
         if decoder_for(data, 3) == "simplejpeg":
             return data
-        pixels = decode(data, 3)
+        pixels = _cmyk_as_tensorflow(data) if _cmyk_jpeg(data) else decode(data, 3)
     except SourceFormatError as error:
         raise SourceFormatError(f"{where}: {error}") from None
     from PIL import Image as PILImage
 
     out = io.BytesIO()
-    PILImage.fromarray(pixels).save(out, format="JPEG", quality=RGB_JPEG_QUALITY)
+    # tf.image.encode_jpeg's defaults: 4:2:0 chroma, a JFIF header of 300 dots per inch
+    PILImage.fromarray(pixels).save(
+        out, format="JPEG", quality=RGB_JPEG_QUALITY, subsampling=2, dpi=(300, 300)
+    )
     return out.getvalue()
+
+
+def _cmyk_jpeg(data: bytes) -> bool:
+    try:
+        return bool(simplejpeg.decode_jpeg_header(data)[2] in ("CMYK", "YCCK"))
+    except ValueError:
+        return False  # not a JPEG (a PNG named .JPEG): decoded as what it is
+
+
+def _cmyk_as_tensorflow(data: bytes) -> np.ndarray[Any, Any]:
+    """A CMYK (or YCCK) JPEG's RGB pixels as ``tf.image.decode_jpeg`` gives them: libjpeg-turbo's
+    fast integer inverse DCT (TensorFlow's default ``dct_method``), then each of R, G, B the
+    product of the stored C, M or Y with K, divided by 255 and truncated (the values of
+    Adobe's inverted CMYK JPEGs, as ImageNet's are)."""
+    try:
+        cmyk = simplejpeg.decode_jpeg(data, colorspace="CMYK", fastdct=True, fastupsample=False)
+    except ValueError as error:
+        raise SourceFormatError(f"a damaged CMYK JPEG of {len(data)} bytes: {error}") from None
+    wide = np.asarray(cmyk, dtype=np.uint16)
+    rgb: np.ndarray[Any, Any] = (wide[..., :3] * wide[..., 3:4] // 255).astype(np.uint8)
+    return rgb
 
 
 class _Reader:

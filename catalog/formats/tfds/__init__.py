@@ -4,6 +4,8 @@
   own lazy import, never into ``sys.modules``;
 - `runtime`: ``tfds:NAME[/CONFIG][:VERSION]`` parsed, the builder class loaded, its split
   generators run;
+- `names`: which module of TFDS's registers each name (cached), so one name imports one
+  module;
 - `downloads`: catalog's download layer as the download manager the builder calls;
 - `values`: a raw TFDS example -> what catalog's features encode;
 - `reader`: the ``tfds`` source format a ``tfds:`` spec's splits read with.

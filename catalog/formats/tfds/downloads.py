@@ -104,8 +104,11 @@ class TFDSDownloads:
     """The download manager a TFDS builder is given (see the module docstring).
 
     `fetch(url)` -> the verified file of a URL; `extract(path)` -> its extracted folder or
-    file (`single_file`); `manual_dir`: the folder of files placed by hand; `name`: the
-    dataset, ``tfds:NAME``, for errors."""
+    file (`single_file`); `manual_dir`: the folder of files placed by hand, and
+    `instructions` TFDS's for it (``MANUAL_DOWNLOAD_INSTRUCTIONS``: a manual dir that is
+    missing or empty is one error quoting them, as TFDS's download manager says then);
+    `manual` is that folder once the builder used it; `name`: the dataset, ``tfds:NAME``,
+    for errors."""
 
     def __init__(
         self,
@@ -113,11 +116,14 @@ class TFDSDownloads:
         fetch: Callable[[str], Path],
         extract: Callable[[Path], Path],
         manual_dir: Path | None,
+        instructions: str = "",
     ) -> None:
         self.name = name
         self._fetch = fetch
         self._extract = extract
         self._manual_dir = manual_dir
+        self.instructions = instructions
+        self.manual: Path | None = None
         self.fetched: dict[str, Path] = {}  # url -> file, in the order asked for
         self.extracted: dict[Path, Path] = {}  # archive -> what it extracted to
         #: URL -> TFDS's UrlInfo (size, checksum, filename) that `download_checksums` read
@@ -155,13 +161,17 @@ class TFDSDownloads:
     def manual_dir(self) -> Path:
         if _dummy:
             return _dummy[-1].folder
-        if self._manual_dir is None or not self._manual_dir.is_dir():
+        folder = self._manual_dir
+        missing = folder is None or not folder.is_dir()
+        if missing or not any(folder.iterdir()):  # type: ignore[union-attr]
+            steps = " ".join(self.instructions.split()) or f"see 'catalog info {self.name}'."
             raise MissingDependencyError(
-                f"{self.name} needs files placed by hand in its manual dir "
-                f"({self._manual_dir}); put them there (see 'catalog info {self.name}') or "
-                "give --manual-dir"
+                f"{self.name} needs files placed by hand, and its manual dir {folder} "
+                f"{'does not exist' if missing else 'is empty'}; TFDS's instructions: {steps} "
+                "(put them there, or give --manual-dir DIR)"
             )
-        return self._manual_dir
+        self.manual = folder
+        return folder  # type: ignore[return-value]
 
     @property
     def download_dir(self) -> Path:

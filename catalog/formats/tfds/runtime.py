@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import DatasetNotFoundError, MissingDependencyError, SourceFormatError
+from catalog.formats.tfds.names import builder_modules, find_class, missing_library
 from catalog.formats.tfds.standin import install, running
 
 __all__ = [
@@ -93,16 +94,19 @@ def import_tfds() -> Any:
 
 
 def builder_class(name: str) -> Any:
-    """TFDS's registered builder class of `name`; DatasetNotFoundError naming close names."""
+    """TFDS's registered builder class of `name`, importing only the module of TFDS's that
+    registers it (`catalog.formats.tfds.names`); DatasetNotFoundError naming close names."""
     import_tfds()
     from tensorflow_datasets.core import registered
 
     try:
-        return registered.imported_builder_cls(name)
+        return find_class(registered, name)  # only the module that registers it
+    except MissingDependencyError:
+        raise
     except Exception:  # TFDS's DatasetNotFoundError, or a class that cannot be used
         import difflib
 
-        names = registered.list_imported_builders()
+        names = list(builder_modules(registered))
         close = difflib.get_close_matches(name, names, n=3)
         hint = f"; did you mean {', '.join('tfds:' + c for c in close)}?" if close else ""
         raise DatasetNotFoundError(
@@ -142,6 +146,8 @@ def load_builder(name: TFDSName) -> Any:
             return cls(config=name.config, version=name.version, data_dir=unused)
         except (AssertionError, ValueError) as error:  # TFDS's word on an unknown version
             raise DatasetNotFoundError(f"{name}: {error}".splitlines()[0]) from None
+        except ModuleNotFoundError as error:  # its constructor imports a library
+            raise missing_library(str(name), error) from None
 
 
 def split_generators(

@@ -7,6 +7,7 @@ Each name gets a `status`:
   (most against TFDS + TensorFlow's own examples from the same files, ``tests/tfds_gold``);
 - ``untested``: its builder loads and its features map to catalog's with no TensorFlow, but no
   test has run its generators yet (most will prepare; a TF call in them is one clear error);
+  ``untested: files placed by hand (--manual-dir)`` for a builder reading its manual dir;
 - ``needs pip install X``: its builder needs a library that is not installed;
 - ``not yet: WHY``: what stops it (TFDS serves it prepared only, Apache Beam inside TFDS,
   a feature catalog does not map, a TensorFlow call with no stand-in, ...).
@@ -27,6 +28,7 @@ import inspect
 import json
 import logging
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +44,7 @@ TESTED = frozenset({
     "ag_news_subset", "beans", "binarized_mnist", "caltech101", "cifar10", "cifar100",
     "cifar10_1", "cmaterdb", "colorectal_histology", "deep_weeds", "dtd", "emnist", "eurosat",
     "fashion_mnist", "glue", "imagenette", "imdb_reviews", "iris", "kmnist", "mnist",
-    "mnist_corrupted", "oxford_flowers102", "rock_paper_scissors", "squad", "stl10",
+    "mnist_corrupted", "oxford_flowers102", "rock_paper_scissors", "samsum", "squad", "stl10",
     "spoken_digit", "svhn_cropped", "tf_flowers", "tiny_shakespeare", "titanic", "voc",
     "wine_quality",
     "yelp_polarity_reviews",
@@ -113,7 +115,8 @@ def _compute() -> list[TFDSEntry]:
     level = absl.level
     absl.setLevel(logging.ERROR)
     try:
-        for name in sorted(registered.list_imported_builders()):
+        # a set: once the builders of its datasets/ folder are imported, TFDS lists them twice
+        for name in sorted(set(registered.list_imported_builders())):
             entries.append(_entry(registered, name))
     finally:
         absl.setLevel(level)
@@ -143,29 +146,52 @@ def _status(cls: Any, name: Any) -> str:
         return "not yet: it generates with Apache Beam inside TFDS"
     if issubclass(cls, getattr(dataset_builder, "BeamBasedBuilder", ())):
         return "not yet: it generates with Apache Beam inside TFDS"
-    from catalog.interop.tfds.builder_spec import declared_spec
+    from catalog.interop.tfds.declared import declared_spec
 
     try:
         declared_spec(name)
     except Exception as error:
         return _why(error)
+    if name.name in TESTED:
+        return "prepares"
     if getattr(cls, "MANUAL_DOWNLOAD_INSTRUCTIONS", None):
-        return "not yet: files placed by hand (manual dir) untested"
-    return "prepares" if name.name in TESTED else "untested"
+        return "untested: files placed by hand (--manual-dir)"
+    return "untested"
 
 
 def _why(error: BaseException) -> str:
-    """A status line for what stopped a builder."""
+    """A status line for what stopped a builder (no path of this machine in it: the docs
+    page of every status is made from these)."""
+    text = _no_paths(_reason(error))
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _no_paths(text: str) -> str:
+    import tensorflow_datasets
+
+    installed = str(Path(tensorflow_datasets.__file__).parent)
+    text = text.replace(installed, "tensorflow_datasets")
+    text = re.sub(r"'/tmp/catalog-tfds-features-[^']*'", "features.json", text)
+    unmapped = _UNMAPPED.search(text)
+    if unmapped:  # the feature's class, not the sentence naming every supported one
+        return f"not yet: TFDS's {unmapped.group(1)} feature has no catalog mapping"
+    return text
+
+
+#: The error of a TFDS feature catalog does not map (`catalog.interop.tfds.features`).
+_UNMAPPED = re.compile(r"TFDS feature class '[\w.]*\.(\w+)' is not supported")
+
+
+def _reason(error: BaseException) -> str:
     if isinstance(error, ModuleNotFoundError) and error.name:
         top = error.name.split(".")[0]
         if top == "tensorflow":
             return "not yet: needs TensorFlow itself"
         return f"needs pip install {top}"
+    first = str(error).splitlines()[0] if str(error) else ""
     if isinstance(error, MissingDependencyError):
-        return f"not yet: {str(error).splitlines()[0][:120]}"
+        library = re.search(r"which is not installed: pip install (\S+)$", first)
+        return f"needs pip install {library.group(1)}" if library else f"not yet: {first}"
     if isinstance(error, (SpecError, CatalogError)):
-        text = str(error).splitlines()[0]
-        return f"not yet: {text.split(': ', 2)[-1][:120]}"
-    return (
-        f"not yet: {type(error).__name__}: {str(error).splitlines()[0][:100] if str(error) else ''}"
-    )
+        return f"not yet: {first.split(': ', 2)[-1]}"
+    return f"not yet: {type(error).__name__}: {first}"

@@ -1,9 +1,8 @@
 """A `BuilderSpec` for ``tfds:NAME[/CONFIG][:VERSION]``: TFDS's builder as catalog's source.
 
-`declared_spec` is what is known offline, with nothing downloaded: TFDS's features mapped to
-catalog's (through `catalog.interop.tfds.features`, the same mapping as TFDS directories
-use: TFDS's ``features.json`` and labels files, written by TFDS into a temporary folder),
-description, homepage, citation, supervised keys, and no splits yet.
+`declared_spec` (`catalog.interop.tfds.declared`) is what is known offline, with nothing
+downloaded: TFDS's features mapped to catalog's, description, homepage, citation, supervised
+keys, and no splits yet.
 
 `tfds_spec` completes it as `catalog.interop.croissant.spec` does for a Croissant file: the
 builder's ``_split_generators`` runs with catalog's download manager
@@ -16,100 +15,30 @@ split's examples are counted by running its generator once (TFDS's split sizes c
 what its generator yields too). The spec's splits read with the ``tfds`` source format
 (`catalog.formats.tfds.reader`), its downloads are the files fetched: from there on it is a
 spec like any other (sharded, parallel, resumable, Beam, publish), stored with the prepared
-data so every command finds it by name.
-
-A prepared ``tfds:NAME`` lives in the data dir as ``tfds.NAME`` (`data_dir_name`).
-"""
+data so every command finds it by name."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from catalog.download import CachedFile, DownloadConfig, DownloadManager, Resource
-from catalog.errors import CatalogError, ChecksumError, SourceFormatError, SpecError
-from catalog.features import ClassLabel, FeaturesDict, from_json, supervised_keys_problem
+from catalog.errors import CatalogError, ChecksumError, SourceFormatError
+from catalog.features import ClassLabel, FeaturesDict, from_json
 from catalog.formats.tfds.downloads import TFDSDownloads, download_name
 from catalog.formats.tfds.runtime import TFDSName, load_builder, split_generators
-from catalog.formats.tfds.standin import running
-from catalog.interop.tfds.features import from_tfds_json
+from catalog.interop.tfds.declared import data_dir_name, declared_of, declared_spec
 from catalog.spec.model import BuilderSpec, DownloadSpec, FileRef, SplitSpec
 
 __all__ = ["data_dir_name", "declared_spec", "tfds_spec"]
 
 
-def data_dir_name(name: str) -> str:
-    """The dataset name a prepared ``tfds:NAME`` has in the data dir.
-
-    >>> data_dir_name("mnist")
-    'tfds.mnist'
-    """
-    return f"tfds.{name}"
-
-
-def _features(builder: Any, where: str) -> FeaturesDict:
-    """TFDS's features as catalog's, through the features.json mapping."""
-    with tempfile.TemporaryDirectory(prefix="catalog-tfds-features-") as folder, running(where):
-        builder.info.features.save_config(folder)
-        data = json.loads((Path(folder) / "features.json").read_text("utf-8"))
-        features = from_tfds_json(data, Path(folder))
-    if not isinstance(features, FeaturesDict):
-        raise SpecError(f"{where}: TFDS's top feature is not a FeaturesDict")
-    return features
-
-
 #: The most bytes a checksums file fetched by ``dl_manager.download_checksums`` may hold
 #: (crema_d's, the largest TFDS has, is 1.3 MB).
 MAX_CHECKSUMS = 64 << 20
-
-
-def declared_spec(name: TFDSName) -> BuilderSpec:
-    """What is known of `name` offline (see the module docstring); no splits."""
-    return _declared(load_builder(name), name)
-
-
-def _declared(builder: Any, name: TFDSName) -> BuilderSpec:
-    """`declared_spec` of a builder object (after its ``_split_generators`` ran, the class
-    names some builders read from their files then, as CIFAR's, are in its features)."""
-    where = str(name)
-    info = builder.info
-    features = _features(builder, where)
-    config = builder.builder_config.name if builder.builder_config is not None else None
-    configs = {c.name: c.description or "" for c in getattr(builder, "BUILDER_CONFIGS", ()) or ()}
-    return BuilderSpec(
-        name=data_dir_name(name.name),
-        version=str(builder.version),
-        features=features,
-        downloads={},
-        splits={},
-        description=info.description or "",
-        homepage=info.homepage or "",
-        citation=info.citation or "",
-        license=getattr(info, "license", "") or "",
-        supervised_keys=_supervised(info.supervised_keys, features),
-        tags=("tfds",),
-        config=config,
-        configs=configs,
-        default_config=next(iter(configs), None),
-        origin=("tfds", str(TFDSName(name.name, config, str(builder.version)))),
-    )
-
-
-def _supervised(keys: Any, features: FeaturesDict) -> Any:
-    """TFDS's supervised keys as catalog's ``(input, target)``: two feature names, the input
-    may be a dict of names -> feature names (criteo) or the target itself (lm1b); TFDS's
-    other forms (a weight key, nested tuples) have no catalog equivalent: None."""
-    if not isinstance(keys, tuple) or len(keys) != 2:
-        return None
-    inputs = dict(keys[0]) if isinstance(keys[0], dict) else keys[0]
-    if supervised_keys_problem((inputs, keys[1]), features) is not None:
-        return None
-    return (inputs, keys[1])
 
 
 def _filename(url: str, registered: Any) -> str:
@@ -124,13 +53,14 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
     module docstring). ChecksumError for a URL TFDS registers no checksum for (unless
     `config` registers checksums); a download's failure as catalog's download layer says."""
     builder = load_builder(name)
-    spec = _declared(builder, name)  # features that map: checked before anything is fetched
+    spec = declared_of(builder, name)  # features that map: checked before anything is fetched
     where = str(name)
     url_infos = dict(builder.url_infos or {})
     cached: dict[Path, CachedFile] = {}
     with contextlib.ExitStack() as stack:
         manager = stack.enter_context(DownloadManager(config))
         measuring: list[DownloadManager] = []  # for checksums files TFDS registers none for
+        measured: list[str] = []  # URLs fetched without TFDS's checksum to verify them
 
         def fetch(url: str) -> Path:
             registered = dl.url_infos.get(url) or url_infos.get(url)  # as TFDS: file last
@@ -144,12 +74,15 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
             size = sha256 = None
             if registered is not None and not config.register_checksums:
                 size, sha256 = int(registered.size), str(registered.checksum)
+            else:
+                measured.append(url)
             resource = Resource((url,), size, sha256, _filename(url, registered))
             file = manager.download_all({"file": resource})["file"]
             cached[file.path] = file
             return file.path
 
         def _measured(url: str) -> Path:
+            measured.append(url)
             if not measuring:
                 measuring_config = dataclasses.replace(config, register_checksums=True)
                 measuring.append(stack.enter_context(DownloadManager(measuring_config)))
@@ -166,15 +99,18 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
                 return extract(path, manager.download_dir / "extracted")
             return manager.extract(file)
 
-        dl = TFDSDownloads(where, fetch, unpack, manager.manual_dir)
+        instructions = getattr(builder, "MANUAL_DOWNLOAD_INSTRUCTIONS", None) or ""
+        dl = TFDSDownloads(where, fetch, unpack, manager.manual_dir, instructions)
         generators = split_generators(builder, dl, where)
-        spec = _declared(builder, name)  # what _split_generators found (class names)
+        spec = declared_of(builder, name)  # what _split_generators found (class names)
         unlabeled: set[str] = set()
         counts = {
             split: _count(start(), where, split, spec.features, unlabeled)
             for split, start in generators.items()
         }
-        spec = _declared(builder, name)  # and what the generators found (deep_weeds' names)
+        spec = declared_of(builder, name)  # and what the generators found (deep_weeds' names)
+        if not measured and not getattr(builder, "MANUAL_DOWNLOAD_INSTRUCTIONS", None):
+            _check_recorded(builder, counts, where)  # the real files: TFDS's sizes hold
     files = {download_name(url): FileRef(download_name(url)) for url in dl.fetched}
     extracted = {
         download_name(url): FileRef(download_name(url), ".")
@@ -195,6 +131,8 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
         "extracted": extracted,
         "feature_names": sorted(spec.features),
     }
+    if dl.manual is not None:  # the units' generators read it again
+        options["manual_dir"] = str(dl.manual)
     audio = _feature_paths(builder.info.features, "Audio")
     if audio:
         options["audio_features"] = audio
@@ -207,6 +145,27 @@ def tfds_spec(name: TFDSName, config: DownloadConfig) -> BuilderSpec:
     }
     features = _allow_unlabeled(spec.features, unlabeled) if unlabeled else spec.features
     return spec.replace(features=features, downloads=downloads, splits=splits)
+
+
+def _check_recorded(builder: Any, counts: dict[str, int], where: str) -> None:
+    """SourceFormatError when a split's count differs from the size TFDS records for it
+    (``builder.info.splits``, where TFDS has one: its dataset_info, which tensorflow-datasets
+    4.9.10 reads from a TFDS data dir but no longer fetches from its bucket). Called only when
+    every file was verified against TFDS's registered checksums: from other files (a test's,
+    ``--register-checksums``, a manual dir) other counts are right."""
+    try:
+        recorded = {str(k): int(v.num_examples) for k, v in builder.info.splits.items()}
+    except (AttributeError, TypeError, ValueError):  # no split info of TFDS's
+        return
+    for split, count in counts.items():
+        wanted = recorded.get(split)
+        if wanted and wanted != count:
+            raise SourceFormatError(
+                f"{where}: split {split!r}: TFDS's generator yielded {count} examples from "
+                f"files whose checksums are TFDS's, but TFDS records {wanted} for it: the "
+                "builder's code or constants differ from what TFDS measured (patched? another "
+                "tensorflow-datasets version?); nothing was prepared"
+            )
 
 
 def _count(

@@ -177,6 +177,61 @@ def test_files_with_tfds_registered_checksums_are_verified_and_used(
                             download_config=other)  # fmt: skip
 
 
+def _record_splits(monkeypatch: pytest.MonkeyPatch, sizes: dict[str, int]) -> None:
+    """TFDS's DatasetInfo recording `sizes` as its split sizes (what a dataset_info of TFDS's
+    says; tensorflow-datasets 4.9.10 no longer fetches them from its bucket)."""
+    from tensorflow_datasets.core import dataset_info, splits
+
+    recorded = splits.SplitDict(
+        [splits.SplitInfo(name=n, shard_lengths=[c], num_bytes=0) for n, c in sizes.items()]
+    )
+    monkeypatch.setattr(dataset_info.DatasetInfo, "splits", property(lambda self: recorded))
+
+
+@pytest.mark.parametrize("register", [False, True])
+def test_split_sizes_tfds_records_are_checked_only_for_the_real_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, register: bool
+) -> None:
+    """With every file verified against TFDS's registered checksums (here patched to the
+    re-made archive's, as TFDS's tests patch constants) the counts must be the sizes TFDS
+    records: another count is one clear error and nothing is prepared; the same sizes pass.
+    Files measured instead (--register-checksums: not the real ones) are not held to them."""
+    import hashlib
+
+    from tensorflow_datasets.core.download.checksums import UrlInfo
+
+    from catalog.errors import SourceFormatError
+    from catalog.formats.tfds.runtime import builder_class
+
+    archive = imdb_archive()
+    info = UrlInfo(size=len(archive), checksum=hashlib.sha256(archive).hexdigest(),
+                   filename="aclImdb_v1.tar.gz")  # fmt: skip
+    monkeypatch.setattr(builder_class("imdb_reviews"), "url_infos", {IMDB_URL: info})
+    mirror = tmp_path / "mirror"
+    mirror_file(mirror, IMDB_URL, archive)
+
+    def prepare(data: Path) -> object:
+        config = DownloadConfig(
+            download_dir=tmp_path / "dl", mirrors=[str(mirror)], offline=True, progress="none",
+            register_checksums=register,
+        )  # fmt: skip
+        return catalog.data_source("tfds:imdb_reviews", data_dir=data, download_config=config)
+
+    _record_splits(monkeypatch, {"train": 25000, "test": 25000, "unsupervised": 50000})
+    if register:
+        assert len(prepare(tmp_path / "data")["train"]) == 3  # type: ignore[index]
+        return
+    with pytest.raises(SourceFormatError) as error:
+        prepare(tmp_path / "data")
+    assert str(error.value).startswith(
+        "tfds:imdb_reviews: split 'train': TFDS's generator yielded 3 examples from files "
+        "whose checksums are TFDS's, but TFDS records 25000 for it"
+    )
+    assert not (tmp_path / "data" / "tfds.imdb_reviews").exists()
+    _record_splits(monkeypatch, {"train": 3, "test": 2, "unsupervised": 1})
+    assert len(prepare(tmp_path / "data")["test"]) == 2  # type: ignore[index]
+
+
 def test_imdb_reviews_through_the_cli_prepare_info_verify_rm(tmp_path: Path) -> None:
     mirror, data = tmp_path / "mirror", tmp_path / "data"
     mirror_file(mirror, IMDB_URL, imdb_archive())

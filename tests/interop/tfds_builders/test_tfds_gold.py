@@ -143,7 +143,7 @@ def _float32(value: Any) -> Any:
 #: Datasets other tests of this folder prepare from their upstream layout.
 TESTED_ELSEWHERE = {
     "beans", "cifar10", "cifar100", "emnist", "fashion_mnist", "imdb_reviews", "kmnist",
-    "mnist", "rock_paper_scissors", "squad", "tf_flowers",
+    "mnist", "rock_paper_scissors", "samsum", "squad", "tf_flowers",
 }  # fmt: skip
 
 

@@ -106,7 +106,8 @@ def test_list_tfds_gives_every_name_with_a_status_then_answers_from_its_cache(
     assert entries["binary_alpha_digits"] == "untested"
     assert "Apache Beam" in entries["c4"]
     assert "prepared only" in entries["asimov_v2_videos"]  # its _info would read gs://
-    assert entries["imagenet2012"].startswith("not yet: files placed by hand")
+    assert entries["imagenet2012"] == "untested: files placed by hand (--manual-dir)"
+    assert entries["samsum"] == "prepares"  # a manual-dir builder, tests/interop/tfds_builders
 
     def recompute() -> list[builder_index.TFDSEntry]:
         raise AssertionError("the cache was not used")
