@@ -29,6 +29,8 @@ of NumPy values; HF: dicts of Python values).
 pandas and pyarrow hold the whole table in memory (their peak grows with the file); catalog
 reads a batch of rows at a time and writes shards of at most 1 GiB and 2^20 examples: its peak
 stays flat as the file grows. Give two sizes to see both. Medians of ``--runs`` runs.
+Before any timed run, each contender prepares and reads a 1 MB file once, so that its modules
+are compiled (into a temporary ``PYTHONPYCACHEPREFIX``) as an installed package's are.
 """
 
 from __future__ import annotations
@@ -131,10 +133,23 @@ print(opened, first * us, statistics.median(times) * us, statistics.median(singl
 
 READERS = ("catalog", "catalog@base", "hf")
 
+#: Where the children keep compiled modules (set by `main`): an installed package has its
+#: ``.pyc`` files, so no contender should pay for compiling its modules in the timed run
+#: (with ``PYTHONDONTWRITEBYTECODE`` set, catalog's tree was compiled in every run: ~0.5 s).
+PYCACHE: Path | None = None
+
+
+def child_env(tree: Path) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(tree), "HF_DATASETS_OFFLINE": "1"}
+    if PYCACHE is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    return env
+
 
 def read_back(tool: str, source: Path, out: Path, tree: Path) -> tuple[float, ...]:
     """(open s, first batch, batch, ds[i]: CPU us per example) of `tool`'s prepared `out`."""
-    env = {**os.environ, "PYTHONPATH": str(tree), "HF_DATASETS_OFFLINE": "1"}
+    env = child_env(tree)
     done = subprocess.run(
         [sys.executable, "-c", _READ, tool, str(source), str(out)],
         env=env, capture_output=True, text=True, check=True, cwd=out,
@@ -182,7 +197,7 @@ def warm(path: Path) -> None:
 def run(code: str, source: Path, out: Path, tree: Path = ROOT) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (user + system, every thread) and peak RSS (bytes) of `code`
     in a fresh process. On a shared machine the CPU seconds are the steadier measure."""
-    env = {**os.environ, "PYTHONPATH": str(tree), "HF_DATASETS_OFFLINE": "1"}
+    env = child_env(tree)
     start = time.perf_counter()
     command = [sys.executable, "-c", code, str(source), str(out)]
     # cwd: not this tree (``-c`` puts the working dir first on sys.path)
@@ -193,6 +208,26 @@ def run(code: str, source: Path, out: Path, tree: Path = ROOT) -> tuple[float, f
     if process.returncode != 0:
         raise SystemExit(f"{code!r} failed on {source} (exit {process.returncode})")
     return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+
+
+def warm_up(root: Path, tools: list[str], base: Path | None) -> None:
+    """Each contender prepares and reads a small CSV and Parquet file once, untimed: the
+    modules it imports are compiled into `PYCACHE`, as an installed package's are."""
+    folder = root / "warm-up"
+    folder.mkdir()
+    subprocess.run(
+        [sys.executable, __file__, "--make", str(folder), "1"], check=True, capture_output=True
+    )
+    for source in (folder / "table1.csv", folder / "table1.parquet"):
+        for tool in tools:
+            tree = base if tool == "catalog@base" and base is not None else ROOT
+            out = folder / f"out-{tool}"
+            out.mkdir()
+            run(CONTENDERS[tool], source, out, tree)
+            if tool in READERS:
+                read_back(tool, source, out, tree)
+            subprocess.run(["rm", "-rf", str(out)], check=True)
+    subprocess.run(["rm", "-rf", str(folder)], check=True)
 
 
 def main() -> None:
@@ -210,8 +245,11 @@ def main() -> None:
         print(make_files(Path(args.make[0]), int(args.make[1]))[2])
         return
     tools = [t for t in CONTENDERS if t in args.tools and (t != "catalog@base" or args.base)]
+    global PYCACHE
     with tempfile.TemporaryDirectory(prefix="bench_tables") as tmp:
         root = Path(tmp)
+        PYCACHE = root / "pycache"
+        warm_up(root, tools, args.base)
         print(
             f"{'file':<16}{'rows':>10}  {'tool':<13}{'wall s':>7}{'CPU s':>7}{'x hf':>6}"
             f"{'disk':>9}{'peak RSS':>9} | {'open s':>6}{'1st batch':>10}{'batch':>7}"

@@ -116,6 +116,9 @@ class HashingReader:
                 _SEEN.clear()
             _SEEN[(str(self._path.resolve()), now)] = (digest.size, digest.sha256)
 
+    def fileno(self) -> int:
+        return self._file.fileno()
+
     def close(self) -> None:
         self._file.close()
 

@@ -27,7 +27,7 @@ from typing import Any
 from array_record.python.array_record_module import ArrayRecordWriter
 
 from catalog import errors
-from catalog._util.hashing import sha256_file
+from catalog._util.hashing import Digest
 from catalog._util.units import format_size
 from catalog.download.watch import Watched, check_unchanged
 from catalog.errors import CatalogError, FeatureError, SourceFormatError, StorageError
@@ -286,8 +286,9 @@ def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
                 f"expects {task.spec.splits[unit.split].num_examples} ({unit.describe()})"
             )
         check_unchanged(task.reads, unit.describe())  # what was read is what was hashed
-        shard = ShardInfo(unit.file, count, partial.stat().st_size, sha256_file(partial))
-        task.shards.put(partial, shard)
+        digest = Digest.of_file(partial)
+        shard = ShardInfo(unit.file, count, digest.size, digest.sha256)
+        task.shards.put(partial, shard, digest.stamp)  # the stamp spares the sink a re-hash
         if elsewhere:
             return Outcome(unit, shard)
         record = _record_path(work, unit.file)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catalog._util.hashing import Stamp
 from catalog.errors import CatalogError, NotPreparedError, SpecError, StorageError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
 from catalog.storage import bucket_publish
@@ -244,8 +245,9 @@ class BucketSink:
 
     generation: RemoteDir
 
-    def put(self, written: Path, shard: ShardInfo) -> None:
-        """Upload the finished shard, then drop the local copy: scratch stays small."""
+    def put(self, written: Path, shard: ShardInfo, stamp: Stamp | None = None) -> None:
+        """Upload the finished shard, then drop the local copy: scratch stays small (the
+        bucket's publish checks every shard's sha256: `stamp` is not needed)."""
         bucket_publish.put_shard(str(written), self.generation, shard)
         written.unlink(missing_ok=True)
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from catalog._util.hashing import Stamp
 from catalog.errors import StorageError
 from catalog.info.dataset_info import DatasetInfo, ShardInfo
 from catalog.storage.environment import DATA_DIR_ENV
@@ -131,15 +132,17 @@ class ShardSink(Protocol):
     uploaded into one by one (`bucket_store.BucketSink`). Picklable: it travels with each work
     unit to worker processes and Beam workers, which write through it.
 
-    `put` stores a finished shard (written in local scratch space); `finished` is the shard
-    stored whole under `file`, given the prepare's own record of it (None: no record; a bucket
-    answers from the stored object, so a worker on another machine needs none); `stored` is
-    `finished` of many files at once (one listing of a bucket); `check` finds what is wrong with
-    a stored shard before it is published (None when the store checks on publish);
-    `scratch_bytes` is the local space the shards of a plan need at once, given their sizes
+    `put` stores a finished shard (written in local scratch space; `stamp` is the
+    `catalog._util.hashing.file_stamp` of that file when its sha256 was taken, or None);
+    `finished` is the shard stored whole under `file`, given the prepare's own record of it
+    (None: no record; a bucket answers from the stored object, so a worker on another machine
+    needs none); `stored` is `finished` of many files at once (one listing of a bucket);
+    `check` finds what is wrong with a stored shard before it is published (None when the store
+    checks on publish); `scratch_bytes` is the local space the shards of a plan need at once,
+    given their sizes
     and how many are written at a time."""
 
-    def put(self, written: Path, shard: ShardInfo) -> None: ...
+    def put(self, written: Path, shard: ShardInfo, stamp: Stamp | None = None) -> None: ...
     def finished(self, file: str, record: ShardInfo | None) -> ShardInfo | None: ...
     def stored(self, records: Mapping[str, ShardInfo | None]) -> dict[str, ShardInfo]: ...
     def check(self, shard: ShardInfo) -> str | None: ...

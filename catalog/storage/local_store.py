@@ -9,11 +9,11 @@ import json
 import os
 import shutil
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from catalog._util.hashing import sha256_file
+from catalog._util.hashing import Stamp, file_stamp, sha256_file
 from catalog.errors import NotPreparedError, StorageError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo, ShardInfo
 from catalog.storage.data_dir import (
@@ -38,6 +38,9 @@ from catalog.storage.shards import shard_error
 __all__ = ["LocalPublisher", "LocalShards", "LocalStore"]
 
 _HOW = f"--data-dir or ${DATA_DIR_ENV}"
+#: Where `LocalSink` remembers the stamps of the shards it was given, in the prepare's
+#: bookkeeping folder of the work dir (removed before the work dir is published).
+_STAMPS = Path(".work") / "shard-stamps"
 #: Folders of a data dir that hold no datasets (never walked when listing them).
 _NOT_DATASETS = frozenset({"downloads", "tfrecord-index"})
 
@@ -331,8 +334,18 @@ class LocalSink:
 
     work: str
 
-    def put(self, written: Path, shard: ShardInfo) -> None:
-        written.replace(Path(self.work) / shard.file)
+    def put(self, written: Path, shard: ShardInfo, stamp: Stamp | None = None) -> None:
+        """Move the shard into the work dir; when `written` is still the file that was
+        hashed (its `stamp`), remember the moved file's stamp with its size and sha256, so
+        that `check` need not hash it again while it stays unwritten."""
+        path = Path(self.work) / shard.file
+        hashed = stamp is not None and file_stamp(written.stat()) == stamp
+        written.replace(path)
+        if hashed:
+            remembered = self._stamp_path(shard.file)
+            remembered.parent.mkdir(parents=True, exist_ok=True)
+            seen = {"stamp": list(file_stamp(path.stat())), "shard": asdict(shard)}
+            remembered.write_text(json.dumps(seen), "utf-8")
 
     def finished(self, file: str, record: ShardInfo | None) -> ShardInfo | None:
         """The record's shard when its file is in the work dir at its recorded size."""
@@ -357,8 +370,11 @@ class LocalSink:
         path = Path(self.work) / shard.file
         if not path.is_file():
             return f"{path} is missing"
-        if path.stat().st_size != shard.num_bytes:
-            return f"{path} is {path.stat().st_size} bytes, its unit record says {shard.num_bytes}"
+        st = path.stat()
+        if st.st_size != shard.num_bytes:
+            return f"{path} is {st.st_size} bytes, its unit record says {shard.num_bytes}"
+        if self._unwritten_since_hashed(shard, file_stamp(st)):
+            return None  # not written since its unit hashed it: that sha256 holds
         digest = sha256_file(path)
         if digest != shard.sha256:
             return f"{path} has sha256 {digest}, its unit record says {shard.sha256}"
@@ -366,3 +382,15 @@ class LocalSink:
 
     def scratch_bytes(self, sizes: list[int], at_once: int) -> int:
         return sum(sizes)  # every shard stays in the work dir
+
+    def _stamp_path(self, file: str) -> Path:
+        return Path(self.work) / _STAMPS / f"{file}.json"
+
+    def _unwritten_since_hashed(self, shard: ShardInfo, now: Stamp) -> bool:
+        """Whether `put` saw the shard's file hashed as `shard` says and it has the same
+        stamp now (device, inode, size, mtime, ctime: any write or replacement changes it)."""
+        try:
+            seen = json.loads(self._stamp_path(shard.file).read_text("utf-8"))
+            return bool(tuple(seen["stamp"]) == now and seen["shard"] == asdict(shard))
+        except (OSError, ValueError, KeyError, TypeError):
+            return False

@@ -6,12 +6,15 @@ what the row reader and adding fields one by one give."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from catalog.api.files import files_builder
+from catalog.formats.tables import csv_check
 from catalog.formats.tables.csv_batches import Checked
 
 SETTINGS = settings(
@@ -127,3 +130,87 @@ def test_texts_a_cast_takes_but_int_and_float_refuse_go_to_the_row_reader(tmp_pa
     assert error[0] != "ok" and "t.csv:3:" in error[1] and "0x10" in error[1]
     assert _outcome(lambda: _batch_records("delimited", bad, 0, 9)) == error
     assert FORMATS["delimited"].batches is not None
+
+
+def _read_whole(checked: Checked) -> bytes:
+    out = b""
+    while data := checked.read(7):  # small reads: many blocks, as pyarrow asks
+        out += data
+    checked.close()
+    return out
+
+
+def _checked_bytes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the blocks `Checked` checks from now on."""
+    sizes: list[int] = []
+    real = csv_check.Checked._check
+
+    def counting(self: Checked, data: bytes) -> None:
+        sizes.append(len(data))
+        real(self, data)
+
+    monkeypatch.setattr(csv_check.Checked, "_check", counting)
+    return sizes
+
+
+def test_a_file_checked_whole_is_not_checked_again_until_it_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The type scan and the prepare read the same file: its bytes are checked once, and
+    again once the file is written (even with its size and mtime set back)."""
+    sizes = _checked_bytes(monkeypatch)
+    path = tmp_path / "t.csv"
+    text = b'a,b\n1,"x\ny"\n2,3\n'
+    path.write_bytes(text)
+    first = Checked(path, ",")
+    assert not first.known and _read_whole(first) == text
+    assert (first.irregular, first.multiline) == (False, True)
+    assert sum(sizes) == len(text)
+    second = Checked(path, ",")
+    assert second.known and second.multiline and not second.irregular
+    assert _read_whole(second) == text
+    assert sum(sizes) == len(text)  # not checked again
+    other = Checked(path, ";")  # another dialect: other findings
+    other.close()
+    assert not other.known
+    st = path.stat()
+    path.write_bytes(b'a,b\n1,"x"y\n2,3\n')  # text after a closing quote: irregular
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    third = Checked(path, ",")
+    assert not third.known
+    _read_whole(third)
+    assert third.irregular
+
+
+def test_a_file_read_in_part_or_irregular_is_checked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"a,b\n" + b"1,2\n" * 100)
+    part = Checked(path, ",")
+    part.read(10)
+    part.close()
+    again = Checked(path, ",")
+    again.close()
+    assert not again.known
+    path.write_bytes(b'a,b\n1,2"\n')  # a quote inside an unquoted field
+    bad = Checked(path, ",")
+    _read_whole(bad)
+    assert bad.irregular
+    again = Checked(path, ",")
+    again.close()
+    assert not again.known
+
+
+def test_a_csv_prepare_checks_the_bytes_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sizes = _checked_bytes(monkeypatch)
+    path = tmp_path / "table.csv"
+    rows = "".join(f"{i},{'ab'[i % 2]},n{i}\n" for i in range(3000))
+    path.write_text("x,label,note\n" + rows)  # large enough for the scan's bulk path
+    b = files_builder(path, "table", data_dir=tmp_path / "data")
+    b.download_and_prepare()
+    assert sum(sizes) == path.stat().st_size  # by the type scan; the prepare took its finding
+    ds = b.as_data_source("train")
+    assert len(ds) == 3000 and int(ds[2999]["x"]) == 2999

@@ -127,3 +127,29 @@ def test_a_parquet_file_prepares_without_importing_pandas(tmp_path: Path) -> Non
         capture_output=True, text=True, check=True, cwd=tmp_path, timeout=120,
     )  # fmt: skip
     assert done.stdout.strip().splitlines()[-1] == "False", done.stdout + done.stderr
+
+
+def test_a_csv_scans_and_prepares_without_importing_pandas(tmp_path: Path) -> None:
+    """The type scan and the prepare of a CSV make their pyarrow arrays and masks from
+    buffers (`table_batches.arrow_array`): ``pa.array`` and ``pa.scalar`` import pandas."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.csv"
+    lines = ["n,x,flag,code,big,label,text"] + [
+        f"{i if i % 50 else ''},{i / 7:.4f},{'true' if i % 3 else 'false'},"
+        f"{i % 90:03d},{i * 10**6},{'ab'[i % 2]},{'NA' if i < 3 else f'row {i}'}"
+        for i in range(3000)
+    ]
+    path.write_text("\n".join(lines) + "\n")  # missing values, zero-padded codes, NA texts
+    code = (
+        "import sys, catalog; "
+        "catalog.prepare_files(sys.argv[1], 'no_pandas', data_dir=sys.argv[2], "
+        "label='label', fill={'n': '-1'}); "
+        "print('pandas' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path), str(tmp_path / "data")],
+        capture_output=True, text=True, check=True, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "False", done.stdout + done.stderr

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from array_record.python.array_record_module import ArrayRecordReader
+from array_record.python.array_record_module import ArrayRecordReader, ArrayRecordWriter
 
 import catalog
 from catalog.api.files import files_builder
@@ -27,7 +27,7 @@ from catalog.prepare import shard_plan
 from catalog.read.mapped_shard import map_shard
 from catalog.read.shard_layout import chunk_index
 from catalog.storage import remote
-from catalog.storage.shards import group_size
+from catalog.storage.shards import group_size, writer_options
 
 from s3server import S3Server
 
@@ -251,3 +251,22 @@ def test_the_plan_keeps_its_writer_options_for_a_resumed_prepare() -> None:
     assert shard_plan.Plan.from_json(old).writer_options == "group_size:1,uncompressed"
     with pytest.raises(ValueError, match="writer_options"):
         shard_plan.Plan.from_json({**old, "writer_options": 16})
+
+
+def test_small_records_are_written_in_one_thread_to_the_same_bytes(tmp_path: Path) -> None:
+    """``max_parallelism:1`` saves the writer's thread pool, never changes the file: reads
+    and older copies are unaffected."""
+    options = writer_options(20)
+    assert options.split(",") == ["group_size:32", "uncompressed", "max_parallelism:1"]
+    records = [f"{i},{i * 0.25},{NAMES[i % 7]}".encode() for i in range(COUNT)]
+    written = []
+    for name, given in (("one", options), ("pool", options.replace(",max_parallelism:1", ""))):
+        writer = ArrayRecordWriter(str(tmp_path / name), given)
+        for record in records:
+            writer.write(record)
+        writer.close()
+        written.append((tmp_path / name).read_bytes())
+    assert written[0] == written[1]
+    reader = ArrayRecordReader(str(tmp_path / "one"))
+    assert reader.read(list(range(COUNT))) == records
+    reader.close()

@@ -13,7 +13,7 @@ the speed, never the outcome.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,8 @@ from catalog.formats.resume import Cursor, Resumed
 __all__ = [
     "BATCH_ROWS",
     "Refused",
+    "arrow_array",
+    "arrow_scalar",
     "from_strings",
     "from_typed",
     "numpy_values",
@@ -99,6 +101,42 @@ def string_offsets(array: Any) -> np.ndarray[Any, Any]:
     return result
 
 
+def arrow_array(values: np.ndarray[Any, Any] | Sequence[str]) -> Any:
+    """A NumPy array of booleans or numbers (a mask, positions), or texts, as a pyarrow array
+    made from buffers: ``pa.array`` imports pandas (about half a second and 50 MB, once per
+    process) to check whether it was given pandas' objects.
+
+    >>> arrow_array(np.array([True, False, True])).to_pylist(), arrow_array(np.arange(2)).type
+    ([True, False, True], DataType(int64))
+    >>> arrow_array(["true", "", "é"]).to_pylist()
+    ['true', '', 'é']
+    """
+    import pyarrow as pa
+
+    if not isinstance(values, np.ndarray):
+        data = [text.encode() for text in values]
+        offsets = np.zeros(len(data) + 1, np.int32)
+        np.cumsum([len(d) for d in data], out=offsets[1:])
+        buffers = [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+        return pa.Array.from_buffers(pa.string(), len(data), buffers)
+    if values.dtype == np.bool_:
+        bits = np.packbits(values, bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+    numbers = np.ascontiguousarray(values)
+    kind = pa.from_numpy_dtype(numbers.dtype)
+    return pa.Array.from_buffers(kind, len(numbers), [None, pa.py_buffer(numbers)])
+
+
+def arrow_scalar(value: str | float | bool, kind: Any) -> Any:
+    """``pa.scalar(value, kind)`` without importing pandas (see `arrow_array`).
+
+    >>> arrow_scalar(-1, __import__("pyarrow").int32()), arrow_scalar("a", "string")
+    (<pyarrow.Int32Scalar: -1>, <pyarrow.StringScalar: 'a'>)
+    """
+    one = arrow_array([value]) if isinstance(value, str) else arrow_array(np.array([value]))
+    return one.cast(kind)[0]
+
+
 #: pyarrow's names of the float types that are not NumPy's.
 _FLOATS = {"halffloat": "float16", "float": "float32", "double": "float64"}
 
@@ -152,7 +190,7 @@ def _all_present(array: Any, missing: frozenset[str]) -> bool:
 
     if missing == _EMPTY and pa.types.is_string(array.type) and not array.null_count:
         return not len(array) or bool(np.diff(string_offsets(array)).min() > 0)
-    return not pc.any(pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))).as_py()
+    return not pc.any(pc.is_in(array, value_set=arrow_array(sorted(missing)))).as_py()
 
 
 def _numbers(array: Any, feature: Scalar) -> np.ndarray[Any, Any]:
@@ -193,13 +231,13 @@ def from_strings(
     if missing and not _all_present(array, missing):
         if fill is None:
             raise Refused
-        absent = pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))
-        array = pc.if_else(absent, pa.scalar(fill, pa.string()), array)
+        absent = pc.is_in(array, value_set=arrow_array(sorted(missing)))
+        array = pc.if_else(absent, arrow_scalar(fill, pa.string()), array)
     if replace:
         keys = list(replace)
-        at = pc.index_in(array, value_set=pa.array(keys, pa.string()))
+        at = pc.index_in(array, value_set=arrow_array(keys))
         if at.null_count < len(at):
-            replaced = pc.take(pa.array([replace[k] for k in keys], pa.string()), at)
+            replaced = pc.take(arrow_array([replace[k] for k in keys]), at)
             array = pc.if_else(pc.is_null(at), array, replaced)
     if isinstance(feature, Text):
         return text_column(array)
@@ -211,9 +249,9 @@ def from_strings(
     try:
         if kind == "b":
             lower = pc.ascii_lower(array)
-            if not pc.all(pc.is_in(lower, value_set=pa.array(_BOOLS))).as_py():
+            if not pc.all(pc.is_in(lower, value_set=arrow_array(_BOOLS))).as_py():
                 raise Refused
-            words = pc.is_in(lower, value_set=pa.array(["true", "1"]))
+            words = pc.is_in(lower, value_set=arrow_array(["true", "1"]))
             return numpy_values(words).astype(np.bool_)
         if kind in "iu":  # pyarrow also casts what int() refuses (0x10): digits only
             if not (pa.types.is_string(array.type) and only_bytes(array, _DIGITS)):
@@ -237,9 +275,11 @@ def _class_indices(array: Any, feature: ClassLabel) -> np.ndarray[Any, Any]:
 
     if not feature.has_names:
         raise Refused
-    index = pc.index_in(array, value_set=pa.array(feature.names, pa.string()))
+    index = pc.index_in(array, value_set=arrow_array(feature.names))
     if feature.allow_unlabeled:
-        index = pc.if_else(pc.equal(array, "-1"), pa.scalar(-1, index.type), index)
+        index = pc.if_else(
+            pc.equal(array, arrow_scalar("-1", pa.string())), arrow_scalar(-1, index.type), index
+        )
     if index.null_count:
         raise Refused
     indices: np.ndarray[Any, Any] = numpy_values(index).astype(np.int64)
@@ -273,13 +313,13 @@ def _from_typed(array: Any, feature: Feature, fill: Any) -> Any:
         except FeatureError:  # the row reader names what is wrong
             raise Refused from None
         if isinstance(feature, Text):
-            array = pc.fill_null(array, pa.scalar(fill, array.type))
+            array = pc.fill_null(array, arrow_scalar(fill, array.type))
         else:
             nulls = numpy_values(array.is_null())
             zero: Any = False if pa.types.is_boolean(array.type) else 0
             if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
                 zero = feature.names[0] if isinstance(feature, ClassLabel) and feature.names else ""
-            array = pc.fill_null(array, pa.scalar(zero, array.type))
+            array = pc.fill_null(array, arrow_scalar(zero, array.type))
     values = _typed(array, feature)
     if nulls is not None:
         if isinstance(feature, ClassLabel):
@@ -302,7 +342,7 @@ def _typed(array: Any, feature: Feature) -> Any:
     if isinstance(feature, ClassLabel):
         if not text or not feature.has_names:
             raise Refused
-        index = pc.index_in(array, value_set=pa.array(feature.names, pa.string()))
+        index = pc.index_in(array, value_set=arrow_array(feature.names))
         if index.null_count:
             raise Refused
         return numpy_values(index).astype(np.int64)

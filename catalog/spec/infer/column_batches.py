@@ -15,7 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from catalog.formats.tables.table_batches import numpy_values, only_bytes, string_offsets
+from catalog.formats.tables.table_batches import (
+    arrow_array,
+    arrow_scalar,
+    numpy_values,
+    only_bytes,
+    string_offsets,
+)
 from catalog.spec.infer.column_types import (
     EMPTY,
     PANDAS_MISSING,
@@ -46,16 +52,16 @@ def add_batch(
     if missing == EMPTY and plain:
         absent = np.diff(string_offsets(array)) == 0
     elif missing == EMPTY:
-        absent = numpy_values(pc.equal(array, ""))
+        absent = numpy_values(pc.equal(array, arrow_scalar("", array.type)))
     else:
-        absent = pc.is_in(array, value_set=pa.array(sorted(missing), pa.string()))
+        absent = pc.is_in(array, value_set=arrow_array(sorted(missing)))
         absent = numpy_values(absent)
     count = int(absent.sum())
     if count:
         if column.first_missing is None:
             column.first_missing = first_line + int(np.argmax(absent))
         column.missing += count
-    present = array.filter(pa.array(~absent)) if count else array
+    present = array.filter(arrow_array(~absent)) if count else array
     rows = np.flatnonzero(~absent) if count else None
     column.values += len(present)
     if column.distinct is not None and len(present):
@@ -75,7 +81,7 @@ def add_batch(
         where = np.flatnonzero(~_fits(present, column.kind))
         if not len(where):
             return
-        present = present.take(pa.array(where))
+        present = present.take(arrow_array(where))
 
     def line(at: int) -> int:  # of field `at` of `present`
         at = at if where is None else int(where[at])
@@ -84,7 +90,7 @@ def add_batch(
     kinds = _kinds(present)
     text = kinds == _KINDS.index("text")
     if text.any():
-        _saw_texts(column, present.filter(pa.array(text)), np.flatnonzero(text), line)
+        _saw_texts(column, present.filter(arrow_array(text)), np.flatnonzero(text), line)
     if column.kind == "text":
         return
     for code in sorted(set(np.unique(kinds).tolist()), key=lambda c: int(np.argmax(kinds == c))):
@@ -109,7 +115,7 @@ def _zero_padded(column: TextColumn, present: Any, rows: Any, first_line: int) -
         where = np.flatnonzero(numpy_values(zero))
     if not len(where):
         return
-    padded = pc.match_substring_regex(present.take(pa.array(where)), f"^{ZERO_PADDED.pattern}")
+    padded = pc.match_substring_regex(present.take(arrow_array(where)), f"^{ZERO_PADDED.pattern}")
     padded_ = numpy_values(padded)
     if padded_.any():
         at = int(where[int(np.argmax(padded_))])
@@ -121,10 +127,9 @@ def _saw_texts(column: TextColumn, texts: Any, at: np.ndarray[Any, Any], line: A
     """`TextColumn.saw_text` of each of `texts` (fields of kind text, at positions `at` of
     the batch, whose lines `line` gives) up to the first that is not missing-like, as one by
     one: after it nothing more is remembered."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
-    like = pc.is_in(texts, value_set=pa.array(sorted(PANDAS_MISSING), pa.string()))
+    like = pc.is_in(texts, value_set=arrow_array(sorted(PANDAS_MISSING)))
     like_ = numpy_values(like)
     stop = len(like_) if like_.all() else int(np.argmin(like_))  # the first real text
     column.real_text = stop < len(like_)
@@ -134,7 +139,8 @@ def _saw_texts(column: TextColumn, texts: Any, at: np.ndarray[Any, Any], line: A
     found = texts.slice(0, stop)
     for token in pc.unique(found).to_pylist():
         if token not in column.na_texts:
-            column.na_texts[token] = line(int(at[pc.index(found, token).as_py()]))
+            first = np.argmax(numpy_values(pc.is_in(found, value_set=arrow_array([token]))))
+            column.na_texts[token] = line(int(at[int(first)]))
 
 
 def _fits(texts: Any, kind: str) -> np.ndarray[Any, Any]:
@@ -147,15 +153,15 @@ def _fits(texts: Any, kind: str) -> np.ndarray[Any, Any]:
     if kind in _CAST and _cast_fits(texts, kind):
         return np.ones(len(texts), bool)
     if kind == "bool":
-        lower = pc.is_in(pc.ascii_lower(texts), value_set=pa.array(["true", "false"]))
+        lower = pc.is_in(pc.ascii_lower(texts), value_set=arrow_array(["true", "false"]))
         result: np.ndarray[Any, Any] = numpy_values(lower)
         return result
     integer: np.ndarray[Any, Any] = numpy_values(pc.match_substring_regex(texts, _INT))
     fits = integer.copy()
     if integer.any():  # an integer past int64 is text (as `_kinds` finds it)
-        digits = texts.filter(pa.array(integer))
+        digits = texts.filter(arrow_array(integer))
         try:
-            if pc.any(pc.greater(pc.utf8_length(digits), 20)).as_py():
+            if bool((numpy_values(pc.utf8_length(digits)) > 20).any()):
                 raise pa.ArrowInvalid("longer than any int64")
             pc.cast(pc.replace_substring_regex(digits, r"^\+", ""), pa.int64())  # "+5" too
         except pa.ArrowInvalid:
@@ -210,15 +216,15 @@ def _kinds(texts: Any) -> np.ndarray[Any, Any]:
         plain
         & ~integer
         & ~floating
-        & numpy_values(pc.is_in(pc.ascii_lower(texts), value_set=pa.array(["true", "false"])))
+        & numpy_values(pc.is_in(pc.ascii_lower(texts), value_set=arrow_array(["true", "false"])))
     )
     kinds[floating] = _KINDS.index("float64")
     kinds[boolean] = _KINDS.index("bool")
     if integer.any():
         where = np.flatnonzero(integer)
-        digits = texts.filter(pa.array(integer))
+        digits = texts.filter(arrow_array(integer))
         try:
-            if pc.any(pc.greater(pc.utf8_length(digits), 20)).as_py():
+            if bool((numpy_values(pc.utf8_length(digits)) > 20).any()):
                 raise pa.ArrowInvalid("longer than any int64")
             pc.cast(pc.replace_substring_regex(digits, r"^\+", ""), pa.int64())  # "+5" too
             kinds[where] = _KINDS.index("int64")
@@ -227,6 +233,8 @@ def _kinds(texts: Any) -> np.ndarray[Any, Any]:
                 kinds[i] = _KINDS.index(kind_of_text(text))
     others = np.flatnonzero(~plain)
     if len(others):
-        for i, text in zip(others.tolist(), texts.take(pa.array(others)).to_pylist(), strict=True):
+        for i, text in zip(
+            others.tolist(), texts.take(arrow_array(others)).to_pylist(), strict=True
+        ):
             kinds[i] = _KINDS.index(kind_of_text(text))
     return kinds
