@@ -132,7 +132,9 @@ def load_builder(name: TFDSName) -> Any:
         raise SourceFormatError(
             f"{name}: TFDS serves this dataset prepared only (its builder has no generator "
             "code of its own, or reads TFDS's prepared copy from gs://); catalog cannot make it "
-            "from source files: open a TFDS directory of it instead (catalog.data_source(PATH))"
+            "from source files: import a TFDS directory of it instead ('catalog import PATH', "
+            "or the URL TFDS serves it at, e.g. 'catalog import gs://tfds-data/datasets/"
+            f"{name.name}/VERSION')"
         )
     configs = [c.name for c in getattr(cls, "BUILDER_CONFIGS", ()) or ()]
     if name.config is not None and name.config not in configs:

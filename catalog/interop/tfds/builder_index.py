@@ -4,7 +4,9 @@
 Each name gets a `status`:
 
 - ``prepares``: tested here (``tests/interop/tfds_builders``) from files in its upstream layout
-  (most against TFDS + TensorFlow's own examples from the same files, ``tests/tfds_gold``);
+  (`TESTED`: most against TFDS + TensorFlow's own examples from the same files,
+  ``tests/tfds_gold``), or compared with TFDS + TensorFlow's examples from small files made in
+  its layout (`COMPARED`, ``tests/tfds_gold/repo``);
 - ``untested``: its builder loads and its features map to catalog's with no TensorFlow, but no
   test has run its generators yet (most will prepare; a TF call in them is one clear error);
   ``untested: files placed by hand (--manual-dir)`` for a builder reading its manual dir;
@@ -22,6 +24,7 @@ second and never imports TFDS.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.metadata
 import importlib.util
 import inspect
@@ -37,7 +40,7 @@ from catalog._version import __version__
 from catalog.errors import CatalogError, MissingDependencyError, SpecError
 from catalog.spec.index import cache_dir
 
-__all__ = ["TESTED", "TFDSEntry", "tfds_index"]
+__all__ = ["COMPARED", "TESTED", "TFDSEntry", "tfds_index"]
 
 #: The TFDS datasets a test prepares from files in their upstream layout.
 TESTED = frozenset({
@@ -48,6 +51,30 @@ TESTED = frozenset({
     "spoken_digit", "svhn_cropped", "tf_flowers", "tiny_shakespeare", "titanic", "voc",
     "wine_quality",
     "yelp_polarity_reviews",
+})  # fmt: skip
+#: The TFDS datasets catalog has no builder of whose ``tfds:NAME`` gives TFDS + TensorFlow's own
+#: examples from the same files (tests/tfds_gold/repo/STATUS.json, ``equal``; kept in step by
+#: tests/interop/tfds_builders/test_tfds_dummy_gold.py).
+COMPARED = frozenset({
+    "accentdb", "aeslc", "aflw2k3d", "ai2_arc", "amazon_us_reviews", "anli", "answer_equivalence",
+    "arc", "asset", "assin2", "bccd", "billsum", "binary_alpha_digits", "blimp", "bool_q",
+    "cassava", "cherry_blossoms", "cifar10_corrupted", "citrus_leaves", "clinc_oos", "coil100",
+    "conll2002", "conll2003", "coqa", "corr2cause", "cosmos_qa", "crema_d", "criteo", "cycle_gan",
+    "databricks_dolly", "davis", "definite_pronoun_resolution", "diamonds", "div2k", "doc_nli",
+    "domainnet", "drop", "e2e_cleaned", "efron_morris75", "eraser_multi_rc", "esnli",
+    "forest_fires", "gap", "genomics_ood", "german_credit_numeric", "gigaword", "goemotions",
+    "gpt3", "gsm8k", "gtzan", "gtzan_music_speech", "hellaswag", "higgs", "hillstrom", "howell",
+    "imagewang", "kddcup99", "lambada", "lfw", "ljspeech", "lm1b", "malaria", "math_qa", "mctaco",
+    "mlqa", "movie_rationales", "moving_mnist", "mtnt", "multi_news", "multi_nli",
+    "multi_nli_mismatch", "natural_questions_open", "openbookqa", "opinion_abstracts", "opinosis",
+    "para_crawl", "paws_x_wiki", "piqa", "plant_leaves", "plant_village", "pneumonia_mnist",
+    "qasc", "quac", "quality", "quickdraw_bitmap", "real_toxicity_prompts", "reddit",
+    "reddit_tifu", "rock_you", "savee", "scan", "schema_guided_dialogue", "sci_tail", "scicite",
+    "scientific_papers", "sentiment140", "shapes3d", "smartwatch_gestures", "snli", "so2sat",
+    "stanford_online_products", "tatoeba", "trec", "uc_merced", "unified_qa",
+    "unnatural_instructions", "voxceleb", "web_questions", "wiki_table_questions",
+    "wiki_table_text", "wikipedia_toxicity_subtypes", "winogrande", "xnli", "xquad",
+    "xtreme_pawsx", "yes_no"
 })  # fmt: skip
 #: Optional libraries whose presence changes a status.
 _OPTIONAL = (
@@ -75,7 +102,9 @@ def _key() -> dict[str, Any]:
             "(TensorFlow is not needed)"
         ) from None
     found = [m for m in _OPTIONAL if importlib.util.find_spec(m) is not None]
-    return {"tensorflow_datasets": tfds, "catalog": __version__, "optional": found}
+    tested = hashlib.sha256(" ".join(sorted(TESTED | COMPARED)).encode()).hexdigest()[:16]
+    return {"tensorflow_datasets": tfds, "catalog": __version__, "optional": found,
+            "tested": tested}  # fmt: skip
 
 
 def _cache_file() -> Path | None:
@@ -152,7 +181,7 @@ def _status(cls: Any, name: Any) -> str:
         declared_spec(name)
     except Exception as error:
         return _why(error)
-    if name.name in TESTED:
+    if name.name in TESTED or name.name in COMPARED:
         return "prepares"
     if getattr(cls, "MANUAL_DOWNLOAD_INSTRUCTIONS", None):
         return "untested: files placed by hand (--manual-dir)"

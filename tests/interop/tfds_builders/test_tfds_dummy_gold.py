@@ -141,6 +141,14 @@ def test_status_lists_every_dataset_tried_and_equal_means_compared() -> None:
     assert recorded == compared
 
 
+def test_catalog_list_tfds_says_prepares_exactly_for_the_equal_ones() -> None:
+    """`catalog list --tfds` (builder_index.COMPARED) claims what STATUS.json shows, no more."""
+    from catalog.interop.tfds.builder_index import COMPARED
+
+    equal = {n for n, e in STATUS["datasets"].items() if e["result"] == "equal"}
+    assert equal == COMPARED
+
+
 def test_dummy_downloads_replace_only_what_the_download_manager_returns(tmp_path: Path) -> None:
     """The hook answers download/download_and_extract/extract/manual_dir as TFDS's test case
     does, nested as given; out of its block the download manager fetches again."""
