@@ -19,9 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from tfds_files import SKIP_REASON
+from tfds_files import SKIP_REASON, assert_examples_equal
 
 pytest.importorskip("tensorflow_datasets", reason=SKIP_REASON)
 
@@ -58,14 +57,6 @@ LEAKS_FILES = {
 #: float32; catalog keeps float64 (as test_tfds_gold.py's FLOAT64_ROUNDED): compared with both
 #: sides' floats rounded to float32.
 FLOAT64_ROUNDED = {"smartwatch_gestures"}
-
-
-def _float32(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _float32(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_float32(v) for v in value]
-    return float(np.float32(value)) if isinstance(value, float) else value
 
 
 def _cases() -> list[Any]:
@@ -120,12 +111,7 @@ def test_tfds_route_gives_tfds_examples_from_dummy_files(gold: Path, tmp_path: P
     if spec.get("splits"):
         assert {split: len(e) for split, e in got.items()} == spec["splits"]
     wanted = expected["splits"]
-    if name in FLOAT64_ROUNDED:
-        wanted = {split: _float32(examples) for split, examples in wanted.items()}
-        got = {split: _float32(examples) for split, examples in got.items()}
-    for split, examples in wanted.items():
-        assert len(got[split]) == len(examples), split
-        assert tool.multiset(got[split]) == tool.multiset(examples), split
+    assert_examples_equal(got, wanted, tool.multiset, float32=name in FLOAT64_ROUNDED)
     assert "tensorflow" not in sys.modules
 
 

@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from tfds_files import SKIP_REASON
+from tfds_files import SKIP_REASON, assert_examples_equal
 
 pytest.importorskip("tensorflow_datasets", reason=SKIP_REASON)
 
@@ -122,22 +121,8 @@ def test_tfds_route_gives_tfds_examples(
     if name in SPLITS_TOGETHER:
         wanted = {"all": [e for split in sorted(wanted) for e in wanted[split]]}
         got = {"all": [e for split in sorted(got) for e in got[split]]}
-    if name in FLOAT64_ROUNDED:
-        wanted = {split: _float32(examples) for split, examples in wanted.items()}
-        got = {split: _float32(examples) for split, examples in got.items()}
-    for split, examples in wanted.items():
-        assert len(got[split]) == len(examples), split
-        assert tool.multiset(got[split]) == tool.multiset(examples), split
+    assert_examples_equal(got, wanted, tool.multiset, float32=name in FLOAT64_ROUNDED)
     assert "tensorflow" not in sys.modules
-
-
-def _float32(value: Any) -> Any:
-    """`value` with every float rounded to float32 (see `FLOAT64_ROUNDED`)."""
-    if isinstance(value, dict):
-        return {k: _float32(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_float32(v) for v in value]
-    return float(np.float32(value)) if isinstance(value, float) else value
 
 
 #: Datasets other tests of this folder prepare from their upstream layout.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -110,3 +111,25 @@ def tar_gz(files: dict[str, bytes]) -> bytes:
             member.size = len(data)
             tar.addfile(member, io.BytesIO(data))
     return buffer.getvalue()
+
+
+def assert_examples_equal(
+    got: dict[str, list[Any]], wanted: dict[str, list[Any]], multiset: Any, float32: bool
+) -> None:
+    """Each split's canonical examples (`tools/tfds_equivalence.py`'s form) equal TFDS's as
+    multisets (TFDS shuffles); with `float32`, every float compared rounded to float32, as
+    TFDS stores float64 (tf.train.Example's float_list)."""
+    if float32:
+        wanted = {split: _float32(examples) for split, examples in wanted.items()}
+        got = {split: _float32(examples) for split, examples in got.items()}
+    for split, examples in wanted.items():
+        assert len(got[split]) == len(examples), split
+        assert multiset(got[split]) == multiset(examples), split
+
+
+def _float32(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _float32(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_float32(v) for v in value]
+    return float(np.float32(value)) if isinstance(value, float) else value
