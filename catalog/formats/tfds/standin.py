@@ -54,7 +54,8 @@ def running(name: str) -> Iterator[None]:
     try:
         yield
     finally:
-        _RUNNING.reset(token)
+        with contextlib.suppress(ValueError):  # a generator closed in another context (a
+            _RUNNING.reset(token)  # Beam worker's thread): that context never saw the name
 
 
 class _Namespace(types.SimpleNamespace):

@@ -23,6 +23,7 @@ from catalog.features.image import RAW_MAX_BYTES
 from catalog.formats.tfds.names import missing_library
 from catalog.formats.tfds.runtime import TFDSName, load_builder
 from catalog.formats.tfds.standin import running
+from catalog.interop.tfds.declared_cache import cached_spec, keep_spec
 from catalog.interop.tfds.features import from_tfds_json
 from catalog.spec.model import BuilderSpec
 
@@ -81,8 +82,15 @@ def _stored_as_catalog(features: FeaturesDict) -> FeaturesDict:
 
 
 def declared_spec(name: TFDSName) -> BuilderSpec:
-    """What is known of `name` offline (see the module docstring); no splits."""
-    return declared_of(load_builder(name), name)
+    """What is known of `name` offline (see the module docstring); no splits. Kept in the
+    user's cache dir (`catalog.interop.tfds.declared_cache`): asked again, it is read from
+    there without importing TFDS."""
+    asked = str(name)
+    spec = cached_spec(asked)
+    if spec is None:
+        spec = declared_of(load_builder(name), name)
+        keep_spec(asked, spec)
+    return spec
 
 
 def declared_of(builder: Any, name: TFDSName) -> BuilderSpec:

@@ -6,6 +6,7 @@ name is measured by benchmarks/bench_tfds_info.py, never timed here."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +72,7 @@ def test_info_imports_only_the_module_that_registers_the_name(tmp_path: Path) ->
         ("tfds:iris", {"structured"}),
         ("tfds:imdb_reviews", set()),  # tensorflow_datasets/datasets/imdb_reviews
     ]:
+        shutil.rmtree(cache / "catalog" / "tfds-declared", ignore_errors=True)  # not kept yet
         result = info(name, cache, data)
         assert result.returncode == 0, result.stderr
         assert _imported(result) & _CATEGORIES == wanted, (name, _imported(result))
@@ -81,9 +83,11 @@ def test_info_imports_only_the_module_that_registers_the_name(tmp_path: Path) ->
 
 def test_a_stale_or_damaged_index_still_finds_every_name(tmp_path: Path) -> None:
     """The index is only a cache: a name it lacks takes TFDS's full lookup, a module that no
-    longer registers the name too, and a damaged file is made again."""
+    longer registers the name too, and a damaged file is made again. (The declared specs kept
+    beside it are removed first: with them, `info` asks no module at all.)"""
     cache, data = tmp_path / "cache", tmp_path / "data"
     assert info("tfds:mnist", cache, data).returncode == 0
+    declared = cache / "catalog" / "tfds-declared"
     path = cache / "catalog" / "tfds-modules.json"
     index = json.loads(path.read_text())
     del index["modules"]["mnist"]
@@ -91,10 +95,12 @@ def test_a_stale_or_damaged_index_still_finds_every_name(tmp_path: Path) -> None
     path.write_text(json.dumps(index))
     for name, shown in [("tfds:mnist", "tfds.mnist 3.0.1"),
                         ("tfds:imdb_reviews", "tfds.imdb_reviews/plain_text 1.0.0")]:  # fmt: skip
+        shutil.rmtree(declared, ignore_errors=True)
         result = info(name, cache, data)
         assert result.returncode == 0, result.stderr
         assert shown in result.stdout
     path.write_text("{not json")
+    shutil.rmtree(declared, ignore_errors=True)
     result = info("tfds:mnist", cache, data)
     assert result.returncode == 0, result.stderr
     assert json.loads(path.read_text())["modules"]["mnist"].endswith(".mnist")
@@ -150,3 +156,42 @@ def test_small_png_images_are_stored_raw_as_catalog_own_builders_store_them() ->
     assert declared_spec(TFDSName("cifar10")).features["image"].encoding == "raw"  # type: ignore[attr-defined]
     flowers = declared_spec(TFDSName("tf_flowers")).features["image"]
     assert flowers.encoding == "png" and flowers.shape == (None, None, 3)  # type: ignore[attr-defined]
+
+
+def test_a_declared_spec_is_kept_and_info_then_imports_no_tfds(tmp_path: Path) -> None:
+    """`info tfds:NAME` keeps the declared spec in the cache dir
+    (`catalog.interop.tfds.declared_cache`): asked again, the same text comes with no TFDS
+    module imported; a file of another code or tensorflow-datasets version, or a damaged one,
+    is declared again."""
+    cache, data = tmp_path / "cache", tmp_path / "data"
+    first = info("tfds:cifar10_corrupted/fog_1", cache, data)
+    assert first.returncode == 0, first.stderr
+    again = info("tfds:cifar10_corrupted/fog_1", cache, data)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout and "fog_1" in first.stdout
+    assert _imported(again) == set(), _imported(again)  # not even TFDS's core
+    [kept] = (cache / "catalog" / "tfds-declared").iterdir()
+    document = json.loads(kept.read_text())
+    document["key"]["tensorflow_datasets"] = "0.0.1"  # another version's
+    kept.write_text(json.dumps(document))
+    stale = info("tfds:cifar10_corrupted/fog_1", cache, data)
+    assert stale.stdout == first.stdout and "image_classification" in _imported(stale)
+    kept.write_text("{not json")
+    damaged = info("tfds:cifar10_corrupted/fog_1", cache, data)
+    assert damaged.stdout == first.stdout and "image_classification" in _imported(damaged)
+    assert json.loads(kept.read_text())["key"]["tensorflow_datasets"] != "0.0.1"  # anew
+
+
+@pytest.mark.parametrize("name", ["tfds:mnist", "tfds:criteo", "tfds:para_crawl/enbg"])
+def test_a_kept_declared_spec_equals_the_one_declared(name: str) -> None:
+    """Features (Translation's dicts of texts too), supervised keys (criteo's dict input),
+    configs and citation come back from the cache as TFDS's builder declares them."""
+    from catalog.formats.tfds.runtime import load_builder, parse_name
+    from catalog.interop.tfds.declared import declared_of, declared_spec
+
+    tfds_name = parse_name(name)
+    assert tfds_name is not None
+    fresh = declared_of(load_builder(tfds_name), tfds_name)
+    assert declared_spec(tfds_name) == fresh  # declared, and kept
+    assert declared_spec(tfds_name) == fresh  # read back
+    assert fresh.configs == declared_spec(tfds_name).configs
