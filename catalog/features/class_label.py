@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 import os
 import stat
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -153,7 +154,7 @@ class ClassLabel(Feature):
                 f"ClassLabel got num_classes={num_classes} but {len(names)} names; "
                 "give one of them, or make them agree"
             )
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        duplicates = sorted(n for n, times in Counter(names).items() if times > 1)
         if duplicates:
             raise FeatureError(f"ClassLabel names must be unique; repeated: {duplicates}")
         self._names = names
