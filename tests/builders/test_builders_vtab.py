@@ -407,6 +407,11 @@ FACTS = {
     "sun397/tfds": ("4.0.0", {"train": 76127, "validation": 10875, "test": 21750},
                     {"file_name": ("Text", ()), "image": ("Image", (None, None, 3)),
                      "label": ("ClassLabel", 397)}),
+    # SUN397's ten official partitions: 50 train and 50 test images of each of 397 classes
+    **{f"sun397/standard-part{k}-120k": (
+        "4.0.0", {"train": 19850, "test": 19850},
+        {"file_name": ("Text", ()), "image": ("Image", (None, None, 3)),
+         "label": ("ClassLabel", 397)}) for k in range(1, 11)},
     "patch_camelyon": ("2.0.0", {"test": 32768, "train": 262144, "validation": 32768},
                        {"id": ("Text", ()), "image": ("Image", (96, 96, 3)),
                         "label": ("ClassLabel", 2)}),
