@@ -272,14 +272,20 @@ def test_every_feature_type_is_registered() -> None:
 
 
 def test_every_command_module_is_listed() -> None:
-    """A new CLI command: cli/<command>.py with register(), one Command line in commands.py."""
+    """A new CLI command: cli/<command>.py declaring its parser (``ARGUMENTS``) beside its
+    ``run``, and one Command line in commands.py; no command builds a parser by hand."""
     from catalog.cli.commands import COMMANDS
+    from catalog.cli.common import Arguments
 
     listed = {c.module for c in COMMANDS}
-    modules = {
-        module_name(p) for p in (PACKAGE / "cli").glob("*.py") if "def register(" in p.read_text()
-    }
-    assert modules == listed, f"command modules not listed: {modules - listed}"
+    declared = {}
+    for path in (PACKAGE / "cli").glob("*.py"):
+        module = importlib.import_module(module_name(path))
+        if isinstance(getattr(module, "ARGUMENTS", None), Arguments):
+            declared[module.__name__] = module
+        assert "add_parser(" not in path.read_text() or path.name == "common.py", path
+    assert set(declared) == listed, f"command modules not listed: {set(declared) - listed}"
+    assert all(callable(getattr(m, "run", None)) for m in declared.values())
 
 
 def test_url_schemes_are_told_apart_in_one_table() -> None:

@@ -1,6 +1,8 @@
-"""The `catalog` command. Each subcommand is a module with `register(commands)`, listed in
-`catalog.cli.commands`; only the module of the command that runs is imported, so `--help` and
-`--version` load nothing but argparse.
+"""The `catalog` command. Each subcommand is declared as data: its name, help line and module
+in the one table `catalog.cli.commands.COMMANDS`, and in its module what it parses
+(``ARGUMENTS``, a `catalog.cli.common.Arguments`) and what runs (``run``). Parsers are built
+from those declarations by `catalog.cli.common.build_command`, and only for the command that
+runs: only its module is imported, so `--help` and `--version` load nothing but argparse.
 
 Exit codes: 0 everything asked for was done; 1 at least one dataset failed and the others
 were done, `verify` found a problem, or a prepare's worker was killed (a command stopped by
@@ -41,6 +43,7 @@ from catalog.cli.common import (
     JSON_ERRORS,
     HelpFormatter,
     Parser,
+    build_command,
     error,
     error_document,
     exit_code,
@@ -84,7 +87,7 @@ class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
         if isinstance(command, Command):  # not built up front (`_parser` builds the one named)
             for name in (command.name, *command.aliases):
                 del self._name_parser_map[name]
-            importlib.import_module(command.module).register(self)
+            build_command(self, command, importlib.import_module(command.module))
         super().__call__(parser, namespace, values, option_string)
 
 
@@ -106,7 +109,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     assert isinstance(commands, _Commands)
     for command in COMMANDS:
         if command is running:
-            importlib.import_module(command.module).register(commands)
+            build_command(commands, command, importlib.import_module(command.module))
         else:
             commands.add_unbuilt(command)
     return parser

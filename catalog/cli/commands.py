@@ -18,7 +18,8 @@ class Command:
 
     def __init__(self, name: str, module: str, help: str, aliases: tuple[str, ...] = ()) -> None:
         self.name = name
-        self.module = module  #: defines ``register(commands)``: the parser and its ``run``
+        #: defines ``ARGUMENTS`` (its parser, declared) and ``run(args)``, the command itself
+        self.module = module
         self.help = help  #: the line `catalog --help` shows
         self.aliases = aliases
 

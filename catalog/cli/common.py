@@ -6,31 +6,42 @@ import argparse
 import errno
 import os
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from catalog import errors
-from catalog.cli.commands import find
+from catalog.cli.commands import Command
 from catalog.storage import environment as env
 
 if TYPE_CHECKING:  # the API (and NumPy behind it) is imported by the commands that run
     from catalog.api.builder import DatasetBuilder
 
 __all__ = [
+    "DATASET",
+    "DATASETS",
+    "DATA_DIR",
+    "DOWNLOAD_DIR",
     "ENVIRONMENT",
     "EXIT_CODES",
     "EXIT_DATA",
     "EXIT_FAILED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "JSON",
     "JSON_ERRORS",
+    "Argument",
+    "Arguments",
+    "CommandModule",
+    "Group",
     "Parser",
-    "add_command",
+    "build_command",
     "dataset_label",
     "dataset_name",
     "error",
     "error_document",
     "error_text",
     "exit_code",
+    "image_max_side",
     "os_error_message",
     "positive_int",
 ]
@@ -113,31 +124,88 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def add_command(
-    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
-    name: str,
-    *,
-    description: str,
-    example: str,
-) -> argparse.ArgumentParser:
-    """Add a subcommand whose --help ends with an example and the environment variables; its
-    one-line help and aliases are its entry in `catalog.cli.commands`.
+class Argument:
+    """One command-line argument, declared: what `argparse.ArgumentParser.add_argument` is
+    given (its flags or name, and its keywords), added to a parser by `build_command`."""
 
-    The description's paragraphs (separated by blank lines) are wrapped to 88 columns.
-    """
+    __slots__ = ("flags", "options")
+
+    def __init__(self, *flags: str, **options: Any) -> None:
+        self.flags = flags
+        self.options = options
+
+    def add_to(self, parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+        parser.add_argument(*self.flags, **self.options)
+
+
+class Group:
+    """Arguments that `--help` shows apart, under a title and a description."""
+
+    __slots__ = ("arguments", "description", "title")
+
+    def __init__(self, title: str, description: str, arguments: Sequence[Argument]) -> None:
+        self.title = title
+        self.description = description
+        self.arguments = tuple(arguments)
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        group = parser.add_argument_group(self.title, self.description)
+        for argument in self.arguments:
+            argument.add_to(group)
+
+
+class Arguments:
+    """A command's parser, declared: its description (paragraphs separated by blank lines,
+    each wrapped to 88 columns), the example its --help ends with (before the environment
+    variables), and its arguments and argument groups in the order --help lists them.
+
+    Each command module defines one, ``ARGUMENTS``, beside its ``run(args) -> exit code``;
+    its name, one-line help and aliases are its entry in `catalog.cli.commands`, and
+    `build_command` makes the parser of the one that runs from the three."""
+
+    __slots__ = ("arguments", "description", "example")
+
+    def __init__(
+        self, *, description: str, example: str, arguments: Sequence[Argument | Group]
+    ) -> None:
+        self.description = description
+        self.example = example
+        self.arguments = tuple(arguments)
+
+
+class CommandModule(Protocol):
+    """What `build_command` reads of a command's module."""
+
+    ARGUMENTS: Arguments
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def build_command(
+    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    command: Command,
+    module: CommandModule,
+) -> argparse.ArgumentParser:
+    """Add `command`'s parser to `commands`, as its module declares it (`Arguments`): its
+    --help ends with the example and the environment variables; parsing it sets ``run``."""
     import textwrap  # here: `catalog --version` and `--help` need no wrapping
 
-    paragraphs = [textwrap.fill(" ".join(p.split()), 88) for p in description.split("\n\n")]
-    command = find(name)
-    assert command is not None and command.name == name, f"{name} is not in COMMANDS"
-    return commands.add_parser(  # type: ignore[no-any-return]
-        name,
+    declared = module.ARGUMENTS
+    paragraphs = [
+        textwrap.fill(" ".join(p.split()), 88) for p in declared.description.split("\n\n")
+    ]
+    parser: argparse.ArgumentParser = commands.add_parser(
+        command.name,
         aliases=list(command.aliases),
         help=command.help,
         description="\n\n".join(paragraphs),
-        epilog=f"example:\n  {example}\n\n{ENVIRONMENT}",
+        epilog=f"example:\n  {declared.example}\n\n{ENVIRONMENT}",
         formatter_class=HelpFormatter,
     )
+    for argument in declared.arguments:
+        argument.add_to(parser)
+    parser.set_defaults(run=module.run)
+    return parser
 
 
 def positive_int(text: str) -> int:
@@ -237,21 +305,24 @@ def error_document(code: int) -> dict[str, object]:
     return {"ok": code == EXIT_OK, "exit_code": code, "errors": list(JSON_ERRORS)}
 
 
-def add_dataset_args(parser: argparse.ArgumentParser, *, many: bool) -> None:
-    """The dataset argument(s) and --data-dir, worded the same for every command."""
-    what = "dataset name (NAME/CONFIG for one config, NAME:VERSION) or builder folder"
-    if many:
-        parser.add_argument("names", nargs="+", metavar="NAME", help=what)
-    else:
-        parser.add_argument("name", metavar="NAME", help=what)
-    parser.add_argument("--data-dir", help=f"where prepared data is (${env.DATA_DIR_ENV})")
+_DATASET_HELP = "dataset name (NAME/CONFIG for one config, NAME:VERSION) or builder folder"
+#: --data-dir, worded the same for every command that reads prepared data.
+DATA_DIR = Argument("--data-dir", help=f"where prepared data is (${env.DATA_DIR_ENV})")
+#: The dataset argument and --data-dir of a command taking one dataset.
+DATASET = (Argument("name", metavar="NAME", help=_DATASET_HELP), DATA_DIR)
+#: The dataset arguments and --data-dir of a command taking one or more datasets.
+DATASETS = (Argument("names", nargs="+", metavar="NAME", help=_DATASET_HELP), DATA_DIR)
+#: --download-dir, for the commands that fetch or remove downloads.
+DOWNLOAD_DIR = Argument("--download-dir", help=f"download cache (${env.DOWNLOAD_DIR_ENV})")
+#: --json, for a command whose output is one JSON document.
+JSON = Argument("--json", action="store_true", help="print one JSON document")
 
 
-def add_image_max_side(parser: argparse.ArgumentParser, what: str) -> None:
+def image_max_side(what: str) -> Argument:
     """--image-max-side N: the copy of a dataset with images at most N px on a side (the one
     ``catalog prepare --image-max-side N`` writes, in ``<version>-maxN``); `what` the command
     does with it."""
-    parser.add_argument(
+    return Argument(
         "--image-max-side",
         type=positive_int,
         metavar="N",

@@ -6,28 +6,23 @@ import argparse
 import json
 
 from catalog.api.exchange import croissant_metadata
-from catalog.cli.common import EXIT_OK, add_command, add_dataset_args
+from catalog.cli.common import DATASET, EXIT_OK, Arguments
 from catalog.present.strings import no_surrogates
 
-__all__ = ["register"]
+__all__ = ["ARGUMENTS", "run"]
 
-
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = add_command(
-        commands,
-        "croissant",
-        description="Print the dataset's Croissant 1.0 metadata (JSON-LD, "
-        "https://mlcommons.org/croissant/): name, description, license, citation, version, "
-        "the source files with their sha256, and one record set per split with a field per "
-        "feature and its data type (class names as enumerations). The fields read the Parquet "
-        "files 'catalog export NAME --format parquet' writes: save this beside them and a "
-        "Croissant reader (mlcroissant) loads the examples. Offline; NAME need not be prepared "
-        "(its spec's counts are used), or is the path of a prepared dataset directory.",
-        example="catalog croissant mnist > out/croissant.json  # beside: catalog export mnist "
-        "--format parquet -o out",
-    )
-    add_dataset_args(parser, many=False)
-    parser.set_defaults(run=run)
+ARGUMENTS = Arguments(
+    description="Print the dataset's Croissant 1.0 metadata (JSON-LD, "
+    "https://mlcommons.org/croissant/): name, description, license, citation, version, "
+    "the source files with their sha256, and one record set per split with a field per "
+    "feature and its data type (class names as enumerations). The fields read the Parquet "
+    "files 'catalog export NAME --format parquet' writes: save this beside them and a "
+    "Croissant reader (mlcroissant) loads the examples. Offline; NAME need not be prepared "
+    "(its spec's counts are used), or is the path of a prepared dataset directory.",
+    example="catalog croissant mnist > out/croissant.json  # beside: catalog export mnist "
+    "--format parquet -o out",
+    arguments=DATASET,
+)
 
 
 def run(args: argparse.Namespace) -> int:

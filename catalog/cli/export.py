@@ -7,30 +7,27 @@ import argparse
 
 from catalog.api.exchange import export_handle
 from catalog.api.resolve import resolve_dataset
-from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, add_dataset_args, error
+from catalog.cli.common import DATASET, EXIT_OK, EXIT_USAGE, Argument, Arguments, error
 
-__all__ = ["register"]
+__all__ = ["ARGUMENTS", "run"]
 
-
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = add_command(
-        commands,
-        "export",
-        description="Write a prepared dataset for TensorFlow users. --format tfrecord: one "
-        "TFRecord file of tf.train.Examples per split (<name>-<split>.tfrecord-00000-of-00001; "
-        "keys are feature paths, images PNG/JPEG). --format tfds: a complete TFDS directory "
-        "<DIR>/<name>/<version>/ that tfds.builder_from_directory loads. --format parquet: "
-        "one Parquet file per split (<DIR>/<name>-<split>.parquet) in Hugging Face datasets' "
-        "layout (images as {bytes, path}, class names in the schema metadata; pip install "
-        "'catalog[parquet]'). NAME is a prepared "
-        "dataset or the path of a dataset directory (catalog's or TFDS's).",
-        example="catalog export fashion_mnist --format tfds -o ~/tensorflow_datasets",
-    )
-    add_dataset_args(parser, many=False)
-    parser.add_argument("--format", choices=("tfrecord", "tfds", "parquet"), required=True)
-    parser.add_argument("-o", "--output", required=True, metavar="DIR", help="where to write")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing export")
-    parser.set_defaults(run=run)
+ARGUMENTS = Arguments(
+    description="Write a prepared dataset for TensorFlow users. --format tfrecord: one "
+    "TFRecord file of tf.train.Examples per split (<name>-<split>.tfrecord-00000-of-00001; "
+    "keys are feature paths, images PNG/JPEG). --format tfds: a complete TFDS directory "
+    "<DIR>/<name>/<version>/ that tfds.builder_from_directory loads. --format parquet: "
+    "one Parquet file per split (<DIR>/<name>-<split>.parquet) in Hugging Face datasets' "
+    "layout (images as {bytes, path}, class names in the schema metadata; pip install "
+    "'catalog[parquet]'). NAME is a prepared "
+    "dataset or the path of a dataset directory (catalog's or TFDS's).",
+    example="catalog export fashion_mnist --format tfds -o ~/tensorflow_datasets",
+    arguments=(
+        *DATASET,
+        Argument("--format", choices=("tfrecord", "tfds", "parquet"), required=True),
+        Argument("-o", "--output", required=True, metavar="DIR", help="where to write"),
+        Argument("--overwrite", action="store_true", help="replace an existing export"),
+    ),
+)
 
 
 def run(args: argparse.Namespace) -> int:

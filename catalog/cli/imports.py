@@ -7,36 +7,33 @@ import argparse
 import json
 
 from catalog._util.units import format_size
-from catalog.cli.common import EXIT_OK, EXIT_USAGE, add_command, error
+from catalog.cli.common import EXIT_OK, EXIT_USAGE, JSON, Argument, Arguments, error
 from catalog.errors import DatasetNotFoundError
 from catalog.storage import paths
 
-__all__ = ["register"]
+__all__ = ["ARGUMENTS", "run"]
 
-
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = add_command(
-        commands,
-        "import",
-        description="Convert a directory TensorFlow Datasets prepared (dataset_info.json, "
-        "features.json, tfrecord or array_record shards) into a catalog dataset in the data "
-        "dir: ArrayRecord shards of catalog records, for fast random access. The TFDS directory "
-        "is only read; it may be in a bucket or on a web server (s3://, gs://, https://: TFDS "
-        "serves some datasets only prepared, e.g. gs://tfds-data/datasets/NAME/VERSION), "
-        "fetched into the download dir first. A builder folder (builder.yaml whose splits use "
-        "the tfrecord format) is prepared like 'catalog prepare PATH'. Open the result with "
-        "catalog.data_source(PATH printed) or by its name (with the same --data-dir): every "
-        "command finds it there.",
-        example="catalog import ~/tensorflow_datasets/mnist/3.0.1 --data-dir ~/datasets",
-    )
-    parser.add_argument(
-        "path", metavar="PATH", help="a TFDS-prepared directory (path or URL) or builder folder"
-    )
-    parser.add_argument("--data-dir", help=f"where to put the dataset (${paths.DATA_DIR_ENV})")
-    parser.add_argument("--name", help="the dataset's name in the data dir (default: TFDS's)")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing copy")
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.set_defaults(run=run)
+ARGUMENTS = Arguments(
+    description="Convert a directory TensorFlow Datasets prepared (dataset_info.json, "
+    "features.json, tfrecord or array_record shards) into a catalog dataset in the data "
+    "dir: ArrayRecord shards of catalog records, for fast random access. The TFDS directory "
+    "is only read; it may be in a bucket or on a web server (s3://, gs://, https://: TFDS "
+    "serves some datasets only prepared, e.g. gs://tfds-data/datasets/NAME/VERSION), "
+    "fetched into the download dir first. A builder folder (builder.yaml whose splits use "
+    "the tfrecord format) is prepared like 'catalog prepare PATH'. Open the result with "
+    "catalog.data_source(PATH printed) or by its name (with the same --data-dir): every "
+    "command finds it there.",
+    example="catalog import ~/tensorflow_datasets/mnist/3.0.1 --data-dir ~/datasets",
+    arguments=(
+        Argument(
+            "path", metavar="PATH", help="a TFDS-prepared directory (path or URL) or builder folder"
+        ),
+        Argument("--data-dir", help=f"where to put the dataset (${paths.DATA_DIR_ENV})"),
+        Argument("--name", help="the dataset's name in the data dir (default: TFDS's)"),
+        Argument("--overwrite", action="store_true", help="replace an existing copy"),
+        JSON,
+    ),
+)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,29 +17,26 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from catalog.api.declared import resolve_declared
-from catalog.cli.common import EXIT_OK, add_command, add_dataset_args, add_image_max_side
+from catalog.cli.common import DATASET, EXIT_OK, JSON, Arguments, image_max_side
 from catalog.info.page import Location, render
 from catalog.present.strings import no_surrogates
 
 if TYPE_CHECKING:
     from catalog.info.dataset_info import DatasetInfo
 
-__all__ = ["info_json", "register"]
+__all__ = ["ARGUMENTS", "info_json", "run"]
 
-
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = add_command(
-        commands,
-        "info",
-        description="Show what is known about a dataset: description, homepage, license, "
-        "features, splits, download size, citation, and whether it is prepared (where, how "
-        "big). Reads the builder spec and the data dir only: no network, no preparation.",
-        example="catalog info cmaterdb/telugu --json",
-    )
-    add_dataset_args(parser, many=False)
-    add_image_max_side(parser, "show")
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.set_defaults(run=run)
+ARGUMENTS = Arguments(
+    description="Show what is known about a dataset: description, homepage, license, "
+    "features, splits, download size, citation, and whether it is prepared (where, how "
+    "big). Reads the builder spec and the data dir only: no network, no preparation.",
+    example="catalog info cmaterdb/telugu --json",
+    arguments=(
+        *DATASET,
+        image_max_side("show"),
+        JSON,
+    ),
+)
 
 
 def info_json(

@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from catalog._util.units import format_size
-from catalog.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, add_command, error
+from catalog.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Argument, Arguments, error
 from catalog.errors import CatalogError
 from catalog.spec.index import (
     CONFIG_DESCRIPTION,
@@ -34,51 +34,46 @@ from catalog.spec.index import (
 )
 from catalog.storage.environment import DATA_DIR_ENV
 
-__all__ = ["register"]
+__all__ = ["ARGUMENTS", "run"]
 
-
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = add_command(
-        commands,
-        "list",
-        description="List every registered dataset (each config of one with configs) with its "
-        "version, splits (example counts) and download size, from the builder specs alone: no "
-        "network, nothing prepared.",
-        example="catalog list --tag image-classification mnist",
-    )
-    parser.add_argument(
-        "search",
-        nargs="?",
-        default=None,
-        help="keep datasets whose name, description or tags contain this word",
-    )
-    parser.add_argument(
-        "--tag",
-        action="append",
-        default=[],
-        metavar="TAG",
-        help="keep datasets with this tag (image, image-classification, object-detection, "
-        "text, audio, tabular, ...); repeat to require several",
-    )
-    parser.add_argument(
-        "--prepared",
-        action="store_true",
-        help="list the datasets prepared in the data dir instead (a local dir or a bucket: "
-        "s3://bucket/prefix, gs://...), with their sizes",
-    )
-    parser.add_argument(
-        "--data-dir", help=f"with --prepared: where prepared data is (${DATA_DIR_ENV})"
-    )
-    parser.add_argument(
-        "--tfds",
-        action="store_true",
-        help="list every dataset TensorFlow Datasets registers (use as tfds:NAME) with whether "
-        "catalog prepares it without TensorFlow: prepares (tested) / untested / needs pip "
-        "install X / not yet: why (needs catalog[tfds]; the first listing takes a while, then "
-        "it is cached)",
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON list")
-    parser.set_defaults(run=run)
+ARGUMENTS = Arguments(
+    description="List every registered dataset (each config of one with configs) with its "
+    "version, splits (example counts) and download size, from the builder specs alone: no "
+    "network, nothing prepared.",
+    example="catalog list --tag image-classification mnist",
+    arguments=(
+        Argument(
+            "search",
+            nargs="?",
+            default=None,
+            help="keep datasets whose name, description or tags contain this word",
+        ),
+        Argument(
+            "--tag",
+            action="append",
+            default=[],
+            metavar="TAG",
+            help="keep datasets with this tag (image, image-classification, object-detection, "
+            "text, audio, tabular, ...); repeat to require several",
+        ),
+        Argument(
+            "--prepared",
+            action="store_true",
+            help="list the datasets prepared in the data dir instead (a local dir or a bucket: "
+            "s3://bucket/prefix, gs://...), with their sizes",
+        ),
+        Argument("--data-dir", help=f"with --prepared: where prepared data is (${DATA_DIR_ENV})"),
+        Argument(
+            "--tfds",
+            action="store_true",
+            help="list every dataset TensorFlow Datasets registers (use as tfds:NAME) with whether "
+            "catalog prepares it without TensorFlow: prepares (tested) / untested / needs pip "
+            "install X / not yet: why (needs catalog[tfds]; the first listing takes a while, then "
+            "it is cached)",
+        ),
+        Argument("--json", action="store_true", help="print one JSON list"),
+    ),
+)
 
 
 def _row(row: list[Any]) -> tuple[str, ...]:

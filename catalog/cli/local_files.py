@@ -1,8 +1,10 @@
 """`catalog prepare PATH`'s options for local files.
 
-- `add_arguments`: ``--delimiter``, ``--encoding``, ``--missing TEXT`` and ``--dtype
-  COLUMN=TYPE`` (repeatable), ``--skip-rows N``, ``--no-header``, ``--channels``;
-  `infer_arguments` turns them into `catalog.api.files.files_builder`'s keyword arguments.
+- `GROUP`: the "local files" group of `catalog prepare`'s parser, declared: ``--name``,
+  ``--label``, ``--fill``, ``--write-spec`` and `ARGUMENTS`, which are ``--delimiter``,
+  ``--encoding``, ``--missing TEXT`` and ``--dtype COLUMN=TYPE`` (repeatable),
+  ``--skip-rows N``, ``--no-header``, ``--channels``; `infer_arguments` turns those into
+  `catalog.api.files.files_builder`'s keyword arguments.
 - `joined_paths`: several PATHs (what an unquoted glob expands to) are one dataset when
   ``--name`` is given, else one usage error saying to quote the glob or give ``--name``.
 """
@@ -13,16 +15,17 @@ import argparse
 import shlex
 from typing import Any
 
+from catalog.cli.common import Argument, Group
+
 __all__ = [
+    "ARGUMENTS",
     "FLAGS",
+    "GROUP",
     "LocalFilesUsageError",
-    "add_arguments",
     "infer_arguments",
     "joined_paths",
 ]
 
-#: The argparse destinations of the options here (each applies to local files only).
-FLAGS = ("delimiter", "encoding", "missing", "dtype", "channels", "skip_rows", "no_header")
 _DELIMITER_WORDS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
 
 
@@ -30,53 +33,95 @@ class LocalFilesUsageError(ValueError):
     """An option for local files given wrongly (a usage error, exit 2)."""
 
 
-def add_arguments(group: argparse._ArgumentGroup) -> None:
-    group.add_argument(
+#: The options, declared (`catalog prepare` shows them in its "local files" group).
+ARGUMENTS = (
+    Argument(
         "--delimiter",
         metavar="CHAR",
         help="the field separator of CSV/TSV files (one character, or tab, comma, semicolon, "
         "pipe); default: found from the file among , ; tab |",
-    )
-    group.add_argument(
+    ),
+    Argument(
         "--encoding",
         metavar="ENCODING",
         help="the text encoding of CSV/TSV files (default: UTF-8, or as the file's BOM says)",
-    )
-    group.add_argument(
+    ),
+    Argument(
         "--missing",
         action="append",
         metavar="TEXT",
         help="a text that is a missing value in CSV/TSV fields, as the empty field is (e.g. NA, "
         "as R writes them); repeat for more",
-    )
-    group.add_argument(
+    ),
+    Argument(
         "--skip-rows",
         type=int,
         default=0,
         metavar="N",
         help="lines skipped at the start of CSV/TSV files, before the header (pandas' "
         "skiprows=N), e.g. a count line",
-    )
-    group.add_argument(
+    ),
+    Argument(
         "--no-header",
         action="store_true",
         help="CSV/TSV files have no header row: the first row is data and the columns are "
         "named 0, 1, ... (pandas' header=None)",
-    )
-    group.add_argument(
+    ),
+    Argument(
         "--dtype",
         action="append",
         metavar="COLUMN=TYPE",
         help="a table column's type instead of the inferred one (int64, float32, bool, text, "
         "...); every value is checked against it; repeat for more columns",
-    )
-    group.add_argument(
+    ),
+    Argument(
         "--channels",
         type=int,
         choices=(1, 3, 4),
         help="an image folder's channels (1 gray, 3 RGB, 4 RGBA); every image is converted to "
         "them; default: what most images have",
-    )
+    ),
+)
+
+#: `catalog prepare`'s options for a PATH of local files (--name and --fill for a Croissant
+#: file too), shown apart in its --help.
+GROUP = Group(
+    "local files",
+    "A PATH instead of a NAME is prepared with no builder.yaml: a folder of images or\n"
+    "WAV/FLAC files (<root>[/<split>]/<class>/<file>), CSV/TSV, JSON Lines or Parquet\n"
+    "files (a file, a folder, a quoted glob), WebDataset .tar shards. A registered name\n"
+    "wins: write ./mnist for a folder called mnist.",
+    (
+        Argument(
+            "--name",
+            help="the dataset's name (default: made from the path or the Croissant file's name); "
+            "data_source(NAME) reads it",
+        ),
+        Argument(
+            "--label",
+            metavar="COLUMN",
+            help="make a text column a ClassLabel of its sorted values",
+        ),
+        Argument(
+            "--fill",
+            action="append",
+            metavar="COLUMN=VALUE",
+            help="the value standing in for a column's (or a Croissant field's) missing values "
+            "(else a missing value is an error); repeat for more columns",
+        ),
+        *ARGUMENTS,
+        Argument(
+            "--write-spec",
+            metavar="DIR",
+            help="also write the inferred builder.yaml + checksums.tsv into DIR (the data's folder "
+            "or one above it), to edit and keep as a builder folder",
+        ),
+    ),
+)
+
+#: The argparse destinations of the options here (each applies to local files only), in the
+#: order `catalog prepare` names the first one given where it does not apply.
+FLAGS = ("delimiter", "encoding", "missing", "dtype", "channels", "skip_rows", "no_header")
 
 
 def infer_arguments(args: argparse.Namespace) -> dict[str, Any]:

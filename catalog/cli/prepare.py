@@ -27,11 +27,13 @@ from catalog.api.builder import DatasetBuilder
 from catalog.api.resolve import TFDS_PREFIX, DatasetHandle, Resolver
 from catalog.cli import local_files
 from catalog.cli.common import (
+    DATASETS,
+    DOWNLOAD_DIR,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
-    add_command,
-    add_dataset_args,
+    Argument,
+    Arguments,
     dataset_label,
     dataset_name,
     error,
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
     from catalog.download import DownloadConfig, ProgressMode
     from catalog.storage.data_dir import Opened
 
-__all__ = ["register"]
+__all__ = ["ARGUMENTS", "run"]
 
 
 class UsageError(Exception):
@@ -71,128 +73,100 @@ every dataset is prepared or reused."""
 _MORE = "--verbose lists every source tried"
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = add_command(
-        commands,
-        "prepare",
-        description="Download, verify and prepare datasets into ArrayRecord files, one line "
-        "per dataset. A prepared dataset is reused at once. Exit status: 0 all prepared, 1 at "
-        "least one failed (the others still run), 2 usage error. A PATH of local files "
-        "(a folder of images or audio, CSV/TSV/JSON Lines/Parquet files, WebDataset shards) is "
-        "prepared with no builder.yaml: see the options for local files below. NAME may also "
-        "be a Croissant file (a path or an http(s) URL ending in .json/.jsonld): its files are "
-        "downloaded and checked (sha256) and its record sets prepared as splits.\n\n" + _JSON_HELP,
-        example="catalog prepare fashion_mnist mnist --data-dir ~/datasets --json",
-    )
-    add_dataset_args(parser, many=True)
-    parser.add_argument("--download-dir", help=f"download cache (${paths.DOWNLOAD_DIR_ENV})")
-    parser.add_argument(
-        "--manual-dir", help="files placed by hand, by original file name (<download dir>/manual)"
-    )
-    parser.add_argument(
-        "--mirror",
-        action="append",
-        metavar="URL_OR_DIR",
-        help="a mirror tried before the files' own URLs, holding <mirror>/<host>/<path of the "
-        f"URL>; repeat for more (${paths.MIRRORS_ENV})",
-    )
-    parser.add_argument(
-        "--offline",
-        action="store_true",
-        help=f"never use the network: only the cache, mirror dirs, the manual dir "
-        f"(${paths.OFFLINE_ENV}=1)",
-    )
-    parser.add_argument("--overwrite", action="store_true", help="prepare again even if prepared")
-    parser.add_argument(
-        "--max-examples-per-split",
-        type=positive_int,
-        metavar="N",
-        help="stop each split after N examples (a quick copy for smoke tests); a full copy "
-        "is reused as it is, and preparing again without N prepares everything",
-    )
-    parser.add_argument(
-        "--num-proc",
-        type=positive_int,
-        default=1,
-        metavar="N",
-        help="write the shards in N processes (the bytes are the same as with 1)",
-    )
-    parser.add_argument(
-        "--beam-pipeline-options",
-        metavar="OPTIONS",
-        help="write the shards as Apache Beam work items, e.g. "
-        "'runner=DirectRunner,direct_num_workers=2' (pip install 'catalog[beam]'; see the "
-        "README for other runners)",
-    )
-    parser.add_argument(
-        "--shard-size",
-        type=_size,
-        metavar="SIZE",
-        help="cut shards at about SIZE bytes (e.g. 256MB; default 1GiB, or the size an "
-        "interrupted prepare of the dataset was cutting them at, to keep its finished shards)",
-    )
-    parser.add_argument(
-        "--image-max-side",
-        type=positive_int,
-        metavar="N",
-        help=f"store every image at most N pixels on its longer side (aspect kept; smaller "
-        f"images untouched), as JPEG quality {DOWNSCALE_QUALITY}: a copy of its own, in "
-        "<version>-maxN beside the full-size one; read it with --image-max-side N",
-    )
-    parser.add_argument(
-        "--register-checksums",
-        action="store_true",
-        help="for builder authors: record new or changed downloads in the builder's checksums.tsv",
-    )
-    parser.add_argument(
-        "--json", action="store_true", help="print one JSON document on stdout (see above)"
-    )
-    parser.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress on stderr (errors still show)"
-    )
-    parser.add_argument(
-        "--verbose",
-        action="store_true",
-        help="a failed download's full report on stderr: every source tried and why it "
-        "failed (by default one line with the most telling reason)",
-    )
-    files = parser.add_argument_group(
-        "local files",
-        "A PATH instead of a NAME is prepared with no builder.yaml: a folder of images or\n"
-        "WAV/FLAC files (<root>[/<split>]/<class>/<file>), CSV/TSV, JSON Lines or Parquet\n"
-        "files (a file, a folder, a quoted glob), WebDataset .tar shards. A registered name\n"
-        "wins: write ./mnist for a folder called mnist.",
-    )
-    files.add_argument(
-        "--name",
-        help="the dataset's name (default: made from the path or the Croissant file's name); "
-        "data_source(NAME) reads it",
-    )
-    files.add_argument(
-        "--label", metavar="COLUMN", help="make a text column a ClassLabel of its sorted values"
-    )
-    files.add_argument(
-        "--fill",
-        action="append",
-        metavar="COLUMN=VALUE",
-        help="the value standing in for a column's (or a Croissant field's) missing values (else "
-        "a missing value is an error); repeat for more columns",
-    )
-    local_files.add_arguments(files)
-    files.add_argument(
-        "--write-spec",
-        metavar="DIR",
-        help="also write the inferred builder.yaml + checksums.tsv into DIR (the data's folder "
-        "or one above it), to edit and keep as a builder folder",
-    )
-    parser.set_defaults(run=run)
-
-
 def _size(text: str) -> int:
     try:
         return parse_size(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+ARGUMENTS = Arguments(
+    description="Download, verify and prepare datasets into ArrayRecord files, one line "
+    "per dataset. A prepared dataset is reused at once. Exit status: 0 all prepared, 1 at "
+    "least one failed (the others still run), 2 usage error. A PATH of local files "
+    "(a folder of images or audio, CSV/TSV/JSON Lines/Parquet files, WebDataset shards) is "
+    "prepared with no builder.yaml: see the options for local files below. NAME may also "
+    "be a Croissant file (a path or an http(s) URL ending in .json/.jsonld): its files are "
+    "downloaded and checked (sha256) and its record sets prepared as splits.\n\n" + _JSON_HELP,
+    example="catalog prepare fashion_mnist mnist --data-dir ~/datasets --json",
+    arguments=(
+        *DATASETS,
+        DOWNLOAD_DIR,
+        Argument(
+            "--manual-dir",
+            help="files placed by hand, by original file name (<download dir>/manual)",
+        ),
+        Argument(
+            "--mirror",
+            action="append",
+            metavar="URL_OR_DIR",
+            help="a mirror tried before the files' own URLs, holding <mirror>/<host>/<path of the "
+            f"URL>; repeat for more (${paths.MIRRORS_ENV})",
+        ),
+        Argument(
+            "--offline",
+            action="store_true",
+            help=f"never use the network: only the cache, mirror dirs, the manual dir "
+            f"(${paths.OFFLINE_ENV}=1)",
+        ),
+        Argument("--overwrite", action="store_true", help="prepare again even if prepared"),
+        Argument(
+            "--max-examples-per-split",
+            type=positive_int,
+            metavar="N",
+            help="stop each split after N examples (a quick copy for smoke tests); a full copy "
+            "is reused as it is, and preparing again without N prepares everything",
+        ),
+        Argument(
+            "--num-proc",
+            type=positive_int,
+            default=1,
+            metavar="N",
+            help="write the shards in N processes (the bytes are the same as with 1)",
+        ),
+        Argument(
+            "--beam-pipeline-options",
+            metavar="OPTIONS",
+            help="write the shards as Apache Beam work items, e.g. "
+            "'runner=DirectRunner,direct_num_workers=2' (pip install 'catalog[beam]'; see the "
+            "README for other runners)",
+        ),
+        Argument(
+            "--shard-size",
+            type=_size,
+            metavar="SIZE",
+            help="cut shards at about SIZE bytes (e.g. 256MB; default 1GiB, or the size an "
+            "interrupted prepare of the dataset was cutting them at, to keep its finished shards)",
+        ),
+        Argument(
+            "--image-max-side",
+            type=positive_int,
+            metavar="N",
+            help=f"store every image at most N pixels on its longer side (aspect kept; smaller "
+            f"images untouched), as JPEG quality {DOWNSCALE_QUALITY}: a copy of its own, in "
+            "<version>-maxN beside the full-size one; read it with --image-max-side N",
+        ),
+        Argument(
+            "--register-checksums",
+            action="store_true",
+            help="for builder authors: record new or changed downloads in the builder's "
+            "checksums.tsv",
+        ),
+        Argument(
+            "--json", action="store_true", help="print one JSON document on stdout (see above)"
+        ),
+        Argument(
+            "-q", "--quiet", action="store_true", help="no progress on stderr (errors still show)"
+        ),
+        Argument(
+            "--verbose",
+            action="store_true",
+            help="a failed download's full report on stderr: every source tried and why it "
+            "failed (by default one line with the most telling reason)",
+        ),
+        local_files.GROUP,
+    ),
+)
 
 
 def _progress(args: argparse.Namespace) -> ProgressMode:

@@ -22,45 +22,43 @@ from catalog._util.units import count, format_size
 from catalog.api.manage import DownloadsRemoval, remove_handle, remove_unnamed
 from catalog.api.resolve import DatasetHandle, Resolver, plain_name
 from catalog.cli.common import (
+    DATASETS,
+    DOWNLOAD_DIR,
     EXIT_FAILED,
     EXIT_OK,
-    add_command,
-    add_dataset_args,
-    add_image_max_side,
+    Argument,
+    Arguments,
     error,
     error_text,
+    image_max_side,
 )
 from catalog.errors import CatalogError, DatasetNotFoundError
 from catalog.spec.registry import registered
-from catalog.storage import paths
 from catalog.storage.data_dir import Removal
 
-__all__ = ["register"]
+__all__ = ["ARGUMENTS", "run"]
 
-
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = add_command(
-        commands,
-        "rm",
-        description="Remove prepared datasets: <data dir>/<name>[/<config>]/<version>/, under "
-        "the prepare lock (a prepare running meanwhile is waited for). With --downloads also "
-        "the dataset's files in the download cache (never the manual dir). Says what was "
-        "removed and how much space it took. Nothing to remove is not an error (exit 0). "
-        "'catalog clean' is the same command.",
-        example="catalog rm fashion_mnist --downloads",
-    )
-    add_dataset_args(parser, many=True)
-    add_image_max_side(parser, "remove")
-    parser.add_argument("--download-dir", help=f"download cache (${paths.DOWNLOAD_DIR_ENV})")
-    parser.add_argument(
-        "--downloads",
-        action="store_true",
-        help="also remove the dataset's downloaded files from the download cache",
-    )
-    parser.add_argument(
-        "--dry-run", action="store_true", help="say what would be removed, remove nothing"
-    )
-    parser.set_defaults(run=run)
+ARGUMENTS = Arguments(
+    description="Remove prepared datasets: <data dir>/<name>[/<config>]/<version>/, under "
+    "the prepare lock (a prepare running meanwhile is waited for). With --downloads also "
+    "the dataset's files in the download cache (never the manual dir). Says what was "
+    "removed and how much space it took. Nothing to remove is not an error (exit 0). "
+    "'catalog clean' is the same command.",
+    example="catalog rm fashion_mnist --downloads",
+    arguments=(
+        *DATASETS,
+        image_max_side("remove"),
+        DOWNLOAD_DIR,
+        Argument(
+            "--downloads",
+            action="store_true",
+            help="also remove the dataset's downloaded files from the download cache",
+        ),
+        Argument(
+            "--dry-run", action="store_true", help="say what would be removed, remove nothing"
+        ),
+    ),
+)
 
 
 def _removed_line(label: str, data_dir: object, removal: Removal, dry_run: bool) -> str:

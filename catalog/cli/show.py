@@ -10,13 +10,14 @@ from pathlib import Path
 
 from catalog.api.resolve import resolve_dataset
 from catalog.cli.common import (
+    DATASET,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
-    add_command,
-    add_dataset_args,
-    add_image_max_side,
+    Argument,
+    Arguments,
     error,
+    image_max_side,
     positive_int,
 )
 from catalog.errors import NotPreparedError
@@ -24,60 +25,57 @@ from catalog.present.show import MAX_EXAMPLES, MAX_SIDE
 from catalog.present.show_dataset import about, show_handle
 from catalog.present.strings import no_surrogates
 
-__all__ = ["register"]
+__all__ = ["ARGUMENTS", "run"]
 
-
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = add_command(
-        commands,
-        "show",
-        description="Draw examples of a prepared dataset into a PNG grid, each captioned with "
-        "its index in the split and its class name. Without --seed the first N examples are "
-        "shown; with --seed K, N examples drawn without replacement by "
-        "numpy.random.default_rng(K), in index order. Small images are scaled up by a whole "
-        f"factor (nearest neighbour) to at most {MAX_SIDE} px, larger ones down; images of varying "
-        "size are centred on gray. Grayscale, RGB and RGBA images work. A dataset without "
-        "images but with audio is drawn as waveform thumbnails. Text datasets print the first "
-        "--lines lines of each example's text, tabular ones a table of rows (to -o if given).",
-        example="catalog show fashion_mnist --split 'test[:1000]' -n 16 --seed 0 -o grid.png",
-    )
-    add_dataset_args(parser, many=False)
-    add_image_max_side(parser, "show examples of")
-    parser.add_argument(
-        "--split",
-        help="split or split spec, e.g. 'test' or 'train[:10%%]' (default: train, else the "
-        "first split)",
-    )
-    parser.add_argument(
-        "-n",
-        "--num-examples",
-        type=positive_int,
-        default=16,
-        metavar="N",
-        help=f"how many examples (default: 16, at most {MAX_EXAMPLES})",
-    )
-    parser.add_argument("--seed", type=int, help="draw the examples at random with this seed")
-    parser.add_argument(
-        "-o",
-        "--output",
-        type=Path,
-        help="the picture to write: .png, or .jpg/.jpeg for a JPEG (default: NAME.png, or "
-        "NAME-CONFIG.png, in the current dir); for text and tabular datasets, a text file "
-        "(default: print)",
-    )
-    parser.add_argument("--columns", type=positive_int, help="cells per row (default: a square)")
-    parser.add_argument(
-        "--lines",
-        type=positive_int,
-        default=3,
-        metavar="N",
-        help="text datasets: the first N lines of each text (default: 3)",
-    )
-    parser.add_argument(
-        "--image-key",
-        help="the Image feature to draw (default: the supervised input, else the first Image)",
-    )
-    parser.set_defaults(run=run)
+ARGUMENTS = Arguments(
+    description="Draw examples of a prepared dataset into a PNG grid, each captioned with "
+    "its index in the split and its class name. Without --seed the first N examples are "
+    "shown; with --seed K, N examples drawn without replacement by "
+    "numpy.random.default_rng(K), in index order. Small images are scaled up by a whole "
+    f"factor (nearest neighbour) to at most {MAX_SIDE} px, larger ones down; images of varying "
+    "size are centred on gray. Grayscale, RGB and RGBA images work. A dataset without "
+    "images but with audio is drawn as waveform thumbnails. Text datasets print the first "
+    "--lines lines of each example's text, tabular ones a table of rows (to -o if given).",
+    example="catalog show fashion_mnist --split 'test[:1000]' -n 16 --seed 0 -o grid.png",
+    arguments=(
+        *DATASET,
+        image_max_side("show examples of"),
+        Argument(
+            "--split",
+            help="split or split spec, e.g. 'test' or 'train[:10%%]' (default: train, else the "
+            "first split)",
+        ),
+        Argument(
+            "-n",
+            "--num-examples",
+            type=positive_int,
+            default=16,
+            metavar="N",
+            help=f"how many examples (default: 16, at most {MAX_EXAMPLES})",
+        ),
+        Argument("--seed", type=int, help="draw the examples at random with this seed"),
+        Argument(
+            "-o",
+            "--output",
+            type=Path,
+            help="the picture to write: .png, or .jpg/.jpeg for a JPEG (default: NAME.png, or "
+            "NAME-CONFIG.png, in the current dir); for text and tabular datasets, a text file "
+            "(default: print)",
+        ),
+        Argument("--columns", type=positive_int, help="cells per row (default: a square)"),
+        Argument(
+            "--lines",
+            type=positive_int,
+            default=3,
+            metavar="N",
+            help="text datasets: the first N lines of each text (default: 3)",
+        ),
+        Argument(
+            "--image-key",
+            help="the Image feature to draw (default: the supervised input, else the first Image)",
+        ),
+    ),
+)
 
 
 #: The picture formats `-o` can write, by file suffix.

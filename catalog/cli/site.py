@@ -6,46 +6,45 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from catalog.cli.common import EXIT_FAILED, EXIT_OK, add_command, error
+from catalog.cli.common import EXIT_FAILED, EXIT_OK, Argument, Arguments, error
 from catalog.errors import CatalogError
 from catalog.storage import paths
 
-__all__ = ["register"]
+__all__ = ["ARGUMENTS", "run"]
 
-
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = add_command(
-        commands,
-        "site",
-        description="Write a static web site of the catalog into DIR: an index of every dataset "
-        "and config (tags, version, splits, sizes, download size, prepared here or not) with a "
-        "search box and a tag filter, and a page per dataset and config (description, features, "
-        "class names, splits, citation, how to use it, and a grid of examples for a prepared "
-        "dataset with images). Plain HTML and CSS with a little JavaScript, relative links "
-        "only: serve DIR from anywhere or open DIR/index.html from disk, offline.\n\n"
-        "DIR must be new, empty or a site written before, which is replaced as a whole. The "
-        "same datasets and data dir give the same bytes.",
-        example="catalog site -o site --data-dir ~/datasets && xdg-open site/index.html",
-    )
-    parser.add_argument(
-        "-o", "--output", type=Path, required=True, metavar="DIR", help="the folder to write"
-    )
-    parser.add_argument(
-        "names",
-        nargs="*",
-        metavar="NAME",
-        help="datasets to include (NAME, NAME/CONFIG or a builder folder; default: every "
-        "registered dataset)",
-    )
-    parser.add_argument(
-        "--data-dir", help=f"where prepared data is, for the example grids (${paths.DATA_DIR_ENV})"
-    )
-    parser.add_argument(
-        "--docs",
-        metavar="URL",
-        help="link the index back to catalog's documentation at URL (or a path relative to DIR)",
-    )
-    parser.set_defaults(run=run)
+ARGUMENTS = Arguments(
+    description="Write a static web site of the catalog into DIR: an index of every dataset "
+    "and config (tags, version, splits, sizes, download size, prepared here or not) with a "
+    "search box and a tag filter, and a page per dataset and config (description, features, "
+    "class names, splits, citation, how to use it, and a grid of examples for a prepared "
+    "dataset with images). Plain HTML and CSS with a little JavaScript, relative links "
+    "only: serve DIR from anywhere or open DIR/index.html from disk, offline.\n\n"
+    "DIR must be new, empty or a site written before, which is replaced as a whole. The "
+    "same datasets and data dir give the same bytes.",
+    example="catalog site -o site --data-dir ~/datasets && xdg-open site/index.html",
+    arguments=(
+        Argument(
+            "-o", "--output", type=Path, required=True, metavar="DIR", help="the folder to write"
+        ),
+        Argument(
+            "names",
+            nargs="*",
+            metavar="NAME",
+            help="datasets to include (NAME, NAME/CONFIG or a builder folder; default: every "
+            "registered dataset)",
+        ),
+        Argument(
+            "--data-dir",
+            help=f"where prepared data is, for the example grids (${paths.DATA_DIR_ENV})",
+        ),
+        Argument(
+            "--docs",
+            metavar="URL",
+            help="link the index back to catalog's documentation at URL (or a path relative to "
+            "DIR)",
+        ),
+    ),
+)
 
 
 def run(args: argparse.Namespace) -> int:

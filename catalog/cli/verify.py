@@ -10,44 +10,43 @@ from catalog._util.units import format_size
 from catalog.api.manage import Verification, verify_handle
 from catalog.api.resolve import Resolver
 from catalog.cli.common import (
+    DATASETS,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
-    add_command,
-    add_dataset_args,
-    add_image_max_side,
+    JSON,
+    Argument,
+    Arguments,
     error,
+    image_max_side,
 )
 
-__all__ = ["register"]
+__all__ = ["ARGUMENTS", "run"]
 
-
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = add_command(
-        commands,
-        "verify",
-        description="Check prepared datasets: every shard dataset_info.json lists must be "
-        "there, of the recorded size and sha256, and hold the recorded number of records "
-        "(opened with array_record's reader), and the unverified manual files it was prepared "
-        "from that are still in the manual dir must hold the bytes recorded then. Prints one "
-        "line per problem, naming the shard, "
-        "and one summary line per dataset. Exit status: 0 intact, 1 a problem found, 2 usage "
-        'error (also: not prepared). --json prints {"ok": bool, "datasets": [{"name", '
-        '"config", "version", "path", "ok", "shards", "num_examples", "num_bytes", "seconds", '
-        '"problems": [{"kind": "info"|"missing"|"size"|"sha256"|"records"|"source", '
-        '"file", '
-        '"message"}], "stale_work_dirs": [{"path", "num_bytes"}]}]}. Work dirs left by a '
-        "killed prepare are listed (they are not a problem of the prepared copy: the next "
-        "prepare resumes or removes them).",
-        example="catalog verify fashion_mnist mnist",
-    )
-    add_dataset_args(parser, many=True)
-    add_image_max_side(parser, "verify")
-    parser.add_argument(
-        "--manual-dir", help="where manual files are placed (default <download dir>/manual)"
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.set_defaults(run=run)
+ARGUMENTS = Arguments(
+    description="Check prepared datasets: every shard dataset_info.json lists must be "
+    "there, of the recorded size and sha256, and hold the recorded number of records "
+    "(opened with array_record's reader), and the unverified manual files it was prepared "
+    "from that are still in the manual dir must hold the bytes recorded then. Prints one "
+    "line per problem, naming the shard, "
+    "and one summary line per dataset. Exit status: 0 intact, 1 a problem found, 2 usage "
+    'error (also: not prepared). --json prints {"ok": bool, "datasets": [{"name", '
+    '"config", "version", "path", "ok", "shards", "num_examples", "num_bytes", "seconds", '
+    '"problems": [{"kind": "info"|"missing"|"size"|"sha256"|"records"|"source", '
+    '"file", '
+    '"message"}], "stale_work_dirs": [{"path", "num_bytes"}]}]}. Work dirs left by a '
+    "killed prepare are listed (they are not a problem of the prepared copy: the next "
+    "prepare resumes or removes them).",
+    example="catalog verify fashion_mnist mnist",
+    arguments=(
+        *DATASETS,
+        image_max_side("verify"),
+        Argument(
+            "--manual-dir", help="where manual files are placed (default <download dir>/manual)"
+        ),
+        JSON,
+    ),
+)
 
 
 def _verify_one(checked: Verification, args: argparse.Namespace, name: str) -> dict[str, Any]:
