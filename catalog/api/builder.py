@@ -43,6 +43,18 @@ __all__ = ["DatasetBuilder", "builder_of", "read_opened"]
 
 PathLike = str | os.PathLike[str]
 
+if TYPE_CHECKING:  # for the type checker only: the overloads' keywords, declared once
+    from typing import TypedDict, Unpack
+
+    class ReadKeywords(TypedDict, total=False):
+        """`DatasetBuilder.as_data_source`'s keywords (its signature has their defaults)."""
+
+        decoders: Mapping[str, Decoder] | None
+        as_supervised: bool
+        remote_read: RemoteRead
+        cache_dir: PathLike | None
+        cache_size: int | str | None
+
 
 class DatasetBuilder:
     """One dataset version (of one config) in one data dir: its info, its preparation, its
@@ -284,36 +296,13 @@ class DatasetBuilder:
 
     @overload
     def as_data_source(
-        self,
-        split: None = None,
-        *,
-        decoders: Mapping[str, Decoder] | None = None,
-        as_supervised: bool = False,
-        remote_read: RemoteRead = "cache",
-        cache_dir: PathLike | None = None,
-        cache_size: int | str | None = None,
+        self, split: None = None, **read: Unpack[ReadKeywords]
     ) -> dict[str, DataSource]: ...
     @overload
-    def as_data_source(
-        self,
-        split: SplitArg,
-        *,
-        decoders: Mapping[str, Decoder] | None = None,
-        as_supervised: bool = False,
-        remote_read: RemoteRead = "cache",
-        cache_dir: PathLike | None = None,
-        cache_size: int | str | None = None,
-    ) -> DataSource: ...
+    def as_data_source(self, split: SplitArg, **read: Unpack[ReadKeywords]) -> DataSource: ...
     @overload
     def as_data_source(
-        self,
-        split: list[SplitArg] | tuple[SplitArg, ...],
-        *,
-        decoders: Mapping[str, Decoder] | None = None,
-        as_supervised: bool = False,
-        remote_read: RemoteRead = "cache",
-        cache_dir: PathLike | None = None,
-        cache_size: int | str | None = None,
+        self, split: list[SplitArg] | tuple[SplitArg, ...], **read: Unpack[ReadKeywords]
     ) -> list[DataSource]: ...
     def as_data_source(
         self,

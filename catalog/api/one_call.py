@@ -17,64 +17,41 @@ from catalog.read.options import ReadOptions
 from catalog.storage.data_dir import Opened, RemoteRead
 
 if TYPE_CHECKING:  # the download package imports requests: only preparing needs it
+    from typing import Unpack
+
+    from catalog.api.builder import ReadKeywords
     from catalog.download import DownloadConfig
+
+    class DataSourceKeywords(ReadKeywords, total=False):
+        """`data_source`'s keywords besides `split`, for its overloads (its signature has
+        their defaults)."""
+
+        data_dir: PathLike | None
+        download_dir: PathLike | None
+        download: bool
+        download_config: DownloadConfig | None
+        num_proc: int
+        beam_pipeline_options: str | None
+        image_max_side: int | None
+
 
 __all__ = ["data_source"]
 
 
 @overload
 def data_source(
-    name: PathLike,
-    *,
-    split: None = None,
-    data_dir: PathLike | None = None,
-    download_dir: PathLike | None = None,
-    download: bool = True,
-    download_config: DownloadConfig | None = None,
-    decoders: Mapping[str, Decoder] | None = None,
-    as_supervised: bool = False,
-    num_proc: int = 1,
-    beam_pipeline_options: str | None = None,
-    image_max_side: int | None = None,
-    remote_read: RemoteRead = "cache",
-    cache_dir: PathLike | None = None,
-    cache_size: int | str | None = None,
+    name: PathLike, *, split: None = None, **keywords: Unpack[DataSourceKeywords]
 ) -> dict[str, DataSource]: ...
 @overload
 def data_source(
-    name: PathLike,
-    *,
-    split: SplitArg,
-    data_dir: PathLike | None = None,
-    download_dir: PathLike | None = None,
-    download: bool = True,
-    download_config: DownloadConfig | None = None,
-    decoders: Mapping[str, Decoder] | None = None,
-    as_supervised: bool = False,
-    num_proc: int = 1,
-    beam_pipeline_options: str | None = None,
-    image_max_side: int | None = None,
-    remote_read: RemoteRead = "cache",
-    cache_dir: PathLike | None = None,
-    cache_size: int | str | None = None,
+    name: PathLike, *, split: SplitArg, **keywords: Unpack[DataSourceKeywords]
 ) -> DataSource: ...
 @overload
 def data_source(
     name: PathLike,
     *,
     split: list[SplitArg] | tuple[SplitArg, ...],
-    data_dir: PathLike | None = None,
-    download_dir: PathLike | None = None,
-    download: bool = True,
-    download_config: DownloadConfig | None = None,
-    decoders: Mapping[str, Decoder] | None = None,
-    as_supervised: bool = False,
-    num_proc: int = 1,
-    beam_pipeline_options: str | None = None,
-    image_max_side: int | None = None,
-    remote_read: RemoteRead = "cache",
-    cache_dir: PathLike | None = None,
-    cache_size: int | str | None = None,
+    **keywords: Unpack[DataSourceKeywords],
 ) -> list[DataSource]: ...
 def data_source(
     name: PathLike,
