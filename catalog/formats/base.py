@@ -8,6 +8,9 @@ and `catalog.prepare.driver` resolves the files and runs the reader.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +35,7 @@ __all__ = [
     "SourceFormat",
     "running_id",
     "shape_of",
+    "staged",
     "through_ranges",
     "whole_numbers",
 ]
@@ -87,6 +91,41 @@ class RandomAccess(Protocol):
     def examples(self, start: int, stop: int) -> Examples: ...
 
     def close(self) -> None: ...
+
+
+def staged(
+    source: Source, name: str, write: Callable[[Path], None]
+) -> tuple[Path, tempfile.TemporaryDirectory[str] | None]:
+    """The folder `name` in the source's scratch folder, filled by ``write(folder)`` the first
+    time (an index, staged arrays) and reused after; without a scratch folder, in a temporary
+    folder, returned too for the caller to clean up when its reader closes. It is written under
+    a partial name and renamed, so concurrent readers of one prepare find it whole or make
+    their own; nothing is left behind when `write` fails."""
+    temp = None
+    if source.scratch is None:
+        temp = tempfile.TemporaryDirectory(prefix=f"catalog-{name}-")
+        folder = Path(temp.name) / name
+    else:
+        folder = source.scratch / name
+    try:
+        if not folder.is_dir():
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            partial = folder.with_name(f"{name}.partial-{os.getpid()}")
+            shutil.rmtree(partial, ignore_errors=True)
+            try:
+                write(partial)
+                try:
+                    partial.rename(folder)
+                except OSError:  # another process made it first
+                    if not folder.is_dir():
+                        raise
+            finally:
+                shutil.rmtree(partial, ignore_errors=True)
+    except BaseException:
+        if temp is not None:
+            temp.cleanup()
+        raise
+    return folder, temp
 
 
 def through_ranges(random_access: Callable[[Source], RandomAccess]) -> Callable[[Source], Examples]:

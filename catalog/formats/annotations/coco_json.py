@@ -21,9 +21,6 @@ from __future__ import annotations
 
 import array
 import json
-import os
-import shutil
-import tempfile
 import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -33,7 +30,15 @@ import numpy as np
 
 from catalog.errors import MissingDependencyError, SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict
-from catalog.formats.base import Examples, Option, Role, Source, SourceFormat, through_ranges
+from catalog.formats.base import (
+    Examples,
+    Option,
+    Role,
+    Source,
+    SourceFormat,
+    staged,
+    through_ranges,
+)
 
 __all__ = ["FORMAT"]
 
@@ -145,27 +150,10 @@ class _Reader:
 
     def __init__(self, source: Source) -> None:
         self._source = source
-        self._temp: tempfile.TemporaryDirectory[str] | None = None
         self._zip: zipfile.ZipFile | None = None
-        if source.scratch is None:
-            self._temp = tempfile.TemporaryDirectory(prefix="catalog-coco-")
-            folder = Path(self._temp.name) / _INDEX
-        else:
-            folder = source.scratch / _INDEX
+        annotations, annotated = source.stream("annotations"), source.options["annotated"]
+        folder, self._temp = staged(source, _INDEX, lambda to: _stage(annotations, annotated, to))
         try:
-            if not folder.is_dir():
-                folder.parent.mkdir(parents=True, exist_ok=True)
-                partial = folder.with_name(f"{_INDEX}.partial-{os.getpid()}")
-                shutil.rmtree(partial, ignore_errors=True)
-                try:
-                    _stage(source.stream("annotations"), source.options["annotated"], partial)
-                    try:
-                        partial.rename(folder)
-                    except OSError:  # another process staged it first
-                        if not folder.is_dir():
-                            raise
-                finally:
-                    shutil.rmtree(partial, ignore_errors=True)
             self._a = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
             self._names = (folder / "names").read_bytes()
             self.categories: list[str] = json.loads((folder / "categories.json").read_text())

@@ -36,10 +36,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import shutil
 import tarfile
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -51,7 +48,15 @@ from catalog._util.hashing import regular_file
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, FeaturesDict, Text
 from catalog.features.image_decode import decode, decoder_for
-from catalog.formats.base import Examples, Option, Role, Source, SourceFormat, through_ranges
+from catalog.formats.base import (
+    Examples,
+    Option,
+    Role,
+    Source,
+    SourceFormat,
+    staged,
+    through_ranges,
+)
 from catalog.formats.shards.members import kept_path
 
 __all__ = ["FORMAT", "RGB_JPEG_QUALITY"]
@@ -193,36 +198,6 @@ def _mapped(path: Path, dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
     return np.memmap(path, dtype, mode="r")
 
 
-def _index(source: Source) -> tuple[_Index, tempfile.TemporaryDirectory[str] | None]:
-    """The source's index: made once in its scratch folder (a temporary folder without one),
-    atomically, so concurrent readers of one prepare find it whole or make their own."""
-    temp = None
-    if source.scratch is None:
-        temp = tempfile.TemporaryDirectory(prefix="catalog-image-tar-")
-        folder = Path(temp.name) / _INDEX
-    else:
-        folder = source.scratch / _INDEX
-    try:
-        if not folder.is_dir():
-            folder.parent.mkdir(parents=True, exist_ok=True)
-            partial = folder.with_name(f"{_INDEX}.partial-{os.getpid()}")
-            shutil.rmtree(partial, ignore_errors=True)
-            try:
-                _write_index(source, partial)
-                try:
-                    partial.rename(folder)
-                except OSError:  # another process made it first
-                    if not folder.is_dir():
-                        raise
-            finally:
-                shutil.rmtree(partial, ignore_errors=True)
-        return _Index(folder), temp
-    except BaseException:
-        if temp is not None:
-            temp.cleanup()
-        raise
-
-
 def _sorted_labels(path: Path, count: int) -> list[Any]:
     """The labels of a ``sorted_labels`` file: text lines, or a JSON list; `count` of them."""
     text = path.read_text("utf-8")
@@ -293,9 +268,10 @@ class _Reader:
     def __init__(self, source: Source) -> None:
         self._source = source
         self._path = source.file("archive")
-        self._index, self._temp = _index(source)
+        folder, self._temp = staged(source, _INDEX, lambda to: _write_index(source, to))
         self._file: IO[bytes] | None = None
         try:
+            self._index = _Index(folder)
             self._labels = {
                 feature: _sorted_labels(path, len(self._index))
                 for feature, path in source.options["sorted_labels"].items()
