@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numbers
 import os
-import stat
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from catalog._util.small_file import read_small
 from catalog.errors import FeatureError
 from catalog.features.base import Feature
 
@@ -31,20 +31,14 @@ def read_names_file(path: str | os.PathLike[str]) -> list[str]:
     The file must be a regular file (not a device or FIFO such as /dev/zero) of at most
     :data:`MAX_NAMES_FILE_SIZE` bytes; FeatureError otherwise."""
     where = f"ClassLabel names_file {str(path)!r}"
+    data = read_small(
+        path, MAX_NAMES_FILE_SIZE, FeatureError, where=where, regular_only=True,
+        too_large=f"larger than {MAX_NAMES_FILE_SIZE >> 20} MiB, the most a names file may hold",
+    )  # fmt: skip
     try:
-        with open(path, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise FeatureError(f"{where}: not a regular file")
-            data = f.read(MAX_NAMES_FILE_SIZE + 1)
-        if len(data) > MAX_NAMES_FILE_SIZE:
-            raise FeatureError(
-                f"{where}: larger than {MAX_NAMES_FILE_SIZE >> 20} MiB, the most a names file "
-                "may hold"
-            )
         text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise FeatureError(f"{where}: cannot read it ({reason})") from None
+    except UnicodeDecodeError:
+        raise FeatureError(f"{where}: cannot read it (not UTF-8 text)") from None
     names = [line.strip() for line in text.splitlines()]
     return [name for name in names if name]
 

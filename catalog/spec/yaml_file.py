@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
+from catalog._util.small_file import read_small
 from catalog._util.units import format_size
 from catalog.errors import SpecError
 
@@ -42,18 +41,11 @@ def _parse_yaml(path: str, mtime_ns: int, size: int) -> Any:
     # of numpy's import time, which `import catalog` must stay close to.
     import yaml
 
-    try:
-        with open(path, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise SpecError(f"{path}: not a regular file")
-            data = f.read(MAX_SPEC_FILE_SIZE + 1)
-    except OSError as error:
-        raise SpecError(f"{path}: cannot read it ({error.strerror})") from None
-    if len(data) > MAX_SPEC_FILE_SIZE:
-        raise SpecError(
-            f"{path}: larger than {format_size(MAX_SPEC_FILE_SIZE)}, the most a spec file may "
-            "be (long lists of class names belong in a names_file)"
-        )
+    data = read_small(
+        path, MAX_SPEC_FILE_SIZE, SpecError, regular_only=True,
+        too_large=f"larger than {format_size(MAX_SPEC_FILE_SIZE)}, the most a spec file may "
+        "be (long lists of class names belong in a names_file)",
+    )  # fmt: skip
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         loader = loader_class(data.decode("utf-8"))

@@ -193,6 +193,28 @@ def test_missing_shard_is_named(tmp_path: Path) -> None:
         catalog.open_tfds(copy)
 
 
+def test_metadata_too_large_or_unreadable_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """dataset_info.json and features.json are read in bounded memory: a larger one (made so
+    here by lowering the limit) is refused by name, as is one that cannot be read."""
+    from catalog.interop.tfds import directory
+
+    copy = tmp_path / "tiny" / "1.2.0"
+    shutil.copytree(tfds_dir("tfrecord"), copy)
+    size = (copy / "dataset_info.json").stat().st_size
+    monkeypatch.setattr(directory, "_MAX_JSON", size - 1)
+    with pytest.raises(
+        catalog.SourceFormatError, match=r"dataset_info.json: larger than 0 MiB; not TFDS metadata"
+    ):
+        catalog.open_tfds(copy)
+    monkeypatch.setattr(directory, "_MAX_JSON", 64 << 20)
+    (copy / "features.json").unlink()
+    (copy / "features.json").mkdir()
+    with pytest.raises(catalog.SourceFormatError, match=r"features.json: cannot read it \("):
+        catalog.open_tfds(copy)
+
+
 def test_catalog_dirs_are_not_taken_for_tfds_dirs(tmp_path: Path) -> None:
     assert is_tfds_dir(tfds_dir("array_record"))
     assert not is_tfds_dir(tmp_path)

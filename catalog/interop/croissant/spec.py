@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from catalog._util.hashing import md5_file
+from catalog._util.small_file import read_small
 from catalog.download import DownloadConfig, DownloadManager, Resource
 from catalog.download.checksums import content_name
 from catalog.errors import ChecksumError, FeatureError, SourceFormatError, SpecError
@@ -58,15 +59,10 @@ def _load(location: str, manager: DownloadManager) -> tuple[Any, str]:
         path = manager.download(wanted).path
     else:
         path = Path(location).expanduser()
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_CROISSANT_SIZE + 1)
-    except OSError as error:
-        raise SpecError(f"{location}: cannot read it ({error.strerror})") from None
-    if len(data) > MAX_CROISSANT_SIZE:
-        raise SpecError(
-            f"{location}: larger than {MAX_CROISSANT_SIZE >> 20} MiB; not a Croissant file"
-        )
+    data = read_small(
+        path, MAX_CROISSANT_SIZE, SpecError, where=location,
+        too_large=f"larger than {MAX_CROISSANT_SIZE >> 20} MiB; not a Croissant file",
+    )  # fmt: skip
     try:
         return loads_json(data.decode("utf-8")), location
     except LongNumber as error:

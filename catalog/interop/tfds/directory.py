@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, overload
 
+from catalog._util.small_file import read_small
 from catalog.errors import DatasetNotFoundError, ShardError, SourceFormatError
 from catalog.features import FeaturesDict, SupervisedKeys
 from catalog.info.dataset_info import DatasetInfo, ShardInfo, SplitInfo
@@ -56,13 +57,8 @@ _MAX_FILES = 100_000
 
 def _load_json(path: Path) -> Any:
     """The JSON object in `path`; SourceFormatError (naming the file) for anything else."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(_MAX_JSON + 1)
-    except OSError as error:
-        raise SourceFormatError(f"{path}: cannot read it ({error.strerror})") from None
-    if len(raw) > _MAX_JSON:
-        raise SourceFormatError(f"{path}: larger than {_MAX_JSON >> 20} MiB; not TFDS metadata")
+    too_large = f"larger than {_MAX_JSON >> 20} MiB; not TFDS metadata"
+    raw = read_small(path, _MAX_JSON, SourceFormatError, too_large=too_large)
     try:
         data = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as error:
