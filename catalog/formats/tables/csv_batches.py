@@ -81,17 +81,11 @@ batches = resumable(_stream)
 def _bulk_options(options: Mapping[str, Any]) -> bool:
     """Whether the split's options are ones `from_strings` applies (columns, header, missing,
     fill, values); others (stack, strip, ...) are left to the row reader."""
-    simple = not any(options[name] for name in _ROW_OPTIONS)
-    delimiter = options["delimiter"]
     return (
-        simple
-        and importable("pyarrow")
+        not any(options[name] for name in _ROW_OPTIONS)
         and options["quoting"] == "minimal"
         and options["incomplete"] != "skip"
-        and codecs.lookup(options["encoding"]).name in ("utf-8", "utf-8-sig")
-        and len(delimiter) == 1
-        and ord(delimiter) < 128
-        and delimiter not in '"\r\n'
+        and bulk_dialect(options["delimiter"], options["encoding"])
     )
 
 
