@@ -29,7 +29,7 @@ from catalog.features.features_dict import FeaturesDict
 from catalog.features.scalar import Scalar
 from catalog.features.text import MAX_BYTES, Text
 
-__all__ = ["BatchEncoder", "TextColumn"]
+__all__ = ["BatchEncoder", "PackedRecords", "TextColumn"]
 
 _LENGTH = np.dtype("<u4")  # the length prefix of a variable-size value (FeaturesDict's)
 
@@ -78,6 +78,11 @@ class BatchEncoder:
     def encode(self, columns: Mapping[str, Any], rows: int) -> list[bytes]:
         """The records of `rows` examples; `columns` maps each feature to its values: a NumPy
         array of the Scalar's dtype, of class indices (ClassLabel), a `TextColumn` (Text)."""
+        return self.encode_packed(columns, rows).records()
+
+    def encode_packed(self, columns: Mapping[str, Any], rows: int) -> PackedRecords:
+        """`encode`'s records one after the other, without a ``bytes`` object per record (as
+        `catalog.storage.shard_writer.ShardWriter.write_packed` takes them)."""
         # the bytes of a record that are no text's: its fixed part, then the texts' prefixes
         head = np.empty((rows, self._width + 4 * len(self._variable)), np.uint8)
         fixed = head[:, : self._width]
@@ -93,7 +98,7 @@ class BatchEncoder:
                 values = values.astype(feature.dtype, copy=False)
             fixed[:, 1 + offset : 1 + offset + size] = values.view(np.uint8).reshape(rows, size)
         if not self._variable:
-            return _split(head.tobytes(), np.arange(rows + 1, dtype=np.int64) * self._width)
+            return PackedRecords(head.ravel(), np.arange(rows + 1, dtype=np.int64) * self._width)
         texts: list[TextColumn] = [columns[name] for name in self._variable]
         lengths = []
         for name, text in zip(self._variable, texts, strict=True):
@@ -113,6 +118,9 @@ class BatchEncoder:
         for j, length in enumerate(lengths):
             at = self._width + 4 * j
             head[:, at : at + 4] = length.astype(_LENGTH).view(np.uint8).reshape(rows, 4)
+        joined = _joined(head, self._width, texts)
+        if joined is not None:
+            return joined
         # segments of a record: [fixed + prefix 1][text 1][prefix 2][text 2]...
         segments = np.empty((rows, 2 * k), np.int64)
         segments[:, 0::2] = 4
@@ -132,9 +140,56 @@ class BatchEncoder:
             first, last = int(text.offsets[0]), int(text.offsets[-1])
             if last > first:
                 out[is_text if k == 1 else owner == j] = text.data[first:last]
-        return _split(out.tobytes(), starts)
+        return PackedRecords(out, starts)
 
 
-def _split(data: bytes, starts: np.ndarray[Any, Any]) -> list[bytes]:
-    bounds = starts.tolist()
-    return [data[a:b] for a, b in itertools.pairwise(bounds)]
+def _joined(
+    head: np.ndarray[Any, Any], width: int, texts: list[TextColumn]
+) -> PackedRecords | None:
+    """The records as pyarrow joins their segments ([fixed + prefix 1][text 1][prefix 2]
+    [text 2]...: `head`'s columns and the texts) row by row, in C++ (about 7x the masks'
+    speed on a table of short rows, measured); None without pyarrow (the masks lay them out)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        return None
+    rows = len(head)
+
+    def fixed(a: int, b: int) -> Any:  # head's columns a..b-1, one value a row
+        part = np.ascontiguousarray(head[:, a:b])
+        buffers = [None, pa.py_buffer(part)]
+        array = pa.FixedSizeBinaryArray.from_buffers(pa.binary(b - a), rows, buffers)
+        return array.cast(pa.large_binary())
+
+    segments = [fixed(0, width + 4)]
+    for j, text in enumerate(texts):
+        if j:
+            segments.append(fixed(width + 4 * j, width + 4 * j + 4))
+        offsets = np.ascontiguousarray(text.offsets, np.int64)
+        buffers = [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(text.data))]
+        segments.append(pa.LargeBinaryArray.from_buffers(pa.large_binary(), rows, buffers))
+    empty = [None, pa.py_buffer(np.zeros(2, np.int64)), pa.py_buffer(b"")]  # no pa.scalar:
+    nothing = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 1, empty)[0]  # it imports pandas
+    joined = pc.binary_join_element_wise(*segments, nothing)
+    _, offsets, data = joined.buffers()
+    starts = np.frombuffer(offsets, np.int64, rows + 1, joined.offset * 8)
+    if data is None:  # pragma: no cover - every record holds its fixed bytes
+        return None
+    return PackedRecords(np.frombuffer(data, np.uint8), starts)
+
+
+@dataclass(frozen=True)
+class PackedRecords:
+    """Records laid one after the other: record ``i`` is ``data[starts[i]:starts[i+1]]``."""
+
+    data: np.ndarray[Any, Any]  # uint8
+    starts: np.ndarray[Any, Any]  # int64, one more than there are records
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def records(self) -> list[bytes]:
+        """Each record as ``bytes``."""
+        data = self.data.tobytes()
+        return [data[a:b] for a, b in itertools.pairwise(self.starts.tolist())]

@@ -18,20 +18,17 @@ import shutil
 import signal
 import tempfile
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
-
-from array_record.python.array_record_module import ArrayRecordWriter
 
 from catalog import errors
 from catalog._util.hashing import Digest
 from catalog._util.units import format_size
 from catalog.download.watch import Watched, check_unchanged
 from catalog.errors import CatalogError, FeatureError, SourceFormatError, StorageError
-from catalog.features.batch_encode import BatchEncoder
+from catalog.features.batch_encode import BatchEncoder, PackedRecords
 from catalog.features.codec import RecordCodec
 from catalog.formats import FORMATS, Source
 from catalog.formats.base import RandomAccess
@@ -40,6 +37,7 @@ from catalog.prepare.shard_plan import Unit, open_reader
 from catalog.spec.model import BuilderSpec
 from catalog.storage.data_dir import ShardSink
 from catalog.storage.local_store import LocalSink
+from catalog.storage.shard_writer import open_shard_writer
 
 __all__ = [
     "BOOKKEEPING",
@@ -189,7 +187,7 @@ def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
     count = 0
     try:
         try:
-            writer = ArrayRecordWriter(str(path), task.writer_options)
+            writer = open_shard_writer(path, task.writer_options)
         except (RuntimeError, ValueError, OSError) as error:
             raise _write_error(path, unit, error) from None
         # the last unit of a source of unknown length reads one example past its range: if
@@ -198,18 +196,19 @@ def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
         check_more = task.last and reader.length is None
         stop = unit.stop + (1 if check_more else 0)
         try:
-            for key, example, records in _records(task, reader, stop):
-                if count + (len(records) if example is None else 1) > unit.num_examples:
+            for key, item in _records(task, reader, stop):
+                packed = item if isinstance(item, PackedRecords) else None
+                if count + (1 if packed is None else len(packed)) > unit.num_examples:
                     where = spec.path / "builder.yaml" if spec.path else "the builder spec"
                     raise SourceFormatError(
                         f"split {unit.split!r} of {spec.full_name}: the source files hold more "
                         f"than {unit.stop} examples but {where} (splits.{unit.split}."
                         f"num_examples) expects {split.num_examples}"
                     )
-                if example is not None:
+                if not isinstance(item, PackedRecords):
                     position = unit.start + count
                     try:
-                        records = [encode(example)]
+                        record = encode(item)
                     except FeatureError as error:
                         raise FeatureError(
                             error.reason,
@@ -218,10 +217,13 @@ def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
                             f"in {unit.describe()}",
                         ) from None
                 try:
-                    deque(map(writer.write, records), maxlen=0)  # no Python loop per record
+                    if packed is None:
+                        writer.write(record)
+                    else:  # a batch's records in one call, no bytes object per record
+                        writer.write_packed(packed.data, packed.starts)
                 except (RuntimeError, ValueError, OSError) as error:
                     raise _write_error(path, unit, error) from None
-                before, count = count, count + len(records)
+                before, count = count, count + (1 if packed is None else len(packed))
                 if tick is not None and count // _TICK > before // _TICK:
                     tick((count // _TICK - before // _TICK) * _TICK)
         finally:
@@ -236,23 +238,23 @@ def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
 
 def _records(
     task: Task, reader: RandomAccess, stop: int
-) -> Iterator[tuple[str, dict[str, Any] | None, list[bytes]]]:
-    """``(key, example, [])`` for each example ``unit.start..stop-1`` to encode, or
-    ``("", None, records)`` for a batch the format checked column by column and
-    `BatchEncoder` encoded (the same bytes)."""
+) -> Iterator[tuple[str, dict[str, Any] | PackedRecords]]:
+    """``(key, example)`` for each example ``unit.start..stop-1`` to encode, or
+    ``("", records)`` for a batch the format checked column by column and `BatchEncoder`
+    encoded (the same bytes)."""
     unit, features = task.unit, task.spec.features
     fmt = FORMATS[task.spec.splits[unit.split].format]
     if fmt.batches is None or not BatchEncoder.supports(features):
         for key, example in reader.examples(unit.start, stop):
-            yield key, example, []
+            yield key, example
         return
     encoder = BatchEncoder(features)
     for batch in fmt.batches(task.source, unit.start, stop):
         if batch.columns is not None:
-            yield "", None, encoder.encode(batch.columns, batch.rows)
+            yield "", encoder.encode_packed(batch.columns, batch.rows)
         else:
             for key, example in batch.examples or ():
-                yield key, example, []
+                yield key, example
             if batch.error is not None:
                 raise batch.error
 

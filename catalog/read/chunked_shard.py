@@ -10,7 +10,7 @@ hold the dataset's ``group_size`` records (the last one the rest), as catalog wr
 (`catalog.read.shard_layout.FooterEntries`; the count ending every entry is checked, so no
 chunk is taken for another). A batch then decodes the entries of the chunks it touches,
 checks their headers against them (`catalog.read.mapped_shard.locate`) and each chunk's data
-against the HighwayHash in its header (`catalog.read.chunk_hash`, as array_record checks it on
+against the HighwayHash in its header (`catalog.storage.chunk_hash`, as array_record checks it on
 every read), once per chunk and process, and slices its records from a memory map.
 
 `chunk_shard` returns None for anything else (another layout, highwayhash-cffi missing): the
@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 
 from catalog.errors import CatalogError, ShardError
-from catalog.read.chunk_hash import chunk_hash64
 from catalog.read.mapped_shard import Located, locate
 from catalog.read.shard_layout import (
     BLOCK,
@@ -40,6 +39,7 @@ from catalog.read.shard_layout import (
     join_pieces,
     physical,
 )
+from catalog.storage.chunk_hash import chunk_hash64
 from catalog.storage.shards import shard_error
 
 __all__ = ["ChunkedShard", "chunk_shard"]

@@ -6,7 +6,7 @@ index (the ArrayRecord footer, `catalog.read.mapped_shard`) is fetched once per 
 process (one request, two when the footer is large); a record is then one range read of its
 chunk (with the records sharing it, when small records share chunks:
 `catalog.storage.shards`), its chunk header checked against the index and its data against the
-hash in that header (`catalog.read.chunk_hash`: a corrupt byte is a ShardError naming the
+hash in that header (`catalog.storage.chunk_hash`: a corrupt byte is a ShardError naming the
 shard, the chunk and the record, never a wrong value); the chunks of a batch are sorted,
 neighbours less than `COALESCE` bytes apart fetched in one request, the requests in flight
 together. Every request names the object's version (If-Match): a shard replaced under a reader
@@ -21,9 +21,9 @@ from typing import Any, overload
 import numpy as np
 
 from catalog.errors import ShardError
-from catalog.read.chunk_hash import chunk_hasher
 from catalog.read.shard_layout import CorruptChunk, chunk_index, chunk_records
 from catalog.storage.bucket_shards import gone_means_prepared_again
+from catalog.storage.chunk_hash import chunk_hasher
 from catalog.storage.remote_reads import RemoteObject, open_object, read_ranges
 from catalog.storage.shards import shard_error
 

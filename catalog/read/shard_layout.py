@@ -15,7 +15,7 @@ footer alone, which a remote shard fetches in one request); `FooterEntries` find
 of a few chunks without decoding the others (each entry is a record of the footer chunk, whose
 one-byte sizes locate it); `chunk_records` splits one chunk
 into its records, its header checked against the index and, with a hasher
-(`catalog.read.chunk_hash`), its data against the hash in its header. `catalog.read.mapped_shard`
+(`catalog.storage.chunk_hash`), its data against the hash in its header. `catalog.read.mapped_shard`
 locates every record of a whole file at once from the same pieces.
 """
 
@@ -223,7 +223,7 @@ def chunk_index(view: Any) -> ChunkIndex | None:
 def chunk_records(view: Any, offset: int, count: int, hasher: Any = None) -> list[bytes] | None:
     """The `count` records of the chunk at `offset` of `view` (sliced by file position), its
     header checked against the index; None when it does not match (the file is not the one
-    indexed). With `hasher` (`catalog.read.chunk_hash`) the chunk's data is checked against
+    indexed). With `hasher` (`catalog.storage.chunk_hash`) the chunk's data is checked against
     the hash in its header first: CorruptChunk when it differs."""
     try:
         found = ShardFile(view)._chunk(offset)
@@ -258,7 +258,7 @@ class FooterEntries:
     def __init__(
         self, file: ShardFile, group: int, records: int, hash64: Callable[[bytes], int]
     ) -> None:
-        """`hash64`: `catalog.read.chunk_hash.chunk_hash64`'s, the footer checked with it."""
+        """`hash64`: `catalog.storage.chunk_hash.chunk_hash64`'s, the footer checked with it."""
         if not 0 < group < 0x80 or records < 1:
             raise NotLaidOut("chunks of 128 records or more, or none")
         found = file._chunk(footer_offset(file))

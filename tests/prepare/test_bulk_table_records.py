@@ -31,9 +31,9 @@ def _prepare_both_ways(
 
     monkeypatch.setattr(csv_batches, "BLOCK_BYTES", 1 << 12)
     encoded = []
-    real = BatchEncoder.encode
+    real = BatchEncoder.encode_packed
     monkeypatch.setattr(
-        BatchEncoder, "encode", lambda self, c, r: encoded.append(r) or real(self, c, r)
+        BatchEncoder, "encode_packed", lambda self, c, r: encoded.append(r) or real(self, c, r)
     )
     bulk = tmp_path / "bulk"
     catalog.prepare_files(str(path), "t", data_dir=str(bulk), **options)  # type: ignore[arg-type]

@@ -17,11 +17,11 @@ from array_record.python.array_record_module import ArrayRecordReader, ArrayReco
 import catalog
 from catalog.api.files import files_builder
 from catalog.read.array_record import READER_OPTIONS
-from catalog.read.chunk_hash import chunk_hash64
 from catalog.read.chunked_shard import ChunkedShard, chunk_shard
 from catalog.read.mapped_shard import MappedShard
 from catalog.read.records import CHUNKED_CALL_RECORDS
 from catalog.read.shard_layout import ShardFile, footer, footer_offset
+from catalog.storage.chunk_hash import chunk_hash64
 
 
 def write(path: Path, records: list[bytes], group: int) -> Path:

@@ -12,13 +12,16 @@ small C extension, about 1.5 us for a 1 KB record), a dependency of catalog.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from catalog.errors import MissingDependencyError
 
-__all__ = ["KEY", "chunk_hash64", "chunk_hasher"]
+__all__ = ["KEY", "chunk_hash64", "chunk_hasher", "hash_in"]
 
 #: Riegeli's HighwayHash key, as bytes (four little-endian 64-bit words).
 KEY = struct.pack("<2Q", 0x2F696C6567656952, 0x0A7364726F636572) * 2
@@ -47,6 +50,34 @@ def chunk_hasher() -> Callable[[bytes], bytes]:
     return hasher
 
 
+def hash_in(buffer: Any, starts: Any, sizes: Any) -> np.ndarray[Any, Any]:
+    """The HighwayHash-64 (Riegeli's key) of ``buffer[start:start + size]`` for each of
+    `starts` and `sizes` (lists or arrays of ints), as uint64, without copying those bytes
+    (`buffer`: a writable NumPy array or a bytearray); MissingDependencyError as
+    `chunk_hash64`."""
+    hash64 = chunk_hash64()
+    starts, sizes = np.asarray(starts).tolist(), np.asarray(sizes).tolist()
+    found = _direct()
+    if found is None:  # pragma: no cover - another build of the package
+        view = memoryview(buffer).cast("B")
+        hashes = [hash64(bytes(view[a : a + n])) for a, n in zip(starts, sizes, strict=True)]
+    else:
+        ffi, function, key = found
+        base = ffi.from_buffer("uint8_t[]", buffer)
+        hashes = [function(base + a, n, key) for a, n in zip(starts, sizes, strict=True)]
+    return np.array(hashes, np.uint64)
+
+
+@functools.cache
+def _direct() -> tuple[Any, Any, Any] | None:
+    """highwayhash-cffi's own ffi, its HighwayHash64 and Riegeli's key as its argument."""
+    try:
+        from highwayhash._highwayhash import ffi, lib
+    except ImportError:  # pragma: no cover - another build of the package
+        return None
+    return ffi, lib.HighwayHash64, ffi.new("uint64_t[4]", list(struct.unpack("<4Q", KEY)))
+
+
 def _load() -> Callable[[bytes], int]:
     try:
         import highwayhash
@@ -56,16 +87,14 @@ def _load() -> Callable[[bytes], int]:
             "with highwayhash-cffi, a dependency of catalog that is not installed: pip install "
             "highwayhash-cffi, or read through the shard cache (remote_read='cache')"
         ) from None
-    try:  # the extension itself: a third of the wrapper's cost (it re-packs the key per call)
-        from highwayhash._highwayhash import ffi, lib
-    except ImportError:  # pragma: no cover - another build of the package
+    found = _direct()  # the extension itself: a third of the wrapper's cost (it re-packs the
+    if found is None:  # key per call)
 
         def wrapped(data: bytes) -> int:
             return int.from_bytes(highwayhash.highwayhash_64(KEY, bytes(data)), "little")
 
         return wrapped
-    key: Any = ffi.new("uint64_t[4]", list(struct.unpack("<4Q", KEY)))
-    hash64 = lib.HighwayHash64
+    _, hash64, key = found
 
     def direct(data: bytes) -> int:
         value: int = hash64(data, len(data), key)
