@@ -19,7 +19,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["decode_varints", "read_varint"]
+__all__ = [
+    "decode_varints",
+    "encode_varint",
+    "encode_varints",
+    "put_varints",
+    "read_varint",
+    "varint_sizes",
+]
 
 
 def read_varint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
@@ -60,3 +67,56 @@ def decode_varints(raw: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     parts = (raw & 0x7F).astype(np.uint64) << (7 * position).astype(np.uint64)
     result: np.ndarray[Any, Any] = np.bitwise_or.reduceat(parts, starts)
     return result
+
+
+def encode_varint(value: int) -> bytes:
+    """`value` as a varint (a negative int as its 64-bit two's complement, as protobuf's int64).
+
+    >>> encode_varint(150).hex(), encode_varint(-1).hex()
+    ('9601', 'ffffffffffffffffff01')
+    """
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def varint_sizes(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """How many bytes each of the integer array `values` takes as a varint (negative ones as
+    their 64-bit two's complement)."""
+    unsigned = values.astype(np.int64, copy=False).view(np.uint64)
+    sizes = np.ones(len(unsigned), np.int64)
+    for shift in range(7, 64, 7):
+        sizes += unsigned >= np.uint64(1 << shift)
+    return sizes
+
+
+def put_varints(
+    out: np.ndarray[Any, Any],
+    at: np.ndarray[Any, Any],
+    values: np.ndarray[Any, Any],
+    sizes: np.ndarray[Any, Any],
+) -> None:
+    """Write each of `values` as a varint of `sizes` bytes (`varint_sizes`) into the uint8
+    array `out` at the positions `at`, a few NumPy operations per byte of the longest."""
+    unsigned = values.astype(np.int64, copy=False).view(np.uint64)
+    for byte in range(int(sizes.max()) if len(sizes) else 0):
+        here = sizes > byte
+        part = (unsigned[here] >> np.uint64(7 * byte)) & np.uint64(0x7F)
+        more = np.where(sizes[here] > byte + 1, 0x80, 0).astype(np.uint64)
+        out[at[here] + byte] = part | more
+
+
+def encode_varints(values: np.ndarray[Any, Any]) -> bytes:
+    """Every one of the integer array `values` as a varint, one after the other.
+
+    >>> encode_varints(np.array([1, 150, 127])).hex()
+    '0196017f'
+    """
+    sizes = varint_sizes(values)
+    out = np.zeros(int(sizes.sum()), np.uint8)
+    put_varints(out, np.cumsum(sizes) - sizes, values, sizes)
+    return out.tobytes()

@@ -40,6 +40,7 @@ from typing import Any, Protocol
 import numpy as np
 from array_record.python.array_record_module import ArrayRecordWriter
 
+from catalog._util.varints import encode_varint, put_varints, varint_sizes
 from catalog.storage.chunk_hash import hash_in
 
 __all__ = ["RecordWriter", "ShardWriter", "open_shard_writer", "written_group"]
@@ -288,23 +289,23 @@ def _encode(
     k = len(counts)
     bounds = np.zeros(k + 1, _I64)
     np.cumsum(counts, out=bounds[1:])
-    size_bytes = _varint_sizes(sizes)
+    size_bytes = varint_sizes(sizes)
     before = np.zeros(len(sizes) + 1, _I64)  # varint bytes of the records before each
     np.cumsum(size_bytes, out=before[1:])
     offset = np.zeros(len(sizes) + 1, _I64)  # its records' bytes before each
     np.cumsum(sizes, out=offset[1:])
     listed = before[bounds[1:]] - before[bounds[:-1]]  # bytes of each chunk's sizes
     decoded = offset[bounds[1:]] - offset[bounds[:-1]]
-    listed_bytes = _varint_sizes(listed)
+    listed_bytes = varint_sizes(listed)
     data_size = 1 + listed_bytes + listed + decoded
     starts = np.zeros(k + 1, _I64)
     np.cumsum(_CHUNK_HEADER + data_size, out=starts[1:])
     out = np.zeros(int(starts[-1]), np.uint8)  # compression byte 0 at each chunk's data
     head = starts[:-1]
-    _put_varints(out, head + _CHUNK_HEADER + 1, listed, listed_bytes)
+    put_varints(out, head + _CHUNK_HEADER + 1, listed, listed_bytes)
     first_size = head + _CHUNK_HEADER + 1 + listed_bytes  # where each chunk's sizes begin
     chunk = np.repeat(np.arange(k), counts)
-    _put_varints(out, (first_size - before[bounds[:-1]])[chunk] + before[:-1], sizes, size_bytes)
+    put_varints(out, (first_size - before[bounds[:-1]])[chunk] + before[:-1], sizes, size_bytes)
     view, source = out.data, data.data
     into = (first_size + listed).tolist()
     for at, a, b in zip(
@@ -322,42 +323,9 @@ def _encode(
     return out, starts, decoded
 
 
-def _varint_sizes(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """How many bytes each of `values` (non-negative) takes as a varint."""
-    values = values.astype(np.uint64)
-    sizes = np.ones(len(values), _I64)
-    for shift in range(7, 64, 7):
-        sizes += values >= np.uint64(1 << shift)
-    return sizes
-
-
-def _put_varints(
-    out: np.ndarray[Any, Any],
-    at: np.ndarray[Any, Any],
-    values: np.ndarray[Any, Any],
-    sizes: np.ndarray[Any, Any],
-) -> None:
-    """Write each of `values` as a varint of `sizes` bytes into `out` at `at`."""
-    values = values.astype(np.uint64)
-    for byte in range(int(sizes.max()) if len(sizes) else 0):
-        here = sizes > byte
-        part = (values[here] >> np.uint64(7 * byte)) & np.uint64(0x7F)
-        more = np.where(sizes[here] > byte + 1, 0x80, 0).astype(np.uint64)
-        out[at[here] + byte] = part | more
-
-
 def _tag(field: int, value: int) -> bytes:
     """A protobuf varint field."""
-    return _varint(field << 3) + _varint(value)
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    return encode_varint(field << 3) + encode_varint(value)
 
 
 def _footer(
@@ -371,11 +339,11 @@ def _footer(
     text = options.encode()
     metadata = (
         _tag(1, _VERSION) + _tag(2, len(offsets)) + _tag(3, int(counts.sum()))
-        + _varint(4 << 3 | 2) + _varint(len(text)) + text
+        + encode_varint(4 << 3 | 2) + encode_varint(len(text)) + text
     )  # fmt: skip
-    metadata = _varint(1 << 3 | 2) + _varint(len(metadata)) + metadata
+    metadata = encode_varint(1 << 3 | 2) + encode_varint(len(metadata)) + metadata
     fields = [offsets, decoded, counts]
-    widths = [_varint_sizes(values) for values in fields]
+    widths = [varint_sizes(values) for values in fields]
     sizes = 3 + widths[0] + widths[1] + widths[2]
     starts = np.zeros(len(sizes) + 1, _I64)
     np.cumsum(sizes, out=starts[1:])
@@ -384,6 +352,6 @@ def _footer(
     at = starts[:-1] + len(metadata)
     for number, values, width in zip((1, 2, 3), fields, widths, strict=True):
         out[at] = number << 3  # the field's tag (a varint of one byte)
-        _put_varints(out, at + 1, values, width)
+        put_varints(out, at + 1, values, width)
         at = at + 1 + width
     return out, np.concatenate([[len(metadata)], sizes]).astype(_I64)

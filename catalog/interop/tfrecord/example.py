@@ -25,7 +25,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from catalog._util.varints import decode_varints
+from catalog._util.varints import decode_varints, encode_varint, encode_varints
 from catalog._util.varints import read_varint as _varint
 from catalog.errors import SourceFormatError
 
@@ -43,7 +43,6 @@ Value: TypeAlias = "np.ndarray[Any, Any] | list[bytes]"
 
 _INT64 = np.dtype(np.int64)
 _FLOAT = np.dtype("<f4")
-_U64 = 0xFFFFFFFFFFFFFFFF
 _UNTYPED = (
     "cannot tell which list to store it in: give ints, floats or bytes (an empty list needs "
     "a typed NumPy array, e.g. np.array([], np.int64) or np.array([], 'S') for bytes)"
@@ -281,37 +280,8 @@ def parse_sequence_example(data: bytes) -> tuple[dict[str, Value], dict[str, lis
 
 
 # -- encoding -------------------------------------------------------------------------------
-def _put_varint(value: int) -> bytes:
-    value &= _U64
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _pack_varints(values: np.ndarray[Any, Any]) -> bytes:
-    u = values.astype(np.int64, copy=False).view(np.uint64)
-    if not len(u) or (u < 0x80).all():
-        return u.astype(np.uint8).tobytes()
-    sizes = np.ones(len(u), np.int64)
-    rest = u >> np.uint64(7)
-    while rest.any():
-        sizes += rest > 0
-        rest >>= np.uint64(7)
-    out = np.zeros(int(sizes.sum()), np.uint8)
-    starts = np.cumsum(sizes) - sizes
-    for k in range(int(sizes.max())):
-        sel = sizes > k
-        byte = (u[sel] >> np.uint64(7 * k)) & np.uint64(0x7F)
-        more = (sizes[sel] > k + 1).astype(np.uint64) << np.uint64(7)
-        out[starts[sel] + k] = (byte | more).astype(np.uint8)
-    return out.tobytes()
-
-
 def _field(tag: int, payload: bytes) -> bytes:
-    return bytes([tag]) + _put_varint(len(payload)) + payload
+    return bytes([tag]) + encode_varint(len(payload)) + payload
 
 
 def _bytes_feature(items: Iterable[Any]) -> bytes:
@@ -334,7 +304,7 @@ def _feature_message(value: Any) -> bytes:
     if array.dtype.kind in "SUO":  # typed bytes/str arrays, empty ones included
         return _bytes_feature(list(array.reshape(-1)))
     if array.dtype.kind in "iub":
-        packed = _pack_varints(array.reshape(-1))
+        packed = encode_varints(array.reshape(-1))
         return _field(0x1A, _field(0x0A, packed) if packed else b"")
     if array.dtype.kind == "f":
         floats = array.reshape(-1).astype(_FLOAT).tobytes()
