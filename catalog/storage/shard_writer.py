@@ -111,17 +111,22 @@ class ShardWriter:
     Args:
         path: the file to write (created or truncated).
         options: writer options `written_group` accepts.
+        fixed_footer: write every entry of the footer with the same width (each field's
+            varint as wide as the widest of that field: a valid varint that protobuf, and so
+            array_record and Grain, read as the shorter one), so that a reader finds chunk
+            ``k``'s entry at a fixed place without decoding the others
+            (`catalog.read.fixed_footer`). False: array_record's bytes to the last byte.
 
     Raises:
         ValueError: options it does not write.
         OSError: the file cannot be written.
     """
 
-    def __init__(self, path: str | Path, options: str) -> None:
+    def __init__(self, path: str | Path, options: str, *, fixed_footer: bool = True) -> None:
         group = written_group(options)
         if group is None:
             raise ValueError(f"ShardWriter does not write options {options!r}")
-        self._group = group
+        self._group, self._fixed = group, fixed_footer
         self._options = (
             f"group_size:{group},transpose:false,pad_to_block_boundary:false,uncompressed,"
             "max_parallelism:1"
@@ -172,7 +177,7 @@ class ShardWriter:
                 for pieces in (self._offsets, self._decoded, self._counts)
             )
             footer_offset = self._pos
-            data, sizes = _footer(offsets, decoded, counts, self._options)
+            data, sizes = _footer(offsets, decoded, counts, self._options, self._fixed)
             self._emit(*_encode(data, sizes, np.array([len(sizes)])))
             self._pad()
             postscript = _tag(1, footer_offset) + _tag(2, _MAGIC)
@@ -333,9 +338,11 @@ def _footer(
     decoded: np.ndarray[Any, Any],
     counts: np.ndarray[Any, Any],
     options: str,
+    fixed: bool,
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """The footer chunk's records: the ``RiegeliFooterMetadata``, then an ``ArrayRecordFooter``
-    per chunk (fields 1-3, varints), as (their bytes one after the other, their sizes)."""
+    per chunk (fields 1-3, varints; `fixed`: every entry of the same width), as (their bytes
+    one after the other, their sizes)."""
     text = options.encode()
     metadata = (
         _tag(1, _VERSION) + _tag(2, len(offsets)) + _tag(3, int(counts.sum()))
@@ -344,6 +351,8 @@ def _footer(
     metadata = encode_varint(1 << 3 | 2) + encode_varint(len(metadata)) + metadata
     fields = [offsets, decoded, counts]
     widths = [varint_sizes(values) for values in fields]
+    if fixed:  # each field as wide as its widest: overlong varints, as protobuf allows
+        widths = [np.full(len(width), int(width.max(initial=1))) for width in widths]
     sizes = 3 + widths[0] + widths[1] + widths[2]
     starts = np.zeros(len(sizes) + 1, _I64)
     np.cumsum(sizes, out=starts[1:])

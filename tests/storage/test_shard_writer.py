@@ -1,8 +1,10 @@
 """`catalog.storage.shard_writer.ShardWriter` writes the file array_record's writer writes with
-the same options, byte for byte: record sizes at every varint width, records and chunks and
-footers across 64 KiB block boundaries, the padding before the postscript in every position a
-block allows, one record at a time, a list at a time or packed; and a prepared table's shards
-are those array_record writes from the same records."""
+the same options, byte for byte (``fixed_footer=False``): record sizes at every varint width,
+records and chunks and footers across 64 KiB block boundaries, the padding before the
+postscript in every position a block allows, one record at a time, a list at a time or packed.
+With its footer entries of one width (the default, what the prepare writes) the same chunks,
+the same footer values, read alike by array_record, Grain and catalog's own footer parser; a
+prepared table's shards hold the chunks array_record writes from the same records."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from array_record.python.array_record_module import ArrayRecordReader, ArrayRecordWriter
 
 from catalog.api.files import files_builder
+from catalog.read.shard_layout import ShardFile, footer
 from catalog.storage.shard_writer import ShardWriter, open_shard_writer, written_group
 
 
@@ -24,8 +27,10 @@ def _array_record(path: Path, records: list[bytes], options: str) -> bytes:
     return path.read_bytes()
 
 
-def _ours(path: Path, records: list[bytes], options: str, how: str, seed: int = 0) -> bytes:
-    with ShardWriter(path, options) as writer:
+def _ours(
+    path: Path, records: list[bytes], options: str, how: str, seed: int = 0, fixed: bool = False
+) -> bytes:
+    with ShardWriter(path, options, fixed_footer=fixed) as writer:
         if how == "one":
             for record in records:
                 writer.write(record)
@@ -48,6 +53,28 @@ def _same(tmp_path: Path, records: list[bytes], group: int, how: str, seed: int 
     if got != want:
         first = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), None)
         pytest.fail(f"{len(got)} vs {len(want)} bytes, first difference at {first}")
+    _same_but_the_footers_widths(tmp_path, records, options, how, seed, want)
+
+
+def _same_but_the_footers_widths(
+    tmp_path: Path, records: list[bytes], options: str, how: str, seed: int, want: bytes
+) -> None:
+    """The fixed-width footer: the chunks as array_record's, the footer's values too, every
+    entry of one width, and array_record reads the file."""
+    got = _ours(tmp_path / "fixed", records, options, how, seed, fixed=True)
+    rows, at = footer(ShardFile(memoryview(got)))
+    want_rows, want_at = footer(ShardFile(memoryview(want)))
+    assert at == want_at and got[:at] == want[:at]
+    assert rows.tolist() == want_rows.tolist()
+    _, sizes, _ = ShardFile(memoryview(got)).simple_chunk(at)
+    assert len(set(sizes[1:])) <= 1  # every entry (after the metadata) of one width
+    reader = ArrayRecordReader(str(tmp_path / "fixed"))
+    try:
+        assert reader.num_records() == len(records)
+        if records:
+            assert reader.read_all() == records
+    finally:
+        reader.close()
 
 
 @pytest.mark.parametrize("how", ["one", "list", "packed"])
@@ -114,7 +141,8 @@ def test_other_options_are_written_by_array_record(tmp_path: Path) -> None:
 
 def test_a_prepared_tables_shards_are_array_records_bytes(tmp_path: Path) -> None:
     """The prepare writes each shard through ShardWriter (packed batches of a CSV's rows): the
-    same bytes as array_record's writer given the same records with the same options."""
+    same bytes as array_record's writer given the same records with the same options, but for
+    the footer's entries, all of one width."""
     lines = ["id,x,name"] + [f"{i},{i * 0.5},{'abc' * (1 + i % 5)}" for i in range(5000)]
     (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
     builder = files_builder(tmp_path / "t.csv", "t", data_dir=tmp_path / "data")
@@ -128,4 +156,8 @@ def test_a_prepared_tables_shards_are_array_records_bytes(tmp_path: Path) -> Non
         reader = ArrayRecordReader(str(shard))
         records = reader.read_all()
         reader.close()
-        assert shard.read_bytes() == _array_record(tmp_path / "again", records, options)
+        theirs = _array_record(tmp_path / "again", records, options)
+        ours = _ours(tmp_path / "ours", records, options, "list", fixed=True)
+        assert shard.read_bytes() == ours
+        _, at = footer(ShardFile(memoryview(theirs)))
+        assert ours[:at] == theirs[:at]
