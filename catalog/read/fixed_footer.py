@@ -68,7 +68,7 @@ class FixedEntries:
     ) -> None:
         if group < 1 or records < 1:
             raise NotLaidOut("no records")
-        view = memoryview(array)
+        view = array.data
         self._array, self.group, self._records = array, group, records
         self._chunks = chunks = -(-records // group)
         try:

@@ -47,7 +47,7 @@ def test_every_entry_as_the_whole_footer_gives_it(
     tmp_path: Path, seed: int, count: int, group: int, widest: int
 ) -> None:
     array = _written(tmp_path / "s", _records(seed, count, widest), group)
-    rows, _ = footer(ShardFile(memoryview(array)))
+    rows, _ = footer(ShardFile(array.data))
     entries = FixedEntries(array, group, count, chunk_hash64())
     assert len(entries) == len(rows)
     assert entries.rows(np.arange(len(rows))).tolist() == rows.tolist()
@@ -79,7 +79,7 @@ def test_every_bit_of_an_entry_flipped_is_caught(tmp_path: Path, sizes: str) -> 
     the same size and records (only where it ends tells them apart)."""
     records = _records(6, 6_000, 90) if sizes == "varied" else [b"0123456789"] * 60_000
     clean = _written(tmp_path / "s", records, 16)
-    rows, _ = footer(ShardFile(memoryview(clean)))
+    rows, _ = footer(ShardFile(clean.data))
     entries = FixedEntries(clean, 16, len(records), chunk_hash64())
     k = len(rows) // 3
     first = entries._first + k * entries._width  # the entry's usable-byte coordinate
