@@ -204,6 +204,56 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
             columns.append(column)
         return _zip_dicts([name for name, _, _, _ in self._fixed_plan], columns)
 
+    def decode_records(
+        self, buf: bytearray, starts: np.ndarray[Any, Any], lengths: np.ndarray[Any, Any]
+    ) -> list[dict[str, Any]] | None:
+        """Decode n examples at once, column by column: example k is the `lengths[k]` bytes of
+        `buf` from `starts[k]` on (int64 arrays). The same values, of the same types, as
+        `decode` of each; None when a feature cannot decode a whole column (its
+        `decode_block` or, variable-size, its `decode_spans`) or a record does not have the
+        layout of these features (`decode` of each then names what is wrong).
+
+        The fixed-size features of every record are gathered into one ``(n, size)`` array
+        (one NumPy index), each variable-size feature's length prefixes read for all records
+        at once; no Python call runs per record but those making a value (a str).
+        """
+        fixed, variable = self._fixed_total, self._variable
+        ends = starts + lengths
+        if (lengths < fixed + _LENGTH_BYTES * len(variable)).any():
+            return None
+        array = np.frombuffer(buf, np.uint8)
+        names, columns = [], []
+        if fixed:
+            block = array[starts[:, None] + np.arange(fixed)]
+            for name, feature, off, size in self._fixed_plan:
+                column = feature.decode_block(block[:, off : off + size])
+                if column is None:
+                    return None
+                names.append(name)
+                columns.append(column)
+        pos = starts + fixed
+        prefix = np.arange(_LENGTH_BYTES)
+        for name, feature in variable:
+            if (pos + _LENGTH_BYTES > ends).any():
+                return None
+            sizes = array[pos[:, None] + prefix].view("<u4")[:, 0].astype(np.int64)
+            pos = pos + _LENGTH_BYTES
+            stops = pos + sizes
+            if (stops > ends).any():
+                return None
+            values = feature.decode_spans(buf, pos.tolist(), stops.tolist())
+            if values is None:
+                return None
+            names.append(name)
+            columns.append(values)
+            pos = stops
+        if (pos != ends).any():
+            return None
+        if self._order is not None:  # an example's keys in the features' order
+            by_name = dict(zip(names, columns, strict=True))
+            names, columns = list(self._order), [by_name[name] for name in self._order]
+        return _zip_dicts(names, columns)
+
     def decode_columns(self, block: np.ndarray[Any, Any]) -> dict[str, Any] | None:
         """Decode n records' fixed-size bytes into one stacked array per feature, or None.
 
