@@ -207,16 +207,11 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
     def decode_records(
         self, buf: bytearray, starts: np.ndarray[Any, Any], lengths: np.ndarray[Any, Any]
     ) -> list[dict[str, Any]] | None:
-        """Decode n examples at once, column by column: example k is the `lengths[k]` bytes of
-        `buf` from `starts[k]` on (int64 arrays). The same values, of the same types, as
-        `decode` of each; None when a feature cannot decode a whole column (its
-        `decode_block` or, variable-size, its `decode_spans`) or a record does not have the
-        layout of these features (`decode` of each then names what is wrong).
-
-        The fixed-size features of every record are gathered into one ``(n, size)`` array
-        (one NumPy index), each variable-size feature's length prefixes read for all records
-        at once; no Python call runs per record but those making a value (a str).
-        """
+        """Decode n examples column by column (example k: the `lengths[k]` bytes of `buf`
+        from `starts[k]` on): what `decode` of each gives, with one NumPy gather for every
+        record's fixed-size bytes and one per variable-size feature's length prefixes. None
+        when a feature cannot decode a column (`decode_block`, `decode_spans`) or a record
+        does not have these features' layout (`decode` of each then says what is wrong)."""
         fixed, variable = self._fixed_total, self._variable
         ends = starts + lengths
         if (lengths < fixed + _LENGTH_BYTES * len(variable)).any():
@@ -434,7 +429,11 @@ def _zip_dicts(names: list[str], columns: list[list[Any]]) -> list[dict[str, Any
     if len(names) == 3:
         a, b, c = names
         return [{a: x, b: y, c: z} for x, y, z in zip(*columns, strict=True)]
-    return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+    out: list[dict[str, Any]] = [{} for _ in columns[0]]  # filled a column at a time: ~4x
+    for name, column in zip(names, columns, strict=True):  # faster than a dict(zip()) a row
+        for example, value in zip(out, column, strict=True):
+            example[name] = value
+    return out
 
 
 def _malformed(length: int, what: str, needed: int) -> SourceFormatError:
