@@ -142,6 +142,8 @@ class ChunkedShard:
             data_size, want, kind, held, in_header = _HEADER.unpack(header)
             if kind != SIMPLE or held[:7] != count.to_bytes(7, "little") or in_header != decoded:
                 raise NotLaidOut("a chunk that is not uncompressed records")
+            if data_size > 11 + 10 * count + decoded:  # more than its sizes and records take:
+                raise NotLaidOut("a chunk whose sizes do not add up")  # (never read so much)
             data = self._bytes(offset, CHUNK_HEADER, data_size)
             if not hashed[chunk]:
                 if self._hash64(data) != want:

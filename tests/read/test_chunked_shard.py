@@ -178,7 +178,7 @@ def fresh(ds: catalog.DataSource) -> catalog.DataSource:
 
 
 @pytest.mark.usefixtures("either_path")
-@pytest.mark.parametrize("header", ["num_records", "decoded_data_size", "chunk_type"])
+@pytest.mark.parametrize("header", ["num_records", "decoded_data_size", "chunk_type", "data_size"])
 def test_a_chunk_header_that_differs_from_its_entry_is_left_to_array_record(
     tmp_path: Path, header: str
 ) -> None:
@@ -187,8 +187,9 @@ def test_a_chunk_header_that_differs_from_its_entry_is_left_to_array_record(
     offset = footer(ShardFile(path.read_bytes()))[0][70][0]  # chunk 70: rows 1120-1135
     blob = bytearray(path.read_bytes())
     at = offset if offset % (1 << 16) else offset + 24  # a chunk at a block's start: after
-    field = {"num_records": at + 25, "decoded_data_size": at + 32, "chunk_type": at + 24}
-    blob[field[header]] ^= 0x01
+    field = {"num_records": at + 25, "decoded_data_size": at + 32, "chunk_type": at + 24,
+             "data_size": at + 14}  # fmt: skip
+    blob[field[header]] ^= 0x01  # (data_size: 2^48 bytes more)
     path.write_bytes(bytes(blob))
     chunked = chunk_shard(str(path), 2000, 16)
     assert chunked is not None
