@@ -272,18 +272,17 @@ class FooterEntries:
         if sizes_size != found.num_records or at + sizes_size > len(data):
             raise NotLaidOut("a footer of another shape")
         sizes = data[at : at + sizes_size]
-        if len(data) >= 1 << 31:  # (entry ends in int32: half the memory, twice as fast)
-            raise NotLaidOut("a footer of another shape")
-        ends = np.cumsum(sizes, dtype=np.int32)
+        ends = np.cumsum(sizes, dtype=np.int64)
         ends += at + sizes_size  # where each entry ends; the first is the metadata
         if sizes.max() >= 0x80 or int(ends[-1]) != len(data):
             raise NotLaidOut("a footer of another shape")
-        # each entry ends with field 3's tag and a one-byte count (`group` but in the last):
-        # the two bytes as one uint16, ``0x18 | count << 8``, compared for every entry at once
-        tag = ends[1:] - 2
-        tails = data[tag] | data[tag + 1].astype(np.uint16) << 8
-        last = records - group * (chunks - 1)
-        if (tails[:-1] != 0x18 | group << 8).any() or int(tails[-1]) != 0x18 | last << 8:
+        # each entry ends with field 3's tag and a one-byte count: `group` but in the last
+        counts = data[ends[1:] - 1]
+        if (
+            (data[ends[1:] - 2] != 0x18).any()
+            or (counts[:-1] != group).any()
+            or int(counts[-1]) != records - group * (chunks - 1)
+        ):
             raise NotLaidOut("chunks of another number of records")
         self.group = group
         self._data = data
