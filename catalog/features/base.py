@@ -99,6 +99,16 @@ class Feature(abc.ABC):
         """
         return None
 
+    def decode_spans(self, data: bytearray, starts: list[int], ends: list[int]) -> list[Any] | None:
+        """Decode this variable-size feature of many records at once, or return None when it
+        cannot: value k is ``data[starts[k]:ends[k]]``, giving what `decode` gives for it.
+
+        `catalog.features.FeaturesDict.decode_records` decodes a batch of records holding
+        variable-size features column by column when each of those features does this
+        (`Text`); the others are decoded one record at a time.
+        """
+        return None
+
     def compile_decoder(self, overrides: Mapping[str, DecodeFn]) -> DecodeFn:
         """`decode`, except that the features at some paths are decoded by other functions.
 

@@ -204,6 +204,51 @@ class FeaturesDict(Feature, Mapping[str, Feature]):
             columns.append(column)
         return _zip_dicts([name for name, _, _, _ in self._fixed_plan], columns)
 
+    def decode_records(
+        self, buf: bytearray, starts: np.ndarray[Any, Any], lengths: np.ndarray[Any, Any]
+    ) -> list[dict[str, Any]] | None:
+        """Decode n examples column by column (example k: the `lengths[k]` bytes of `buf`
+        from `starts[k]` on): what `decode` of each gives, with one NumPy gather for every
+        record's fixed-size bytes and one per variable-size feature's length prefixes. None
+        when a feature cannot decode a column (`decode_block`, `decode_spans`) or a record
+        does not have these features' layout (`decode` of each then says what is wrong)."""
+        fixed, variable = self._fixed_total, self._variable
+        ends = starts + lengths
+        if (lengths < fixed + _LENGTH_BYTES * len(variable)).any():
+            return None
+        array = np.frombuffer(buf, np.uint8)
+        names, columns = [], []
+        if fixed:
+            block = array[starts[:, None] + np.arange(fixed)]
+            for name, feature, off, size in self._fixed_plan:
+                column = feature.decode_block(block[:, off : off + size])
+                if column is None:
+                    return None
+                names.append(name)
+                columns.append(column)
+        pos = starts + fixed
+        prefix = np.arange(_LENGTH_BYTES)
+        for name, feature in variable:
+            if (pos + _LENGTH_BYTES > ends).any():
+                return None
+            sizes = array[pos[:, None] + prefix].view("<u4")[:, 0].astype(np.int64)
+            pos = pos + _LENGTH_BYTES
+            stops = pos + sizes
+            if (stops > ends).any():
+                return None
+            values = feature.decode_spans(buf, pos.tolist(), stops.tolist())
+            if values is None:
+                return None
+            names.append(name)
+            columns.append(values)
+            pos = stops
+        if (pos != ends).any():
+            return None
+        if self._order is not None:  # an example's keys in the features' order
+            by_name = dict(zip(names, columns, strict=True))
+            names, columns = list(self._order), [by_name[name] for name in self._order]
+        return _zip_dicts(names, columns)
+
     def decode_columns(self, block: np.ndarray[Any, Any]) -> dict[str, Any] | None:
         """Decode n records' fixed-size bytes into one stacked array per feature, or None.
 
@@ -384,7 +429,11 @@ def _zip_dicts(names: list[str], columns: list[list[Any]]) -> list[dict[str, Any
     if len(names) == 3:
         a, b, c = names
         return [{a: x, b: y, c: z} for x, y, z in zip(*columns, strict=True)]
-    return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+    out: list[dict[str, Any]] = [{} for _ in columns[0]]  # filled a column at a time: ~4x
+    for name, column in zip(names, columns, strict=True):  # faster than a dict(zip()) a row
+        for example, value in zip(out, column, strict=True):
+            example[name] = value
+    return out
 
 
 def _malformed(length: int, what: str, needed: int) -> SourceFormatError:

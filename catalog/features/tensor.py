@@ -155,7 +155,10 @@ class Tensor(Feature):
     def decode_block(self, block: np.ndarray[Any, Any]) -> list[Any] | None:
         if self._count is None:
             return None
-        return list(block.view(self.dtype).reshape(len(block), *self.shape))
+        values = block.view(self.dtype).reshape(len(block), *self.shape)
+        if not self.shape:  # 0-d arrays, as `decode` gives (a list of rows would be scalars)
+            return [value.reshape(()) for value in values.reshape(-1, 1)]
+        return list(values)
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type_name, "shape": list(self.shape), "dtype": self.dtype.name}

@@ -5,6 +5,7 @@ do not hold the dataset's group size, are left to array_record (which names the 
 
 from __future__ import annotations
 
+import bisect
 import pickle
 import shutil
 from pathlib import Path
@@ -16,11 +17,12 @@ from array_record.python.array_record_module import ArrayRecordReader, ArrayReco
 
 import catalog
 from catalog.api.files import files_builder
+from catalog.read import chunked_shard, mapped_shard, shard_layout
 from catalog.read.array_record import READER_OPTIONS
 from catalog.read.chunked_shard import ChunkedShard, chunk_shard
 from catalog.read.mapped_shard import MappedShard
 from catalog.read.records import CHUNKED_CALL_RECORDS
-from catalog.read.shard_layout import ShardFile, footer, footer_offset
+from catalog.read.shard_layout import FooterEntries, ShardFile, footer, footer_offset
 from catalog.storage.chunk_hash import chunk_hash64
 
 
@@ -37,6 +39,13 @@ def records_of(sizes: list[int], seed: int = 0) -> list[bytes]:
     return [rng.integers(0, 256, size, dtype=np.uint8).tobytes() for size in sizes]
 
 
+@pytest.fixture(params=["chunk-by-chunk", "numpy"])
+def either_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reads of a few chunks check them one by one, of many with NumPy: both ways here."""
+    monkeypatch.setattr(chunked_shard, "FEW_CHUNKS", 1 << 30 if request.param[0] == "c" else 0)
+
+
+@pytest.mark.usefixtures("either_path")
 @pytest.mark.parametrize(
     "sizes",
     [
@@ -117,6 +126,7 @@ def test_a_flipped_bit_in_the_footer_is_caught_by_its_hash(tmp_path: Path) -> No
     assert chunk_shard(str(path), 2000, 16) is None
 
 
+@pytest.mark.usefixtures("either_path")
 def test_a_flipped_bit_is_caught_by_the_chunk_hash(tmp_path: Path) -> None:
     records = records_of([40] * 2000)
     path = write(tmp_path / "s.array_record", records, 16)
@@ -167,10 +177,52 @@ def fresh(ds: catalog.DataSource) -> catalog.DataSource:
     return copy
 
 
-def test_a_fresh_sources_first_batches_open_no_reader(table: catalog.DataSource) -> None:
+@pytest.mark.usefixtures("either_path")
+@pytest.mark.parametrize("header", ["num_records", "decoded_data_size", "chunk_type", "data_size"])
+def test_a_chunk_header_that_differs_from_its_entry_is_left_to_array_record(
+    tmp_path: Path, header: str
+) -> None:
+    records = records_of([40] * 2000)
+    path = write(tmp_path / "s.array_record", records, 16)
+    offset = footer(ShardFile(path.read_bytes()))[0][70][0]  # chunk 70: rows 1120-1135
+    blob = bytearray(path.read_bytes())
+    at = offset if offset % (1 << 16) else offset + 24  # a chunk at a block's start: after
+    field = {"num_records": at + 25, "decoded_data_size": at + 32, "chunk_type": at + 24,
+             "data_size": at + 14}  # fmt: skip
+    blob[field[header]] ^= 0x01  # (data_size: 2^48 bytes more)
+    path.write_bytes(bytes(blob))
+    chunked = chunk_shard(str(path), 2000, 16)
+    assert chunked is not None
+    assert chunked.read([5, 1999]) == [records[5], records[1999]]
+    assert chunked.read([1121]) is None and chunked.failed
+
+
+def test_a_fresh_sources_first_batches_open_no_reader(
+    table: catalog.DataSource, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ds = fresh(table)
     rows = np.random.default_rng(0).integers(0, len(ds), 128).tolist()
+    decoded: list[int] = []  # footer entries decoded, per call
+    rows_of = FooterEntries.rows
+
+    def counting(self: FooterEntries, chunks: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        decoded.append(len(chunks))
+        return rows_of(self, chunks)
+
+    def whole(*args: Any) -> None:
+        raise AssertionError("a shard's whole footer was decoded")
+
+    monkeypatch.setattr(FooterEntries, "rows", counting)
+    monkeypatch.setattr(mapped_shard, "footer", whole)
+    monkeypatch.setattr(shard_layout, "footer", whole)
     batch = ds.__getitems__(rows)
+    # the entries of the chunks the batch touches, no more (a shard holds ~300 chunks)
+    starts, group = ds._records._starts, ds._records._group
+    shards = [bisect.bisect_right(starts, r) - 1 for r in rows]
+    touched = {(s, (r - starts[s]) // group) for r, s in zip(rows, shards, strict=True)}
+    assert len(decoded) == len(set(shards)) == len(ds.info.splits["train"].shards)
+    assert sum(decoded) == len(touched) < 128
+    monkeypatch.undo()
     assert [(int(e["id"]), e["name"]) for e in batch] == [(i, row(i)["name"]) for i in rows]
     records = ds._records
     assert all(r is None for r in records.readers)  # array_record parses no index
