@@ -6,12 +6,16 @@ file first (about 1 ms per MB), and array_record's reader parses the whole index
 rows of a table of a few shards cost as much as a few thousand reads. A shard whose chunks all
 hold the dataset's ``group_size`` records (the last one the rest), as catalog writes them
 (`catalog.storage.shards.writer_options`), needs neither: record i is in chunk
-``i // group_size``, whose entry in the footer is found from the footer's one-byte entry sizes
-(`catalog.read.shard_layout.FooterEntries`; the count ending every entry is checked, so no
-chunk is taken for another). A batch then decodes the entries of the chunks it touches,
-checks their headers against them (`catalog.read.mapped_shard.locate`) and each chunk's data
-against the HighwayHash in its header (`catalog.storage.chunk_hash`, as array_record checks it on
-every read), once per chunk and process, and slices its records from a memory map. A batch
+``i // group_size``, whose entry in the footer is at a fixed place in a shard catalog's
+writer wrote (entries of one width, `catalog.read.fixed_footer.FixedEntries`: the footer
+opened without reading its other entries, each entry used checked by where its chunk ends),
+and is found from the footer's one-byte entry sizes in another writer's
+(`catalog.read.shard_layout.FooterEntries`: the whole footer hashed, the count ending every
+entry checked, so no chunk is taken for another). A batch then decodes the entries of the
+chunks it touches, checks their headers against them (`catalog.read.mapped_shard.locate`) and
+each chunk's data against the HighwayHash in its header (`catalog.storage.chunk_hash`, as
+array_record checks it on every read), once per chunk and process, and slices its records from
+a memory map. A batch
 touching a few chunks (`FEW_CHUNKS`; ~20 a shard for 128 random rows of a table) makes the
 same checks one chunk at a time on its header and data as Python ints and bytes, which costs
 less than `locate`'s fixed few dozen NumPy calls; a larger one makes them with NumPy.
@@ -36,6 +40,7 @@ import numpy as np
 
 from catalog._util.varints import decode_varints, read_varint
 from catalog.errors import CatalogError, ShardError
+from catalog.read.fixed_footer import FixedEntries
 from catalog.read.mapped_shard import Located, locate
 from catalog.read.shard_layout import (
     BLOCK,
@@ -70,7 +75,7 @@ class ChunkedShard:
         path: str,
         fd: int,
         mapping: mmap.mmap,
-        entries: FooterEntries,
+        entries: FooterEntries | FixedEntries,
         hash64: Callable[[bytes], int],
     ) -> None:
         self.path = path
@@ -244,11 +249,15 @@ def chunk_shard(path: str, records: int, group: int) -> ChunkedShard | None:
         if size < BLOCK:
             raise NotLaidOut("too short")
         mapping = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
-        file = ShardFile(memoryview(mapping))
-        try:
-            entries = FooterEntries(file, group, records, hash64)
-        finally:
-            file.view.release()
+        entries: FooterEntries | FixedEntries
+        try:  # written by catalog: entries of one width, opened without reading the others
+            entries = FixedEntries(np.frombuffer(mapping, np.uint8), group, records, hash64)
+        except NotLaidOut:  # another writer's: the whole footer decoded and hashed
+            file = ShardFile(memoryview(mapping))
+            try:
+                entries = FooterEntries(file, group, records, hash64)
+            finally:
+                file.view.release()
         return ChunkedShard(path, fd, mapping, entries, hash64)
     except (NotLaidOut, OSError, ValueError, IndexError, ShardError):
         if mapping is not None:

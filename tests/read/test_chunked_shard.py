@@ -20,6 +20,7 @@ from catalog.api.files import files_builder
 from catalog.read import chunked_shard, mapped_shard, shard_layout
 from catalog.read.array_record import READER_OPTIONS
 from catalog.read.chunked_shard import ChunkedShard, chunk_shard
+from catalog.read.fixed_footer import FixedEntries
 from catalog.read.mapped_shard import MappedShard
 from catalog.read.records import CHUNKED_CALL_RECORDS
 from catalog.read.shard_layout import FooterEntries, ShardFile, footer, footer_offset
@@ -203,16 +204,17 @@ def test_a_fresh_sources_first_batches_open_no_reader(
     ds = fresh(table)
     rows = np.random.default_rng(0).integers(0, len(ds), 128).tolist()
     decoded: list[int] = []  # footer entries decoded, per call
-    rows_of = FooterEntries.rows
+    rows_of = FixedEntries.rows
 
-    def counting(self: FooterEntries, chunks: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    def counting(self: FixedEntries, chunks: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         decoded.append(len(chunks))
         return rows_of(self, chunks)
 
     def whole(*args: Any) -> None:
         raise AssertionError("a shard's whole footer was decoded")
 
-    monkeypatch.setattr(FooterEntries, "rows", counting)
+    monkeypatch.setattr(FixedEntries, "rows", counting)
+    monkeypatch.setattr(FooterEntries, "__init__", whole)  # catalog's shards: nor hashed
     monkeypatch.setattr(mapped_shard, "footer", whole)
     monkeypatch.setattr(shard_layout, "footer", whole)
     batch = ds.__getitems__(rows)
