@@ -42,7 +42,10 @@ __all__ = ["FixedEntries"]
 
 _U64 = np.dtype("<u8")
 _TAGS = (0x08, 0x10, 0x18)  # ArrayRecordFooter's fields 1-3, varints
-_USABLE = BLOCK - 24
+_BLOCK_HEADER = 24
+_USABLE = BLOCK - _BLOCK_HEADER
+#: At most this many chunks' entries are read in Python ints, more with NumPy.
+_FEW = 48
 
 
 def _ends(coordinate: Any) -> Any:
@@ -68,7 +71,7 @@ class FixedEntries:
     ) -> None:
         if group < 1 or records < 1:
             raise NotLaidOut("no records")
-        view = array.data
+        view = self._view = array.data
         self._array, self.group, self._records = array, group, records
         self._chunks = chunks = -(-records // group)
         try:
@@ -85,9 +88,9 @@ class FixedEntries:
             sizes_size, sizes_at = read_varint(head, 1)
             if head[0] != 0 or sizes_size != chunks + 1:
                 raise NotLaidOut("a footer of another shape")
-            sizes = np.frombuffer(join_pieces(view, data + sizes_at, sizes_size), np.uint8)
-            meta, width = int(sizes[0]), int(sizes[1])
-            if sizes.max() >= 0x80 or (sizes[1:] != width).any():
+            sizes = join_pieces(view, data + sizes_at, sizes_size)
+            meta, width = sizes[0], sizes[1]
+            if max(meta, width) >= 0x80 or sizes.count(sizes[1:2], 1) != chunks:
                 raise NotLaidOut("footer entries of different widths")
             values = data + sizes_at + sizes_size
             if data_size != sizes_at + sizes_size + meta + chunks * width:
@@ -156,6 +159,8 @@ class FixedEntries:
         chunks = np.asarray(chunks, np.int64)
         if len(chunks) and (int(chunks.min()) < 0 or int(chunks.max()) >= self._chunks):
             raise NotLaidOut("no such chunk")
+        if len(chunks) <= _FEW:
+            return np.array([self._row(k) for k in chunks.tolist()], np.int64).reshape(-1, 3)
         following = chunks + 1
         last = following == self._chunks
         rows = self._decode(np.concatenate([chunks, following[~last]]))
@@ -174,3 +179,49 @@ class FixedEntries:
         if (_ends(begins + CHUNK_HEADER + data_size) != ends).any():
             raise NotLaidOut("a chunk that does not end where the next one begins")
         return found
+
+    def _row(self, chunk: int) -> tuple[int, int, int]:
+        """`rows` of one chunk, in Python ints (cheaper than NumPy's calls for a few)."""
+        offset, decoded, count = self._entry(chunk)
+        last = chunk == self._chunks - 1
+        if count != (self._records - self.group * chunk if last else self.group):
+            raise NotLaidOut("chunks of another number of records")
+        end = self._footer if last else self._entry(chunk + 1)[0]
+        begin = _usable(offset)
+        data_size = int.from_bytes(self._bytes(begin + 8, 8), "little")
+        if _end(begin + CHUNK_HEADER + data_size) != end:
+            raise NotLaidOut("a chunk that does not end where the next one begins")
+        return offset, decoded, count
+
+    def _entry(self, chunk: int) -> tuple[int, int, int]:
+        """The three fields of `chunk`'s entry, its tags and continuation bits checked."""
+        entry = self._bytes(self._first + chunk * self._width, self._width)
+        values = []
+        for (at, size), tag in zip(self._fields, _TAGS, strict=True):
+            if entry[at - 1] != tag:
+                raise NotLaidOut("an entry of another shape")
+            value = 0
+            for i, byte in enumerate(entry[at : at + size]):
+                if (byte >= 0x80) != (i < size - 1):
+                    raise NotLaidOut("an entry of another shape")
+                value |= (byte & 0x7F) << (7 * i)
+            values.append(value)
+        return values[0], values[1], values[2]
+
+    def _bytes(self, coordinate: int, length: int) -> bytes:
+        """`length` bytes from usable-byte `coordinate` on."""
+        position = (coordinate // _USABLE) * BLOCK + _BLOCK_HEADER + coordinate % _USABLE
+        if position % BLOCK + length <= BLOCK and position + length <= len(self._array):
+            return self._view[position : position + length].tobytes()
+        return join_pieces(self._view, coordinate, length)
+
+
+def _usable(position: int) -> int:
+    """`catalog.read.shard_layout.usable` of one position, in Python ints."""
+    return (position // BLOCK) * _USABLE + max(position % BLOCK - _BLOCK_HEADER, 0)
+
+
+def _end(coordinate: int) -> int:
+    """`_ends` of one coordinate, in Python ints."""
+    within = coordinate % _USABLE
+    return (coordinate // _USABLE) * BLOCK + (_BLOCK_HEADER + within if within else 0)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from array_record.python.array_record_module import ArrayRecordWriter
 
+from catalog.read import fixed_footer
 from catalog.read.fixed_footer import FixedEntries
 from catalog.read.mapped_shard import locate
 from catalog.read.shard_layout import NotLaidOut, ShardFile, footer, physical
@@ -44,7 +45,7 @@ def _written(path: Path, records: list[bytes], group: int) -> np.ndarray:
     ],
 )
 def test_every_entry_as_the_whole_footer_gives_it(
-    tmp_path: Path, seed: int, count: int, group: int, widest: int
+    tmp_path: Path, seed: int, count: int, group: int, widest: int, path: str
 ) -> None:
     array = _written(tmp_path / "s", _records(seed, count, widest), group)
     rows, _ = footer(ShardFile(array.data))
@@ -72,8 +73,15 @@ def test_another_shards_counts_or_a_footer_of_several_widths_is_not_taken(tmp_pa
         FixedEntries(np.fromfile(tmp_path / "a", np.uint8), 16, len(records), chunk_hash64())
 
 
+@pytest.fixture(params=["python", "numpy"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """`FixedEntries.rows` reads a few entries in Python ints, many with NumPy: both checked."""
+    monkeypatch.setattr(fixed_footer, "_FEW", 48 if request.param == "python" else 0)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("sizes", ["varied", "all alike"])
-def test_every_bit_of_an_entry_flipped_is_caught(tmp_path: Path, sizes: str) -> None:
+def test_every_bit_of_an_entry_flipped_is_caught(tmp_path: Path, sizes: str, path: str) -> None:
     """No flipped bit of chunk k's entry (offset, decoded size, count, tags) gives rows that
     `locate` accepts: the chunk is never read from another place, even where every chunk has
     the same size and records (only where it ends tells them apart)."""
@@ -97,7 +105,7 @@ def test_every_bit_of_an_entry_flipped_is_caught(tmp_path: Path, sizes: str) -> 
             pytest.fail(f"byte {byte} bit {bit} of the entry flipped went unnoticed: {found}")
 
 
-def test_an_entry_pointing_at_the_next_chunk_is_caught(tmp_path: Path) -> None:
+def test_an_entry_pointing_at_the_next_chunk_is_caught(tmp_path: Path, path: str) -> None:
     """Chunks all alike (same records, same size): an entry holding the next chunk's offset
     (written over by a copy of its neighbour) passes every check of the chunk header; where
     that chunk ends (where the entry after begins) tells it apart."""
