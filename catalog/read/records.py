@@ -33,12 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from catalog.errors import CatalogError, NotPreparedError, ShardError
+from catalog.errors import NotPreparedError, ShardError
 from catalog.info.dataset_info import INFO_FILE, DatasetInfo
 from catalog.read.chunked_shard import ChunkedShard, chunk_shard
 from catalog.read.mapped_shard import MappedShard, ShardIndex, map_shard
 from catalog.read.record_format import RecordFormat, ShardReader
-from catalog.storage.chunk_hash import chunk_hash64
+from catalog.storage.chunk_hash import chunk_hash_available
 from catalog.storage.data_dir import Location, Shards
 from catalog.storage.shards import group_size, shard_error
 
@@ -104,9 +104,8 @@ class Records:
         self._record_size = record_size
         self._mappable = record_format.mappable(info)
         self._group = group_size(info.shard_options)  # records per chunk (the last: the rest)
-        if self._group > 1 and self._mappable:  # first batches read chunk by chunk, hashed:
-            with contextlib.suppress(CatalogError):  # highwayhash loaded with the source
-                chunk_hash64()  # (about 1 ms), not in its first batch
+        if self._group > 1 and self._mappable:  # first batches read chunks, hashed:
+            chunk_hash_available()  # highwayhash loaded now, not in the first batch
         self.paths: list[str] = list(shards.paths)
         self._sha256: list[str] = []  # of each shard, as dataset_info.json records it
         self._starts = [0]  # flat position of each shard's first record, then the total

@@ -21,7 +21,7 @@ import numpy as np
 
 from catalog.errors import MissingDependencyError
 
-__all__ = ["KEY", "chunk_hash64", "chunk_hasher", "hash_in"]
+__all__ = ["KEY", "chunk_hash64", "chunk_hash_available", "chunk_hasher", "hash_in"]
 
 #: Riegeli's HighwayHash key, as bytes (four little-endian 64-bit words).
 KEY = struct.pack("<2Q", 0x2F696C6567656952, 0x0A7364726F636572) * 2
@@ -37,6 +37,15 @@ def chunk_hash64() -> Callable[[bytes], int]:
     if _hash64 is None:
         _hash64 = _load()
     return _hash64
+
+
+def chunk_hash_available() -> bool:
+    """Whether chunk hashes can be checked here (highwayhash-cffi installed); loads it."""
+    try:
+        chunk_hash64()
+    except MissingDependencyError:
+        return False
+    return True
 
 
 def chunk_hasher() -> Callable[[bytes], bytes]:
