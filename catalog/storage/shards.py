@@ -3,8 +3,8 @@
 Shards are ArrayRecord files written uncompressed: no zstd, which is what keeps readers safe in
 forked processes (the reasons are in `catalog.read.array_record`, which opens them). One record
 per example; records of a few hundred bytes or less share a chunk (``group_size`` > 1,
-`writer_options`): array_record's writer costs about 1.8 us per chunk, most of preparing a
-table of short rows, and each chunk adds about 40 bytes of header and 20 of index. Readers find
+`writer_options`; written by `catalog.storage.shard_writer`, a batch of records at a time):
+a chunk costs a writer two hashes and adds about 40 bytes of header and 20 of index. Readers find
 every record from the file's own index whatever the group size (`catalog.read.mapped_shard`);
 an uncompressed chunk stores its records one after the other, so a record is still read
 without reading its neighbours. The options a dataset's shards were written with are in its
