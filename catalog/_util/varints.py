@@ -89,6 +89,8 @@ def varint_sizes(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     their 64-bit two's complement)."""
     unsigned = values.astype(np.int64, copy=False).view(np.uint64)
     sizes = np.ones(len(unsigned), np.int64)
+    if not len(unsigned) or int(unsigned.max()) < 0x80:  # the most (sizes of short records)
+        return sizes
     for shift in range(7, 64, 7):
         sizes += unsigned >= np.uint64(1 << shift)
     return sizes
@@ -103,7 +105,11 @@ def put_varints(
     """Write each of `values` as a varint of `sizes` bytes (`varint_sizes`) into the uint8
     array `out` at the positions `at`, a few NumPy operations per byte of the longest."""
     unsigned = values.astype(np.int64, copy=False).view(np.uint64)
-    for byte in range(int(sizes.max()) if len(sizes) else 0):
+    widest = int(sizes.max()) if len(sizes) else 0
+    if widest == 1:  # every value one byte: no masks
+        out[at] = unsigned
+        return
+    for byte in range(widest):
         here = sizes > byte
         part = (unsigned[here] >> np.uint64(7 * byte)) & np.uint64(0x7F)
         more = np.where(sizes[here] > byte + 1, 0x80, 0).astype(np.uint64)
