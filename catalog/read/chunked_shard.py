@@ -51,6 +51,7 @@ from catalog.read.shard_layout import (
     ShardFile,
     join_pieces,
     physical,
+    usable_at,
 )
 from catalog.storage.chunk_hash import chunk_hash64
 from catalog.storage.shards import shard_error
@@ -60,8 +61,6 @@ __all__ = ["FEW_CHUNKS", "ChunkedShard", "chunk_shard"]
 #: A read touching at most this many chunks checks them one at a time in Python (`_read_few`);
 #: more, all at once with NumPy (`locate`): measured, ~5 us a chunk against ~300 us a call.
 FEW_CHUNKS = 48
-_USABLE = BLOCK - 24
-_BLOCK_HEADER = 24
 # a chunk header: header_hash, data_size, data_hash, chunk_type, num_records (7 bytes),
 # decoded_data_size
 _HEADER = struct.Struct("<8xQQB7sQ")
@@ -143,13 +142,13 @@ class ChunkedShard:
         group, hashed = self._entries.group, self._hashed
         parsed: dict[int, tuple[bytes, list[int]]] = {}
         for chunk, (offset, decoded, count) in zip(touched, entries.tolist(), strict=True):
-            header = self._bytes(offset, 0, CHUNK_HEADER)
+            header = join_pieces(self._map, usable_at(offset), CHUNK_HEADER)
             data_size, want, kind, held, in_header = _HEADER.unpack(header)
             if kind != SIMPLE or held[:7] != count.to_bytes(7, "little") or in_header != decoded:
                 raise NotLaidOut("a chunk that is not uncompressed records")
             if data_size > 11 + 10 * count + decoded:  # more than its sizes and records take:
                 raise NotLaidOut("a chunk whose sizes do not add up")  # (never read so much)
-            data = self._bytes(offset, CHUNK_HEADER, data_size)
+            data = join_pieces(self._map, usable_at(offset) + CHUNK_HEADER, data_size)
             if not hashed[chunk]:
                 if self._hash64(data) != want:
                     return None
@@ -161,16 +160,6 @@ class ChunkedShard:
             data, starts = parsed[chunk]
             records.append(data[starts[within] : starts[within + 1]])
         return records
-
-    def _bytes(self, chunk: int, start: int, length: int) -> bytes:
-        """`length` bytes from `start` bytes into the chunk at file position `chunk`, block
-        headers skipped; NotLaidOut past the end of the file."""
-        position = _physical(_usable(chunk) + start)
-        if position % BLOCK + length <= BLOCK:  # not interrupted by a block header: the most
-            if position + length > self._size:
-                raise NotLaidOut("a chunk past the end of the file")
-            return self._map[position : position + length]
-        return join_pieces(self._map, _usable(chunk) + start, length)
 
     def _hash(self, found: Located, chunks: np.ndarray[Any, Any]) -> bool:
         """Whether the data of `chunks` (of `found`) matches the hashes in their headers."""
@@ -193,16 +182,6 @@ class ChunkedShard:
         with contextlib.suppress(BufferError):  # a NumPy view of it is alive: the GC closes it
             self._map.close()
         os.close(self._fd)
-
-
-def _usable(position: int) -> int:
-    """`catalog.read.shard_layout.usable` of one position, in Python ints."""
-    return (position // BLOCK) * _USABLE + max(position % BLOCK - _BLOCK_HEADER, 0)
-
-
-def _physical(coordinate: int) -> int:
-    """`catalog.read.shard_layout.physical` of one coordinate, in Python ints."""
-    return (coordinate // _USABLE) * BLOCK + _BLOCK_HEADER + coordinate % _USABLE
 
 
 def _record_starts(data: bytes, count: int, decoded: int) -> list[int]:

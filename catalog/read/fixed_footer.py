@@ -27,31 +27,25 @@ import numpy as np
 
 from catalog._util.varints import read_varint
 from catalog.read.shard_layout import (
-    BLOCK,
     CHUNK_HEADER,
     SIMPLE,
     NotLaidOut,
     ShardFile,
+    chunk_end_at,
+    chunk_ends,
     footer_offset,
     join_pieces,
     physical,
     usable,
+    usable_at,
 )
 
 __all__ = ["FixedEntries"]
 
 _U64 = np.dtype("<u8")
 _TAGS = (0x08, 0x10, 0x18)  # ArrayRecordFooter's fields 1-3, varints
-_BLOCK_HEADER = 24
-_USABLE = BLOCK - _BLOCK_HEADER
 #: At most this many chunks' entries are read in Python ints, more with NumPy.
 _FEW = 48
-
-
-def _ends(coordinate: Any) -> Any:
-    """The file position where a chunk ending at usable-byte `coordinate` ends: a block's
-    boundary when it fills the block (the next chunk counts as beginning there)."""
-    return np.where(coordinate % _USABLE == 0, coordinate // _USABLE * BLOCK, physical(coordinate))
 
 
 class FixedEntries:
@@ -176,7 +170,7 @@ class FixedEntries:
         if header.size and int(header.max()) >= len(self._array):
             raise NotLaidOut("a chunk past the end of the file")
         data_size = self._array[header].copy().view(_U64)[:, 0].astype(np.int64)
-        if (_ends(begins + CHUNK_HEADER + data_size) != ends).any():
+        if (chunk_ends(begins + CHUNK_HEADER + data_size) != ends).any():
             raise NotLaidOut("a chunk that does not end where the next one begins")
         return found
 
@@ -187,15 +181,15 @@ class FixedEntries:
         if count != (self._records - self.group * chunk if last else self.group):
             raise NotLaidOut("chunks of another number of records")
         end = self._footer if last else self._entry(chunk + 1)[0]
-        begin = _usable(offset)
-        data_size = int.from_bytes(self._bytes(begin + 8, 8), "little")
-        if _end(begin + CHUNK_HEADER + data_size) != end:
+        begin = usable_at(offset)
+        data_size = int.from_bytes(join_pieces(self._view, begin + 8, 8), "little")
+        if chunk_end_at(begin + CHUNK_HEADER + data_size) != end:
             raise NotLaidOut("a chunk that does not end where the next one begins")
         return offset, decoded, count
 
     def _entry(self, chunk: int) -> tuple[int, int, int]:
         """The three fields of `chunk`'s entry, its tags and continuation bits checked."""
-        entry = self._bytes(self._first + chunk * self._width, self._width)
+        entry = join_pieces(self._view, self._first + chunk * self._width, self._width)
         values = []
         for (at, size), tag in zip(self._fields, _TAGS, strict=True):
             if entry[at - 1] != tag:
@@ -207,21 +201,3 @@ class FixedEntries:
                 value |= (byte & 0x7F) << (7 * i)
             values.append(value)
         return values[0], values[1], values[2]
-
-    def _bytes(self, coordinate: int, length: int) -> bytes:
-        """`length` bytes from usable-byte `coordinate` on."""
-        position = (coordinate // _USABLE) * BLOCK + _BLOCK_HEADER + coordinate % _USABLE
-        if position % BLOCK + length <= BLOCK and position + length <= len(self._array):
-            return self._view[position : position + length].tobytes()
-        return join_pieces(self._view, coordinate, length)
-
-
-def _usable(position: int) -> int:
-    """`catalog.read.shard_layout.usable` of one position, in Python ints."""
-    return (position // BLOCK) * _USABLE + max(position % BLOCK - _BLOCK_HEADER, 0)
-
-
-def _end(coordinate: int) -> int:
-    """`_ends` of one coordinate, in Python ints."""
-    within = coordinate % _USABLE
-    return (coordinate // _USABLE) * BLOCK + (_BLOCK_HEADER + within if within else 0)

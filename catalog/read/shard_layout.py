@@ -38,12 +38,16 @@ __all__ = [
     "FooterEntries",
     "NotLaidOut",
     "ShardFile",
+    "chunk_end_at",
+    "chunk_ends",
     "chunk_index",
     "chunk_records",
     "footer",
     "join_pieces",
     "physical",
+    "physical_at",
     "usable",
+    "usable_at",
 ]
 
 BLOCK = 1 << 16
@@ -75,12 +79,38 @@ def physical(coordinate: Any) -> Any:
     return (coordinate // _USABLE) * BLOCK + _BLOCK_HEADER + coordinate % _USABLE
 
 
+def usable_at(position: int) -> int:
+    """`usable` of one position, in Python ints (cheaper than NumPy's calls for one)."""
+    return (position // BLOCK) * _USABLE + max(position % BLOCK - _BLOCK_HEADER, 0)
+
+
+def physical_at(coordinate: int) -> int:
+    """`physical` of one coordinate, in Python ints."""
+    return (coordinate // _USABLE) * BLOCK + _BLOCK_HEADER + coordinate % _USABLE
+
+
+def chunk_ends(coordinate: Any) -> Any:
+    """The file position where a chunk ending at usable-byte `coordinate` ends: a block's
+    boundary when it fills its block (the next chunk counts as beginning there)."""
+    within = coordinate % _USABLE
+    return (coordinate // _USABLE) * BLOCK + np.where(within == 0, 0, _BLOCK_HEADER + within)
+
+
+def chunk_end_at(coordinate: int) -> int:
+    """`chunk_ends` of one coordinate, in Python ints."""
+    within = coordinate % _USABLE
+    return (coordinate // _USABLE) * BLOCK + (_BLOCK_HEADER + within if within else 0)
+
+
 def join_pieces(buf: Any, coordinate: int, length: int) -> bytes:
     """`length` bytes of `buf` from usable-byte `coordinate` on, skipping the block headers in
     between; NotLaidOut when they run past its end."""
+    position = physical_at(coordinate)
+    if position % BLOCK + length <= BLOCK and position + length <= len(buf):  # the most: one
+        return bytes(buf[position : position + length])  # piece (an mmap's slice is bytes)
     out = []
     while length > 0:
-        position = int(physical(coordinate))
+        position = physical_at(coordinate)
         take = min(length, BLOCK - position % BLOCK)
         if position + take > len(buf):
             raise NotLaidOut("a chunk runs past the end of the file")
