@@ -4,17 +4,17 @@
 For a FeaturesDict of flat features that `BatchEncoder.supports` (Scalar, ClassLabel with its
 classes set, Text), a table's rows are encoded with a few NumPy operations per column instead
 of a Python call per value: the fixed-size features' bytes are laid out as one ``(n, width)``
-matrix with the texts' length prefixes, and the records' bytes are laid out by one mask per
-column: every byte of the batch is told whose it is (that matrix's or a text column's) by one
-``np.repeat`` of the records' segment sizes, and each source's bytes, contiguous already,
-fill their places in order. The values must have been checked already (the reader's job, as
+matrix with the texts' length prefixes, and pyarrow joins that matrix's pieces and the text
+columns row by row into the records (texts come as pyarrow's buffers: every reader that gives
+text columns reads with pyarrow, so texts are encoded so only where it is installed). The
+values must have been checked already (the reader's job, as
 `catalog.formats.tables.table_batches` does): a column of the feature's dtype, class indices in
-range,
-text as UTF-8 bytes (`TextColumn`).
+range, text as UTF-8 bytes (`TextColumn`).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -66,12 +66,16 @@ class BatchEncoder:
 
     @staticmethod
     def supports(features: FeaturesDict) -> bool:
-        """True when every feature is a Scalar, a ClassLabel with classes or a Text."""
+        """True when every feature is a Scalar, a ClassLabel with classes or a Text (with
+        pyarrow installed, which joins texts into records)."""
         for feature in features.children().values():
             if isinstance(feature, ClassLabel):
                 if feature.num_classes is None:
                     return False
-            elif not isinstance(feature, (Scalar, Text)):
+            elif isinstance(feature, Text):
+                if importlib.util.find_spec("pyarrow") is None:
+                    return False
+            elif not isinstance(feature, Scalar):
                 return False
         return True
 
@@ -111,49 +115,20 @@ class BatchEncoder:
                     feature_path=name,
                 )
             lengths.append(length)
-        # each record: its fixed bytes, then per text its length prefix and its bytes; the
-        # bytes that are no text's (fixed + prefixes, one row of `head` a record) and each
-        # text column's bytes (contiguous already) are laid in place by one mask each
-        k = len(texts)
+        # each record: its fixed bytes, then per text its length prefix and its bytes
         for j, length in enumerate(lengths):
             at = self._width + 4 * j
             head[:, at : at + 4] = length.astype(_LENGTH).view(np.uint8).reshape(rows, 4)
-        joined = _joined(head, self._width, texts)
-        if joined is not None:
-            return joined
-        # segments of a record: [fixed + prefix 1][text 1][prefix 2][text 2]...
-        segments = np.empty((rows, 2 * k), np.int64)
-        segments[:, 0::2] = 4
-        segments[:, 0] += self._width
-        for j, length in enumerate(lengths):
-            segments[:, 2 * j + 1] = length
-        sizes = segments.sum(axis=1)
-        starts = np.zeros(rows + 1, np.int64)
-        np.cumsum(sizes, out=starts[1:])
-        labels = np.zeros(2 * k, np.int8)
-        labels[1::2] = np.arange(1, k + 1)
-        owner = np.repeat(np.tile(labels, rows), segments.ravel())
-        out = np.empty(int(starts[-1]), np.uint8)
-        is_text = owner.view(np.bool_) if k == 1 else owner != 0  # one text: owner is 0 or 1
-        out[~is_text] = head.ravel()
-        for j, text in enumerate(texts, start=1):
-            first, last = int(text.offsets[0]), int(text.offsets[-1])
-            if last > first:
-                out[is_text if k == 1 else owner == j] = text.data[first:last]
-        return PackedRecords(out, starts)
+        return _joined(head, self._width, texts)
 
 
-def _joined(
-    head: np.ndarray[Any, Any], width: int, texts: list[TextColumn]
-) -> PackedRecords | None:
+def _joined(head: np.ndarray[Any, Any], width: int, texts: list[TextColumn]) -> PackedRecords:
     """The records as pyarrow joins their segments ([fixed + prefix 1][text 1][prefix 2]
-    [text 2]...: `head`'s columns and the texts) row by row, in C++ (about 7x the masks'
-    speed on a table of short rows, measured); None without pyarrow (the masks lay them out)."""
-    try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-    except ImportError:
-        return None
+    [text 2]...: `head`'s columns and the texts) row by row, in C++ (2-3x NumPy masks laying
+    out every byte, measured on a table of short rows)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     rows = len(head)
 
     def fixed(a: int, b: int) -> Any:  # head's columns a..b-1, one value a row
@@ -174,9 +149,8 @@ def _joined(
     joined = pc.binary_join_element_wise(*segments, nothing)
     _, offsets, data = joined.buffers()
     starts = np.frombuffer(offsets, np.int64, rows + 1, joined.offset * 8)
-    if data is None:  # pragma: no cover - every record holds its fixed bytes
-        return None
-    return PackedRecords(np.frombuffer(data, np.uint8), starts)
+    records = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)  # no rows
+    return PackedRecords(records, starts)
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,11 @@ varied tables, irregular CSV included; a split's units read in turn resume one s
 from __future__ import annotations
 
 import csv
+import importlib.util
 import io
 import math
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import numpy as np
 import pyarrow as pa
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalog.errors import CatalogError
-from catalog.features import ClassLabel, FeaturesDict, Scalar, Text, batch_encode
+from catalog.features import ClassLabel, FeaturesDict, Scalar, Text
 from catalog.features.batch_encode import BatchEncoder, TextColumn
 from catalog.features.codec import RecordCodec
 from catalog.formats import FORMATS, Source
@@ -125,10 +125,22 @@ def test_batch_encoder_gives_the_row_records(data: Any) -> None:
             garbage = np.full(shift, ord("z"), np.uint8)
             data_ = np.concatenate([garbage, column.data])
             given_columns[name] = TextColumn(column.offsets + shift, data_)
-    encoder = BatchEncoder(spec)
-    assert encoder.encode(given_columns, rows) == want  # texts joined by pyarrow
-    with mock.patch.object(batch_encode, "_joined", return_value=None):  # without pyarrow
-        assert encoder.encode(given_columns, rows) == want  # laid out by NumPy masks
+    assert BatchEncoder(spec).encode(given_columns, rows) == want
+
+
+def test_texts_are_encoded_in_bulk_only_with_pyarrow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyarrow joins texts into records (every reader giving text columns needs it anyway):
+    without it a table with a Text is encoded example by example."""
+    with_text = FeaturesDict({"n": Scalar("int64"), "t": Text()})
+    assert BatchEncoder.supports(with_text)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == "pyarrow" else real(name, *args),
+    )
+    assert not BatchEncoder.supports(with_text)
+    assert BatchEncoder.supports(FeaturesDict({"n": Scalar("int64")}))
 
 
 def _csv_source(
