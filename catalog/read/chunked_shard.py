@@ -41,7 +41,7 @@ import numpy as np
 from catalog._util.varints import decode_varints, read_varint
 from catalog.errors import CatalogError, ShardError
 from catalog.read.fixed_footer import FixedEntries
-from catalog.read.mapped_shard import Located, locate
+from catalog.read.mapped_shard import Located, locate, sliced
 from catalog.read.shard_layout import (
     BLOCK,
     CHUNK_HEADER,
@@ -120,16 +120,7 @@ class ChunkedShard:
         self._hashed[touched[unhashed]] = True
         # each row's record among those of the touched chunks (all `group` long but the last)
         at = np.searchsorted(touched, chunks) * group + (index - chunks * group)
-        starts = found.starts[at]
-        ends = (starts + found.lengths[at]).tolist()
-        mapping = self._map
-        records = [mapping[a:b] for a, b in zip(starts.tolist(), ends, strict=True)]
-        if found.pieced:  # records stored in two pieces around a block header
-            for i, record in enumerate(at.tolist()):
-                if record in found.pieced:
-                    length = int(found.lengths[record])
-                    records[i] = join_pieces(mapping, found.pieced[record], length)
-        return records
+        return sliced(self._map, found.starts, found.lengths, found.pieced, at)
 
     def _read_few(
         self, rows: list[int], touched: list[int], entries: np.ndarray[Any, Any]

@@ -50,7 +50,7 @@ from catalog.read.shard_layout import (
 )
 from catalog.storage.shards import shard_error
 
-__all__ = ["Located", "MappedShard", "ShardIndex", "locate", "map_shard"]
+__all__ = ["Located", "MappedShard", "ShardIndex", "locate", "map_shard", "sliced"]
 
 _U64 = np.dtype("<u8")
 
@@ -172,6 +172,25 @@ def locate(array: np.ndarray[Any, Any], chunks: np.ndarray[Any, Any]) -> Located
     )
 
 
+def sliced(
+    mapping: Any,
+    starts: np.ndarray[Any, Any],
+    lengths: np.ndarray[Any, Any],
+    pieced: dict[int, int],
+    records: np.ndarray[Any, Any],
+) -> list[bytes]:
+    """The `records` (indices into `starts` and `lengths`) as slices of `mapping`; those stored
+    in two pieces around a block header (`pieced`: record -> usable-byte coordinate) joined."""
+    first = starts[records]
+    ends = (first + lengths[records]).tolist()
+    out = [mapping[a:b] for a, b in zip(first.tolist(), ends, strict=True)]
+    if pieced:
+        for i, record in enumerate(records.tolist()):
+            if record in pieced:
+                out[i] = join_pieces(mapping, pieced[record], int(lengths[record]))
+    return out
+
+
 class MappedShard:
     """The records of one shard, read as slices of a memory map (see the module docstring)."""
 
@@ -193,15 +212,7 @@ class MappedShard:
         """The records at `rows` (positions in this shard, in range), in order."""
         self._check_size()
         index = np.asarray(rows, np.int64)
-        starts = self.starts[index]
-        ends = (starts + self.lengths[index]).tolist()
-        mapping = self._map
-        records = [mapping[a:b] for a, b in zip(starts.tolist(), ends, strict=True)]
-        if self._pieced_at:  # records stored in two pieces around a block header
-            for i, row in enumerate(index.tolist()):
-                if row in self._pieced_at:
-                    records[i] = self._pieced(row)
-        return records
+        return sliced(self._map, self.starts, self.lengths, self._pieced_at, index)
 
     def gather(
         self, rows: Sequence[int] | np.ndarray[Any, Any], size: int
