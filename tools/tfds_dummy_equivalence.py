@@ -38,9 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -157,29 +155,19 @@ def main(names: list[str]) -> int:
     if names == ["all"]:
         names = sorted(p.parent.name for p in DUMMY.glob("*/DUMMY.json"))
     GOLD.mkdir(parents=True, exist_ok=True)
-    failed = []
-    for name in names:
-        spec = dummy_spec(name)
-        work = Path(tempfile.mkdtemp(prefix="tfds-dummy-gold-"))
-        try:
-            gold = _tfds_gold(name, spec, work)
-        except Exception as error:  # reported; the others go on
-            failed.append(f"{name}: {type(error).__name__}: {str(error)[:300]}")
-            print(f"FAILED {failed[-1]}", flush=True)
-            continue
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        counts = {s: len(v) for s, v in gold["splits"].items()}
-        if spec.get("splits") and counts != spec["splits"]:
-            failed.append(f"{name}: TFDS gives {counts}, DUMMY.json says {spec['splits']}")
-            print(f"FAILED {failed[-1]}", flush=True)
-            continue
-        path = gold_path(name, spec.get("config"))
-        path.write_text(json.dumps(gold, sort_keys=True, indent=0) + "\n")
-        print(f"ok {name}: {counts}", flush=True)
-    for line in failed:
-        print(f"not written: {line}")
-    return 1 if failed else 0
+
+    def check(name: str, gold: dict[str, Any]) -> str | None:
+        counts, want = {s: len(v) for s, v in gold["splits"].items()}, dummy_spec(name)
+        if want.get("splits") and counts != want["splits"]:
+            return f"TFDS gives {counts}, DUMMY.json says {want['splits']}"
+        return None
+
+    return base.record_golds(
+        names,
+        lambda name, work: _tfds_gold(name, dummy_spec(name), work),
+        lambda name: gold_path(name, dummy_spec(name).get("config")),
+        check,
+    )
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import json
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -266,30 +267,54 @@ def _tfds_gold(name: str, config: str | None, work: Path) -> dict[str, Any]:
     }
 
 
-def main(names: list[str]) -> int:
-    if names == ["all"]:
-        data = yaml.safe_load((ROOT / "registry.yaml").read_text("utf-8"))
-        names = sorted(data["datasets"])
-    GOLD.mkdir(parents=True, exist_ok=True)
+def record_golds(
+    labels: list[str],
+    gold_of: Callable[[str, Path], dict[str, Any]],
+    path_of: Callable[[str], Path],
+    check: Callable[[str, dict[str, Any]], str | None] = lambda label, gold: None,
+) -> int:
+    """Write each label's gold (`gold_of(label, a temporary work dir)`) to `path_of(label)`
+    unless `check` names a problem with it; report each, go on after a failure; 1 if any
+    failed."""
     failed = []
-    for label in names:
-        name, _, given = label.partition("/")
-        config = given or default_config(name)
+    for label in labels:
         work = Path(tempfile.mkdtemp(prefix="tfds-gold-"))
         try:
-            gold = _tfds_gold(name, config, work)
+            gold = gold_of(label, work)
         except Exception as error:  # reported; the others go on
             failed.append(f"{label}: {type(error).__name__}: {str(error)[:300]}")
             print(f"FAILED {failed[-1]}", flush=True)
             continue
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        gold_path(name, config).write_text(json.dumps(gold, sort_keys=True, indent=0) + "\n")
+        problem = check(label, gold)
+        if problem is not None:
+            failed.append(f"{label}: {problem}")
+            print(f"FAILED {failed[-1]}", flush=True)
+            continue
+        path_of(label).write_text(json.dumps(gold, sort_keys=True, indent=0) + "\n")
         counts = {s: len(v) for s, v in gold["splits"].items()}
         print(f"ok {label}: {counts}", flush=True)
     for line in failed:
         print(f"not written: {line}")
     return 1 if failed else 0
+
+
+def _config_of(label: str) -> tuple[str, str | None]:
+    name, _, given = label.partition("/")
+    return name, given or default_config(name)
+
+
+def main(names: list[str]) -> int:
+    if names == ["all"]:
+        data = yaml.safe_load((ROOT / "registry.yaml").read_text("utf-8"))
+        names = sorted(data["datasets"])
+    GOLD.mkdir(parents=True, exist_ok=True)
+    return record_golds(
+        names,
+        lambda label, work: _tfds_gold(*_config_of(label), work),
+        lambda label: gold_path(*_config_of(label)),
+    )
 
 
 if __name__ == "__main__":
