@@ -54,12 +54,9 @@ def test_the_same_files_elsewhere_give_the_same_digest(tmp_path: Path) -> None:
     )
 
 
-def test_a_file_is_hashed_again_only_when_its_stamp_changed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = tmp_path / "data.bin"
-    path.write_bytes(b"abc")
-    reads = []
+def _count_hashing(monkeypatch: pytest.MonkeyPatch) -> list[os.PathLike[str]]:
+    """The files `Digest.of_file` hashes from now on, in a list that grows."""
+    reads: list[os.PathLike[str]] = []
     real = local_tree.Digest.of_file
 
     def counting(p: os.PathLike[str]) -> local_tree.Digest:
@@ -67,6 +64,15 @@ def test_a_file_is_hashed_again_only_when_its_stamp_changed(
         return real(p)
 
     monkeypatch.setattr(local_tree.Digest, "of_file", staticmethod(counting))
+    return reads
+
+
+def test_a_file_is_hashed_again_only_when_its_stamp_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"abc")
+    reads = _count_hashing(monkeypatch)
     first = file_digest(path)
     again = file_digest(path)
     assert (again.size, again.sha256) == (first.size, first.sha256) and len(reads) == 1
@@ -84,14 +90,7 @@ def test_a_file_read_whole_by_a_reader_is_not_hashed_again(
     while reading; read in part, or changed while read, it is hashed again when asked."""
     import hashlib
 
-    reads = []
-    real = local_tree.Digest.of_file
-
-    def counting(p: os.PathLike[str]) -> local_tree.Digest:
-        reads.append(p)
-        return real(p)
-
-    monkeypatch.setattr(local_tree.Digest, "of_file", staticmethod(counting))
+    reads = _count_hashing(monkeypatch)
     data = os.urandom(3000)
     whole, part, changed = tmp_path / "whole.csv", tmp_path / "part.csv", tmp_path / "changed"
     for path in (whole, part, changed):
