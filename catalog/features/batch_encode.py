@@ -14,7 +14,6 @@ range, text as UTF-8 bytes (`TextColumn`).
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from catalog._util.optional import importable
 from catalog.errors import FeatureError
 from catalog.features.class_label import ClassLabel
 from catalog.features.codec import RECORD_VERSION
@@ -73,7 +73,7 @@ class BatchEncoder:
                 if feature.num_classes is None:
                     return False
             elif isinstance(feature, Text):
-                if importlib.util.find_spec("pyarrow") is None:
+                if not importable("pyarrow"):
                     return False
             elif not isinstance(feature, Scalar):
                 return False

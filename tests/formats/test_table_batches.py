@@ -5,7 +5,6 @@ varied tables, irregular CSV included; a split's units read in turn resume one s
 from __future__ import annotations
 
 import csv
-import importlib.util
 import io
 import math
 from pathlib import Path
@@ -18,8 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from catalog._util.optional import importable
 from catalog.errors import CatalogError
-from catalog.features import ClassLabel, FeaturesDict, Scalar, Text
+from catalog.features import ClassLabel, FeaturesDict, Scalar, Text, batch_encode
 from catalog.features.batch_encode import BatchEncoder, TextColumn
 from catalog.features.codec import RecordCodec
 from catalog.formats import FORMATS, Source
@@ -133,11 +133,8 @@ def test_texts_are_encoded_in_bulk_only_with_pyarrow(monkeypatch: pytest.MonkeyP
     without it a table with a Text is encoded example by example."""
     with_text = FeaturesDict({"n": Scalar("int64"), "t": Text()})
     assert BatchEncoder.supports(with_text)
-    real = importlib.util.find_spec
     monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *args: None if name == "pyarrow" else real(name, *args),
+        batch_encode, "importable", lambda name: name != "pyarrow" and importable(name)
     )
     assert not BatchEncoder.supports(with_text)
     assert BatchEncoder.supports(FeaturesDict({"n": Scalar("int64")}))
