@@ -63,6 +63,8 @@ def free_port() -> int:
         return port
 
 
+_START_SECONDS = 60
+
 _ERROR = (
     '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code>'
     "<Message>{message}</Message><RequestId>0</RequestId></Error>"
@@ -76,8 +78,11 @@ class S3Server:
         from moto.server import ThreadedMotoServer
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
-        self._moto_port = free_port()
-        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=self._moto_port, verbose=False)
+        # Port 0: the server binds a free port itself. (A port found free beforehand can be
+        # taken by another process before moto binds it; moto's thread then dies and its
+        # start() waits forever for it: a whole CI run hung so.)
+        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._moto_port = 0  # known once it has started
         self.faults: list[S3Fault | FaultRule] = []
         #: (method, path and query) of every request forwarded to moto, in order
         self.requests: list[tuple[str, str]] = []
@@ -87,7 +92,12 @@ class S3Server:
         self.url = f"http://127.0.0.1:{self._proxy.server_address[1]}"
 
     def __enter__(self) -> S3Server:
-        self._moto.start()
+        starting = threading.Thread(target=self._moto.start, daemon=True)
+        starting.start()
+        starting.join(_START_SECONDS)  # start() itself waits without end if the server fails
+        if starting.is_alive():
+            raise RuntimeError(f"moto's S3 server did not start in {_START_SECONDS} s")
+        self._moto_port = self._moto.get_host_and_port()[1]
         # moto keeps its buckets in this process, shared by every server it starts: empty them
         reset = http.client.HTTPConnection("127.0.0.1", self._moto_port, timeout=30)
         reset.request("POST", "/moto-api/reset")
