@@ -17,8 +17,11 @@ each chunk's data against the HighwayHash in its header (`catalog.storage.chunk_
 array_record checks it on every read), once per chunk and process, and slices its records from
 a memory map. A batch
 touching a few chunks (`FEW_CHUNKS`; ~20 a shard for 128 random rows of a table) makes the
-same checks one chunk at a time on its header and data as Python ints and bytes, which costs
-less than `locate`'s fixed few dozen NumPy calls; a larger one makes them with NumPy.
+same checks one chunk at a time on its entry, header and data as Python ints and bytes, which
+costs less than `locate`'s fixed few dozen NumPy calls: where its entries say the chunk ends
+(`FixedEntries.bounds`), it is read in one piece with its header, by ``pread`` or from the map
+(`catalog.read.shard_bytes.ShardBytes`: no page fault a record in a fresh process). A larger
+batch makes the checks with NumPy.
 
 `chunk_shard` returns None for anything else (another layout, highwayhash-cffi missing): the
 caller reads through array_record then. `ChunkedShard.read` returns None when a chunk's data
@@ -29,7 +32,6 @@ corrupt record while the healthy ones stay readable.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import mmap
 import os
 import struct
@@ -42,6 +44,7 @@ from catalog._util.varints import decode_varints, read_varint
 from catalog.errors import CatalogError, ShardError
 from catalog.read.fixed_footer import FixedEntries
 from catalog.read.mapped_shard import Located, locate, sliced
+from catalog.read.shard_bytes import ShardBytes
 from catalog.read.shard_layout import (
     BLOCK,
     CHUNK_HEADER,
@@ -49,6 +52,7 @@ from catalog.read.shard_layout import (
     FooterEntries,
     NotLaidOut,
     ShardFile,
+    chunk_end_at,
     join_pieces,
     physical,
     usable_at,
@@ -76,10 +80,12 @@ class ChunkedShard:
         mapping: mmap.mmap,
         entries: FooterEntries | FixedEntries,
         hash64: Callable[[bytes], int],
+        source: ShardBytes,
     ) -> None:
         self.path = path
         self._fd = fd
         self._map = mapping
+        self._bytes = source  # the few chunks of a batch: by pread or from the map
         self._size = len(mapping)
         self._array = np.frombuffer(mapping, np.uint8)
         self._entries = entries
@@ -103,13 +109,12 @@ class ChunkedShard:
         if len(touched) > 1:
             touched = touched[np.concatenate(([True], touched[1:] != touched[:-1]))]
         try:
-            entries = self._entries.rows(touched)
             if len(touched) <= FEW_CHUNKS:
-                records = self._read_few(index.tolist(), touched.tolist(), entries)
+                records = self._read_few(index.tolist(), touched.tolist())
                 if records is None:
                     self.failed = True
                 return records
-            found = locate(self._array, entries)
+            found = locate(self._array, self._entries.rows(touched))
         except NotLaidOut:
             self.failed = True
             return None
@@ -122,34 +127,48 @@ class ChunkedShard:
         at = np.searchsorted(touched, chunks) * group + (index - chunks * group)
         return sliced(self._map, found.starts, found.lengths, found.pieced, at)
 
-    def _read_few(
-        self, rows: list[int], touched: list[int], entries: np.ndarray[Any, Any]
-    ) -> list[bytes] | None:
-        """`read` of `rows` in the few chunks `touched` (with their footer `entries`), one
-        chunk at a time: the checks `locate` makes with NumPy, made on each chunk's header
-        and data as Python ints and bytes (a NumPy call costs about what a chunk's checks
-        do here). None when a chunk does not match its hash; NotLaidOut when it is not laid
-        out as its entry says."""
-        group, hashed = self._entries.group, self._hashed
-        parsed: dict[int, tuple[bytes, list[int]]] = {}
-        for chunk, (offset, decoded, count) in zip(touched, entries.tolist(), strict=True):
-            header = join_pieces(self._map, usable_at(offset), CHUNK_HEADER)
-            data_size, want, kind, held, in_header = _HEADER.unpack(header)
-            if kind != SIMPLE or held[:7] != count.to_bytes(7, "little") or in_header != decoded:
+    def _read_few(self, rows: list[int], touched: list[int]) -> list[bytes] | None:
+        """`read` of `rows` in the few chunks `touched`, one chunk at a time: the checks
+        `locate` makes with NumPy, made on each chunk's entry, header and data as Python ints
+        and bytes (a NumPy call costs about what a chunk's checks do here). A chunk whose end
+        its entries give is read in one piece with its header, which must end it there. None
+        when a chunk does not match its hash; NotLaidOut when it is not laid out as its entry
+        says."""
+        group, hashed, source = self._entries.group, self._hashed, self._bytes
+        parsed: dict[int, tuple[bytes, bytes | list[int], int]] = {}
+        for chunk, (offset, decoded, count, end) in zip(
+            touched, self._entries.spans(touched), strict=True
+        ):
+            begin = usable_at(offset)
+            most = CHUNK_HEADER + 11 + 10 * count + decoded  # its sizes and records, at most
+            if end < 0:  # not known: the header says
+                whole = join_pieces(source, begin, CHUNK_HEADER)
+            elif CHUNK_HEADER <= (size := usable_at(end) - begin) <= most:
+                whole = join_pieces(source, begin, size)
+            else:
+                raise NotLaidOut("a chunk that does not end where the next one begins")
+            data_size, want, kind, held, in_header = _HEADER.unpack_from(whole)
+            if kind != SIMPLE or held != count.to_bytes(7, "little") or in_header != decoded:
                 raise NotLaidOut("a chunk that is not uncompressed records")
-            if data_size > 11 + 10 * count + decoded:  # more than its sizes and records take:
+            if CHUNK_HEADER + data_size > most:  # more than its sizes and records take
                 raise NotLaidOut("a chunk whose sizes do not add up")  # (never read so much)
-            data = join_pieces(self._map, usable_at(offset) + CHUNK_HEADER, data_size)
+            if end < 0:
+                data = join_pieces(source, begin + CHUNK_HEADER, data_size)
+            elif chunk_end_at(begin + CHUNK_HEADER + data_size) == end:
+                data = whole[CHUNK_HEADER:]
+            else:
+                raise NotLaidOut("a chunk that does not end where the next one begins")
             if not hashed[chunk]:
                 if self._hash64(data) != want:
                     return None
                 hashed[chunk] = True
-            parsed[chunk] = (data, _record_starts(data, count, decoded))
+            parsed[chunk] = (data, *_record_sizes(data, count, decoded))
         records = []
         for row in rows:
             chunk, within = divmod(row, group)
-            data, starts = parsed[chunk]
-            records.append(data[starts[within] : starts[within + 1]])
+            data, sizes, begin = parsed[chunk]
+            start = begin + sum(sizes[:within])
+            records.append(data[start : start + sizes[within]])
         return records
 
     def _hash(self, found: Located, chunks: np.ndarray[Any, Any]) -> bool:
@@ -175,30 +194,34 @@ class ChunkedShard:
         os.close(self._fd)
 
 
-def _record_starts(data: bytes, count: int, decoded: int) -> list[int]:
-    """Where each of the `count` records of a simple chunk's `data` begins in it, and where
-    the last ends (one more); NotLaidOut unless it is uncompressed and its sizes are `count`
-    varints adding up to `decoded` bytes, which end where the records begin."""
+def _record_sizes(data: bytes, count: int, decoded: int) -> tuple[bytes | list[int], int]:
+    """The sizes of the `count` records of a simple chunk's `data` (bytes when each is one
+    byte, the most; ints otherwise) and where the first record begins: record i is
+    ``data[begin + sum(sizes[:i]):][:sizes[i]]``. NotLaidOut unless it is uncompressed and its
+    sizes are `count` varints adding up to `decoded` bytes, which end where the records
+    begin."""
     if not data or data[0] != 0:
         raise NotLaidOut("a chunk that is not uncompressed records")
-    try:
-        sizes_size, at = read_varint(data, 1)
-    except (IndexError, ValueError):
-        raise NotLaidOut("a bad varint") from None
+    if len(data) > 1 and data[1] < 0x80:  # the sizes' size in one byte: the most
+        sizes_size, at = data[1], 2
+    else:
+        try:
+            sizes_size, at = read_varint(data, 1)
+        except (IndexError, ValueError):
+            raise NotLaidOut("a bad varint") from None
     end = at + sizes_size
     if sizes_size < count or end + decoded != len(data):
         raise NotLaidOut("a chunk whose sizes do not add up")
     raw = data[at:end]
-    if sizes_size == count and (not raw or max(raw) < 0x80):  # every size one byte: the most
-        sizes: list[int] = list(raw)
-    else:
+    sizes: bytes | list[int] = raw
+    if sizes_size != count or (raw and max(raw) >= 0x80):  # some size of several bytes
         try:
             sizes = decode_varints(np.frombuffer(raw, np.uint8)).tolist()
         except ValueError:
             raise NotLaidOut("a bad varint") from None
     if len(sizes) != count or sum(sizes) != decoded:
         raise NotLaidOut("a chunk whose sizes do not add up")
-    return list(itertools.accumulate(sizes, initial=end))
+    return sizes, end
 
 
 def chunk_shard(path: str, records: int, group: int) -> ChunkedShard | None:
@@ -219,16 +242,18 @@ def chunk_shard(path: str, records: int, group: int) -> ChunkedShard | None:
         if size < BLOCK:
             raise NotLaidOut("too short")
         mapping = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+        source = ShardBytes(fd, mapping)
         entries: FooterEntries | FixedEntries
         try:  # written by catalog: entries of one width, opened without reading the others
-            entries = FixedEntries(np.frombuffer(mapping, np.uint8), group, records, hash64)
+            array = np.frombuffer(mapping, np.uint8)
+            entries = FixedEntries(array, group, records, hash64, source)
         except NotLaidOut:  # another writer's: the whole footer decoded and hashed
             file = ShardFile(memoryview(mapping))
             try:
                 entries = FooterEntries(file, group, records, hash64)
             finally:
                 file.view.release()
-        return ChunkedShard(path, fd, mapping, entries, hash64)
+        return ChunkedShard(path, fd, mapping, entries, hash64, source)
     except (NotLaidOut, OSError, ValueError, IndexError, ShardError):
         if mapping is not None:
             with contextlib.suppress(BufferError):

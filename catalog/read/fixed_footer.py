@@ -6,7 +6,8 @@ begins ``k * width`` bytes after the footer's metadata. `FixedEntries` opens suc
 from its header, its one byte of size per entry and its metadata (no entry decoded, nothing
 hashed but the 32 bytes of the footer's header: about the cost of a few entries where
 `catalog.read.shard_layout.FooterEntries` decodes and hashes the whole footer), then `rows`
-decodes the entries of the chunks a batch touches.
+decodes the entries of the chunks a batch touches (with NumPy), or `bounds` one chunk's entry
+and the next one's offset (in Python ints: its varints unpacked a few bit operations at once).
 
 What the footer's hash guards is checked chunk by chunk instead, so that no chunk is taken
 for another: each entry's fields and their tags must be where the width puts them, its
@@ -27,6 +28,7 @@ import numpy as np
 
 from catalog._util.varints import read_varint
 from catalog.read.shard_layout import (
+    BLOCK,
     CHUNK_HEADER,
     SIMPLE,
     NotLaidOut,
@@ -36,6 +38,7 @@ from catalog.read.shard_layout import (
     footer_offset,
     join_pieces,
     physical,
+    physical_at,
     usable,
     usable_at,
 )
@@ -61,11 +64,16 @@ class FixedEntries:
     """
 
     def __init__(
-        self, array: np.ndarray[Any, Any], group: int, records: int, hash64: Callable[[bytes], int]
+        self,
+        array: np.ndarray[Any, Any],
+        group: int,
+        records: int,
+        hash64: Callable[[bytes], int],
+        source: Any = None,
     ) -> None:
         if group < 1 or records < 1:
             raise NotLaidOut("no records")
-        view = self._view = array.data
+        view = self._view = array.data if source is None else source
         self._array, self.group, self._records = array, group, records
         self._chunks = chunks = -(-records // group)
         try:
@@ -95,6 +103,12 @@ class FixedEntries:
             self._fields = self._layout(join_pieces(view, self._first, width))
         except (IndexError, ValueError) as error:
             raise NotLaidOut(f"a footer of another shape ({error})") from None
+        self._checks = (self._shape(2), self._shape(1))  # (mask, value): two entries, one
+        last = records - group * (chunks - 1)
+        self._counts = (_spread(group, self._fields[2][1]), _spread(last, self._fields[2][1]))
+        self._slots = [
+            (8 * at, _spread((1 << 7 * size) - 1, size), size) for at, size in self._fields
+        ]
 
     def __len__(self) -> int:
         """The number of data chunks."""
@@ -127,6 +141,20 @@ class FixedEntries:
         if at != self._width:
             raise NotLaidOut("an entry of another shape")
         return fields
+
+    def _shape(self, entries: int) -> tuple[int, int]:
+        """(mask, value): the bits of `entries` consecutive entries (read as one little-endian
+        int) that are their tags and their varints' continuation bits, and what they must be."""
+        mask = value = 0
+        for entry in range(entries):
+            base = entry * self._width
+            for (at, size), tag in zip(self._fields, _TAGS, strict=True):
+                mask |= 0xFF << 8 * (base + at - 1)
+                value |= tag << 8 * (base + at - 1)
+                for i in range(size):
+                    mask |= 0x80 << 8 * (base + at + i)
+                    value |= (0x80 if i < size - 1 else 0) << 8 * (base + at + i)
+        return mask, value
 
     def _decode(self, chunks: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """The ``(chunk_offset, decoded_data_size, num_records)`` entries of `chunks`, every
@@ -174,30 +202,74 @@ class FixedEntries:
             raise NotLaidOut("a chunk that does not end where the next one begins")
         return found
 
-    def _row(self, chunk: int) -> tuple[int, int, int]:
-        """`rows` of one chunk, in Python ints (cheaper than NumPy's calls for a few)."""
-        offset, decoded, count = self._entry(chunk)
+    def bounds(self, chunk: int) -> tuple[int, int, int, int]:
+        """``(chunk_offset, decoded_data_size, num_records, end)`` of `chunk`: its entry's
+        fields, and where its chunk must end (the next entry's offset; the footer's for the
+        last chunk). Both entries' tags and continuation bits and this one's count are
+        checked, from one read and one int (cheaper than NumPy's calls for a few chunks);
+        whoever reads the chunk checks that its header ends it at `end` (`_row` does)."""
+        if not 0 <= chunk < self._chunks:
+            raise NotLaidOut("no such chunk")
         last = chunk == self._chunks - 1
-        if count != (self._records - self.group * chunk if last else self.group):
+        width = self._width
+        at, size = self._first + chunk * width, width if last else 2 * width
+        position = physical_at(at)
+        if position % BLOCK + size <= BLOCK:  # the most: in one block
+            entry = int.from_bytes(self._view[position : position + size], "little")
+        else:
+            entry = int.from_bytes(join_pieces(self._view, at, size), "little")
+        mask, value = self._checks[last]
+        if entry & mask != value:
+            raise NotLaidOut("an entry of another shape")
+        (at, bits, size), (decoded_at, decoded_bits, decoded_size), counted = self._slots
+        if (entry >> counted[0]) & counted[1] != self._counts[last]:
             raise NotLaidOut("chunks of another number of records")
-        end = self._footer if last else self._entry(chunk + 1)[0]
+        offset = _septets((entry >> at) & bits, size)
+        decoded = _septets((entry >> decoded_at) & decoded_bits, decoded_size)
+        end = self._footer if last else _septets((entry >> at + 8 * width) & bits, size)
+        return offset, decoded, self.group if not last else self._records - self.group * chunk, end
+
+    def spans(self, chunks: list[int]) -> list[tuple[int, int, int, int]]:
+        """`bounds` of each of `chunks`."""
+        return [self.bounds(chunk) for chunk in chunks]
+
+    def _row(self, chunk: int) -> tuple[int, int, int]:
+        """`rows` of one chunk, in Python ints: `bounds`, and its chunk's header read to
+        check where the chunk ends."""
+        offset, decoded, count, end = self.bounds(chunk)
         begin = usable_at(offset)
         data_size = int.from_bytes(join_pieces(self._view, begin + 8, 8), "little")
         if chunk_end_at(begin + CHUNK_HEADER + data_size) != end:
             raise NotLaidOut("a chunk that does not end where the next one begins")
         return offset, decoded, count
 
-    def _entry(self, chunk: int) -> tuple[int, int, int]:
-        """The three fields of `chunk`'s entry, its tags and continuation bits checked."""
-        entry = join_pieces(self._view, self._first + chunk * self._width, self._width)
-        values = []
-        for (at, size), tag in zip(self._fields, _TAGS, strict=True):
-            if entry[at - 1] != tag:
-                raise NotLaidOut("an entry of another shape")
-            value = 0
-            for i, byte in enumerate(entry[at : at + size]):
-                if (byte >= 0x80) != (i < size - 1):
-                    raise NotLaidOut("an entry of another shape")
-                value |= (byte & 0x7F) << (7 * i)
-            values.append(value)
-        return values[0], values[1], values[2]
+
+def _spread(value: int, size: int) -> int:
+    """`value` as the `size` bytes of its varint with the continuation bits cleared (as a
+    little-endian int); -1 (which no field equals) when it does not fit."""
+    if value >> 7 * size:
+        return -1
+    return sum(((value >> 7 * i) & 0x7F) << 8 * i for i in range(size))
+
+
+_LOW_BYTES = int.from_bytes(b"\xff\x00" * 8, "little")
+_HIGH_BYTES = _LOW_BYTES << 8
+_LOW_PAIRS = int.from_bytes(b"\xff\xff\x00\x00" * 4, "little")
+_HIGH_PAIRS = _LOW_PAIRS << 16
+_LOW_QUADS = int.from_bytes(b"\xff" * 4 + b"\x00" * 4, "little") * (1 + (1 << 64))
+_HIGH_QUADS = _LOW_QUADS << 32
+_LOW_64 = (1 << 64) - 1
+
+
+def _septets(bits: int, size: int) -> int:
+    """The value of a varint of `size` bytes (at most 16) given as a little-endian int with
+    its continuation bits cleared: its 7-bit groups packed together, in pairs, then fours,
+    then eights (only the steps `size` needs)."""
+    bits = (bits & _LOW_BYTES) | ((bits & _HIGH_BYTES) >> 1)
+    if size > 2:
+        bits = (bits & _LOW_PAIRS) | ((bits & _HIGH_PAIRS) >> 2)
+        if size > 4:
+            bits = (bits & _LOW_QUADS) | ((bits & _HIGH_QUADS) >> 4)
+            if size > 8:
+                bits = (bits & _LOW_64) | ((bits >> 64) << 56)
+    return bits

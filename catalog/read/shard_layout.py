@@ -323,6 +323,11 @@ class FooterEntries:
         """The number of data chunks."""
         return len(self._sizes)
 
+    def spans(self, chunks: list[int]) -> list[tuple[int, int, int, int]]:
+        """`rows` of `chunks` as Python ints, each with -1 for where its chunk ends (the
+        footer's hash vouches for the entries; the chunk's header says)."""
+        return [(*row, -1) for row in self.rows(np.asarray(chunks, np.int64)).tolist()]
+
     def rows(self, chunks: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """The ``(chunk_offset, decoded_data_size, num_records)`` rows (int64) of `chunks`."""
         starts, sizes = self._starts[chunks], self._sizes[chunks].astype(np.int64)

@@ -204,16 +204,16 @@ def test_a_fresh_sources_first_batches_open_no_reader(
     ds = fresh(table)
     rows = np.random.default_rng(0).integers(0, len(ds), 128).tolist()
     decoded: list[int] = []  # footer entries decoded, per call
-    rows_of = FixedEntries.rows
+    spans_of = FixedEntries.spans
 
-    def counting(self: FixedEntries, chunks: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    def counting(self: FixedEntries, chunks: list[int]) -> list[tuple[int, int, int, int]]:
         decoded.append(len(chunks))
-        return rows_of(self, chunks)
+        return spans_of(self, chunks)
 
     def whole(*args: Any) -> None:
         raise AssertionError("a shard's whole footer was decoded")
 
-    monkeypatch.setattr(FixedEntries, "rows", counting)
+    monkeypatch.setattr(FixedEntries, "spans", counting)
     monkeypatch.setattr(FooterEntries, "__init__", whole)  # catalog's shards: nor hashed
     monkeypatch.setattr(mapped_shard, "footer", whole)
     monkeypatch.setattr(shard_layout, "footer", whole)

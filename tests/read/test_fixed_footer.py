@@ -13,6 +13,7 @@ import pytest
 from array_record.python.array_record_module import ArrayRecordWriter
 
 from catalog.read import fixed_footer
+from catalog.read.chunked_shard import chunk_shard
 from catalog.read.fixed_footer import FixedEntries
 from catalog.read.mapped_shard import locate
 from catalog.read.shard_layout import NotLaidOut, ShardFile, footer, physical
@@ -118,3 +119,54 @@ def test_an_entry_pointing_at_the_next_chunk_is_caught(tmp_path: Path, path: str
     array[entry[:width]] = array[entry[width:]]  # entry k := entry k + 1
     with pytest.raises(NotLaidOut, match="does not end"):
         FixedEntries(array, 16, len(records), chunk_hash64()).rows(np.array([k]))
+
+
+def _first_batch(array: np.ndarray, path: Path, count: int, rows: list[int]) -> list[bytes] | None:
+    """`rows` as a fresh process's batch reads them from the shard `array` (written to `path`):
+    chunk by chunk from `FixedEntries.bounds`, each chunk read in one piece with its header;
+    None when it was left to array_record."""
+    array.tofile(path)
+    chunked = chunk_shard(str(path), count, 16)
+    if chunked is None or not isinstance(chunked._entries, FixedEntries):
+        return None
+    try:
+        return chunked.read(rows)
+    finally:
+        chunked.close()
+
+
+@pytest.mark.parametrize("sizes", ["varied", "all alike"])
+def test_every_bit_of_an_entry_flipped_is_caught_by_a_batch_read(
+    tmp_path: Path, sizes: str
+) -> None:
+    """The batch read (`ChunkedShard`'s few-chunk path) never returns records from another
+    place than chunk k's: with any bit of its entry flipped it returns chunk k's own records
+    or leaves the shard to array_record."""
+    records = _records(6, 3_000, 90) if sizes == "varied" else [b"0123456789"] * 3_000
+    clean = _written(tmp_path / "s", records, 16)
+    entries = FixedEntries(clean, 16, len(records), chunk_hash64())
+    k = len(entries) // 3
+    rows = [16 * (k - 1) + 3, 16 * k, 16 * k + 15]
+    want = [records[i] for i in rows]
+    assert _first_batch(clean, tmp_path / "c", len(records), rows) == want
+    first = entries._first + k * entries._width
+    for byte in range(entries._width):
+        position = int(physical(first + byte))
+        for bit in range(8):
+            flipped = clean.copy()
+            flipped[position] ^= 1 << bit
+            got = _first_batch(flipped, tmp_path / f"f{byte}-{bit}", len(records), rows)
+            assert got in (None, want), f"byte {byte} bit {bit} of the entry flipped: {got}"
+
+
+def test_an_entry_pointing_at_the_next_chunk_is_caught_by_a_batch_read(tmp_path: Path) -> None:
+    records = [b"0123456789"] * 4_000
+    array = _written(tmp_path / "s", records, 16)
+    entries = FixedEntries(array, 16, len(records), chunk_hash64())
+    k, width = 5, entries._width
+    rows = [16 * k + 1]
+    assert _first_batch(array, tmp_path / "c", len(records), rows) == [records[16 * k + 1]]
+    first = entries._first + k * width
+    entry = [int(physical(first + i)) for i in range(2 * width)]
+    array[entry[:width]] = array[entry[width:]]  # entry k := entry k + 1
+    assert _first_batch(array, tmp_path / "d", len(records), rows) is None
