@@ -44,22 +44,33 @@ URL = "gs://data/team"
 SHARD = 60_000  # bytes: 300 28x28 examples make 5 shards
 
 
+def _start_emulator() -> tuple[int, subprocess.Popen[bytes]]:
+    """The emulator listening on a free port. It takes the port as an argument, found free
+    beforehand, which another process may take first: the emulator then exits, and is
+    started again on another port."""
+    for _ in range(3):
+        port = free_port()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gcp_storage_emulator", "start", "--host", "127.0.0.1",
+             "--port", str(port), "--in-memory"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                if proc.poll() is None:  # (not another process's server on that port)
+                    return port, proc
+            time.sleep(0.1)
+        proc.kill()
+        proc.wait(10)
+    raise AssertionError("the GCS emulator did not start (three ports tried)")
+
+
 @pytest.fixture
 def gcs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     """The emulator in its own process, a bucket ``data`` in it; yields its endpoint."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gcp_storage_emulator", "start", "--host", "127.0.0.1",
-         "--port", str(port), "--in-memory"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    port, proc = _start_emulator()
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-                break
-            assert proc.poll() is None and time.monotonic() < deadline, "emulator did not start"
-            time.sleep(0.1)
         endpoint = f"http://127.0.0.1:{port}"
         for name, value in {
             "STORAGE_EMULATOR_HOST": endpoint,
