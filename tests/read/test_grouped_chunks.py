@@ -7,6 +7,7 @@ never prepared again for that."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -130,6 +131,43 @@ def test_grain_reads_the_shards(generation: Path) -> None:
     decode = RecordCodec(info.features).decode  # the examples catalog reads
     assert all(same(decode(source[i]), i) for i in (0, 33, 1234, COUNT - 1))
     assert all(same(decode(r), i) for i, r in enumerate(source.__getitems__(range(200))))
+
+
+@dataclasses.dataclass(frozen=True)
+class FileInstruction:
+    """The fields of TFDS's FileInstruction (`tfds.core.utils.shard_utils`), which TFDS's
+    `tfds.data_sources.ArrayRecordDataSource` hands to array_record's data source."""
+
+    filename: str
+    skip: int
+    take: int
+    examples_in_shard: int
+
+
+def test_tfds_data_source_reader_reads_the_shards(generation: Path) -> None:
+    """TFDS's data sources read ArrayRecord shards through array_record's
+    `ArrayRecordDataSource`, given a split's file instructions (a split slice skips and takes
+    records of each shard): the examples catalog reads, from catalog's chunks of 32 rows."""
+    from array_record.python.array_record_data_source import ArrayRecordDataSource
+
+    info = catalog.data_source(str(generation), split="train").info
+    shard_infos = info.splits["train"].shards
+    files = shards(generation)
+    assert [f.name for f in files] == [s.file for s in shard_infos]
+    skip = 100  # as TFDS's "train[100:]"
+    instructions = []
+    for i, (file, shard) in enumerate(zip(files, shard_infos, strict=True)):
+        skipped = skip if i == 0 else 0
+        taken = shard.num_examples - skipped
+        instructions.append(FileInstruction(str(file), skipped, taken, shard.num_examples))
+    source = ArrayRecordDataSource(instructions)
+    assert len(source) == COUNT - skip
+    decode = RecordCodec(info.features).decode
+    rows = np.random.default_rng(2).permutation(COUNT - skip)[:300].tolist()
+    assert all(same(decode(source[i]), skip + i) for i in rows[:50])
+    found = source.__getitems__(rows)
+    assert all(same(decode(r), skip + i) for i, r in zip(rows, found, strict=True))
+    source.__exit__(None, None, None)
 
 
 def test_verify_passes_and_names_a_flipped_bit(tmp_path: Path) -> None:
