@@ -179,7 +179,9 @@ def _write_error(path: Path, unit: Unit, error: BaseException) -> StorageError:
 _TICK = 1000  # examples between progress ticks
 
 
-def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
+def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> tuple[int, Digest | None]:
+    """Write the unit's shard at `path`: its number of examples, and the file's digest where
+    the writer took it as it wrote (else None: hash the file)."""
     spec, unit = task.spec, task.unit
     split = spec.splits[unit.split]
     encode = RecordCodec(spec.features).encode
@@ -233,7 +235,7 @@ def _write(task: Task, path: Path, tick: Callable[[int], None] | None) -> int:
                 raise _write_error(path, unit, error) from None
     finally:
         reader.close()
-    return count
+    return count, writer.digest
 
 
 def _records(
@@ -279,7 +281,7 @@ def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
     partial = scratch / "partial" / f"{unit.file}.{uuid.uuid4().hex[:8]}"
     try:
         partial.parent.mkdir(parents=True, exist_ok=True)
-        count = _write(task, partial, tick)
+        count, written = _write(task, partial, tick)
         if count != unit.num_examples:
             where = task.spec.path / "builder.yaml" if task.spec.path else "the builder spec"
             raise SourceFormatError(
@@ -288,7 +290,7 @@ def run_unit(task: Task, tick: Callable[[int], None] | None = None) -> Outcome:
                 f"expects {task.spec.splits[unit.split].num_examples} ({unit.describe()})"
             )
         check_unchanged(task.reads, unit.describe())  # what was read is what was hashed
-        digest = Digest.of_file(partial)
+        digest = written or Digest.of_file(partial)  # hashed as written, or read again
         shard = ShardInfo(unit.file, count, digest.size, digest.sha256)
         task.shards.put(partial, shard, digest.stamp)  # the stamp spares the sink a re-hash
         if elsewhere:

@@ -6,7 +6,9 @@ record and 1.8 us a chunk here, measured). `ShardWriter` writes the same file as
 ``ArrayRecordWriter(path, "group_size:G,uncompressed,max_parallelism:1")`` (the options
 `catalog.storage.shards.writer_options` gives small records) from whole batches of records:
 the chunks of a batch are laid out by a few NumPy operations, and each chunk costs a copy of its
-records and two HighwayHash calls (`catalog.storage.chunk_hash`).
+records and two HighwayHash calls (`catalog.storage.chunk_hash`). The file's size and sha256
+are taken as it is written (`ShardWriter.digest`): a prepare does not read its shards again to
+hash them.
 
 The layout (Riegeli's ``doc/riegeli_records_file_format.md``, array_record's
 ``cpp/array_record_writer.cc``; `catalog.read.shard_layout` reads it):
@@ -30,6 +32,7 @@ around every varint and block boundary.
 
 from __future__ import annotations
 
+import os
 import struct
 from collections import deque
 from collections.abc import Sequence
@@ -40,6 +43,7 @@ from typing import Any, Protocol
 import numpy as np
 from array_record.python.array_record_module import ArrayRecordWriter
 
+from catalog._util.hashing import Digest, file_stamp
 from catalog._util.varints import encode_varint, put_varints, varint_sizes
 from catalog.storage.chunk_hash import hash_in
 
@@ -82,6 +86,11 @@ class RecordWriter(Protocol):
 
     def close(self) -> None: ...
 
+    @property
+    def digest(self) -> Digest | None:
+        """The written file's size and sha256 once closed, taken as it was written; None
+        where the writer does not know them (hash the file)."""
+
 
 def open_shard_writer(path: str | Path, options: str) -> RecordWriter:
     """A writer of a shard at `path` with writer `options`: `ShardWriter` for the options it
@@ -99,6 +108,10 @@ class _ArrayRecordShard:
     def __init__(self, writer: Any) -> None:
         self.write = writer.write
         self.close = writer.close
+
+    @property
+    def digest(self) -> Digest | None:
+        return None  # array_record writes the file itself
 
     def write_packed(self, data: Any, starts: np.ndarray[Any, Any]) -> None:
         view, bounds = memoryview(data).cast("B"), np.asarray(starts).tolist()
@@ -132,6 +145,8 @@ class ShardWriter:
             "max_parallelism:1"
         )
         self._file = open(path, "wb")  # noqa: SIM115 - closed by close()
+        self._hashed: Digest | None = Digest()  # of every byte written, in order
+        self._digest: Digest | None = None  # the whole file's, once closed
         self._pos = 0  # the file's length: where the next chunk begins
         self._offsets: list[np.ndarray[Any, Any]] = []  # each chunk's beginning
         self._decoded: list[np.ndarray[Any, Any]] = []  # its records' bytes
@@ -184,8 +199,23 @@ class ShardWriter:
             data = np.frombuffer(postscript * 3, np.uint8)
             self._emit(*_encode(data, np.full(3, len(postscript)), np.array([3])))
             self._pad()
+            self._file.flush()
+            self._seal(os.fstat(self._file.fileno()))
         finally:
             self._file.close()
+
+    @property
+    def digest(self) -> Digest | None:
+        """The file's size and sha256 as written (``stamp``: the file's `file_stamp` when the
+        last byte was written), once `close` has written it whole; None before, or after a
+        failed write."""
+        return self._digest
+
+    def _seal(self, stat: os.stat_result) -> None:
+        hashed, self._hashed = self._hashed, None
+        if hashed is not None and hashed.size == self._pos == stat.st_size:
+            hashed.stamp = file_stamp(stat)
+            self._digest = hashed
 
     def __enter__(self) -> ShardWriter:
         return self
@@ -230,7 +260,7 @@ class ShardWriter:
         ends = _physical(first + starts[1:])
         if np.any(ends < begins + counts):  # pragma: no cover - a simple chunk holds a size
             raise ValueError("a chunk shorter than its records' count")  # byte per record
-        view, write = out.data, self._file.write
+        view, write = out.data, self._write
         pos, cursor, end = self._pos, 0, int(ends[-1])
         boundary = -(-pos // BLOCK) * BLOCK
         while boundary < end:
@@ -242,6 +272,15 @@ class ShardWriter:
         write(view[cursor:])
         self._pos = end
         return begins
+
+    def _write(self, data: Any) -> None:
+        try:
+            self._file.write(data)
+        except BaseException:
+            self._hashed = None  # what is in the file is no longer known
+            raise
+        if self._hashed is not None:
+            self._hashed.update(data)
 
     def _pad(self) -> None:
         """A padding chunk up to the next block boundary (riegeli's ``PadToBlockBoundary``)."""

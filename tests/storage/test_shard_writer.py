@@ -9,11 +9,13 @@ prepared table's shards hold the chunks array_record writes from the same record
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from array_record.python.array_record_module import ArrayRecordReader, ArrayRecordWriter
 
+from catalog._util.hashing import Digest
 from catalog.api.files import files_builder
 from catalog.read.shard_layout import ShardFile, footer
 from catalog.storage.shard_writer import ShardWriter, open_shard_writer, written_group
@@ -43,7 +45,17 @@ def _ours(
                 at += len(batch)
                 starts = np.concatenate([[0], np.cumsum([len(r) for r in batch])])
                 writer.write_packed(b"".join(batch), starts)
+        assert writer.digest is None  # not before the file is whole
+    _hashed_as_written(writer, path)
     return path.read_bytes()
+
+
+def _hashed_as_written(writer: ShardWriter, path: Path) -> None:
+    """The digest the writer took as it wrote is the file's, read back."""
+    read = Digest.of_file(path)
+    assert writer.digest is not None
+    assert (writer.digest.size, writer.digest.sha256) == (read.size, read.sha256)
+    assert writer.digest.stamp == read.stamp is not None
 
 
 def _same(tmp_path: Path, records: list[bytes], group: int, how: str, seed: int = 0) -> None:
@@ -137,6 +149,59 @@ def test_other_options_are_written_by_array_record(tmp_path: Path) -> None:
     writer.write_packed(b"".join(records), np.array([0, 5, 5, 1505]))
     writer.close()
     assert (tmp_path / "ours").read_bytes() == _array_record(tmp_path / "a", records, options)
+
+
+def test_a_failed_write_leaves_no_digest(tmp_path: Path) -> None:
+    """A write the file refused once (the disk full, then freed): what is in the file is no
+    longer known, so the writer gives no digest even when it closes without an error after."""
+
+    class FullOnce:
+        def __init__(self, real: Any) -> None:
+            self.real, self.failed = real, False
+
+        def write(self, data: Any) -> int:
+            if not self.failed:
+                self.failed = True
+                raise OSError(28, "No space left on device")
+            return int(self.real.write(data))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.real, name)
+
+    writer = ShardWriter(tmp_path / "full", "group_size:4,uncompressed,max_parallelism:1")
+    writer._file = FullOnce(writer._file)  # type: ignore[assignment]
+    with pytest.raises(OSError, match="No space"):
+        writer.write_many([b"abc"] * 10)
+    writer.close()
+    assert writer.digest is None
+
+
+def test_a_prepare_hashes_its_shards_as_it_writes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No pass of its own over a written shard: the sizes and sha256s in dataset_info.json
+    are the writer's, and they are the files'."""
+    read_back: list[str] = []
+    real = Digest.of_file.__func__  # type: ignore[attr-defined]
+
+    def of_file(cls: type[Digest], path: Path) -> Digest:
+        read_back.append(Path(path).name)
+        digest: Digest = real(cls, path)
+        return digest
+
+    monkeypatch.setattr(Digest, "of_file", classmethod(of_file))
+    lines = ["id,x"] + [f"{i},{i * 0.25}" for i in range(3000)]
+    (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
+    builder = files_builder(tmp_path / "t.csv", "t", data_dir=tmp_path / "data")
+    builder.download_and_prepare(shard_size=20_000)
+    assert not [name for name in read_back if ".array_record" in name]
+    source = builder.as_data_source("train")
+    shards = source.info.splits["train"].shards
+    assert len(shards) > 1
+    monkeypatch.undo()
+    for shard in shards:
+        found = Digest.of_file(Path(source.path) / shard.file)
+        assert (shard.num_bytes, shard.sha256) == (found.size, found.sha256)
 
 
 def test_a_prepared_tables_shards_are_array_records_bytes(tmp_path: Path) -> None:
