@@ -24,7 +24,8 @@ from array_record.python.array_record_module import ArrayRecordReader, ArrayReco
 import catalog
 from catalog.api.files import files_builder
 from catalog.read.array_record import READER_OPTIONS
-from catalog.read.mapped_shard import MappedShard, map_shard
+from catalog.read.mapped_shard import MappedShard, _pick, map_shard
+from catalog.read.shard_layout import _USABLE, BLOCK, NotLaidOut, join_pieces, usable
 from catalog.storage.shards import WRITER_OPTIONS
 from catalog.testing.http_server import LoopbackServer
 from catalog.testing.idx_files import pattern_images, pattern_labels
@@ -372,3 +373,29 @@ def test_a_corrupt_shard_of_variable_records_is_not_mapped_and_names_the_record(
     assert not isinstance(fresh._records.maps[1], MappedShard)  # and refused
     assert isinstance(fresh._records.maps[0], MappedShard)
     assert fresh.__getitems__([start + 1])[0]["image"] == photos[start + 1]["image"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_picked_runs_are_the_bytes_between_the_block_headers(seed: int) -> None:
+    """`_pick` (runs of bytes at usable-byte coordinates, gathered as rows of a window) gives
+    what joining the pieces one run at a time gives: runs interrupted by a block header, runs
+    ending at the file's end, empty runs, runs of very unlike sizes (gathered byte by byte)."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(3, 9)) * BLOCK + int(rng.integers(0, BLOCK))
+    array = rng.integers(0, 256, size, dtype=np.uint8)
+    usable_size = int(usable(np.int64(size)))
+    widest = [3, 43, 700, 20_000, 3, 43][seed]
+    counts = rng.integers(0, widest + 1, 3000).astype(np.int64)
+    if seed >= 4:  # a few long runs among short ones: the byte-by-byte path
+        counts[rng.integers(0, len(counts), 5)] = 30_000
+    starts = rng.integers(0, usable_size - counts + 1).astype(np.int64)
+    starts[:20] = usable_size - counts[:20]  # runs ending at the end of the file
+    edge = np.arange(1, 21) * _USABLE - counts[20:40] // 2  # runs across a block header
+    starts[20:40] = np.clip(edge, 0, usable_size - counts[20:40])
+    want = b"".join(join_pieces(array, int(a), int(n)) for a, n in zip(starts, counts, strict=True))
+    assert _pick(array, starts, counts).tobytes() == want
+    past = starts.copy()
+    past[7] = usable_size - counts[7] + 1  # one run a byte past the end
+    if counts[7]:
+        with pytest.raises(NotLaidOut):
+            _pick(array, past, counts)
