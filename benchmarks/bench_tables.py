@@ -1,7 +1,7 @@
 """Preparing a large CSV and a large Parquet file, against Hugging Face datasets, pandas and
 pyarrow: CPU, wall time, disk and peak RSS, then random reads in a fresh process, side by side.
 
-    python benchmarks/bench_tables.py [--mb 256] [--runs 1] [--base /tmp/perf-base]
+    python benchmarks/bench_tables.py [--mb 256] [--runs 1] [--reads 1] [--base /tmp/perf-base]
 
 For each size (MB of CSV text), one CSV file of four columns (int64 id, float64 x, a boolean,
 a text of 20-40 characters) is generated, and a Parquet file of the same rows (pyarrow, 64k-row
@@ -24,7 +24,8 @@ for catalog and HF, a fresh process opens the prepared dataset and reads: the op
 batch of 128 random rows (``__getitems__`` / ``ds[list]``), the median of 200 more batches,
 and the median of 20 groups of 1000 random ``ds[i]``; CPU microseconds per example
 (``time.process_time``), decoded as each library returns examples by default (catalog: dicts
-of NumPy values; HF: dicts of Python values).
+of NumPy values; HF: dicts of Python values). ``--reads N``: N fresh processes read each
+prepared copy (the read columns are their medians; the noisy first batch wants 5 or more).
 
 pandas and pyarrow hold the whole table in memory (their peak grows with the file); catalog
 reads a batch of rows at a time and writes shards of at most 1 GiB and 2^20 examples: its peak
@@ -239,6 +240,10 @@ def main() -> None:
         help="contenders to run (the CPU ratios are to hf's when it runs)",
     )  # fmt: skip
     parser.add_argument("--base", type=Path, help="a tree of another catalog (catalog@base)")
+    parser.add_argument(
+        "--reads", type=int, default=1,
+        help="fresh processes reading each prepared copy (the read columns: their medians)",
+    )  # fmt: skip
     parser.add_argument("--make", nargs=2, help=argparse.SUPPRESS)  # (folder, MB): the files
     args = parser.parse_args()
     if args.make:
@@ -280,7 +285,9 @@ def main() -> None:
                         peaks.append(peak)
                         disks.append(disk_usage(out))
                         if tool in READERS:
-                            reads.append(read_back(tool, source, out, tree))
+                            reads.extend(
+                                read_back(tool, source, out, tree) for _ in range(args.reads)
+                            )
                         subprocess.run(["rm", "-rf", str(out)], check=True)
                     read = (
                         tuple(statistics.median(r) for r in zip(*reads, strict=True))
