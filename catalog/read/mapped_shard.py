@@ -20,7 +20,10 @@ crashing the process (a read past the end of a file mapping is SIGBUS).
 A process that has mapped and verified a shard can hand what it found to another (`ShardIndex`,
 pickled with a `DataSource` for a pipeline's worker processes): the other maps the same file
 without parsing or hashing it again, as long as it is the same file, unchanged (device, inode,
-size and modification time equal to those seen when it was verified).
+size, modification and change times equal to those seen when it was verified; any write
+changes the change time, which cannot be set back). A process keeps what it verified itself
+the same way, for the next data source over the same files (a new `data_source()` of a
+dataset already read): the most recent indexes, up to `_MAX_VERIFIED_BYTES` of them.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ import contextlib
 import hashlib
 import mmap
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +55,15 @@ from catalog.read.shard_layout import (
 )
 from catalog.storage.shards import shard_error
 
-__all__ = ["Located", "MappedShard", "ShardIndex", "locate", "map_shard", "sliced"]
+__all__ = [
+    "Located",
+    "MappedShard",
+    "ShardIndex",
+    "forget_verified",
+    "locate",
+    "map_shard",
+    "sliced",
+]
 
 _U64 = np.dtype("<u8")
 
@@ -60,15 +73,56 @@ class ShardIndex:
     """What mapping and verifying a shard found, for another process to map it without doing
     that again (see the module docstring): where each record starts and how long it is."""
 
-    identity: tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns when verified
+    identity: tuple[int, int, int, int, int]  # st_dev, st_ino, st_size, mtime and ctime (ns)
     starts: np.ndarray[Any, Any]
     lengths: np.ndarray[Any, Any]
     pieced: dict[int, int]
 
+    @property
+    def nbytes(self) -> int:
+        return int(self.starts.nbytes + self.lengths.nbytes) + 64 * len(self.pieced)
 
-def _identity(fd: int) -> tuple[int, int, int, int]:
+
+def _identity(fd: int) -> tuple[int, int, int, int, int]:
     st = os.fstat(fd)
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+#: What this process verified, by the shard's sha256 (see the module docstring), least
+#: recently used first, and the bytes of those indexes.
+_VERIFIED: OrderedDict[str, ShardIndex] = OrderedDict()
+_MAX_VERIFIED_BYTES = 128 << 20
+_verified_lock = threading.Lock()
+_verified_bytes = 0
+
+
+def _verified(sha256: str) -> ShardIndex | None:
+    with _verified_lock:
+        index = _VERIFIED.get(sha256)
+        if index is not None:
+            _VERIFIED.move_to_end(sha256)
+        return index
+
+
+def forget_verified() -> None:
+    """Forget what this process verified: the next map of each shard parses and hashes it, as
+    a new process would (benchmarks of a fresh open)."""
+    global _verified_bytes
+    with _verified_lock:
+        _VERIFIED.clear()
+        _verified_bytes = 0
+
+
+def _remember(sha256: str, index: ShardIndex) -> None:
+    global _verified_bytes
+    if index.nbytes > _MAX_VERIFIED_BYTES // 4:
+        return
+    with _verified_lock:
+        old = _VERIFIED.pop(sha256, None)
+        _verified_bytes += index.nbytes - (old.nbytes if old is not None else 0)
+        _VERIFIED[sha256] = index
+        while _verified_bytes > _MAX_VERIFIED_BYTES:
+            _verified_bytes -= _VERIFIED.popitem(last=False)[1].nbytes
 
 
 def _spread(starts: np.ndarray[Any, Any], counts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -315,8 +369,9 @@ def map_shard(
     """`path` mapped for batched reads, or None when it is not laid out as catalog writes
     shards or its content does not have the `sha256` its dataset records (read it through
     array_record then: its per-chunk hashes name a corrupt record). ShardError when it
-    cannot be opened. With `known` (another process's `MappedShard.index()`) and the same
-    file, unchanged, nothing is parsed or hashed again."""
+    cannot be opened. With `known` (another process's `MappedShard.index()`), or what this
+    process verified of a file of that `sha256` before, and the same file, unchanged, nothing
+    is parsed or hashed again."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as error:
@@ -330,8 +385,13 @@ def map_shard(
     except (NotLaidOut, OSError, ValueError):
         os.close(fd)
         return None
-    if known is not None and known.identity == identity and len(known.starts) == expected_records:
-        return MappedShard._from_index(path, fd, mapping, known)
+    for index in (known, _verified(sha256)):
+        if (
+            index is not None
+            and index.identity == identity
+            and len(index.starts) == expected_records
+        ):
+            return MappedShard._from_index(path, fd, mapping, index)
     try:
         file = ShardFile(memoryview(mapping))
         try:
@@ -344,6 +404,7 @@ def map_shard(
         if hashlib.sha256(mapping).hexdigest() != sha256:
             shard.close()
             return None
+        _remember(sha256, shard.index())
         return shard
     except (NotLaidOut, ValueError, IndexError, ShardError):
         with contextlib.suppress(BufferError):

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -399,3 +400,48 @@ def test_picked_runs_are_the_bytes_between_the_block_headers(seed: int) -> None:
     if counts[7]:
         with pytest.raises(NotLaidOut):
             _pick(array, past, counts)
+
+
+def test_a_new_source_maps_what_this_process_verified_until_a_shard_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second data source over the same files in one process (`data_source()` called again)
+    maps the shards without parsing or hashing them; a shard written since (in place, even
+    with the same bytes) is verified again, and one whose bytes changed is not mapped."""
+    with LoopbackServer() as server:
+        folder = idx_builder(tmp_path, server, 300)
+        builder = catalog.builder(folder, data_dir=tmp_path / "data")
+        builder.download_and_prepare()
+    first = builder.as_data_source("train")
+    assert first.read_batch(list(range(300))) is not None
+    assert all(isinstance(m, MappedShard) for m in first._records.maps)
+    hashed: list[str] = []
+    real_sha256 = hashlib.sha256
+
+    def counting(data: Any) -> Any:
+        hashed.append("x")
+        return real_sha256(data)
+
+    monkeypatch.setattr("catalog.read.mapped_shard.hashlib.sha256", counting)
+    order = np.random.default_rng(2).permutation(300)
+    want = first.read_batch(order)
+    second = catalog.DataSource(first.path, first.info, "train")
+    np.testing.assert_array_equal(second.read_batch(order)["image"], want["image"])
+    assert hashed == [] and all(isinstance(m, MappedShard) for m in second._records.maps)
+    shard = first.path / first.info.splits["train"].shards[0].file
+    blob = shard.read_bytes()
+    time.sleep(0.02)  # past the file system's clock tick: the write changes the ctime
+    shard.write_bytes(blob)  # the same bytes, written again: trusted only once hashed again
+    third = catalog.DataSource(first.path, first.info, "train")
+    np.testing.assert_array_equal(third.read_batch(order)["image"], want["image"])
+    assert hashed == ["x"]
+    broken = bytearray(blob)
+    images = pattern_images(300)
+    at = next(a for k in range(100, 300) if (a := broken.find(images[k].tobytes())) > 0)
+    broken[at + 5] ^= 0xFF
+    time.sleep(0.02)
+    shard.write_bytes(bytes(broken))
+    fourth = catalog.DataSource(first.path, first.info, "train")
+    with pytest.raises(catalog.ShardError, match=r"record \d+ cannot be read"):
+        fourth.read_batch(list(range(300)))
+    assert not any(isinstance(m, MappedShard) for m in fourth._records.maps)
