@@ -206,13 +206,8 @@ def locate(array: np.ndarray[Any, Any], chunks: np.ndarray[Any, Any]) -> Located
     size = len(array)
     at = usable(chunks[:, 0])
     counts = chunks[:, 2]
-
-    def pick(starts: np.ndarray[Any, Any], counts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-        """`counts[k]` bytes from usable-byte coordinate `starts[k]` on, for every k."""
-        return _pick(array, starts, counts)
-
     width = CHUNK_HEADER + 3  # the header, then the data's first bytes
-    head = pick(at, np.full(len(at), width)).reshape(-1, width)
+    head = _pick(array, at, np.full(len(at), width)).reshape(-1, width)
     data_size = head[:, 8:16].copy().view(_U64)[:, 0].astype(np.int64)
     kind_and_count = head[:, 24:32]
     decoded = head[:, 32:40].copy().view(_U64)[:, 0].astype(np.int64)
@@ -235,7 +230,7 @@ def locate(array: np.ndarray[Any, Any], chunks: np.ndarray[Any, Any]) -> Located
     # every record's size, from the sizes of every chunk decoded in one go; each chunk's
     # sizes must be its own count of varints adding up to its records' bytes
     sizes_at = at + CHUNK_HEADER + 1 + varint
-    raw = pick(sizes_at, sizes_size)
+    raw = _pick(array, sizes_at, sizes_size)
     ends_in = np.cumsum(sizes_size) - sizes_size
     if len(at) and (
         raw[-1] >= 0x80 or (np.add.reduceat((raw < 0x80).astype(np.int64), ends_in) != counts).any()

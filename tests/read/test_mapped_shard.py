@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -275,6 +274,30 @@ def test_a_record_that_does_not_decode_is_named_with_the_fix(tmp_path: Path) -> 
         assert f"catalog prepare {ds.info.name} --overwrite" in message
 
 
+def _count_hashing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A list that grows by one each time `map_shard` hashes a whole shard, from here on."""
+    hashed: list[str] = []
+    real_sha256 = hashlib.sha256
+
+    def counting(data: Any) -> Any:
+        hashed.append("x")
+        return real_sha256(data)
+
+    monkeypatch.setattr("catalog.read.mapped_shard.hashlib.sha256", counting)
+    return hashed
+
+
+def _rewrite(path: Path, data: bytes) -> None:
+    """Write `data` over `path` in place until its ctime has moved (the file system's clock
+    has a coarse tick: a write within the tick of the last one can leave it as it was)."""
+    before = path.stat().st_ctime_ns
+    for _ in range(100_000):
+        path.write_bytes(data)
+        if path.stat().st_ctime_ns != before:
+            return
+    pytest.fail(f"{path}'s ctime did not move")
+
+
 def test_a_copy_maps_what_its_original_verified_without_hashing_again(
     sharded: catalog.DataSource, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -285,14 +308,7 @@ def test_a_copy_maps_what_its_original_verified_without_hashing_again(
     assert sharded.read_batch(list(range(COUNT))) is not None
     assert all(isinstance(m, MappedShard) for m in sharded._records.maps)
     blob = pickle.dumps(sharded)
-    hashed: list[str] = []
-    real_sha256 = hashlib.sha256
-
-    def counting(data: Any) -> Any:
-        hashed.append("x")
-        return real_sha256(data)
-
-    monkeypatch.setattr("catalog.read.mapped_shard.hashlib.sha256", counting)
+    hashed = _count_hashing(monkeypatch)
     copy = pickle.loads(blob)
     order = np.random.default_rng(5).permutation(COUNT)
     np.testing.assert_array_equal(copy.read_batch(order)["image"], IMAGES[order])
@@ -415,14 +431,7 @@ def test_a_new_source_maps_what_this_process_verified_until_a_shard_changes(
     first = builder.as_data_source("train")
     assert first.read_batch(list(range(300))) is not None
     assert all(isinstance(m, MappedShard) for m in first._records.maps)
-    hashed: list[str] = []
-    real_sha256 = hashlib.sha256
-
-    def counting(data: Any) -> Any:
-        hashed.append("x")
-        return real_sha256(data)
-
-    monkeypatch.setattr("catalog.read.mapped_shard.hashlib.sha256", counting)
+    hashed = _count_hashing(monkeypatch)
     order = np.random.default_rng(2).permutation(300)
     want = first.read_batch(order)
     second = catalog.DataSource(first.path, first.info, "train")
@@ -430,8 +439,7 @@ def test_a_new_source_maps_what_this_process_verified_until_a_shard_changes(
     assert hashed == [] and all(isinstance(m, MappedShard) for m in second._records.maps)
     shard = first.path / first.info.splits["train"].shards[0].file
     blob = shard.read_bytes()
-    time.sleep(0.02)  # past the file system's clock tick: the write changes the ctime
-    shard.write_bytes(blob)  # the same bytes, written again: trusted only once hashed again
+    _rewrite(shard, blob)  # the same bytes, written again: trusted only once hashed again
     third = catalog.DataSource(first.path, first.info, "train")
     np.testing.assert_array_equal(third.read_batch(order)["image"], want["image"])
     assert hashed == ["x"]
@@ -439,8 +447,7 @@ def test_a_new_source_maps_what_this_process_verified_until_a_shard_changes(
     images = pattern_images(300)
     at = next(a for k in range(100, 300) if (a := broken.find(images[k].tobytes())) > 0)
     broken[at + 5] ^= 0xFF
-    time.sleep(0.02)
-    shard.write_bytes(bytes(broken))
+    _rewrite(shard, bytes(broken))
     fourth = catalog.DataSource(first.path, first.info, "train")
     with pytest.raises(catalog.ShardError, match=r"record \d+ cannot be read"):
         fourth.read_batch(list(range(300)))
