@@ -3,6 +3,7 @@
 ::
 
     <cache dir>/shards/<sha256>        a shard, read-only, named by the sha256 of its bytes
+    <cache dir>/used/<sha256>          empty: its mtime is when that shard was last used
     <cache dir>/locks/<sha256>.lock    held while one process downloads that shard
     <cache dir>/tmp/<sha256>.<pid>.*   a download in progress
     <cache dir>/evict.lock             held while room is made
@@ -16,11 +17,13 @@
   same shard waits, then finds it); readers hold a shared flock on the file they read
   (`Held`), and eviction removes only files it can lock exclusively: a shard in use is never
   removed under its reader.
-- **Size-limited, LRU**: each use touches the file's mtime; before a download, the least
-  recently used shards no one holds are removed until the new one fits under the limit
-  (``cache_size=``, ``$CATALOG_CACHE_SIZE``, default 20 GiB) and on the disk. When shards in
-  use alone fill it, `CacheFullError` says so (never a truncated shard: a download that runs
-  out of disk is removed, not kept).
+- **Size-limited, LRU**: each use touches the mtime of the shard's mark in ``used/``, never
+  the shard's own file (whose device, inode, size, mtime and ctime are what a process that
+  verified it checks before trusting it again: `catalog.read.mapped_shard`); before a
+  download, the least recently used shards no one holds are removed until the new one fits
+  under the limit (``cache_size=``, ``$CATALOG_CACHE_SIZE``, default 20 GiB) and on the disk.
+  When shards in use alone fill it, `CacheFullError` says so (never a truncated shard: a
+  download that runs out of disk is removed, not kept).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from catalog.storage.remote_reads import RemoteObject, copy_to
 __all__ = ["DEFAULT_CACHE_SIZE", "CacheFullError", "Held", "ShardCache"]
 
 DEFAULT_CACHE_SIZE = 20 << 30
+_USED = "used"  # the folder of the marks of use (LRU)
 _DISK_MARGIN = 64 << 20  # left free on the cache's disk
 
 
@@ -102,7 +106,7 @@ class ShardCache:
     def _dirs(self) -> tuple[Path, Path, Path]:
         dirs = self.root / "shards", self.root / "locks", self.root / "tmp"
         try:
-            for folder in dirs:
+            for folder in (*dirs, self.root / _USED):
                 folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise StorageError(
@@ -176,7 +180,8 @@ class ShardCache:
             for entry in os.scandir(shards):
                 with contextlib.suppress(FileNotFoundError):
                     st = entry.stat()
-                    entries.append((st.st_mtime_ns, st.st_size, Path(entry.path)))
+                    path = Path(entry.path)
+                    entries.append((_last_used(path, st), st.st_size, path))
             total = sum(size for _, size, _ in entries)
             free = shutil.disk_usage(self.root).free - _DISK_MARGIN
             entries.sort()
@@ -208,7 +213,8 @@ class ShardCache:
 
 
 def _hold(path: Path, size: int) -> Held | None:
-    """`path` held with a shared flock (its size checked), or None when it is not there."""
+    """`path` held with a shared flock (its size checked) and marked as used now, or None
+    when it is not there."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -220,8 +226,7 @@ def _hold(path: Path, size: int) -> Held | None:
             raise FileNotFoundError(path)
         if st.st_size != size:  # cannot happen to a file the cache wrote: refuse it anyway
             raise ShardError(f"{path} has {st.st_size} bytes, not {size}: remove it")
-        now = time.time_ns()  # the clock, not the file system's coarser one
-        os.utime(fd, ns=(now, now))  # most recently used
+        _mark_used(path)
     except FileNotFoundError:
         os.close(fd)
         return None
@@ -231,8 +236,37 @@ def _hold(path: Path, size: int) -> Held | None:
     return Held(path, fd)
 
 
+def _marker(path: Path) -> Path:
+    """The file whose mtime says when the shard at `path` (in ``shards/``) was last used."""
+    return path.parent.parent / _USED / path.name
+
+
+def _mark_used(path: Path) -> None:
+    """Record that the shard at `path` is used now (its mark's mtime; the shard's own file
+    is left as it is). Best effort: where no mark can be written (a cache on a read-only
+    disk), eviction goes by when the shards were placed."""
+    marker, now = _marker(path), time.time_ns()  # the clock, not the file system's coarser one
+    try:
+        os.utime(marker, ns=(now, now))
+    except FileNotFoundError:
+        with contextlib.suppress(OSError):
+            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
+            os.utime(marker, ns=(now, now))
+    except OSError:
+        pass
+
+
+def _last_used(path: Path, st: os.stat_result) -> int:
+    """When the shard at `path` (whose stat is `st`) was last used: its mark's mtime, or the
+    file's own (when it was placed) for a shard never marked."""
+    try:
+        return max(_marker(path).stat().st_mtime_ns, st.st_mtime_ns)
+    except FileNotFoundError:
+        return st.st_mtime_ns
+
+
 def _evict(path: Path) -> bool:
-    """Remove `path` unless a reader holds it."""
+    """Remove `path` (and its mark) unless a reader holds it."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -244,6 +278,8 @@ def _evict(path: Path) -> bool:
         return False
     try:
         path.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            _marker(path).unlink()
         return True
     except FileNotFoundError:
         return False

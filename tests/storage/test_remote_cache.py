@@ -117,3 +117,35 @@ def test_processes_sharing_a_cache_fetch_each_shard_once(
     after = s3.count("cached/p/tiny/") - s3.count("dataset_info") - s3.count("pointer")
     assert after - before == 3  # three shards, each downloaded by one process
     assert len(cached(tmp_path / "shared")) == 3
+
+
+def test_cached_shards_once_verified_are_mapped_again_without_hashing(
+    url: str, prepared: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Marking a cached shard as used leaves the shard's own file as it was: a second data
+    source over the bucket in this process, and a copy of the first (a pipeline's worker
+    gets one), map the cached shards without hashing them again, as they do local shards."""
+    import hashlib
+    import pickle
+
+    from catalog.read.mapped_shard import MappedShard
+
+    cache = tmp_path / "cache"
+    ds = catalog.data_source(url, split="train", cache_dir=cache)
+    everything = list(range(COUNT))
+    want = ds.read_batch(everything)["image"]  # maps and verifies every cached shard
+    assert all(isinstance(m, MappedShard) for m in ds._records.maps)
+    stamps = {p.name: p.stat() for p in (cache / "shards").iterdir()}
+    blob = pickle.dumps(ds)
+    hashed: list[str] = []
+    real = hashlib.sha256
+    monkeypatch.setattr(
+        "catalog.read.mapped_shard.hashlib.sha256", lambda data: hashed.append("x") or real(data)
+    )
+    for again in (catalog.data_source(url, split="train", cache_dir=cache), pickle.loads(blob)):
+        np.testing.assert_array_equal(again.read_batch(everything)["image"], want)
+        assert all(isinstance(m, MappedShard) for m in again._records.maps)
+    assert hashed == []
+    for name, before in stamps.items():  # the shard files themselves never touched
+        after = (cache / "shards" / name).stat()
+        assert (after.st_mtime_ns, after.st_ctime_ns) == (before.st_mtime_ns, before.st_ctime_ns)
