@@ -43,12 +43,13 @@ def files_builder(
     missing: Sequence[str] = (),
     skip_rows: int = 0,
     no_header: bool = False,
+    quoting: str = "minimal",
 ) -> DatasetBuilder:
     """The builder of the local files `path` names (a file, a folder or a glob), its spec
     inferred (see `catalog.spec.infer`); not prepared yet. `name` defaults to one made from
     the path (``My Photos`` -> ``my_photos``) and may not be a registered dataset's. `note`
     gets hints (a text column that looks like a label). `dtypes`, `delimiter`, `encoding`,
-    `missing`, `channels`, `skip_rows`, `no_header`: see `prepare_files`."""
+    `missing`, `channels`, `skip_rows`, `no_header`, `quoting`: see `prepare_files`."""
     text = os.fspath(path)
     name = name or name_from_path(text)
     if name in list_datasets():
@@ -68,6 +69,7 @@ def files_builder(
         missing=(missing,) if isinstance(missing, str) else tuple(missing),
         skip_rows=skip_rows,
         no_header=no_header,
+        quoting=quoting,
     )
     spec = infer_spec(text, options)
     where = text if glob.has_magic(text) else str(Path(text).expanduser().resolve())
@@ -88,6 +90,7 @@ def prepare_files(
     channels: int | None = None,
     skip_rows: int = 0,
     no_header: bool = False,
+    quoting: str = "minimal",
     write_spec: PathLike | None = None,
     overwrite: bool = False,
     num_proc: int = 1,
@@ -129,6 +132,9 @@ def prepare_files(
             (a count line before the header).
         no_header: CSV/TSV files without a header row: the columns are ``"0"``, ``"1"``...,
             as pandas' ``header=None`` names them (as text).
+        quoting: how CSV/TSV fields use double quotes: ``"minimal"`` (a field may be quoted,
+            holding delimiters and line breaks; a quote in it written twice) or ``"none"``
+            (quotes are text, as in most TSV files: pandas' ``quoting=csv.QUOTE_NONE``).
         write_spec: a folder to also write the inferred builder.yaml + checksums.tsv into.
         overwrite: prepare again even when a prepared copy of the same files is there.
         num_proc: processes that prepare shards at once.
@@ -159,6 +165,7 @@ def prepare_files(
         channels=channels,
         skip_rows=skip_rows,
         no_header=no_header,
+        quoting=quoting,
     )
     if write_spec is not None:
         spec_writer.write_spec(b.spec, Path(os.fspath(write_spec)))

@@ -3,8 +3,8 @@
 - `GROUP`: the "local files" group of `catalog prepare`'s parser, declared: ``--name``,
   ``--label``, ``--fill``, ``--write-spec`` and `ARGUMENTS`, which are ``--delimiter``,
   ``--encoding``, ``--missing TEXT`` and ``--dtype COLUMN=TYPE`` (repeatable),
-  ``--skip-rows N``, ``--no-header``, ``--channels``; `infer_arguments` turns those into
-  `catalog.api.files.files_builder`'s keyword arguments.
+  ``--skip-rows N``, ``--no-header``, ``--quoting``, ``--channels``; `infer_arguments` turns
+  those into `catalog.api.files.files_builder`'s keyword arguments.
 - `joined_paths`: several PATHs (what an unquoted glob expands to) are one dataset when
   ``--name`` is given, else one usage error saying to quote the glob or give ``--name``.
 """
@@ -68,6 +68,13 @@ ARGUMENTS = (
         "named 0, 1, ... (pandas' header=None)",
     ),
     Argument(
+        "--quoting",
+        choices=("minimal", "none"),
+        help="how CSV/TSV fields use double quotes: minimal (the default: a field may be "
+        "quoted, a quote in it written twice) or none (quotes are text, as in most TSV files; "
+        "pandas' quoting=csv.QUOTE_NONE)",
+    ),
+    Argument(
         "--dtype",
         action="append",
         metavar="COLUMN=TYPE",
@@ -121,7 +128,9 @@ GROUP = Group(
 
 #: The argparse destinations of the options here (each applies to local files only), in the
 #: order `catalog prepare` names the first one given where it does not apply.
-FLAGS = ("delimiter", "encoding", "missing", "dtype", "channels", "skip_rows", "no_header")
+FLAGS = (
+    "delimiter", "encoding", "missing", "dtype", "channels", "skip_rows", "no_header", "quoting"
+)  # fmt: skip
 
 
 def infer_arguments(args: argparse.Namespace) -> dict[str, Any]:
@@ -145,6 +154,7 @@ def infer_arguments(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "skip_rows": args.skip_rows,
         "no_header": args.no_header,
+        "quoting": args.quoting or "minimal",
         "dtypes": dtypes,
         "delimiter": delimiter,
         "encoding": args.encoding,

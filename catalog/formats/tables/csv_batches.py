@@ -8,7 +8,9 @@ parses regular CSV the way Python's ``csv`` module does, and is laxer on irregul
 after a closing quote, a quote inside an unquoted field, a lone ``\\r``), which
 `catalog.formats.tables.delimited` refuses or reads otherwise. So the bytes are checked on their way
 into pyarrow (`Checked`: every opening quote starts a field, every closing quote ends one, no
-lone ``\\r``, no NUL, quotes balanced at the end).
+lone ``\\r``, no NUL, quotes balanced at the end). A file whose quotes are text (``quoting:
+none``, Python's ``csv.QUOTE_NONE``) is parsed by pyarrow with no quote character, and only
+the ``\\r`` and NUL checks apply.
 
 What pyarrow parses alike but `from_strings` does not convert (a value only Python reads:
 ``1_000``, ``" 5"``; a missing value without a fill) sends that batch alone to the row reader's
@@ -83,7 +85,6 @@ def _bulk_options(options: Mapping[str, Any]) -> bool:
     fill, values); others (stack, strip, ...) are left to the row reader."""
     return (
         not any(options[name] for name in _ROW_OPTIONS)
-        and options["quoting"] == "minimal"
         and options["incomplete"] != "skip"
         and bulk_dialect(options["delimiter"], options["encoding"])
     )
@@ -298,7 +299,8 @@ def open_fields(
     header = given or first[1]
     if len(set(header)) != len(header):
         return None
-    checked = Checked(path, options["delimiter"], hashed)
+    quoted = options["quoting"] == "minimal"  # else quotes are text
+    checked = Checked(path, options["delimiter"], hashed, quoted)
     try:
         reader = pacsv.open_csv(
             checked,
@@ -307,10 +309,10 @@ def open_fields(
             ),
             parse_options=pacsv.ParseOptions(
                 delimiter=options["delimiter"],
-                quote_char='"',
-                double_quote=True,
+                quote_char='"' if quoted else False,
+                double_quote=quoted,
                 escape_char=False,
-                newlines_in_values=True,
+                newlines_in_values=quoted,
                 ignore_empty_lines=True,
                 invalid_row_handler=None if invalid is None else _skipper(invalid),
             ),

@@ -1,6 +1,8 @@
 """The CSV byte check on the way into pyarrow (`Checked`): every opening quote starts a
 field, every closing quote ends one, no lone ``\\r``, no NUL, quotes balanced at the end; and
-whether rows span lines (`Checked.multiline`). See `catalog.formats.tables.csv_batches`."""
+whether rows span lines (`Checked.multiline`). In a file whose quotes are text (the
+``quoting: none`` option) only the ``\\r``, NUL and blank-line checks apply. See
+`catalog.formats.tables.csv_batches`."""
 
 from __future__ import annotations
 
@@ -21,12 +23,13 @@ _QUOTE, _CR, _LF = 34, 13, 10
 
 
 #: What `Checked` found in files it read whole, unchanged while read (the same `file_stamp`
-#: when opened, at the end and by the path) and regular, by (path, stamp, delimiter): their
-#: `multiline`. A later reader of the same file and stamp (the prepare after the type scan)
-#: takes that instead of checking its bytes again; a file written since has another stamp.
+#: when opened, at the end and by the path) and regular, by (path, stamp, delimiter, whether
+#: quotes quote): their `multiline`. A later reader of the same file and stamp (the prepare
+#: after the type scan) takes that instead of checking its bytes again; a file written since
+#: has another stamp.
 #: Bytes changed while that reader reads are caught by the prepare's source watch
 #: (`catalog.download.watch`), which refuses to publish what was not the hashed file.
-_REGULAR: dict[tuple[str, Stamp, str], bool] = {}
+_REGULAR: dict[tuple[str, Stamp, str, bool], bool] = {}
 _MAX_REGULAR = 4096
 
 
@@ -36,7 +39,9 @@ class Checked:
     one is not. A
     file checked whole before with the same stamp is not checked again (`_REGULAR`)."""
 
-    def __init__(self, path: Path, delimiter: str, hashed: bool = False) -> None:
+    def __init__(
+        self, path: Path, delimiter: str, hashed: bool = False, quoted: bool = True
+    ) -> None:
         # hashed: the file's sha256 taken as it is read (`HashingReader`), so a whole read
         # spares the download step's own pass over it
         self._file: HashingReader | BinaryIO = (
@@ -44,7 +49,8 @@ class Checked:
         )
         self._path, self._read = path, 0
         self._stamp = file_stamp(os.fstat(self._file.fileno()))
-        self._key = (str(path.resolve()), self._stamp, delimiter)
+        self._key = (str(path.resolve()), self._stamp, delimiter, quoted)
+        self._quoted = quoted  # False: quotes are text (pyarrow is told so)
         known = _REGULAR.get(self._key)
         #: checked whole before, unchanged since: its bytes are not checked again
         self.known = known is not None
@@ -107,7 +113,7 @@ class Checked:
         if b"\0" in data:
             self.irregular = True
             return
-        if self._plain and b'"' not in data and b"\r" not in data:
+        if self._plain and (not self._quoted or b'"' not in data) and b"\r" not in data:
             self._check_plain(data)
             return
         block = np.frombuffer(data, np.uint8)
@@ -121,7 +127,7 @@ class Checked:
             self.irregular = True
             return
         self._open_cr = bool(len(cr)) and int(cr[-1]) == len(block) - 1
-        quotes = np.flatnonzero(block == _QUOTE)
+        quotes = np.flatnonzero(block == _QUOTE) if self._quoted else np.zeros(0, np.int64)
         if not self.multiline:
             self._lines(block, quotes)
         self._open_end = False

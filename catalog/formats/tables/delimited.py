@@ -201,15 +201,21 @@ def rows(path: Path, options: Mapping[str, Any]) -> Iterator[tuple[int, list[str
                 yield start, row
             start = skip + reader.line_num + 1
     except csv.Error as error:
+        text = (  # quotes that are text would have read
+            "; if this file's quotes are text, not quoting (as in most TSV files), read it "
+            "with --quoting none (quoting='none')"
+            if options["quoting"] == "minimal"
+            else ""
+        )
         if "field larger than field limit" in str(error):
             raise SourceFormatError(
                 f"{path}:{start}: a field longer than {csv_dialect.FIELD_LIMIT >> 20} Mi "
-                "characters; catalog reads fields up to that (is a closing quote missing?)"
+                f"characters; catalog reads fields up to that (is a closing quote missing?){text}"
             ) from None
         raise SourceFormatError(
             f"{path}:{start}: cannot read this row: {error} (a quoted field ends with its "
             f"closing quote, then {options['delimiter']!r} or the line's end; a quote inside "
-            "one is written twice)"
+            f"one is written twice){text}"
         ) from None
 
 

@@ -13,6 +13,7 @@ from catalog.errors import SpecError
 from catalog.features import Feature, FeaturesDict
 from catalog.formats import FORMATS
 from catalog.formats.tables.compressed import compression
+from catalog.formats.tables.delimited import QUOTING
 from catalog.spec.load import FEATURE_NAME_RULE
 from catalog.spec.model import BuilderSpec, DownloadSpec, SplitSpec
 
@@ -36,7 +37,8 @@ class InferOptions:
     the texts that are missing values in CSV/TSV fields besides the empty field (pandas'
     ``na_values``, e.g. ``("NA",)``); `channels` of an image folder's images (default: what
     most of them have); `skip_rows` and `no_header` (CSV/TSV) as pandas' ``skiprows`` and
-    ``header=None``."""
+    ``header=None``; `quoting` (CSV/TSV): ``minimal`` (a field may be quoted, a quote in it
+    written twice) or ``none`` (quotes are text, as pandas' ``quoting=csv.QUOTE_NONE``)."""
 
     name: str
     label: str | None = None
@@ -51,6 +53,7 @@ class InferOptions:
     #: files have no header row (pandas' ``header=None``: the columns are ``0``, ``1``...)
     skip_rows: int = 0
     no_header: bool = False
+    quoting: str = "minimal"
     #: Where notes go (a text column that looks like a label, ...); None: nowhere.
     note: Callable[[str], None] | None = field(default=None, compare=False)
 
@@ -71,6 +74,8 @@ class InferOptions:
             raise SpecError(f"missing must be a list of texts, got {self.missing!r}")
         if not isinstance(self.skip_rows, int) or self.skip_rows < 0:
             raise SpecError(f"skip_rows must be a whole number >= 0, got {self.skip_rows!r}")
+        if self.quoting not in QUOTING:
+            raise SpecError(f"quoting must be one of {', '.join(QUOTING)}, got {self.quoting!r}")
         if self.channels not in (None, 1, 3, 4):
             raise SpecError(f"channels must be 1, 3 or 4, got {self.channels}")
         if self.encoding is not None:

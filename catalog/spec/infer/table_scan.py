@@ -93,17 +93,19 @@ def scan(
     missing: frozenset[str] = EMPTY,
     skip_rows: int = 0,
     no_header: bool = False,
+    quoting: str = "minimal",
 ) -> TableScan:
     """The `TableScan` of a table's `files` of one `kind` (csv, tsv, jsonl, parquet);
     `missing`: the CSV/TSV fields that are missing values; `skip_rows`: lines skipped at each
     CSV/TSV file's start; `no_header`: its first row is data (columns named ``0``, ``1``...,
-    as pandas' ``header=None``, as text)."""
+    as pandas' ``header=None``, as text); `quoting`: how CSV/TSV fields are quoted (the
+    delimited format's option: ``minimal`` or ``none``)."""
     if kind == "jsonl":
         return _scan_json(files, label)
     if kind == "parquet":
         return _scan_parquet(files, label)
     return _scan_delimited(
-        kind, files, label, (delimiter, encoding), missing | EMPTY, skip_rows, no_header
+        kind, files, label, (delimiter, encoding, quoting), missing | EMPTY, skip_rows, no_header
     )
 
 
@@ -115,17 +117,17 @@ def _scan_delimited(
     kind: str,
     files: list[Path] | tuple[Path, ...],
     label: str | None,
-    given: tuple[str | None, str | None],
+    given: tuple[str | None, str | None, str],
     missing: frozenset[str],
     skip_rows: int,
     no_header: bool,
 ) -> TableScan:
-    delimiter, encoding = given
+    delimiter, encoding, quoting = given
     dialect = sniff(files[0], delimiter, "\t" if kind == "tsv" else ",", encoding)
     options: dict[str, Any] = {
         "encoding": dialect.encoding,
         "delimiter": dialect.delimiter,
-        "quoting": "minimal",
+        "quoting": quoting,
         "skip_rows": skip_rows,
     }
     header: list[str] | None = None

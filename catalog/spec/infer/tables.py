@@ -91,6 +91,11 @@ def table_spec(
             f"{text}: --missing (missing=) names the texts of missing values in CSV/TSV "
             f"fields; {kind} files have nulls of their own"
         )
+    if options.quoting != "minimal" and kind not in ("csv", "tsv"):
+        raise SpecError(
+            f"{text}: --quoting (quoting=) says how CSV/TSV fields are quoted; {kind} files "
+            "are not delimited text"
+        )
     missing = ["", *dict.fromkeys(m for m in options.missing if m)]
     found = scan(
         kind,
@@ -101,6 +106,7 @@ def table_spec(
         missing=frozenset(missing),
         skip_rows=options.skip_rows,
         no_header=options.no_header,
+        quoting=options.quoting,
     )
     if (options.skip_rows or options.no_header) and kind not in ("csv", "tsv"):
         raise SpecError(
@@ -171,6 +177,7 @@ def table_spec(
             "fill": fill,
             "header": found.given_header,
             "skip_rows": found.skip_rows,
+            "quoting": options.quoting,
         }
     else:
         given = {"columns": names, "fill": fill}
