@@ -6,6 +6,10 @@ and ``fill`` ``{feature: text}`` standing in for a null. The files are read a ba
 a time (memory stays that of one batch, whatever the file's size), and every value is checked
 against its feature (`catalog.formats.tables.typed_values`): an error names the file, the row
 (0-based, in the file) and the column. The key of an example is ``<file name>:<row>``.
+
+Dates, times and timestamps are read as text, each value as Python shows it (and pandas shows
+a timestamp): ``2017-01-01 00:00:00+00:00``, ``2017-01-01``, ``12:30:00`` (`temporal_as_text`);
+nanoseconds that a microsecond cannot hold are an error naming the file and row.
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ from catalog.formats.tables.table_batches import BATCH_ROWS as ROWS
 from catalog.formats.tables.table_batches import Refused, from_typed, row_batches
 from catalog.formats.tables.typed_values import typed_example
 
-__all__ = ["BATCH_ROWS", "FORMAT", "ParquetAccess", "examples", "parquet_file"]
+__all__ = [
+    "BATCH_ROWS", "FORMAT", "ParquetAccess", "examples", "is_temporal", "parquet_file",
+    "temporal_as_text",
+]  # fmt: skip
 
 #: Rows read at once, example by example (a batch of images is this many images).
 BATCH_ROWS = 1024
@@ -115,7 +122,7 @@ class ParquetAccess:
                             else min(batch.num_rows, stop - position - row)
                         )
                         if hi > lo:
-                            yield path, row + lo, batch.slice(lo, hi - lo)
+                            yield path, row + lo, temporal_as_text(batch.slice(lo, hi - lo))
                         row += batch.num_rows
                 except pyarrow.ArrowException as error:
                     raise SourceFormatError(
@@ -156,6 +163,47 @@ class ParquetAccess:
 
     def close(self) -> None:
         pass
+
+
+def is_temporal(kind: Any) -> bool:
+    """Whether the Arrow type `kind` (its values, if dictionary-encoded) is a date, a time or
+    a timestamp."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_time(kind))
+
+
+def temporal_as_text(batch: Any) -> Any:
+    """`batch` (a record batch) with its date, time and timestamp columns as text (see the
+    module docstring), nulls kept; pyarrow's ArrowInvalid for nanoseconds a microsecond cannot
+    hold."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not any(is_temporal(kind) for kind in batch.schema.types):
+        return batch
+    arrays = []
+    for array, kind, name in zip(
+        batch.columns, batch.schema.types, batch.schema.names, strict=True
+    ):
+        if is_temporal(kind):
+            if pa.types.is_dictionary(kind):
+                array, kind = array.dictionary_decode(), kind.value_type
+            if getattr(kind, "unit", None) == "ns":  # Python's values hold microseconds
+                coarser = pa.timestamp("us", kind.tz) if pa.types.is_timestamp(kind) else None
+                try:
+                    array = pc.cast(array, coarser or pa.time64("us"), safe=True)
+                except pa.ArrowInvalid:
+                    raise pa.ArrowInvalid(
+                        f"column {name!r} holds a {kind} value with nanoseconds, which its text "
+                        "(to the microsecond) cannot hold"
+                    ) from None
+            shown = [None if value is None else str(value) for value in array.to_pylist()]
+            array = pa.array(shown, pa.string())
+        arrays.append(array)
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
 
 def _batch_examples(

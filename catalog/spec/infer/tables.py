@@ -327,7 +327,7 @@ def sample_types(kind: str, path: Path, sample: int = 0) -> tuple[list[str], dic
 def _parquet_types(path: Path, sample: int) -> tuple[list[str], dict[str, Feature]]:
     import pyarrow as pa
 
-    from catalog.formats.tables.parquet import parquet_file
+    from catalog.formats.tables.parquet import is_temporal, parquet_file
 
     schema = parquet_file(path).schema_arrow
     types: dict[str, Feature] = {}
@@ -339,14 +339,14 @@ def _parquet_types(path: Path, sample: int) -> tuple[list[str], dict[str, Featur
             types[item.name] = Scalar("bool")
         elif pa.types.is_integer(kind) or pa.types.is_float32(kind) or pa.types.is_float64(kind):
             types[item.name] = Scalar(kind.to_pandas_dtype().__name__)
-        elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
-            types[item.name] = Text()
+        elif pa.types.is_string(kind) or pa.types.is_large_string(kind) or is_temporal(kind):
+            types[item.name] = Text()  # dates, times, timestamps: as text (`temporal_as_text`)
         elif pa.types.is_struct(kind) and _is_image_struct(kind):
             types[item.name] = _image_column(path, item.name, sample)
         else:
             raise SpecError(
                 f"{path}: column {item.name!r} is of Parquet type {item.type}; not supported yet "
-                "(integers, floats, booleans and strings are)"
+                "(integers, floats, booleans, strings, dates, times and timestamps are)"
             )
     return list(schema.names), types
 
