@@ -47,6 +47,7 @@ import codecs
 import csv
 import io
 import itertools
+import json
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -56,7 +57,7 @@ from typing import Any, Literal
 import numpy as np
 
 from catalog.errors import SourceFormatError
-from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Tensor, Text
+from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Sequence, Tensor, Text
 from catalog.features.features_dict import split_path
 from catalog.formats.base import Examples, Source
 from catalog.formats.tables import csv_dialect
@@ -126,6 +127,14 @@ def to_value(feature: Feature, text: str) -> Any:
                 f"{text[:40]!r} is outside float64 (about ±1.8e308): it would be inf; write "
                 "inf if that is meant"
             ) from None
+    if isinstance(feature, Sequence) and feature.length is None:  # a list: as JSON, [] or [1, 2]
+        try:
+            items = json.loads(text)
+        except ValueError:
+            items = None
+        if not isinstance(items, list):
+            raise ValueError(f"{text!r} is not a list written as JSON ([] or [1, 2])")
+        return items
     raise ValueError(f"a delimited-text column cannot fill {feature!r}")
 
 

@@ -5,7 +5,8 @@ feature exactly, so a prepared example equals its source value: a Text feature t
 string, a bool Scalar a boolean, an integer Scalar an integer (never a boolean, and within
 the dtype's range), a float Scalar an integer or a float, a ClassLabel one of its class
 names, an Image the bytes of a PNG or JPEG file (or Hugging Face's ``Image`` struct,
-``{"bytes": ..., "path": ...}``, holding them), stored as they are. Anything else is a
+``{"bytes": ..., "path": ...}``, holding them), stored as they are; a Sequence of any length
+of those (but images) a list, each element taken so, none of them null. Anything else is a
 ValueError saying what was expected; readers add file, line or row and column. A missing
 value (None) takes the reader's ``fill`` for its feature; `typed_example` makes a whole
 example so, for both readers, and says which fill is missing.
@@ -19,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from catalog.errors import SourceFormatError
-from catalog.features import ClassLabel, Feature, FeaturesDict, Image, Scalar, Text
+from catalog.features import ClassLabel, Feature, FeaturesDict, Image, Scalar, Sequence, Text
 
-__all__ = ["typed_example", "typed_value"]
+__all__ = ["listed", "typed_example", "typed_value"]
 
 
 def typed_example(
@@ -42,9 +43,10 @@ def typed_example(
         value = value_of(column)
         if value is None:
             if feature not in fills:
+                value_ = "'[]' (an empty list)" if listed(features[feature]) else "VALUE"
                 raise SourceFormatError(
                     f"{where}: {noun} {column!r} {null}; give options.fill a value for feature "
-                    f"{feature!r} (catalog prepare FILE: --fill {column}=VALUE)"
+                    f"{feature!r} (catalog prepare FILE: --fill {column}={value_})"
                 )
             example[feature] = fills[feature]
             continue
@@ -61,6 +63,14 @@ def typed_value(feature: Feature, value: Any) -> Any:
         if not isinstance(value, str):
             raise ValueError(f"expected text, got {_shown(value)}")
         return value
+    if isinstance(feature, Sequence) and listed(feature):
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"expected a list, got {_shown(value)}")
+        element = feature.feature
+        assert isinstance(element, Feature)
+        if any(item is None for item in value):
+            raise ValueError(f"a list holding a null (element {list(value).index(None)})")
+        return [typed_value(element, item) for item in value]
     if isinstance(feature, Image):
         data = value.get("bytes") if isinstance(value, dict) else value
         if not isinstance(data, bytes):
@@ -92,6 +102,16 @@ def typed_value(feature: Feature, value: Any) -> Any:
             return int(value)
         return float(value)
     raise ValueError(f"this reader cannot fill {feature!r}")
+
+
+def listed(feature: Feature) -> bool:
+    """Whether `feature` is a Sequence of any length of texts, numbers, booleans or class
+    names: what a list column (Parquet's, a JSON list) fills."""
+    return (
+        isinstance(feature, Sequence)
+        and feature.length is None
+        and isinstance(feature.feature, (Scalar, Text, ClassLabel))
+    )
 
 
 def _shown(value: Any) -> str:

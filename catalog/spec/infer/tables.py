@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import SpecError
-from catalog.features import ClassLabel, Feature, Image, Scalar, Text
+from catalog.features import ClassLabel, Feature, Image, Scalar, Sequence, Text
 from catalog.formats.tables.compressed import compression, inner_suffix
 from catalog.formats.tables.csv_dialect import Dialect, splitting
 from catalog.spec.infer.column_types import FEW, TextColumn
@@ -341,14 +341,34 @@ def _parquet_types(path: Path, sample: int) -> tuple[list[str], dict[str, Featur
             types[item.name] = Scalar(kind.to_pandas_dtype().__name__)
         elif pa.types.is_string(kind) or pa.types.is_large_string(kind) or is_temporal(kind):
             types[item.name] = Text()  # dates, times, timestamps: as text (`temporal_as_text`)
+        elif (element := _list_element(kind)) is not None:
+            types[item.name] = Sequence(element)  # a list column (Hugging Face's Sequence)
         elif pa.types.is_struct(kind) and _is_image_struct(kind):
             types[item.name] = _image_column(path, item.name, sample)
         else:
             raise SpecError(
                 f"{path}: column {item.name!r} is of Parquet type {item.type}; not supported yet "
-                "(integers, floats, booleans, strings, dates, times and timestamps are)"
+                "(integers, floats, booleans, strings, dates, times, timestamps and lists of "
+                "numbers, booleans or strings are)"
             )
     return list(schema.names), types
+
+
+def _list_element(kind: Any) -> Feature | None:
+    """The feature of a list type's elements when they are numbers, booleans or strings;
+    None for any other type."""
+    import pyarrow as pa
+
+    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)):
+        return None
+    value = kind.value_type
+    if pa.types.is_boolean(value):
+        return Scalar("bool")
+    if pa.types.is_integer(value) or pa.types.is_float32(value) or pa.types.is_float64(value):
+        return Scalar(value.to_pandas_dtype().__name__)
+    if pa.types.is_string(value) or pa.types.is_large_string(value):
+        return Text()
+    return None
 
 
 def _is_image_struct(kind: Any) -> bool:
