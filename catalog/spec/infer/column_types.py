@@ -18,7 +18,10 @@ so.
 
 JSON values keep their JSON type: an integer key given a float widens to float64; a string
 beside numbers or booleans, or a boolean beside numbers, is one error naming both lines
-(pandas would make the column ``object``, values of mixed types, which no feature stores).
+(pandas would make the column ``object``, values of mixed types, which no feature stores). A
+key holding lists (of numbers, booleans or strings, the elements typed as a key's values are)
+is a Sequence of them; a list beside other values, a null in a list, or a list or object in a
+list is an error naming the line.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog.errors import SpecError
-from catalog.features import Feature, Scalar, Text
+from catalog.features import Feature, Scalar, Sequence, Text
 from catalog.formats.tables.csv_dialect import PANDAS_MISSING
 
 __all__ = [
@@ -175,12 +178,26 @@ class JsonColumn(_Column):
 
     #: the first line holding a negative integer
     negative_at: int | None = None
+    #: the elements of a key that holds lists, as one column
+    items: JsonColumn | None = None
 
     def add(self, value: Any, line: int, where: str, key: str) -> None:
         if value is None:
             self._missing(line)
             return
-        if isinstance(value, bool):
+        if isinstance(value, list):
+            kind = "list"
+            items = self.items = self.items or JsonColumn()
+            for at, item in enumerate(value):
+                if item is None or isinstance(item, (list, dict)):
+                    what = "a null" if item is None else f"a {type(item).__name__}"
+                    raise SpecError(
+                        f"{where}:{line}: key {key!r} holds a list holding {what} (element "
+                        f"{at}); a list holds numbers, booleans or strings"
+                    )
+                items.add(item, line, where, f"{key}[{at}]")
+            self.values += 1
+        elif isinstance(value, bool):
             kind = "bool"
         elif isinstance(value, int):
             kind = self._integer(value, line, where, key)
@@ -197,6 +214,10 @@ class JsonColumn(_Column):
             self._remember(value)
         if kind == self.kind:
             return
+        if kind == "list" and self.kind == "empty":
+            self.kind = kind
+            self.widened_at.setdefault(kind, line)
+            return
         numbers = {kind, self.kind} <= {"int64", "uint64", "float64"}
         if self.kind == "empty" or numbers:
             new = kind if self.kind == "empty" else max(kind, self.kind, key=_NUMBERS.index)
@@ -210,6 +231,14 @@ class JsonColumn(_Column):
             f"{_JSON_NAMES[self.kind]}; a column holds values of one type (give every line "
             "the same type, e.g. quote the numbers as strings)"
         )
+
+    def feature(self) -> Feature:
+        """The key's feature: as a column's, or a Sequence of its lists' elements' (texts when
+        every list was empty)."""
+        if self.kind == "list":
+            assert self.items is not None
+            return Sequence(self.items.feature())
+        return super().feature()
 
     def _integer(self, value: int, line: int, where: str, key: str) -> str:
         """The kind of integer `value`: int64, or uint64 past int64 (as pandas reads it);
@@ -244,4 +273,5 @@ _JSON_NAMES = {
     "uint64": "an integer",
     "float64": "a number",
     "text": "a string",
+    "list": "a list",
 }

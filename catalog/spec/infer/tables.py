@@ -236,10 +236,14 @@ def _refuse_unfilled(
         return
     where = ", ".join(f"{c!r} (line {line})" for c, line in unfilled[:8])
     more = f" and {len(unfilled) - 8} more" if len(unfilled) > 8 else ""
-    flags = " ".join(f"--fill {shlex.quote(c)}=VALUE" for c, _ in unfilled[:3])
+    flags = " ".join(
+        f"--fill {shlex.quote(c)}="
+        + ("'[]'" if isinstance(features[by_column[c]], Sequence) else "VALUE")
+        for c, _ in unfilled[:3]
+    )
     raise SpecError(
         f"{first}: missing values in column(s) {where}{more}, which hold no null (text, "
-        f"booleans, class labels, integers); give each the value standing in for them: "
+        f"booleans, class labels, integers, lists); give each the value standing in for them: "
         f"{flags}{' ...' if len(unfilled) > 3 else ''} (fill={{column: value}}; --fill "
         f"{shlex.quote(unfilled[0][0])}= for an empty text)"
     )
