@@ -217,7 +217,8 @@ def _column_batches(
     ]
     irregular: list[bool] = []
     if plan.kind == "parquet":
-        slices = ParquetAccess(table).slices(start, stop, BATCH_ROWS)
+        # dates as the field's cast gives them (mlcroissant's), not as plain Parquet's text
+        slices = ParquetAccess(table).slices(start, stop, BATCH_ROWS, dates_as_text=False)
         convert = from_typed
     else:
         slices = _csv_slices(plan, start, irregular)

@@ -82,9 +82,10 @@ class ParquetAccess:
         return sum(self._counts)
 
     def slices(
-        self, start: int, stop: int | None, rows: int = BATCH_ROWS
+        self, start: int, stop: int | None, rows: int = BATCH_ROWS, dates_as_text: bool = True
     ) -> Iterator[tuple[Path, int, Any]]:
-        """``(file, its row, record batch)`` for the rows ``start..stop-1`` of the split."""
+        """``(file, its row, record batch)`` for the rows ``start..stop-1`` of the split; its
+        dates, times and timestamps as text (`temporal_as_text`) unless not `dates_as_text`."""
         import pyarrow
 
         columns: Mapping[str, str] = self._source.options["columns"]
@@ -122,7 +123,8 @@ class ParquetAccess:
                             else min(batch.num_rows, stop - position - row)
                         )
                         if hi > lo:
-                            yield path, row + lo, temporal_as_text(batch.slice(lo, hi - lo))
+                            part = batch.slice(lo, hi - lo)
+                            yield path, row + lo, temporal_as_text(part) if dates_as_text else part
                         row += batch.num_rows
                 except pyarrow.ArrowException as error:
                     raise SourceFormatError(
