@@ -2,14 +2,15 @@
 `catalog.features.codec.RecordCodec.encode` gives for each example of the batch.
 
 For a FeaturesDict of flat features that `BatchEncoder.supports` (Scalar, ClassLabel with its
-classes set, Text), a table's rows are encoded with a few NumPy operations per column instead
-of a Python call per value: the fixed-size features' bytes are laid out as one ``(n, width)``
-matrix with the texts' length prefixes, and pyarrow joins that matrix's pieces and the text
-columns row by row into the records (texts come as pyarrow's buffers: every reader that gives
-text columns reads with pyarrow, so texts are encoded so only where it is installed). The
-values must have been checked already (the reader's job, as
-`catalog.formats.tables.table_batches` does): a column of the feature's dtype, class indices in
-range, text as UTF-8 bytes (`TextColumn`).
+classes set, Text, a Sequence of any length of Scalars), a table's rows are encoded with a few
+NumPy operations per column instead of a Python call per value: the fixed-size features' bytes
+are laid out as one ``(n, width)`` matrix with the variable ones' length prefixes (and a
+Sequence's count), and pyarrow joins that matrix's pieces and the variable columns row by row
+into the records (they come as pyarrow's buffers: every reader that gives such columns reads
+with pyarrow, so they are encoded so only where it is installed). The values must have been
+checked already (the reader's job, as `catalog.formats.tables.table_batches` does): a column
+of the feature's dtype, class indices in range, text as UTF-8 bytes, a Sequence's elements as
+the bytes of their dtype, one run a row (`TextColumn` both).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from catalog.features.class_label import ClassLabel
 from catalog.features.codec import RECORD_VERSION
 from catalog.features.features_dict import FeaturesDict
 from catalog.features.scalar import Scalar
+from catalog.features.sequence import Sequence
 from catalog.features.text import MAX_BYTES, Text
 
 __all__ = ["BatchEncoder", "PackedRecords", "TextColumn"]
@@ -37,7 +39,8 @@ _LENGTH = np.dtype("<u4")  # the length prefix of a variable-size value (Feature
 @dataclass(frozen=True)
 class TextColumn:
     """A column of texts as their UTF-8 bytes: text ``i`` is ``data[offsets[i]:offsets[i+1]]``
-    (Arrow's layout of a string array: `offsets` has one more entry than there are texts)."""
+    (Arrow's layout of a string array: `offsets` has one more entry than there are texts); of
+    a Sequence of Scalars, row ``i``'s elements' bytes so."""
 
     offsets: np.ndarray[Any, Any]
     data: np.ndarray[Any, Any]
@@ -63,17 +66,31 @@ class BatchEncoder:
         self._fixed = [(n, f, off, size) for n, f, off, size in features._fixed_plan]
         self._variable = [name for name, _ in features._variable]
         self._width = 1 + features._fixed_total
+        #: per variable feature, its elements' size (a Sequence) or None (a Text)
+        self._items = [
+            f.feature.dtype.itemsize if isinstance(f, Sequence) else None  # type: ignore[union-attr]
+            for _, f in features._variable
+        ]
+        #: where each variable feature's prefix (its length, a Sequence's count too) begins
+        self._prefixes = list(
+            itertools.accumulate((4 if i is None else 8 for i in self._items), initial=self._width)
+        )
 
     @staticmethod
     def supports(features: FeaturesDict) -> bool:
-        """True when every feature is a Scalar, a ClassLabel with classes or a Text (with
-        pyarrow installed, which joins texts into records)."""
+        """True when every feature is a Scalar, a ClassLabel with classes, a Text or a Sequence
+        of any length of Scalars (the last two with pyarrow installed, which joins them into
+        records)."""
         for feature in features.children().values():
             if isinstance(feature, ClassLabel):
                 if feature.num_classes is None:
                     return False
-            elif isinstance(feature, Text):
+            elif isinstance(feature, (Text, Sequence)):
                 if not importable("pyarrow"):
+                    return False
+                if isinstance(feature, Sequence) and (
+                    feature.length is not None or type(feature.feature) is not Scalar
+                ):
                     return False
             elif not isinstance(feature, Scalar):
                 return False
@@ -88,7 +105,7 @@ class BatchEncoder:
         """`encode`'s records one after the other, without a ``bytes`` object per record (as
         `catalog.storage.shard_writer.ShardWriter.write_packed` takes them)."""
         # the bytes of a record that are no text's: its fixed part, then the texts' prefixes
-        head = np.empty((rows, self._width + 4 * len(self._variable)), np.uint8)
+        head = np.empty((rows, self._prefixes[-1]), np.uint8)
         fixed = head[:, : self._width]
         fixed[:, 0] = RECORD_VERSION
         for name, feature, offset, size in self._fixed:
@@ -104,28 +121,34 @@ class BatchEncoder:
         if not self._variable:
             return PackedRecords(head.ravel(), np.arange(rows + 1, dtype=np.int64) * self._width)
         texts: list[TextColumn] = [columns[name] for name in self._variable]
-        lengths = []
-        for name, text in zip(self._variable, texts, strict=True):
+        for j, (name, text, item) in enumerate(
+            zip(self._variable, texts, self._items, strict=True)
+        ):
             if len(text) != rows:
                 raise ValueError(f"column {name!r} has {len(text)} values, expected {rows}")
             length = np.diff(text.offsets).astype(np.int64)
-            if rows and int(length.max()) > MAX_BYTES:
+            if item is None and rows and int(length.max()) > MAX_BYTES:
                 raise FeatureError(
                     f"{int(length.max())} bytes of UTF-8; a Text holds at most {MAX_BYTES}",
                     feature_path=name,
                 )
-            lengths.append(length)
-        # each record: its fixed bytes, then per text its length prefix and its bytes
-        for j, length in enumerate(lengths):
-            at = self._width + 4 * j
-            head[:, at : at + 4] = length.astype(_LENGTH).view(np.uint8).reshape(rows, 4)
-        return _joined(head, self._width, texts)
+            # each record: its fixed bytes, then per variable feature its length prefix (a
+            # Sequence's: its count's 4 bytes too, then the count) and its bytes
+            parts = [length] if item is None else [length + 4, length // item]
+            at = self._prefixes[j]
+            for k, part in enumerate(parts):
+                view = part.astype(_LENGTH).view(np.uint8).reshape(rows, 4)
+                head[:, at + 4 * k : at + 4 * k + 4] = view
+        return _joined(head, self._prefixes, texts)
 
 
-def _joined(head: np.ndarray[Any, Any], width: int, texts: list[TextColumn]) -> PackedRecords:
+def _joined(
+    head: np.ndarray[Any, Any], prefixes: list[int], texts: list[TextColumn]
+) -> PackedRecords:
     """The records as pyarrow joins their segments ([fixed + prefix 1][text 1][prefix 2]
-    [text 2]...: `head`'s columns and the texts) row by row, in C++ (2-3x NumPy masks laying
-    out every byte, measured on a table of short rows)."""
+    [text 2]...: `head`'s columns, prefix j from ``prefixes[j]`` to ``prefixes[j + 1]``, and
+    the texts) row by row, in C++ (2-3x NumPy masks laying out every byte, measured on a table
+    of short rows)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -137,10 +160,10 @@ def _joined(head: np.ndarray[Any, Any], width: int, texts: list[TextColumn]) -> 
         array = pa.FixedSizeBinaryArray.from_buffers(pa.binary(b - a), rows, buffers)
         return array.cast(pa.large_binary())
 
-    segments = [fixed(0, width + 4)]
+    segments = [fixed(0, prefixes[1])]
     for j, text in enumerate(texts):
         if j:
-            segments.append(fixed(width + 4 * j, width + 4 * j + 4))
+            segments.append(fixed(prefixes[j], prefixes[j + 1]))
         offsets = np.ascontiguousarray(text.offsets, np.int64)
         buffers = [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(text.data))]
         segments.append(pa.LargeBinaryArray.from_buffers(pa.large_binary(), rows, buffers))

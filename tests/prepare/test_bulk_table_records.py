@@ -148,3 +148,40 @@ def _prepare_imports_pandas(path: Path, tmp_path: Path, arguments: str) -> bool:
     answer = done.stdout.strip().splitlines()[-1]
     assert answer in ("True", "False"), done.stdout + done.stderr
     return answer == "True"
+
+
+def test_parquet_list_columns_give_the_per_example_shards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lists of numbers and booleans (Hugging Face's ``Sequence`` columns: token ids, scores,
+    masks), empty lists and sliced batches among them, beside text and numbers; a list column
+    with a null list goes example by example (its fill) and gives the same shards too."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 9, ROWS)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+
+    def lists(values: np.ndarray, kind: pa.DataType) -> pa.Array:
+        return pa.ListArray.from_arrays(pa.array(starts, pa.int32()), pa.array(values, kind))
+
+    total = int(starts[-1])
+    table = pa.table(
+        {
+            "text": [f"row {i}" for i in range(ROWS)],
+            "input_ids": lists(rng.integers(-30000, 30000, total), pa.int32()),
+            "ids64": lists(rng.integers(0, 2**40, total), pa.int64()),
+            "scores": lists(rng.normal(size=total), pa.float64()),
+            "half": lists(rng.normal(size=total).astype(np.float32), pa.float32()),
+            "mask": lists(rng.integers(0, 2, total).astype(bool), pa.bool_()),
+            "n": np.arange(ROWS),
+        }
+    )
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=700)  # batches cut across row groups
+    bulk, one, rows = _prepare_both_ways(tmp_path, monkeypatch, path)
+    assert rows == ROWS and bulk and bulk == one
+    ids = pa.array([[1, 2], None, [], [3]] * 50, pa.list_(pa.int64()))
+    pq.write_table(pa.table({"ids": ids}), path)
+    bulk, one, rows = _prepare_both_ways(tmp_path / "nulls", monkeypatch, path, fill={"ids": "[]"})
+    assert bulk and bulk == one

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from catalog.errors import CatalogError
-from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Text
+from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Sequence, Text
 from catalog.features.batch_encode import TextColumn
 from catalog.formats.base import Batch, Source
 from catalog.formats.croissant.files import FILENAME, FULLPATH
@@ -219,7 +219,7 @@ def _column_batches(
     if plan.kind == "parquet":
         # dates as the field's cast gives them (mlcroissant's), not as plain Parquet's text
         slices = ParquetAccess(table).slices(start, stop, BATCH_ROWS, dates_as_text=False)
-        convert = from_typed
+        convert = _from_parquet
     else:
         slices = _csv_slices(plan, start, irregular)
         convert = _from_text
@@ -245,6 +245,14 @@ def _column_batches(
         position += batch.num_rows
     if irregular:  # CSV pyarrow may read otherwise: the row reader, from there on
         yield from row_batches(itertools.islice(examples(source), position, stop), position)
+
+
+def _from_parquet(array: Any, feature: Feature, fill: Any) -> Any:
+    """A Parquet column as `from_typed` gives it, but a list field's: its field's casts take
+    it example by example (`catalog.formats.croissant.values`), as mlcroissant reads it."""
+    if isinstance(feature, Sequence):
+        raise Refused
+    return from_typed(array, feature, fill)
 
 
 def _from_text(array: Any, feature: Feature, fill: Any) -> Any:

@@ -20,6 +20,7 @@ import numpy as np
 
 from catalog.errors import CatalogError, FeatureError
 from catalog.features import ClassLabel, Feature, Scalar, Text
+from catalog.features import Sequence as SequenceFeature
 from catalog.features.batch_encode import TextColumn
 from catalog.features.tensor import as_dtype, float_overflow
 from catalog.formats.base import Batch, Source
@@ -304,6 +305,8 @@ def _from_typed(array: Any, feature: Feature, fill: Any) -> Any:
 
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
+    if isinstance(feature, SequenceFeature):
+        return _number_lists(array, feature)
     nulls = None
     if array.null_count:
         if fill is None:
@@ -327,6 +330,29 @@ def _from_typed(array: Any, feature: Feature, fill: Any) -> Any:
         else:
             values[nulls] = np.frombuffer(stored, feature.dtype)[0]
     return values
+
+
+def _number_lists(array: Any, feature: SequenceFeature) -> TextColumn:
+    """A list column (no null list, no null element) of a Sequence of any length of numbers
+    or booleans as the bytes its elements are stored as, one run a row (a `TextColumn` of
+    bytes, which `catalog.features.batch_encode.BatchEncoder` lays out as the Sequence's
+    records); Refused for anything else (the row reader takes it, or names what is wrong)."""
+    import pyarrow as pa
+
+    element = feature.feature
+    if (
+        feature.length is not None
+        or not isinstance(element, Scalar)
+        or not (pa.types.is_list(array.type) or pa.types.is_large_list(array.type))
+        or array.null_count
+    ):
+        raise Refused
+    values = array.flatten()  # the elements of these rows (of a slice too)
+    if values.null_count:
+        raise Refused
+    items = np.ascontiguousarray(_typed(values, element), element.dtype)
+    offsets = np.asarray(array.offsets, np.int64)
+    return TextColumn((offsets - offsets[0]) * items.itemsize, items.view(np.uint8).ravel())
 
 
 def _typed(array: Any, feature: Feature) -> Any:

@@ -70,6 +70,8 @@ def typed_value(feature: Feature, value: Any) -> Any:
         assert isinstance(element, Feature)
         if any(item is None for item in value):
             raise ValueError(f"a list holding a null (element {list(value).index(None)})")
+        if isinstance(element, Scalar) and (numbers := _numbers(element, value)) is not None:
+            return numbers
         return [typed_value(element, item) for item in value]
     if isinstance(feature, Image):
         data = value.get("bytes") if isinstance(value, dict) else value
@@ -102,6 +104,37 @@ def typed_value(feature: Feature, value: Any) -> Any:
             return int(value)
         return float(value)
     raise ValueError(f"this reader cannot fill {feature!r}")
+
+
+#: The Python types of the values an element of each dtype kind takes (as `typed_value`).
+_TAKES: dict[str, set[type]] = {"b": {bool}, "i": {int}, "u": {int}, "f": {int, float}}
+
+
+def _numbers(element: Scalar, value: Any) -> np.ndarray[Any, Any] | None:
+    """`value` (a list) as one array of `element`'s dtype, as `typed_value` of each element
+    would give them (the Sequence stores that array's bytes as they are); None when some
+    value is of another type or out of range: then each is taken, and refused, one by one."""
+    kind = element.dtype.kind
+    takes: set[type] = _TAKES.get(kind, set())
+    if not value or not {type(item) for item in value} <= takes:
+        return np.empty(0, element.dtype) if takes and not value else None
+    if kind == "b":
+        return np.array(value, np.bool_)
+    if kind == "f":
+        wide = np.array(value, np.float64)
+        with np.errstate(over="ignore"):
+            found = wide.astype(element.dtype)
+        if found.dtype != wide.dtype and (np.isinf(found) & np.isfinite(wide)).any():
+            return None  # past the dtype's range: refused one by one
+        return found
+    info = np.iinfo(element.dtype)
+    try:
+        found = np.array(value, np.uint64 if min(value) >= 0 else np.int64)
+    except OverflowError:  # past 64 bits, or past int64 beside a negative value
+        return None
+    if int(found.min()) < info.min or int(found.max()) > info.max:
+        return None
+    return found.astype(element.dtype)
 
 
 def listed(feature: Feature) -> bool:
