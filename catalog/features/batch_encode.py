@@ -2,15 +2,17 @@
 `catalog.features.codec.RecordCodec.encode` gives for each example of the batch.
 
 For a FeaturesDict of flat features that `BatchEncoder.supports` (Scalar, ClassLabel with its
-classes set, Text, a Sequence of any length of Scalars), a table's rows are encoded with a few
-NumPy operations per column instead of a Python call per value: the fixed-size features' bytes
-are laid out as one ``(n, width)`` matrix with the variable ones' length prefixes (and a
-Sequence's count), and pyarrow joins that matrix's pieces and the variable columns row by row
-into the records (they come as pyarrow's buffers: every reader that gives such columns reads
-with pyarrow, so they are encoded so only where it is installed). The values must have been
-checked already (the reader's job, as `catalog.formats.tables.table_batches` does): a column
-of the feature's dtype, class indices in range, text as UTF-8 bytes, a Sequence's elements as
-the bytes of their dtype, one run a row (`TextColumn` both).
+classes set, Text, a Sequence of any length of Scalars or Texts), a table's rows are encoded
+with a few NumPy operations per column instead of a Python call per value: the fixed-size
+features' bytes are laid out as one ``(n, width)`` matrix with the variable ones' length
+prefixes (and a Sequence's count), and pyarrow joins that matrix's pieces and the variable
+columns row by row into the records (they come as pyarrow's buffers: every reader that gives
+such columns reads with pyarrow, so they are encoded so only where it is installed). The
+values must have been checked already (the reader's job, as
+`catalog.formats.tables.table_batches` does): a column of the feature's dtype, class indices
+in range, text as UTF-8 bytes, a Sequence's elements as they are stored (numbers as their
+dtype's bytes, texts each after its 4-byte length), one run a row with its count
+(`TextColumn` both).
 """
 
 from __future__ import annotations
@@ -40,10 +42,11 @@ _LENGTH = np.dtype("<u4")  # the length prefix of a variable-size value (Feature
 class TextColumn:
     """A column of texts as their UTF-8 bytes: text ``i`` is ``data[offsets[i]:offsets[i+1]]``
     (Arrow's layout of a string array: `offsets` has one more entry than there are texts); of
-    a Sequence of Scalars, row ``i``'s elements' bytes so."""
+    a Sequence, row ``i``'s elements as stored so, and `counts` its elements a row."""
 
     offsets: np.ndarray[Any, Any]
     data: np.ndarray[Any, Any]
+    counts: np.ndarray[Any, Any] | None = None
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -66,21 +69,18 @@ class BatchEncoder:
         self._fixed = [(n, f, off, size) for n, f, off, size in features._fixed_plan]
         self._variable = [name for name, _ in features._variable]
         self._width = 1 + features._fixed_total
-        #: per variable feature, its elements' size (a Sequence) or None (a Text)
-        self._items = [
-            f.feature.dtype.itemsize if isinstance(f, Sequence) else None  # type: ignore[union-attr]
-            for _, f in features._variable
-        ]
+        #: per variable feature, whether it is a Sequence (else a Text)
+        self._listed = [isinstance(f, Sequence) for _, f in features._variable]
         #: where each variable feature's prefix (its length, a Sequence's count too) begins
         self._prefixes = list(
-            itertools.accumulate((4 if i is None else 8 for i in self._items), initial=self._width)
+            itertools.accumulate((8 if s else 4 for s in self._listed), initial=self._width)
         )
 
     @staticmethod
     def supports(features: FeaturesDict) -> bool:
         """True when every feature is a Scalar, a ClassLabel with classes, a Text or a Sequence
-        of any length of Scalars (the last two with pyarrow installed, which joins them into
-        records)."""
+        of any length of Scalars or Texts (the last two with pyarrow installed, which joins
+        them into records)."""
         for feature in features.children().values():
             if isinstance(feature, ClassLabel):
                 if feature.num_classes is None:
@@ -89,7 +89,7 @@ class BatchEncoder:
                 if not importable("pyarrow"):
                     return False
                 if isinstance(feature, Sequence) and (
-                    feature.length is not None or type(feature.feature) is not Scalar
+                    feature.length is not None or type(feature.feature) not in (Scalar, Text)
                 ):
                     return False
             elif not isinstance(feature, Scalar):
@@ -121,20 +121,22 @@ class BatchEncoder:
         if not self._variable:
             return PackedRecords(head.ravel(), np.arange(rows + 1, dtype=np.int64) * self._width)
         texts: list[TextColumn] = [columns[name] for name in self._variable]
-        for j, (name, text, item) in enumerate(
-            zip(self._variable, texts, self._items, strict=True)
+        for j, (name, text, listed) in enumerate(
+            zip(self._variable, texts, self._listed, strict=True)
         ):
             if len(text) != rows:
                 raise ValueError(f"column {name!r} has {len(text)} values, expected {rows}")
+            if listed and text.counts is None:
+                raise ValueError(f"column {name!r} holds no counts of its lists' elements")
             length = np.diff(text.offsets).astype(np.int64)
-            if item is None and rows and int(length.max()) > MAX_BYTES:
+            if not listed and rows and int(length.max()) > MAX_BYTES:
                 raise FeatureError(
                     f"{int(length.max())} bytes of UTF-8; a Text holds at most {MAX_BYTES}",
                     feature_path=name,
                 )
             # each record: its fixed bytes, then per variable feature its length prefix (a
             # Sequence's: its count's 4 bytes too, then the count) and its bytes
-            parts = [length] if item is None else [length + 4, length // item]
+            parts = [length] if text.counts is None else [length + 4, text.counts]
             at = self._prefixes[j]
             for k, part in enumerate(parts):
                 view = part.astype(_LENGTH).view(np.uint8).reshape(rows, 4)

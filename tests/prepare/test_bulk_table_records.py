@@ -153,9 +153,10 @@ def _prepare_imports_pandas(path: Path, tmp_path: Path, arguments: str) -> bool:
 def test_parquet_list_columns_give_the_per_example_shards(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Lists of numbers and booleans (Hugging Face's ``Sequence`` columns: token ids, scores,
-    masks), empty lists and sliced batches among them, beside text and numbers; a list column
-    with a null list goes example by example (its fill) and gives the same shards too."""
+    """Lists of numbers, booleans and texts (Hugging Face's ``Sequence`` columns: token ids,
+    scores, masks, tokens), empty lists and sliced batches among them, beside text and numbers;
+    a list column with a null list goes example by example (its fill) and gives the same
+    shards too."""
     import numpy as np
 
     rng = np.random.default_rng(3)
@@ -174,6 +175,10 @@ def test_parquet_list_columns_give_the_per_example_shards(
             "scores": lists(rng.normal(size=total), pa.float64()),
             "half": lists(rng.normal(size=total).astype(np.float32), pa.float32()),
             "mask": lists(rng.integers(0, 2, total).astype(bool), pa.bool_()),
+            "tokens": lists(
+                np.array(["", "é", "naïve ✓", "x,y", "日本語", "word"])[np.arange(total) % 6],
+                pa.string(),
+            ),
             "n": np.arange(ROWS),
         }
     )
@@ -182,6 +187,13 @@ def test_parquet_list_columns_give_the_per_example_shards(
     bulk, one, rows = _prepare_both_ways(tmp_path, monkeypatch, path)
     assert rows == ROWS and bulk and bulk == one
     ids = pa.array([[1, 2], None, [], [3]] * 50, pa.list_(pa.int64()))
-    pq.write_table(pa.table({"ids": ids}), path)
+    words = pa.array([[], [], ["a"], []] * 50, pa.list_(pa.string()))  # a batch of empty lists
+    pq.write_table(pa.table({"ids": ids, "words": words}), path)
     bulk, one, rows = _prepare_both_ways(tmp_path / "nulls", monkeypatch, path, fill={"ids": "[]"})
     assert bulk and bulk == one
+    empty = pa.array([[]] * 50, pa.list_(pa.string()))  # a batch whose lists are all empty
+    pq.write_table(
+        pa.table({"words": empty, "ids": pa.array([[]] * 50, pa.list_(pa.int8()))}), path
+    )
+    bulk, one, rows = _prepare_both_ways(tmp_path / "empty", monkeypatch, path)
+    assert rows == 50 and bulk and bulk == one

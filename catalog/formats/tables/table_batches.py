@@ -23,6 +23,7 @@ from catalog.features import ClassLabel, Feature, Scalar, Text
 from catalog.features import Sequence as SequenceFeature
 from catalog.features.batch_encode import TextColumn
 from catalog.features.tensor import as_dtype, float_overflow
+from catalog.features.text import MAX_BYTES
 from catalog.formats.base import Batch, Source
 from catalog.formats.resume import Cursor, Resumed
 
@@ -306,7 +307,7 @@ def _from_typed(array: Any, feature: Feature, fill: Any) -> Any:
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
     if isinstance(feature, SequenceFeature):
-        return _number_lists(array, feature)
+        return _lists(array, feature)
     nulls = None
     if array.null_count:
         if fill is None:
@@ -332,17 +333,19 @@ def _from_typed(array: Any, feature: Feature, fill: Any) -> Any:
     return values
 
 
-def _number_lists(array: Any, feature: SequenceFeature) -> TextColumn:
-    """A list column (no null list, no null element) of a Sequence of any length of numbers
-    or booleans as the bytes its elements are stored as, one run a row (a `TextColumn` of
-    bytes, which `catalog.features.batch_encode.BatchEncoder` lays out as the Sequence's
-    records); Refused for anything else (the row reader takes it, or names what is wrong)."""
+def _lists(array: Any, feature: SequenceFeature) -> TextColumn:
+    """A list column (no null list, no null element) of a Sequence of any length of numbers,
+    booleans or texts as its elements stored, one run a row, with their counts (a
+    `TextColumn`, which `catalog.features.batch_encode.BatchEncoder` lays out as the
+    Sequence's records: a number as its dtype's bytes, a text after its 4-byte length);
+    Refused for anything else (the row reader takes it, or names what is wrong)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     element = feature.feature
     if (
         feature.length is not None
-        or not isinstance(element, Scalar)
+        or type(element) not in (Scalar, Text)
         or not (pa.types.is_list(array.type) or pa.types.is_large_list(array.type))
         or array.null_count
     ):
@@ -350,9 +353,34 @@ def _number_lists(array: Any, feature: SequenceFeature) -> TextColumn:
     values = array.flatten()  # the elements of these rows (of a slice too)
     if values.null_count:
         raise Refused
-    items = np.ascontiguousarray(_typed(values, element), element.dtype)
-    offsets = np.asarray(array.offsets, np.int64)
-    return TextColumn((offsets - offsets[0]) * items.itemsize, items.view(np.uint8).ravel())
+    at = np.asarray(array.offsets, np.int64)
+    at = at - at[0]  # each row's first element among `values`
+    counts = np.diff(at)
+    if isinstance(element, Scalar):
+        items = np.ascontiguousarray(_typed(values, element), element.dtype)
+        return TextColumn(at * items.itemsize, items.view(np.uint8).ravel(), counts)
+    texts: TextColumn = _typed(values, element)  # strings (else Refused)
+    if not len(texts):  # every list empty
+        return TextColumn(np.zeros(len(at), np.int64), np.zeros(0, np.uint8), counts)
+    sizes = np.diff(texts.offsets)
+    if len(sizes) and int(sizes.max()) > MAX_BYTES:
+        raise Refused  # the row reader names the element
+    prefix = np.ascontiguousarray(sizes.astype("<u4")).view(np.uint8)
+    heads = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(4), len(sizes), [None, pa.py_buffer(prefix)]
+    ).cast(pa.large_binary())
+    body = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), len(sizes),
+        [None, pa.py_buffer(texts.offsets - texts.offsets[0]),
+         pa.py_buffer(texts.data[texts.offsets[0] : texts.offsets[-1]])],
+    )  # fmt: skip
+    empty = [None, pa.py_buffer(np.zeros(2, np.int64)), pa.py_buffer(b"")]  # (pa.scalar imports
+    nothing = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 1, empty)[0]  # pandas)
+    stored = pc.binary_join_element_wise(heads, body, nothing)
+    _, element_at, data = stored.buffers()
+    element_at = np.frombuffer(element_at, np.int64, len(sizes) + 1, stored.offset * 8)
+    data_ = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return TextColumn(element_at[at], data_, counts)
 
 
 def _typed(array: Any, feature: Feature) -> Any:
@@ -400,8 +428,13 @@ def _cut(batch: Batch, rows: int) -> tuple[Batch, Batch]:
     head, tail = {}, {}
     for name, column in batch.columns.items():
         if isinstance(column, TextColumn):
-            head[name] = TextColumn(column.offsets[: rows + 1], column.data)
-            tail[name] = TextColumn(column.offsets[rows:], column.data)
+            counts = column.counts
+            head[name] = TextColumn(
+                column.offsets[: rows + 1], column.data, None if counts is None else counts[:rows]
+            )
+            tail[name] = TextColumn(
+                column.offsets[rows:], column.data, None if counts is None else counts[rows:]
+            )
         else:
             head[name], tail[name] = column[:rows], column[rows:]
     return (
