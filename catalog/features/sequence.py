@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from catalog.errors import FeatureError
+from catalog.errors import CatalogError, FeatureError
 from catalog.features.base import DecodeFn, Feature, join_path
 from catalog.features.features_dict import FeaturesDict
+from catalog.features.text import Text
 
 __all__ = ["Sequence"]
 
@@ -178,11 +179,23 @@ class Sequence(Feature):
             return np.stack(values)
         return values
 
+    def decode_spans(self, data: bytearray, starts: list[int], ends: list[int]) -> list[Any] | None:
+        """`decode` of each span (so the records' other features decode column by column,
+        `catalog.features.FeaturesDict.decode_records`); None when one is not laid out as
+        this Sequence (each record is then decoded on its own, which names the bad one)."""
+        decode = self.decode
+        try:
+            return [decode(data, a, b - a) for a, b in zip(starts, ends, strict=True)]
+        except (ValueError, IndexError, CatalogError):
+            return None
+
     def _elements(self, buf: bytearray, offset: int, count: int, decode: DecodeFn) -> list[Any]:
         size = self._item_size
         if size is not None:
             return [decode(buf, offset + i * size, size) for i in range(count)]
-        values = []
+        values: list[Any] = []
+        if isinstance(self.feature, Text) and decode == self.feature.decode:
+            return _texts(buf, offset, count)  # its own decode, inlined
         for _ in range(count):
             size = int.from_bytes(buf[offset : offset + _COUNT_BYTES], "little")
             offset += _COUNT_BYTES
@@ -222,3 +235,20 @@ class Sequence(Feature):
         shown = repr(dict(inner)) if isinstance(inner, FeaturesDict) else repr(inner)
         length = "" if self.length is None else f", length={self.length}"
         return f"Sequence({shown}{length})"
+
+
+def _texts(buf: bytearray, offset: int, count: int) -> list[Any]:
+    """`count` Text elements from `offset` on (each after its 4-byte size), as `Text.decode`
+    gives each: a str, or the bytes of one that is not UTF-8 (a `RawText`'s)."""
+    values: list[Any] = []
+    append, size_of = values.append, int.from_bytes
+    for _ in range(count):
+        size = size_of(buf[offset : offset + _COUNT_BYTES], "little")
+        offset += _COUNT_BYTES
+        data = buf[offset : offset + size]
+        offset += size
+        try:
+            append(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            append(bytes(data))
+    return values

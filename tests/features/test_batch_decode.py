@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalog.errors import SourceFormatError
-from catalog.features import ClassLabel, FeaturesDict, Image, Scalar, Tensor, Text
+from catalog.features import ClassLabel, FeaturesDict, Image, Scalar, Sequence, Tensor, Text
 from catalog.features.codec import RecordCodec
 from catalog.features.text import RawText
 
@@ -31,10 +31,21 @@ def _feature(draw: Any, kind: str) -> Any:
         return Tensor(shape=shape, dtype=draw(st.sampled_from(["uint8", "int32", "float64"])))
     if kind == "image":
         return Image(shape=(2, 3, 1), encoding="raw")
+    if kind == "numbers":  # a list column: token ids, scores
+        return Sequence(Scalar(draw(st.sampled_from(_SCALARS))))
+    if kind == "texts":  # tokens
+        return Sequence(Text())
+    if kind == "objects":  # COCO's objects: a dict of sequences
+        return Sequence({"label": Scalar("int64"), "name": Text()})
     return Text()
 
 
 def _value(rng: np.random.Generator, feature: Any) -> Any:
+    if isinstance(feature, Sequence):
+        count = int(rng.integers(0, 6))
+        if isinstance(feature.feature, FeaturesDict):
+            return [{k: _value(rng, f) for k, f in feature.feature.items()} for _ in range(count)]
+        return [_value(rng, feature.feature) for _ in range(count)]
     if isinstance(feature, Scalar):
         dtype = feature.dtype
         if dtype.kind == "b":
@@ -60,7 +71,15 @@ def _value(rng: np.random.Generator, feature: Any) -> Any:
 
 def _same(batched: Any, alone: Any) -> None:
     assert type(batched) is type(alone)
-    if isinstance(alone, (np.ndarray, np.generic)):
+    if isinstance(alone, dict):
+        assert list(batched) == list(alone)
+        for key in alone:
+            _same(batched[key], alone[key])
+    elif isinstance(alone, list):
+        assert len(batched) == len(alone)
+        for b, a in zip(batched, alone, strict=True):
+            _same(b, a)
+    elif isinstance(alone, (np.ndarray, np.generic)):
         assert batched.dtype == alone.dtype
         assert np.shape(batched) == np.shape(alone)
         assert np.asarray(batched).tobytes() == np.asarray(alone).tobytes()
@@ -73,7 +92,12 @@ def _same(batched: Any, alone: Any) -> None:
 @st.composite
 def _tables(draw: Any) -> tuple[FeaturesDict, list[bytes]]:
     kinds = draw(
-        st.lists(st.sampled_from(["scalar", "label", "tensor", "image", "text"]), max_size=6)
+        st.lists(
+            st.sampled_from(
+                ["scalar", "label", "tensor", "image", "text", "numbers", "texts", "objects"]
+            ),
+            max_size=6,
+        )
     )
     kinds.append("text")  # at least one feature of varying size: the records vary
     draw(st.randoms()).shuffle(kinds)
