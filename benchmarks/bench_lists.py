@@ -1,0 +1,92 @@
+"""Prepare and read Parquet files of list columns, as the Hub's NLP datasets have them, against
+Hugging Face datasets: side by side in one run.
+
+Two files of ``--rows`` rows each, 5-34 elements a row: ``ids`` (``input_ids``: a list of
+int32, beside an int64 id and a short text) and ``ner`` (``tokens``: a list of strings, and
+``ner_tags``: a list of int64). Each contender prepares each file in a fresh process
+(`bench_tables.CONTENDERS`: ``catalog.prepare_files`` and ``datasets.load_dataset("parquet")``
+into a fresh cache; CPU seconds of the whole process, every thread, and its peak RSS), then a
+fresh process opens the result and reads (`bench_tables.read_back`: the open, the first batch
+of 128 random rows, the median batch, ``ds[i]``, in CPU us per example). Medians of
+``--runs``.
+
+    python benchmarks/bench_lists.py --rows 200000 --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+
+import bench_tables
+from bench_tables import CONTENDERS, ROOT, disk_usage, read_back, run, warm
+
+
+def make_files(root: Path, rows: int) -> list[Path]:
+    """The two Parquet files (see the module docstring), made with a fixed seed."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    offsets = np.concatenate([[0], np.cumsum(rng.integers(5, 35, rows))]).astype(np.int32)
+    total = int(offsets[-1])
+    starts = pa.array(offsets)
+    ids = pa.ListArray.from_arrays(starts, pa.array(rng.integers(0, 30_000, total, np.int32)))
+    words = ["the", "of", "Paris", "naïve", "EU", "rejects", "German", "call", "to", "boycott"]
+    tokens = pa.ListArray.from_arrays(
+        starts, pa.array([words[i] for i in rng.integers(0, len(words), total)], pa.string())
+    )
+    tags = pa.ListArray.from_arrays(starts, pa.array(rng.integers(0, 9, total), pa.int64()))
+    made = [root / "ids.parquet", root / "ner.parquet"]
+    text = pa.array([f"sentence {i}" for i in range(rows)], pa.string())
+    pq.write_table(pa.table({"id": np.arange(rows), "text": text, "input_ids": ids}), made[0])
+    pq.write_table(pa.table({"id": np.arange(rows), "tokens": tokens, "ner_tags": tags}), made[1])
+    return made
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench_lists") as tmp:
+        root = Path(tmp)
+        bench_tables.PYCACHE = root / "pycache"  # compiled once, as an installed package is
+        print(
+            f"{'file':<12}{'tool':<9}{'CPU s':>7}{'x hf':>6}{'disk':>9}{'peak RSS':>10} | "
+            f"{'open s':>6}{'1st batch':>10}{'batch':>7}{'ds[i]':>7}  (us/example, CPU)"
+        )
+        for source in make_files(root, args.rows):
+            warm(source)
+            results = {}
+            for tool in ("catalog", "hf"):
+                cpus, peaks, disks, reads = [], [], [], []
+                for n in range(args.runs + 1):  # the first: compiles, untimed
+                    out = root / f"out-{tool}-{n}"
+                    out.mkdir()
+                    _, cpu, peak = run(CONTENDERS[tool], source, out, ROOT)
+                    if n:
+                        cpus.append(cpu)
+                        peaks.append(peak)
+                        disks.append(disk_usage(out))
+                        reads.append(read_back(tool, source, out, ROOT))
+                    subprocess.run(["rm", "-rf", str(out)], check=True)
+                read = tuple(statistics.median(r) for r in zip(*reads, strict=True))
+                results[tool] = (statistics.median(cpus), max(peaks), statistics.median(disks))
+                results[tool] += read
+            reference = results["hf"][0]
+            for tool, (cpu, peak, disk, *read) in results.items():
+                print(
+                    f"{source.stem:<12}{tool:<9}{cpu:>7.2f}{cpu / reference:>6.2f}"
+                    f"{disk / 2**20:>6.0f} MB{peak / 2**20:>7.0f} MB | {read[0]:>6.2f}"
+                    f"{read[1]:>10.1f}{read[2]:>7.1f}{read[3]:>7.1f}",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()
