@@ -33,7 +33,7 @@ from catalog.features.scalar import Scalar
 from catalog.features.sequence import Sequence
 from catalog.features.text import MAX_BYTES, Text
 
-__all__ = ["BatchEncoder", "PackedRecords", "TextColumn"]
+__all__ = ["BatchEncoder", "PackedRecords", "TextColumn", "length_prefixed"]
 
 _LENGTH = np.dtype("<u4")  # the length prefix of a variable-size value (FeaturesDict's)
 
@@ -142,6 +142,13 @@ class BatchEncoder:
                 view = part.astype(_LENGTH).view(np.uint8).reshape(rows, 4)
                 head[:, at + 4 * k : at + 4 * k + 4] = view
         return _joined(head, self._prefixes, texts)
+
+
+def length_prefixed(texts: TextColumn) -> PackedRecords:
+    """Each of `texts` (at least one) after its 4-byte length, as a Sequence stores its texts:
+    element ``i`` is ``data[starts[i]:starts[i+1]]``."""
+    sizes = np.diff(texts.offsets).astype(_LENGTH)
+    return _joined(sizes.view(np.uint8).reshape(len(texts), 4), [0, 4], [texts])
 
 
 def _joined(

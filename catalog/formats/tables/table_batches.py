@@ -21,7 +21,7 @@ import numpy as np
 from catalog.errors import CatalogError, FeatureError
 from catalog.features import ClassLabel, Feature, Scalar, Text
 from catalog.features import Sequence as SequenceFeature
-from catalog.features.batch_encode import TextColumn
+from catalog.features.batch_encode import TextColumn, length_prefixed
 from catalog.features.tensor import as_dtype, float_overflow
 from catalog.features.text import MAX_BYTES
 from catalog.formats.base import Batch, Source
@@ -340,7 +340,6 @@ def _lists(array: Any, feature: SequenceFeature) -> TextColumn:
     Sequence's records: a number as its dtype's bytes, a text after its 4-byte length);
     Refused for anything else (the row reader takes it, or names what is wrong)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     element = feature.feature
     if (
@@ -362,25 +361,10 @@ def _lists(array: Any, feature: SequenceFeature) -> TextColumn:
     texts: TextColumn = _typed(values, element)  # strings (else Refused)
     if not len(texts):  # every list empty
         return TextColumn(np.zeros(len(at), np.int64), np.zeros(0, np.uint8), counts)
-    sizes = np.diff(texts.offsets)
-    if len(sizes) and int(sizes.max()) > MAX_BYTES:
+    if int(np.diff(texts.offsets).max()) > MAX_BYTES:
         raise Refused  # the row reader names the element
-    prefix = np.ascontiguousarray(sizes.astype("<u4")).view(np.uint8)
-    heads = pa.FixedSizeBinaryArray.from_buffers(
-        pa.binary(4), len(sizes), [None, pa.py_buffer(prefix)]
-    ).cast(pa.large_binary())
-    body = pa.LargeBinaryArray.from_buffers(
-        pa.large_binary(), len(sizes),
-        [None, pa.py_buffer(texts.offsets - texts.offsets[0]),
-         pa.py_buffer(texts.data[texts.offsets[0] : texts.offsets[-1]])],
-    )  # fmt: skip
-    empty = [None, pa.py_buffer(np.zeros(2, np.int64)), pa.py_buffer(b"")]  # (pa.scalar imports
-    nothing = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 1, empty)[0]  # pandas)
-    stored = pc.binary_join_element_wise(heads, body, nothing)
-    _, element_at, data = stored.buffers()
-    element_at = np.frombuffer(element_at, np.int64, len(sizes) + 1, stored.offset * 8)
-    data_ = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
-    return TextColumn(element_at[at], data_, counts)
+    stored = length_prefixed(texts)  # each text after its 4-byte length
+    return TextColumn(stored.starts[at], stored.data, counts)
 
 
 def _typed(array: Any, feature: Feature) -> Any:
