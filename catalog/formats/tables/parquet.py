@@ -200,7 +200,8 @@ def temporal_as_text(batch: Any) -> Any:
                 except pa.ArrowInvalid:
                     raise pa.ArrowInvalid(
                         f"column {name!r} holds a {kind} value with nanoseconds, which its text "
-                        "(to the microsecond) cannot hold"
+                        "(to the microsecond) cannot hold; round the column to microseconds "
+                        "(pandas: .dt.floor('us')) and write the file again"
                     ) from None
             shown = [None if value is None else str(value) for value in array.to_pylist()]
             array = pa.array(shown, pa.string())

@@ -94,7 +94,7 @@ def table_spec(
     if options.quoting != "minimal" and kind not in ("csv", "tsv"):
         raise SpecError(
             f"{text}: --quoting (quoting=) says how CSV/TSV fields are quoted; {kind} files "
-            "are not delimited text"
+            "are not delimited text: leave it out"
         )
     missing = ["", *dict.fromkeys(m for m in options.missing if m)]
     found = scan(
