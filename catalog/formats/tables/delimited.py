@@ -63,6 +63,7 @@ from catalog.formats.base import Examples, Source
 from catalog.formats.tables import csv_dialect
 from catalog.formats.tables.compressed import open_bytes
 from catalog.formats.tables.csv_dialect import PANDAS_MISSING
+from catalog.formats.tables.typed_values import typed_value
 
 __all__ = [
     "QUOTING",
@@ -135,6 +136,15 @@ def to_value(feature: Feature, text: str) -> Any:
         if not isinstance(items, list):
             raise ValueError(f"{text!r} is not a list written as JSON ([] or [1, 2])")
         return items
+    if isinstance(feature, (Sequence, FeaturesDict)):  # a struct, a list of them: as JSON
+        parsed: Any
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, (list, dict)):
+            raise ValueError(f"{text!r} is not a value of {feature!r} written as JSON")
+        return typed_value(feature, parsed)
     raise ValueError(f"a delimited-text column cannot fill {feature!r}")
 
 

@@ -110,10 +110,13 @@ def examples(source: Source) -> Examples:
 def fill_values(fill: Mapping[str, str], features: FeaturesDict) -> dict[str, Any]:
     """The ``fill`` option's texts as values of their features; SourceFormatError if one
     does not parse."""
-    try:
-        return {name: to_value(features[name], text) for name, text in fill.items()}
-    except ValueError as error:
-        raise SourceFormatError(f"options.fill: {error}") from None
+    values = {}
+    for name, text in fill.items():
+        try:
+            values[name] = to_value(features[name], text)
+        except ValueError as error:
+            raise SourceFormatError(f"options.fill {name!r}: {error}") from None
+    return values
 
 
 def validate_columns(options: Mapping[str, Any], features: FeaturesDict) -> str | None:

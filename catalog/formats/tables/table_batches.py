@@ -377,6 +377,13 @@ def _typed(array: Any, feature: Feature) -> Any:
         if not text:
             raise Refused
         return text_column(array)
+    if isinstance(feature, ClassLabel) and pa.types.is_integer(kind):  # indices (Hugging
+        values = numpy_values(array).astype(np.int64)  # Face's ClassLabel columns)
+        low = -1 if feature.allow_unlabeled else 0
+        classes = feature.num_classes or 0
+        if len(values) and (int(values.min()) < low or int(values.max()) >= classes):
+            raise Refused  # the row reader names the row
+        return values
     if isinstance(feature, ClassLabel):
         if not text or not feature.has_names:
             raise Refused

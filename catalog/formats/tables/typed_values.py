@@ -4,12 +4,15 @@ A JSON or Parquet value already has a type; `typed_value` takes it only when it 
 feature exactly, so a prepared example equals its source value: a Text feature takes a
 string, a bool Scalar a boolean, an integer Scalar an integer (never a boolean, and within
 the dtype's range), a float Scalar an integer or a float, a ClassLabel one of its class
-names, an Image the bytes of a PNG or JPEG file (or Hugging Face's ``Image`` struct,
-``{"bytes": ..., "path": ...}``, holding them), stored as they are; a Sequence of any length
-of those (but images) a list, each element taken so, none of them null. Anything else is a
-ValueError saying what was expected; readers add file, line or row and column. A missing
-value (None) takes the reader's ``fill`` for its feature; `typed_example` makes a whole
-example so, for both readers, and says which fill is missing.
+names or its index (-1 too when it takes "no label"), an Image the bytes of a PNG or JPEG
+file (or Hugging Face's ``Image`` struct, ``{"bytes": ..., "path": ...}``, holding them),
+stored as they are; a Sequence of any length of those (but images) a list, each element
+taken so, none of them null; a FeaturesDict (a Parquet struct) a dict of its fields' values,
+and a Sequence of dicts or of lists a list of them, taken so to any depth (a null inside: an
+error naming the field or element). Anything else is a ValueError saying what was expected;
+readers add file, line or row and column. A missing value (None) takes the reader's ``fill``
+for its feature; `typed_example` makes a whole example so, for both readers, and says which
+fill is missing.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ def typed_example(
         value = value_of(column)
         if value is None:
             if feature not in fills:
-                value_ = "'[]' (an empty list)" if listed(features[feature]) else "VALUE"
+                value_ = _fill_hint(features[feature])
                 raise SourceFormatError(
                     f"{where}: {noun} {column!r} {null}; give options.fill a value for feature "
                     f"{feature!r} (catalog prepare FILE: --fill {column}={value_})"
@@ -73,12 +76,35 @@ def typed_value(feature: Feature, value: Any) -> Any:
         if isinstance(element, Scalar) and (numbers := _numbers(element, value)) is not None:
             return numbers
         return [typed_value(element, item) for item in value]
+    if isinstance(feature, Sequence):  # of structs, of lists, or of a fixed length
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"expected a list, got {_shown(value)}")
+        if feature.length is not None and len(value) != feature.length:
+            raise ValueError(f"expected a list of {feature.length}, got {len(value)} elements")
+        element = feature.feature
+        assert isinstance(element, Feature)
+        if listed(Sequence(element)):  # numbers, booleans or texts, a fixed number of them
+            return typed_value(Sequence(element), value)
+        return [_within(f"element {i}", element, item) for i, item in enumerate(value)]
+    if isinstance(feature, FeaturesDict):  # a struct: a dict of its fields' values
+        if not isinstance(value, dict):
+            raise ValueError(f"expected a struct (a dict), got {_shown(value)}")
+        absent = sorted(set(feature) - set(value))
+        if absent:
+            raise ValueError(f"a struct without field {absent[0]!r}")
+        return {name: _within(f"field {name!r}", feature[name], value[name]) for name in feature}
     if isinstance(feature, Image):
         data = value.get("bytes") if isinstance(value, dict) else value
         if not isinstance(data, bytes):
             raise ValueError(f"expected an image file's bytes, got {_shown(value)}")
         return data
     if isinstance(feature, ClassLabel):
+        if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            low = -1 if feature.allow_unlabeled else 0  # an index (a Parquet column Hugging
+            classes = feature.num_classes or 0  # Face calls a ClassLabel)
+            if not low <= int(value) < classes:
+                raise ValueError(f"class index {value} is outside {low}..{classes - 1}")
+            return int(value)
         if not isinstance(value, str) or value not in feature.names:
             names = ", ".join(feature.names[:6]) + (", ..." if len(feature.names) > 6 else "")
             raise ValueError(f"expected one of the class names ({names}), got {_shown(value)}")
@@ -104,6 +130,29 @@ def typed_value(feature: Feature, value: Any) -> Any:
             return int(value)
         return float(value)
     raise ValueError(f"this reader cannot fill {feature!r}")
+
+
+def _fill_hint(feature: Feature) -> str:
+    """What ``--fill COLUMN=...`` takes for `feature`, in an error's words."""
+    if isinstance(feature, FeaturesDict):
+        return "'{...}' (its fields as a JSON object)"
+    if isinstance(feature, Sequence):
+        return "'[]' (an empty list)" if feature.length is None else "'[...]' (a JSON list)"
+    return "VALUE"
+
+
+def _within(part: str, feature: Feature, value: Any) -> Any:
+    """`typed_value` of a struct's field or a list's element, errors naming that `part`
+    (``field 'score': element 2: expected a number``); a null there is one (no fill)."""
+    if value is None:
+        raise ValueError(
+            f"{part} is null; catalog fills a missing value of a whole column (--fill), not one "
+            "inside a list or a struct: fill it in the file and write the file again"
+        )
+    try:
+        return typed_value(feature, value)
+    except ValueError as error:
+        raise ValueError(f"{part}: {error}") from None
 
 
 #: The Python types of the values an element of each dtype kind takes (as `typed_value`).

@@ -25,6 +25,7 @@ empty). A column that is empty in every row is float64 NaN, as pandas reads it (
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from catalog.spec.infer.common import (
 )
 from catalog.spec.infer.layout import SplitFiles, expand, split_files, split_refs
 from catalog.spec.infer.table_scan import MAX_CLASSES, scan
+from catalog.spec.load import FEATURE_NAME_RULE
 from catalog.spec.model import BuilderSpec, SplitSpec
 
 __all__ = ["DTYPES", "SUFFIXES", "infer_table", "sample_types", "table_spec"]
@@ -329,56 +331,126 @@ def sample_types(kind: str, path: Path, sample: int = 0) -> tuple[list[str], dic
 
 
 def _parquet_types(path: Path, sample: int) -> tuple[list[str], dict[str, Feature]]:
-    import pyarrow as pa
-
-    from catalog.formats.tables.parquet import is_temporal, parquet_file
+    from catalog.formats.tables.parquet import parquet_file
 
     schema = parquet_file(path).schema_arrow
+    described = hf_features(schema.metadata)
     types: dict[str, Feature] = {}
     for item in schema:
-        kind = item.type
-        if pa.types.is_dictionary(kind):
-            kind = kind.value_type
-        if pa.types.is_boolean(kind):
-            types[item.name] = Scalar("bool")
-        elif pa.types.is_integer(kind) or pa.types.is_float32(kind) or pa.types.is_float64(kind):
-            types[item.name] = Scalar(kind.to_pandas_dtype().__name__)
-        elif pa.types.is_string(kind) or pa.types.is_large_string(kind) or is_temporal(kind):
-            types[item.name] = Text()  # dates, times, timestamps: as text (`temporal_as_text`)
-        elif (element := _list_element(kind)) is not None:
-            types[item.name] = Sequence(element)  # a list column (Hugging Face's Sequence)
-        elif pa.types.is_struct(kind) and _is_image_struct(kind):
+        if _is_image_struct(item.type):
             types[item.name] = _image_column(path, item.name, sample)
-        else:
+            continue
+        try:
+            types[item.name] = arrow_feature(item.type, described.get(item.name))
+        except _Unsupported as why:
             raise SpecError(
-                f"{path}: column {item.name!r} is of Parquet type {item.type}; not supported yet "
-                "(integers, floats, booleans, strings, dates, times, timestamps and lists of "
-                "numbers, booleans or strings are)"
-            )
+                f"{path}: column {item.name!r} is of Parquet type {item.type}; not supported "
+                f"yet{why.args[0] if why.args else ''} (integers, floats, booleans, strings, "
+                "dates, times, timestamps, and lists and structs of those are)"
+            ) from None
     return list(schema.names), types
 
 
-def _list_element(kind: Any) -> Feature | None:
-    """The feature of a list type's elements when they are numbers, booleans or strings;
-    None for any other type."""
+#: The names a struct's fields may have: a feature name of builder.yaml's rule, without the
+#: ``/`` that joins the parts of a feature's path.
+_FIELD_NAME = re.compile(f"^{FEATURE_NAME_RULE.replace(' /-', ' -')}\\Z")
+
+
+class _Unsupported(Exception):
+    """An Arrow type no feature holds; its argument says which part (``: its field 'x'``)."""
+
+
+def hf_features(metadata: dict[bytes, bytes] | None) -> dict[str, Any]:
+    """The features Hugging Face datasets wrote into a Parquet file's schema metadata (under
+    ``huggingface``: ``{"info": {"features": {...}}}``), as JSON; {} when there are none or
+    they do not parse (the Arrow types alone are then read)."""
+    import json
+
+    try:
+        found = json.loads((metadata or {})[b"huggingface"])["info"]["features"]
+    except (KeyError, TypeError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def arrow_feature(kind: Any, described: Any = None) -> Feature:
+    """The feature a Parquet column of Arrow type `kind` fills, as Hugging Face's features map
+    to Arrow: numbers and booleans a `Scalar` of their width, strings (and dates, times,
+    timestamps, read as text) a `Text`, a list a `Sequence` of its element's feature (a
+    fixed-size list one of that length), a struct a `FeaturesDict` of its fields' (a list of
+    structs: a Sequence of that dict, decoded as TFDS decodes one: a dict of sequences).
+    _Unsupported otherwise (binary, decimals, durations, maps, an image inside a struct).
+
+    `described`: Hugging Face's own JSON of this column's feature (`hf_features`), where the
+    file has it: an integer column it calls a ``ClassLabel`` is one, with its names (and -1,
+    Hugging Face's "no label", taken); anything it says that does not match the Arrow type is
+    not used."""
     import pyarrow as pa
 
-    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)):
-        return None
-    value = kind.value_type
-    if pa.types.is_boolean(value):
+    from catalog.features import FeaturesDict
+    from catalog.formats.tables.parquet import is_temporal
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if isinstance(described, list) and len(described) == 1:  # older files' list of a feature
+        described = {"_type": "List", "feature": described[0]}
+    described = described if isinstance(described, dict) else {}
+    if pa.types.is_boolean(kind):
         return Scalar("bool")
-    if pa.types.is_integer(value) or pa.types.is_float32(value) or pa.types.is_float64(value):
-        return Scalar(value.to_pandas_dtype().__name__)
-    if pa.types.is_string(value) or pa.types.is_large_string(value):
-        return Text()
-    return None
+    if pa.types.is_integer(kind):
+        names = described.get("names")
+        if described.get("_type") == "ClassLabel" and _names(names):
+            return ClassLabel(names=names, allow_unlabeled=True)
+        return Scalar(kind.to_pandas_dtype().__name__)
+    if pa.types.is_float32(kind) or pa.types.is_float64(kind):
+        return Scalar(kind.to_pandas_dtype().__name__)
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or is_temporal(kind):
+        return Text()  # dates, times, timestamps: as text (`temporal_as_text`)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        try:
+            element = arrow_feature(kind.value_type, described.get("feature"))
+        except _Unsupported as why:
+            raise _Unsupported(f": its elements{why.args[0] if why.args else ''}") from None
+        return Sequence(element, length=getattr(kind, "list_size", None))
+    if pa.types.is_struct(kind) and kind.num_fields and not _is_image_struct(kind):
+        fields = {}
+        inner = described.get("feature") if "_type" in described else described
+        inner = inner if isinstance(inner, dict) else {}  # a struct of lists: older files say
+        for i in range(kind.num_fields):  # Sequence({field: ...}) for it
+            field = kind.field(i)
+            if not _FIELD_NAME.match(field.name):  # builder.yaml could not name it
+                raise _Unsupported(
+                    f": its field {field.name!r} (a field's name must be words of letters, "
+                    "digits and _ holding a letter, joined by '.', ' ' or '-')"
+                )
+            part = inner.get(field.name)
+            if part is not None and inner is not described:
+                part = {"_type": "List", "feature": part}
+            try:
+                fields[field.name] = arrow_feature(field.type, part)
+            except _Unsupported as why:
+                detail = why.args[0] if why.args else ""
+                raise _Unsupported(f": its field {field.name!r}{detail}") from None
+        return FeaturesDict(fields)
+    raise _Unsupported()
+
+
+def _names(names: Any) -> bool:
+    """Whether `names` are class names: distinct texts, at least one."""
+    return (
+        isinstance(names, list)
+        and bool(names)
+        and all(isinstance(name, str) for name in names)
+        and len(set(names)) == len(names)
+    )
 
 
 def _is_image_struct(kind: Any) -> bool:
     """Hugging Face's ``Image`` layout: a struct of ``bytes`` (binary) and ``path``."""
     import pyarrow as pa
 
+    if not pa.types.is_struct(kind):
+        return False
     names = {kind.field(i).name: kind.field(i).type for i in range(kind.num_fields)}
     binary = names.get("bytes")
     return (
