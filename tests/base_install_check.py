@@ -1,10 +1,10 @@
 """Prepare each kind of own file the guide names with what the base install has.
 
 ``python tests/base_install_check.py`` writes a CSV, a TSV, a ``;`` CSV, a JSON Lines file,
-an image folder and a WAV folder into a temporary folder, prepares each with
-``python -m catalog prepare`` (a subprocess, as a user runs it), reads it back with
-`catalog.data_source` and compares the values; a Parquet file must fail with the one line
-naming its extra. It exits 1 naming every case that failed.
+a JSON array of records (objects inside), an image folder and a WAV folder into a temporary
+folder, prepares each with ``python -m catalog prepare`` (a subprocess, as a user runs it),
+reads it back with `catalog.data_source` and compares the values; a Parquet file must fail
+with the one line naming its extra. It exits 1 naming every case that failed.
 
 CI runs it in a venv made with ``python -m pip install -e .`` (no extras: no pyarrow, no
 pandas). ``--without pyarrow,pandas`` simulates their absence in an installed tree (this
@@ -49,6 +49,8 @@ def _write_files(root: Path) -> dict[str, tuple[Path, int]]:
     (root / "people.tsv").write_text("name\tage\nada\t36\nalan\t41\n")
     (root / "semicolon.csv").write_text("name;score\nada;1,5\nalan;2\n")
     (root / "events.jsonl").write_text('{"kind": "a", "n": 1}\n{"kind": "b", "n": 2.5}\n')
+    records = '[{"kind": "a", "at": {"x": 1}}, {"kind": "b", "at": {"x": 2}}]'
+    (root / "records.json").write_text(records)
     for label in ("cat", "dog"):
         (root / "photos" / label).mkdir(parents=True)
         (root / "speech" / label).mkdir(parents=True)
@@ -65,6 +67,7 @@ def _write_files(root: Path) -> dict[str, tuple[Path, int]]:
         "people_tsv": (root / "people.tsv", 2),
         "semicolon": (root / "semicolon.csv", 2),
         "events": (root / "events.jsonl", 2),
+        "records": (root / "records.json", 2),
         "photos": (root / "photos", 4),
         "speech": (root / "speech", 4),
     }
@@ -77,6 +80,7 @@ def _expected(name: str, example: dict[str, object]) -> str | None:
         "people_tsv": {"name": b"ada", "age": 36},
         "semicolon": {"name": b"ada", "score": b"1,5"},
         "events": {"kind": b"a", "n": 1.0},
+        "records": {"kind": b"a", "at": {"x": 1}},
     }.get(name)
     if want is None:
         key = "image" if name == "photos" else "audio"

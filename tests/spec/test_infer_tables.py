@@ -241,8 +241,8 @@ def test_the_cli_prepares_a_csv_with_a_label_and_writes_its_spec(tmp_path: Path)
 
 
 def test_nested_json_and_unknown_parquet_types_are_named(tmp_path: Path) -> None:
-    (tmp_path / "n.jsonl").write_text('{"a": {"b": 2}}\n')  # (a list of values: a Sequence)
-    with pytest.raises(SpecError, match=r"n.jsonl:1: key 'a' holds a dict; nested values"):
+    (tmp_path / "n.jsonl").write_text('{"a": {}}\n')  # (objects: tests/spec/test_nested_columns)
+    with pytest.raises(SpecError, match=r"n.jsonl:1: key 'a' holds an empty object"):
         files_builder(tmp_path / "n.jsonl", "n")
     pq.write_table(pa.table({"span": pa.array([1, 2], pa.duration("s"))}), tmp_path / "t.parquet")
     with pytest.raises(SpecError, match=r"column 'span' is of Parquet type duration\["):

@@ -5,8 +5,8 @@ scores), against pyarrow; a null list needs a fill (``[]``); a list of what no f
 (bytes) is named as not supported. JSON Lines keys holding lists (``"tags": ["a", "b"]``, as
 ``to_json(orient="records", lines=True)`` and Hugging Face's exports write a ``Sequence``),
 against pandas; the elements are typed as a key's values are (integers widen to float64); a
-list beside other values, a null or a list inside a list are errors naming the line; a
-missing list takes ``--fill KEY='[]'``."""
+list beside other values or a null inside a list are errors naming the line; a missing list
+takes ``--fill KEY='[]'``. (Lists of lists and objects: tests/spec/test_nested_columns.py.)"""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def test_list_keys_prepare_as_sequences_as_pandas_reads_them(tmp_path: Path) -> 
             r"x.jsonl:2: key 'a' holds a list where line 1 holds a str",
         ),
         (['{"a": [1, null]}'], r"x.jsonl:1: key 'a' holds a list holding a null \(element 1\)"),
-        (['{"a": [[1]]}'], r"x.jsonl:1: key 'a' holds a list holding a list \(element 0\)"),
+        (['{"a": [[1], 2]}'], r"x.jsonl:1: key 'a\[1\]' holds an integer where line 1 holds a l"),
         (['{"a": [1, "x"]}'], r"x.jsonl:1: key 'a\[1\]' holds a string where line 1 holds an int"),
     ],
 )

@@ -20,7 +20,9 @@ __all__ = ["CROISSANT_1_0", "is_croissant"]
 
 def is_croissant(argument: str | os.PathLike[str]) -> bool:
     """Whether a `catalog prepare` argument names a Croissant file: an http(s) URL or the path
-    of a file, ending in .json or .jsonld, optionally followed by ``#RECORD_SET``.
+    of a file, ending in .json or .jsonld, optionally followed by ``#RECORD_SET``; a local
+    file only when it holds one JSON document (not JSON Lines, nor an array of records: a
+    table, `catalog.formats.tables.json_lines.json_layout`).
 
     >>> is_croissant("https://example.org/x/croissant.json"), is_croissant("mnist")
     (True, False)
@@ -31,4 +33,9 @@ def is_croissant(argument: str | os.PathLike[str]) -> bool:
     parts = urlsplit(text)
     if parts.scheme in ("http", "https"):
         return parts.path.lower().endswith(_SUFFIXES)
-    return text.lower().endswith(_SUFFIXES) and Path(text).expanduser().is_file()
+    file = Path(text).expanduser()
+    if not (text.lower().endswith(_SUFFIXES) and file.is_file()):
+        return False
+    from catalog.formats.tables.json_lines import json_layout  # a table in JSON is not one
+
+    return json_layout(file) == "document"

@@ -432,7 +432,12 @@ def _engine_split(
 
 def _parse(doc: Any, where: str, record_set: str | None, lister: RepoLister | None) -> Draft:
     if not isinstance(doc, Mapping) or "recordSet" not in doc:
-        raise SpecError(f"{where}: not a Croissant file (a JSON-LD object with a recordSet)")
+        raise SpecError(
+            f"{where}: not a Croissant file (a JSON-LD object with a recordSet), nor a table "
+            "(catalog reads one from JSON Lines, an object per line, or a JSON array of objects, "
+            "[{...}, ...]): write its records out so (records under a key 'data': jq -c "
+            "'.data[]' FILE > FILE.jsonl)"
+        )
     name = as_text(doc.get("name")) or "croissant"
     draft = Draft(
         name=dataset_name(name),

@@ -13,7 +13,8 @@ a path is its kind and makes its spec. Another kind is one more entry in that ta
 kind        a path that is
 ==========  ================================================================================
 folder      a folder of PNG/JPEG images or WAV files, ``<root>[/<split>]/<class>/<file>``
-table       CSV, TSV, JSON Lines or Parquet files: a file, a folder of them, a glob
+table       CSV, TSV, JSON Lines, JSON arrays of records or Parquet files: a file, a folder
+            of them, a glob
 webdataset  WebDataset ``.tar`` shards: a file, a folder of them, a glob
 ==========  ================================================================================
 """

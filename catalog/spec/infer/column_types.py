@@ -19,9 +19,12 @@ so.
 JSON values keep their JSON type: an integer key given a float widens to float64; a string
 beside numbers or booleans, or a boolean beside numbers, is one error naming both lines
 (pandas would make the column ``object``, values of mixed types, which no feature stores). A
-key holding lists (of numbers, booleans or strings, the elements typed as a key's values are)
-is a Sequence of them; a list beside other values, a null in a list, or a list or object in a
-list is an error naming the line.
+key holding lists is a Sequence of their elements (typed as a key's values are, to any
+depth: lists of lists, lists of objects); a key holding objects a FeaturesDict of their
+fields (each typed so), as Hugging Face datasets and pyarrow read them into structs. A list or
+object beside other values, a null inside a list or an object, an object without a field
+another line's has (or with one it has not), and a field name builder.yaml could not hold
+(`FIELD_NAME`) are errors naming the line.
 """
 
 from __future__ import annotations
@@ -31,12 +34,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog.errors import SpecError
-from catalog.features import Feature, Scalar, Sequence, Text
+from catalog.features import Feature, FeaturesDict, Scalar, Sequence, Text
 from catalog.formats.tables.csv_dialect import PANDAS_MISSING
+from catalog.spec.load import FEATURE_NAME_RULE
 
 __all__ = [
     "EMPTY",
     "FEW",
+    "FIELD_NAME",
+    "MAX_NESTING",
     "PANDAS_MISSING",
     "ZERO_PADDED",
     "JsonColumn",
@@ -44,6 +50,14 @@ __all__ = [
     "kind_of_text",
 ]
 
+#: The names a field of a struct (a JSON object, a Parquet struct) may have: a feature name of
+#: builder.yaml's rule without the ``/`` that joins the parts of a feature's path.
+FIELD_NAME = re.compile(f"^{FEATURE_NAME_RULE.replace(' /-', ' -')}\\Z")
+#: The most lists and structs one value may be nested in (a JSON key's, a Parquet column's):
+#: what a file holds deeper is refused, not read with a recursion as deep.
+MAX_NESTING = 32
+#: What a field name that is not one must be, in an error's words.
+FIELD_NAME_WORDS = "words of letters, digits and _ holding a letter, joined by '.', ' ' or '-'"
 #: Distinct values a column remembers unless told more (a label column: its class names).
 FEW = 20
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -180,22 +194,33 @@ class JsonColumn(_Column):
     negative_at: int | None = None
     #: the elements of a key that holds lists, as one column
     items: JsonColumn | None = None
+    #: the fields of a key that holds objects, each as a column
+    fields: dict[str, JsonColumn] | None = None
 
-    def add(self, value: Any, line: int, where: str, key: str) -> None:
+    def add(self, value: Any, line: int, where: str, key: str, depth: int = 0) -> None:
         if value is None:
             self._missing(line)
             return
+        if depth > MAX_NESTING and isinstance(value, (list, dict)):
+            raise SpecError(
+                f"{where}:{line}: key {key!r} holds values nested more than {MAX_NESTING} lists "
+                "and objects deep; catalog reads them that deep"
+            )
         if isinstance(value, list):
             kind = "list"
             items = self.items = self.items or JsonColumn()
             for at, item in enumerate(value):
-                if item is None or isinstance(item, (list, dict)):
-                    what = "a null" if item is None else f"a {type(item).__name__}"
+                if item is None:
                     raise SpecError(
-                        f"{where}:{line}: key {key!r} holds a list holding {what} (element "
-                        f"{at}); a list holds numbers, booleans or strings"
+                        f"{where}:{line}: key {key!r} holds a list holding a null (element "
+                        f"{at}); catalog fills a missing value of a whole key (--fill), not one "
+                        "inside a list: fill it in the file"
                     )
-                items.add(item, line, where, f"{key}[{at}]")
+                items.add(item, line, where, f"{key}[{at}]", depth + 1)
+            self.values += 1
+        elif isinstance(value, dict):
+            kind = "object"
+            self._fields(value, line, where, key, depth)
             self.values += 1
         elif isinstance(value, bool):
             kind = "bool"
@@ -207,14 +232,14 @@ class JsonColumn(_Column):
             kind = "text"
         else:
             raise SpecError(
-                f"{where}:{line}: key {key!r} holds a {type(value).__name__}; nested values are "
-                "not supported yet (flatten them into columns)"
+                f"{where}:{line}: key {key!r} holds a {type(value).__name__}, which is no JSON "
+                "value"
             )
         if kind == "text":
             self._remember(value)
         if kind == self.kind:
             return
-        if kind == "list" and self.kind == "empty":
+        if kind in ("list", "object") and self.kind == "empty":
             self.kind = kind
             self.widened_at.setdefault(kind, line)
             return
@@ -232,12 +257,46 @@ class JsonColumn(_Column):
             "the same type, e.g. quote the numbers as strings)"
         )
 
+    def _fields(self, value: dict[str, Any], line: int, where: str, key: str, depth: int) -> None:
+        """Add the fields of `value`, an object: the same fields as the key's other objects
+        (the first one's), none null."""
+        fields = self.fields
+        if fields is None:
+            if not value:
+                raise SpecError(f"{where}:{line}: key {key!r} holds an empty object ({{}})")
+            for name in value:
+                if not FIELD_NAME.match(name):
+                    raise SpecError(
+                        f"{where}:{line}: key {key!r} holds an object with field {name!r}; a "
+                        f"field's name must be {FIELD_NAME_WORDS}"
+                    )
+            fields = self.fields = {name: JsonColumn() for name in value}
+        elif value.keys() != fields.keys():
+            odd = sorted(set(fields) ^ set(value))[0]
+            first = self.widened_at.get("object", line)
+            how = "without" if odd in fields else "with"
+            raise SpecError(
+                f"{where}:{line}: key {key!r} holds an object {how} field {odd!r}, unlike line "
+                f"{first}'s; the objects of a key have the same fields (fill them in the file)"
+            )
+        for name, item in value.items():
+            if item is None:
+                raise SpecError(
+                    f"{where}:{line}: key {key!r}: field {name!r} is null; catalog fills a "
+                    "missing value of a whole key (--fill), not one inside an object: fill it "
+                    "in the file"
+                )
+            fields[name].add(item, line, where, f"{key}.{name}", depth + 1)
+
     def feature(self) -> Feature:
-        """The key's feature: as a column's, or a Sequence of its lists' elements' (texts when
-        every list was empty)."""
+        """The key's feature: as a column's, a Sequence of its lists' elements' (texts when
+        every list was empty), or a FeaturesDict of its objects' fields'."""
         if self.kind == "list":
             assert self.items is not None
             return Sequence(self.items.feature())
+        if self.kind == "object":
+            assert self.fields is not None
+            return FeaturesDict({name: column.feature() for name, column in self.fields.items()})
         return super().feature()
 
     def _integer(self, value: int, line: int, where: str, key: str) -> str:
@@ -274,4 +333,5 @@ _JSON_NAMES = {
     "float64": "a number",
     "text": "a string",
     "list": "a list",
+    "object": "an object",
 }

@@ -1,10 +1,12 @@
-"""Tables: CSV/TSV, JSON Lines and Parquet files -> a spec of one feature per column.
+"""Tables: CSV/TSV, JSON Lines (and JSON arrays of records) and Parquet files -> a spec of one
+feature per column.
 
 Types come from every row of every file (`catalog.spec.infer.column_types`: one pass, a few
 numbers kept per column, widening int -> float -> text as values come; Parquet: from its
-schema): a column of integers (fitting int64) is a ``Scalar('int64')``, of numbers
-``Scalar('float64')``, of ``true``/``false`` (any case; JSON and Parquet booleans)
-``Scalar('bool')``, anything else ``Text``; Parquet columns keep their own integer and float
+schema, `catalog.spec.infer.parquet_types`): a column of integers (fitting int64) is a
+``Scalar('int64')``, of numbers ``Scalar('float64')``, of ``true``/``false`` (any case; JSON
+and Parquet booleans) ``Scalar('bool')``, anything else ``Text``; JSON lists and objects,
+Parquet lists and structs nested features; Parquet columns keep their own integer and float
 widths. ``dtypes`` (``--dtype COLUMN=TYPE``) sets a column's type instead (every value is
 then checked against it). ``label`` makes a text column a ClassLabel whose names are its
 distinct values over every file, sorted. Every row is checked again when the dataset is
@@ -25,13 +27,12 @@ empty). A column that is empty in every row is float64 NaN, as pandas reads it (
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 from typing import Any
 
 from catalog.errors import SpecError
-from catalog.features import ClassLabel, Feature, Image, Scalar, Sequence, Text
+from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Sequence, Text
 from catalog.formats.tables.compressed import compression, inner_suffix
 from catalog.formats.tables.csv_dialect import Dialect, splitting
 from catalog.spec.infer.column_types import FEW, TextColumn
@@ -42,8 +43,8 @@ from catalog.spec.infer.common import (
     make_spec,
 )
 from catalog.spec.infer.layout import SplitFiles, expand, split_files, split_refs
+from catalog.spec.infer.parquet_types import parquet_types
 from catalog.spec.infer.table_scan import MAX_CLASSES, scan
-from catalog.spec.load import FEATURE_NAME_RULE
 from catalog.spec.model import BuilderSpec, SplitSpec
 
 __all__ = ["DTYPES", "SUFFIXES", "infer_table", "sample_types", "table_spec"]
@@ -54,6 +55,7 @@ SUFFIXES = {
     ".tsv": "tsv",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
+    ".json": "jsonl",  # JSON Lines, or an array of records; not a JSON document (`_tables`)
     ".parquet": "parquet",
 }
 _FORMAT = {"csv": "delimited", "tsv": "delimited", "jsonl": "json_lines", "parquet": "parquet"}
@@ -68,7 +70,25 @@ DTYPES: dict[str, Feature] = {
 def infer_table(text: str, options: InferOptions) -> BuilderSpec:
     """The spec of the table file(s) `text` names (a file, a folder of them or a glob)."""
     files, base, pattern = expand(text, list(SUFFIXES))
+    files = _tables(text, files)
     return table_spec(text, files, split_files(files, base, pattern), options)
+
+
+def _tables(text: str, files: list[Path]) -> list[Path]:
+    """`files` but the ``.json`` ones that are JSON documents, not tables (a Croissant file or
+    dataset_infos.json beside the data: `catalog.formats.tables.json_lines.json_layout`);
+    SpecError when none is left."""
+    from catalog.formats.tables.json_lines import json_layout
+
+    kept = [f for f in files if inner_suffix(f) != ".json" or json_layout(f) != "document"]
+    if files and not kept:
+        raise SpecError(
+            f"{text}: {', '.join(f.name for f in files[:3])} "
+            f"{'is a JSON document' if len(files) == 1 else 'are JSON documents'}, not a table: "
+            "catalog reads a table from JSON Lines (an object per line) or a JSON array of "
+            "objects, and a dataset from a Croissant file (a JSON-LD object with a recordSet)"
+        )
+    return kept
 
 
 def table_spec(
@@ -82,8 +102,8 @@ def table_spec(
     if len(kinds) != 1 or None in kinds:
         shown = ", ".join(sorted({"".join(f.suffixes[-2:]) or "(none)" for f in files}))
         raise SpecError(
-            f"{text}: expected files of one kind (csv, tsv, jsonl, parquet; csv, tsv and jsonl "
-            f"may be compressed: .gz, .bz2, .xz, .zst), got {shown}"
+            f"{text}: expected files of one kind (csv, tsv, jsonl or json, parquet; csv, tsv and "
+            f"json may be compressed: .gz, .bz2, .xz, .zst), got {shown}"
         )
     kind = kinds.pop()
     assert kind is not None
@@ -124,7 +144,7 @@ def table_spec(
     for column in [*([options.label] if options.label else []), *options.fill, *options.dtypes]:
         if column not in by_column:
             raise SpecError(f"{first}: no column {column!r}; the columns are {', '.join(columns)}")
-    types = _parquet_types(first, options.sample)[1] if kind == "parquet" else {}
+    types = parquet_types(first, options.sample)[1] if kind == "parquet" else {}
     fill = dict(options.fill)
     for column, stats in found.stats.items():
         feature = types[column] = stats.feature()
@@ -239,9 +259,7 @@ def _refuse_unfilled(
     where = ", ".join(f"{c!r} (line {line})" for c, line in unfilled[:8])
     more = f" and {len(unfilled) - 8} more" if len(unfilled) > 8 else ""
     flags = " ".join(
-        f"--fill {shlex.quote(c)}="
-        + ("'[]'" if isinstance(features[by_column[c]], Sequence) else "VALUE")
-        for c, _ in unfilled[:3]
+        f"--fill {shlex.quote(c)}=" + _fill_word(features[by_column[c]]) for c, _ in unfilled[:3]
     )
     raise SpecError(
         f"{first}: missing values in column(s) {where}{more}, which hold no null (text, "
@@ -249,6 +267,13 @@ def _refuse_unfilled(
         f"{flags}{' ...' if len(unfilled) > 3 else ''} (fill={{column: value}}; --fill "
         f"{shlex.quote(unfilled[0][0])}= for an empty text)"
     )
+
+
+def _fill_word(feature: Feature) -> str:
+    """What ``--fill COLUMN=`` takes for `feature`, as an error shows it."""
+    if isinstance(feature, FeaturesDict):
+        return "'{...}'"  # its fields as a JSON object
+    return "'[]'" if isinstance(feature, Sequence) else "VALUE"
 
 
 def _one_column_note(options: InferOptions, first: Path, dialect: Dialect) -> None:
@@ -325,158 +350,6 @@ def sample_types(kind: str, path: Path, sample: int = 0) -> tuple[list[str], dic
     """The columns of the file and each one's feature (from every row; Parquet: its schema).
     A comma-separated file (a folder's metadata.csv)."""
     if kind == "parquet":
-        return _parquet_types(path, sample or 1000)
+        return parquet_types(path, sample or 1000)
     found = scan(kind, [path], delimiter="," if kind == "csv" else None)
     return found.columns, {c: s.feature() for c, s in found.stats.items()}
-
-
-def _parquet_types(path: Path, sample: int) -> tuple[list[str], dict[str, Feature]]:
-    from catalog.formats.tables.parquet import parquet_file
-
-    schema = parquet_file(path).schema_arrow
-    described = hf_features(schema.metadata)
-    types: dict[str, Feature] = {}
-    for item in schema:
-        if _is_image_struct(item.type):
-            types[item.name] = _image_column(path, item.name, sample)
-            continue
-        try:
-            types[item.name] = arrow_feature(item.type, described.get(item.name))
-        except _Unsupported as why:
-            raise SpecError(
-                f"{path}: column {item.name!r} is of Parquet type {item.type}; not supported "
-                f"yet{why.args[0] if why.args else ''} (integers, floats, booleans, strings, "
-                "dates, times, timestamps, and lists and structs of those are)"
-            ) from None
-    return list(schema.names), types
-
-
-#: The names a struct's fields may have: a feature name of builder.yaml's rule, without the
-#: ``/`` that joins the parts of a feature's path.
-_FIELD_NAME = re.compile(f"^{FEATURE_NAME_RULE.replace(' /-', ' -')}\\Z")
-
-
-class _Unsupported(Exception):
-    """An Arrow type no feature holds; its argument says which part (``: its field 'x'``)."""
-
-
-def hf_features(metadata: dict[bytes, bytes] | None) -> dict[str, Any]:
-    """The features Hugging Face datasets wrote into a Parquet file's schema metadata (under
-    ``huggingface``: ``{"info": {"features": {...}}}``), as JSON; {} when there are none or
-    they do not parse (the Arrow types alone are then read)."""
-    import json
-
-    try:
-        found = json.loads((metadata or {})[b"huggingface"])["info"]["features"]
-    except (KeyError, TypeError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
-def arrow_feature(kind: Any, described: Any = None) -> Feature:
-    """The feature a Parquet column of Arrow type `kind` fills, as Hugging Face's features map
-    to Arrow: numbers and booleans a `Scalar` of their width, strings (and dates, times,
-    timestamps, read as text) a `Text`, a list a `Sequence` of its element's feature (a
-    fixed-size list one of that length), a struct a `FeaturesDict` of its fields' (a list of
-    structs: a Sequence of that dict, decoded as TFDS decodes one: a dict of sequences).
-    _Unsupported otherwise (binary, decimals, durations, maps, an image inside a struct).
-
-    `described`: Hugging Face's own JSON of this column's feature (`hf_features`), where the
-    file has it: an integer column it calls a ``ClassLabel`` is one, with its names (and -1,
-    Hugging Face's "no label", taken); anything it says that does not match the Arrow type is
-    not used."""
-    import pyarrow as pa
-
-    from catalog.features import FeaturesDict
-    from catalog.formats.tables.parquet import is_temporal
-
-    if pa.types.is_dictionary(kind):
-        kind = kind.value_type
-    if isinstance(described, list) and len(described) == 1:  # older files' list of a feature
-        described = {"_type": "List", "feature": described[0]}
-    described = described if isinstance(described, dict) else {}
-    if pa.types.is_boolean(kind):
-        return Scalar("bool")
-    if pa.types.is_integer(kind):
-        names = described.get("names")
-        if described.get("_type") == "ClassLabel" and _names(names):
-            return ClassLabel(names=names, allow_unlabeled=True)
-        return Scalar(kind.to_pandas_dtype().__name__)
-    if pa.types.is_float32(kind) or pa.types.is_float64(kind):
-        return Scalar(kind.to_pandas_dtype().__name__)
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or is_temporal(kind):
-        return Text()  # dates, times, timestamps: as text (`temporal_as_text`)
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        try:
-            element = arrow_feature(kind.value_type, described.get("feature"))
-        except _Unsupported as why:
-            raise _Unsupported(f": its elements{why.args[0] if why.args else ''}") from None
-        return Sequence(element, length=getattr(kind, "list_size", None))
-    if pa.types.is_struct(kind) and kind.num_fields and not _is_image_struct(kind):
-        fields = {}
-        inner = described.get("feature") if "_type" in described else described
-        inner = inner if isinstance(inner, dict) else {}  # a struct of lists: older files say
-        for i in range(kind.num_fields):  # Sequence({field: ...}) for it
-            field = kind.field(i)
-            if not _FIELD_NAME.match(field.name):  # builder.yaml could not name it
-                raise _Unsupported(
-                    f": its field {field.name!r} (a field's name must be words of letters, "
-                    "digits and _ holding a letter, joined by '.', ' ' or '-')"
-                )
-            part = inner.get(field.name)
-            if part is not None and inner is not described:
-                part = {"_type": "List", "feature": part}
-            try:
-                fields[field.name] = arrow_feature(field.type, part)
-            except _Unsupported as why:
-                detail = why.args[0] if why.args else ""
-                raise _Unsupported(f": its field {field.name!r}{detail}") from None
-        return FeaturesDict(fields)
-    raise _Unsupported()
-
-
-def _names(names: Any) -> bool:
-    """Whether `names` are class names: distinct texts, at least one."""
-    return (
-        isinstance(names, list)
-        and bool(names)
-        and all(isinstance(name, str) for name in names)
-        and len(set(names)) == len(names)
-    )
-
-
-def _is_image_struct(kind: Any) -> bool:
-    """Hugging Face's ``Image`` layout: a struct of ``bytes`` (binary) and ``path``."""
-    import pyarrow as pa
-
-    if not pa.types.is_struct(kind):
-        return False
-    names = {kind.field(i).name: kind.field(i).type for i in range(kind.num_fields)}
-    binary = names.get("bytes")
-    return (
-        set(names) <= {"bytes", "path"}
-        and binary is not None
-        and (pa.types.is_binary(binary) or pa.types.is_large_binary(binary))
-    )
-
-
-def _image_column(path: Path, column: str, sample: int) -> Feature:
-    """An Image feature for a column of image structs: the widest channels its first rows'
-    images hold."""
-    from catalog.formats.images.image_files import decode_pixels
-    from catalog.formats.tables.parquet import parquet_file
-
-    channels = 1
-    for batch in parquet_file(path).iter_batches(batch_size=min(sample, 64), columns=[column]):
-        for value in batch.column(0).to_pylist():
-            data = value.get("bytes") if isinstance(value, dict) else None
-            if data is None:
-                raise SpecError(
-                    f"{path}: column {column!r} holds an image without its bytes (only a path); "
-                    "not supported yet"
-                )
-            pixels = decode_pixels(data, f"{path}: column {column!r}")
-            depth = 1 if pixels.ndim == 2 else pixels.shape[2]
-            channels = max(channels, 3 if depth == 3 else depth)
-        break
-    return Image((None, None, channels), encoding="png")

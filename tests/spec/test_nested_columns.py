@@ -1,14 +1,15 @@
-"""Parquet structs and nested lists prepared as nested features, each row as the foreign tool
-reads it.
+"""Structs, lists of structs and lists of lists (Parquet) and objects (JSON Lines) prepared as
+nested features, each row as the foreign tool reads it.
 
 Hugging Face datasets writes a dict feature as an Arrow struct, ``Sequence({...})`` as a struct
 of lists, ``List({...})`` as a list of structs, ``Sequence(..., length=4)`` as a fixed-size list
 and a ``ClassLabel`` as integers with its names in the schema metadata. catalog reads them as
 `FeaturesDict`, `Sequence` (a list of dicts decoded as TFDS decodes one: a dict of sequences) and
 `ClassLabel` with those names, -1 ("no label") taken as Hugging Face takes it. The files here
-are written by Hugging Face datasets itself (and by pyarrow), and compared with what that tool
-reads back; a null inside a struct or a list is an error naming row, column and field, a null
-struct takes a JSON fill, and a field of a type no feature holds is named.
+are written by Hugging Face datasets itself (Parquet and JSON Lines, ``to_parquet``/``to_json``)
+and by pyarrow, and compared with what those tools and pandas read back; a null inside a struct
+or a list is an error naming row (line), column and field, a null struct takes a JSON fill, and
+a field of a type or a name no feature holds is named.
 """
 
 from __future__ import annotations
@@ -208,3 +209,117 @@ def test_class_labels_from_hugging_face_metadata_are_checked_in_bulk_and_by_row(
         SourceFormatError, match=rf"row {n - 1}: column 'label': class index 2 is outside -1..1"
     ):
         catalog.prepare_files(tmp_path / "wrong.parquet", "wrong", data_dir=tmp_path / "d")
+
+
+def test_json_lines_objects_prepare_as_pandas_reads_hugging_face_s_export(tmp_path: Path) -> None:
+    hf = pytest.importorskip("datasets")
+    pd = pytest.importorskip("pandas")
+    n = 1200
+    features = hf.Features(
+        {
+            "id": hf.Value("string"),
+            "answers": hf.Sequence({"text": hf.Value("string"), "answer_start": hf.Value("int32")}),
+            "objects": hf.List({"bbox": hf.List(hf.Value("float64")), "area": hf.Value("int64")}),
+            "meta": {"source": hf.Value("string"), "score": hf.Value("float64")},
+            "spans": hf.List(hf.List(hf.Value("int64"))),
+        }
+    )  # fmt: skip
+    rows = {
+        "id": [f"q{i}" for i in range(n)],
+        "answers": [{"text": [f"a{i}"] * (i % 3), "answer_start": [i] * (i % 3)} for i in range(n)],
+        "objects": [
+            [{"bbox": [i / 4, 0.5], "area": i * k} for k in range(i % 4)] for i in range(n)
+        ],
+        "meta": [{"source": ["wiki", "web"][i % 2], "score": i / 3} for i in range(n)],
+        "spans": [[list(range(k)) for k in range(i % 3)] for i in range(n)],
+    }
+    path = tmp_path / "squad_like.jsonl"
+    hf.Dataset.from_dict(rows, features=features).to_json(str(path))  # JSON Lines, its writer
+    done = subprocess.run(
+        [sys.executable, "-m", "catalog", "prepare", str(path), "--data-dir", str(tmp_path / "d")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ds = catalog.data_source("squad_like", split="train", data_dir=tmp_path / "d", download=False)
+    got = ds.features
+    assert got["meta"] == FeaturesDict({"source": Text(), "score": Scalar("float64")})
+    assert got["objects"] == Sequence(
+        {"bbox": Sequence(Scalar("float64")), "area": Scalar("int64")}
+    )
+    assert got["spans"] == Sequence(Sequence(Scalar("int64")))
+    want = pd.read_json(path, lines=True, precise_float=True).to_dict("records")
+    assert len(ds) == len(want) == n
+    for i, example in enumerate(ds):
+        row = {name: _as_decoded(want[i][name], got[name]) for name in got}
+        assert _plain(example) == row, i
+
+
+@pytest.mark.parametrize(
+    ("lines", "error"),
+    [
+        (['{"a": {"x": 1}}', '{"a": {"y": 1}}'],
+         r":2: key 'a' holds an object without field 'x', unlike line 1's"),
+        (['{"a": {"x": 1}}', '{"a": {"x": 1, "y": 2}}'],
+         r":2: key 'a' holds an object with field 'y'"),
+        (['{"a": {"x": null}}'], r":1: key 'a': field 'x' is null; .*fill it in the file"),
+        (['{"a": [[1], null]}'], r":1: key 'a' holds a list holding a null \(element 1\)"),
+        (['{"a": {}}'], r":1: key 'a' holds an empty object"),
+        (['{"a": {"1960": 1}}'], r":1: key 'a' holds an object with field '1960'; a field's"),
+        (['{"a": {"x": 1}}', '{"a": "x"}'],
+         r":2: key 'a' holds a string where line 1 holds an object"),
+        (['{"a": {"x": 1}}', '{"a": {"x": "s"}}'],
+         r":2: key 'a.x' holds a string where line 1 holds an integer"),
+    ],
+)  # fmt: skip
+def test_json_objects_that_no_feature_holds_are_named_by_line(
+    tmp_path: Path, lines: list[str], error: str
+) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SpecError, match=error):
+        catalog.prepare_files(path, "t", data_dir=tmp_path / "d")
+
+
+def test_a_missing_json_object_takes_its_fields_as_a_json_fill(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"a": {"x": 1, "s": "p"}}\n{"b": 2}\n')
+    with pytest.raises(
+        SpecError, match=r"missing values in column\(s\) 'a' \(line 2\).*--fill a='\{"
+    ):
+        catalog.prepare_files(path, "t", data_dir=tmp_path / "d")
+    b = catalog.prepare_files(path, "t", data_dir=tmp_path / "d", fill={"a": '{"x": 0, "s": ""}'})
+    assert [_plain(e["a"]) for e in b.as_data_source("train")] == [
+        {"x": 1, "s": "p"}, {"x": 0, "s": ""}
+    ]  # fmt: skip
+
+
+def test_values_nested_past_the_limit_are_refused_not_recursed_into(tmp_path: Path) -> None:
+    deep: Any = 1
+    for _ in range(40):
+        deep = {"x": deep}
+    listed: Any = [1]
+    for _ in range(900):  # within json's own recursion, past catalog's
+        listed = [listed]
+    for name, value in (("objects", deep), ("lists", listed)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps({"a": value}) + "\n")
+        with pytest.raises(SpecError, match=r":1: key 'a[.x\[\]0]*' holds values nested more"):
+            catalog.prepare_files(path, name, data_dir=tmp_path / "d")
+    column: Any = pa.array([1])
+    for _ in range(40):
+        column = pa.StructArray.from_arrays([column], ["x"])
+    path = tmp_path / "deep.parquet"
+    pq.write_table(pa.table({"a": column}), path)
+    with pytest.raises(SpecError, match=r"column 'a' .*\.\.\.; not supported yet: lists and"):
+        catalog.prepare_files(path, "deep", data_dir=tmp_path / "d")
+
+
+def test_a_hugging_face_audio_column_is_named_not_taken_for_images(tmp_path: Path) -> None:
+    struct = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    features = {"audio": {"sampling_rate": 16000, "_type": "Audio"}}
+    metadata = {"huggingface": json.dumps({"info": {"features": features}})}
+    table = pa.table({"audio": pa.array([{"bytes": b"RIFF....WAVE", "path": "a.wav"}], struct)})
+    path = tmp_path / "speech.parquet"
+    pq.write_table(table.replace_schema_metadata(metadata), path)
+    with pytest.raises(SpecError, match=r"column 'audio' holds Hugging Face Audio files .* WAV"):
+        catalog.prepare_files(path, "speech", data_dir=tmp_path / "d")
