@@ -1,8 +1,9 @@
 """Encoding a batch of examples at once, column by column: the same records, byte for byte, as
 `catalog.features.codec.RecordCodec.encode` gives for each example of the batch.
 
-For a FeaturesDict of flat features that `BatchEncoder.supports` (Scalar, ClassLabel with its
-classes set, Text, a Sequence of any length of Scalars or Texts), a table's rows are encoded
+For a FeaturesDict of features that `BatchEncoder.supports` (Scalar, ClassLabel with its
+classes set, Text, a Sequence of any length of Scalars or Texts, a FeaturesDict of those: a
+struct, whose records are made first and laid out as a text's), a table's rows are encoded
 with a few NumPy operations per column instead of a Python call per value: the fixed-size
 features' bytes are laid out as one ``(n, width)`` matrix with the variable ones' length
 prefixes (and a Sequence's count), and pyarrow joins that matrix's pieces and the variable
@@ -33,7 +34,7 @@ from catalog.features.scalar import Scalar
 from catalog.features.sequence import Sequence
 from catalog.features.text import MAX_BYTES, Text
 
-__all__ = ["BatchEncoder", "PackedRecords", "TextColumn", "length_prefixed"]
+__all__ = ["BatchEncoder", "PackedRecords", "TextColumn", "length_prefixed", "sized_lists"]
 
 _LENGTH = np.dtype("<u4")  # the length prefix of a variable-size value (FeaturesDict's)
 
@@ -69,8 +70,12 @@ class BatchEncoder:
         self._fixed = [(n, f, off, size) for n, f, off, size in features._fixed_plan]
         self._variable = [name for name, _ in features._variable]
         self._width = 1 + features._fixed_total
-        #: per variable feature, whether it is a Sequence (else a Text)
-        self._listed = [isinstance(f, Sequence) for _, f in features._variable]
+        #: per variable feature, whether it is a Sequence (else a Text, or a FeaturesDict's
+        #: records, length-prefixed alike)
+        self._listed = [
+            isinstance(f, Sequence) and f.columns is None for _, f in features._variable
+        ]
+        self._texts = [isinstance(f, Text) for _, f in features._variable]
         #: where each variable feature's prefix (its length, a Sequence's count too) begins
         self._prefixes = list(
             itertools.accumulate((8 if s else 4 for s in self._listed), initial=self._width)
@@ -78,19 +83,20 @@ class BatchEncoder:
 
     @staticmethod
     def supports(features: FeaturesDict) -> bool:
-        """True when every feature is a Scalar, a ClassLabel with classes, a Text or a Sequence
-        of any length of Scalars or Texts (the last two with pyarrow installed, which joins
-        them into records)."""
+        """True when every feature is a Scalar, a ClassLabel with classes, a Text, a Sequence
+        `_listed` takes (these two with pyarrow installed, which joins them into records) or
+        a FeaturesDict of those (a struct: its records made so first, `nested`)."""
         for feature in features.children().values():
-            if isinstance(feature, ClassLabel):
+            if isinstance(feature, FeaturesDict):
+                if not BatchEncoder.supports(feature):
+                    return False
+            elif isinstance(feature, ClassLabel):
                 if feature.num_classes is None:
                     return False
             elif isinstance(feature, (Text, Sequence)):
                 if not importable("pyarrow"):
                     return False
-                if isinstance(feature, Sequence) and (
-                    feature.length is not None or type(feature.feature) not in (Scalar, Text)
-                ):
+                if isinstance(feature, Sequence) and not _listed(feature):
                     return False
             elif not isinstance(feature, Scalar):
                 return False
@@ -104,6 +110,22 @@ class BatchEncoder:
     def encode_packed(self, columns: Mapping[str, Any], rows: int) -> PackedRecords:
         """`encode`'s records one after the other, without a ``bytes`` object per record (as
         `catalog.storage.shard_writer.ShardWriter.write_packed` takes them)."""
+        return self._packed(columns, rows)
+
+    def nested(self, columns: Mapping[str, Any], rows: int) -> np.ndarray[Any, Any] | TextColumn:
+        """The values of these features as a FeaturesDict inside another's records (a struct
+        column): what ``features.encode`` gives each row (its records without the version
+        byte), as the enclosing encoder takes them: a ``(rows, size)`` uint8 matrix when they
+        are of a fixed size, else a `TextColumn`."""
+        packed = self._packed(columns, rows)
+        size = self.features.fixed_size
+        if size is not None:
+            return packed.data.reshape(rows, size + 1)[:, 1:]
+        starts = packed.starts[:-1]
+        data = np.delete(packed.data, starts)  # each record's version byte
+        return TextColumn(packed.starts - np.arange(rows + 1), data)
+
+    def _packed(self, columns: Mapping[str, Any], rows: int) -> PackedRecords:
         # the bytes of a record that are no text's: its fixed part, then the texts' prefixes
         head = np.empty((rows, self._prefixes[-1]), np.uint8)
         fixed = head[:, : self._width]
@@ -112,6 +134,11 @@ class BatchEncoder:
             values = np.asarray(columns[name])
             if len(values) != rows:
                 raise ValueError(f"column {name!r} has {len(values)} values, expected {rows}")
+            if isinstance(feature, FeaturesDict) or (  # `nested`'s matrix: its bytes already
+                isinstance(feature, Sequence) and feature.columns is not None
+            ):
+                fixed[:, 1 + offset : 1 + offset + size] = values
+                continue
             if isinstance(feature, ClassLabel):
                 stored = values.astype(np.int64) + feature._shift
                 values = stored.astype(f"<u{size}")
@@ -121,15 +148,15 @@ class BatchEncoder:
         if not self._variable:
             return PackedRecords(head.ravel(), np.arange(rows + 1, dtype=np.int64) * self._width)
         texts: list[TextColumn] = [columns[name] for name in self._variable]
-        for j, (name, text, listed) in enumerate(
-            zip(self._variable, texts, self._listed, strict=True)
+        for j, (name, text, listed, plain) in enumerate(
+            zip(self._variable, texts, self._listed, self._texts, strict=True)
         ):
             if len(text) != rows:
                 raise ValueError(f"column {name!r} has {len(text)} values, expected {rows}")
             if listed and text.counts is None:
                 raise ValueError(f"column {name!r} holds no counts of its lists' elements")
             length = np.diff(text.offsets).astype(np.int64)
-            if not listed and rows and int(length.max()) > MAX_BYTES:
+            if plain and rows and int(length.max()) > MAX_BYTES:
                 raise FeatureError(
                     f"{int(length.max())} bytes of UTF-8; a Text holds at most {MAX_BYTES}",
                     feature_path=name,
@@ -142,6 +169,36 @@ class BatchEncoder:
                 view = part.astype(_LENGTH).view(np.uint8).reshape(rows, 4)
                 head[:, at + 4 * k : at + 4 * k + 4] = view
         return _joined(head, self._prefixes, texts)
+
+
+def _listed(feature: Sequence) -> bool:
+    """Whether `BatchEncoder` lays out `feature` from a column: a Sequence of any length of
+    Scalars, Texts, fixed-size Sequences of Scalars or Sequences of any length it lays out
+    (`sized_lists`); one of a fixed length of Scalars (a
+    ``(rows, length)`` array); a Sequence of a dict whose fields' Sequences it lays out (stored
+    as that dict of Sequences, `Sequence.columns`)."""
+    element = feature.feature
+    if feature.columns is not None:
+        return feature.length is None and BatchEncoder.supports(feature.columns)
+    if feature.length is not None:
+        return type(element) is Scalar
+    if isinstance(element, Sequence):  # fixed-size lists of numbers, or lists of those
+        if element.columns is not None:
+            return False
+        return type(element.feature) is Scalar if element.length is not None else _listed(element)
+    return type(element) in (Scalar, Text)
+
+
+def sized_lists(lists: TextColumn) -> PackedRecords:
+    """Each of `lists` (at least one: a Sequence's values, its elements as stored, with their
+    `counts`) after its size and its count (4 bytes each), as a Sequence stores Sequences of
+    any length: element ``i`` is ``data[starts[i]:starts[i+1]]``."""
+    assert lists.counts is not None
+    sizes = np.diff(lists.offsets)
+    head = np.empty((len(sizes), 8), np.uint8)
+    head[:, :4] = (sizes + 4).astype(_LENGTH).view(np.uint8).reshape(-1, 4)
+    head[:, 4:] = lists.counts.astype(_LENGTH).view(np.uint8).reshape(-1, 4)
+    return _joined(head, [0, 8], [TextColumn(lists.offsets, lists.data)])
 
 
 def length_prefixed(texts: TextColumn) -> PackedRecords:

@@ -197,3 +197,54 @@ def test_parquet_list_columns_give_the_per_example_shards(
     )
     bulk, one, rows = _prepare_both_ways(tmp_path / "empty", monkeypatch, path)
     assert rows == 50 and bulk and bulk == one
+
+
+def test_parquet_struct_columns_give_the_per_example_shards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Structs (Hugging Face's dict features, SQuAD's ``answers``: a struct of lists): one of
+    fixed-size fields (laid out inside the record's fixed part), one of texts and lists, one
+    inside another; a list of structs (a detection dataset's ``objects``: fixed-size boxes,
+    labels, lists, a struct); a fixed-size list (an embedding) and lists of them; lists of
+    lists of numbers and of texts, empty ones among them; in batches
+    cut across row groups, encoded in bulk to the per-example path's bytes. A struct column
+    with a null struct goes example by example (its fill)."""
+    rows = ROWS
+    lengths = [i % 4 for i in range(rows)]
+    table = pa.table(
+        {
+            "id": [f"q{i}" for i in range(rows)],
+            "point": [{"x": i - 700, "y": i / 7, "ok": bool(i % 3)} for i in range(rows)],
+            "answers": pa.array(
+                [{"text": ["é", f"a{i}"][: k % 3], "start": list(range(k))}
+                 for i, k in enumerate(lengths)],
+                pa.struct([("text", pa.list_(pa.string())), ("start", pa.list_(pa.int32()))]),
+            ),
+            "meta": [{"source": ["wiki", "", "日本語"][i % 3], "at": {"line": i, "col": -i}}
+                     for i in range(rows)],
+            "objects": pa.array(
+                [[{"bbox": [k / 4, 0.5, 1.0, i / rows], "label": k, "name": "x" * k,
+                   "points": [float(i)] * (2 * k), "part": {"id": k}} for k in range(n)]
+                 for i, n in enumerate(lengths)],
+                pa.list_(pa.struct([("bbox", pa.list_(pa.float32(), 4)), ("label", pa.int64()),
+                                    ("name", pa.string()), ("points", pa.list_(pa.float32())),
+                                    ("part", pa.struct([("id", pa.int16())]))])),
+            ),
+            "embedding": pa.array([[i / 3, -i / 3, 0.25] for i in range(rows)],
+                                  pa.list_(pa.float64(), 3)),
+            "boxes": pa.array([[[float(i), 1.0]] * k for i, k in enumerate(lengths)],
+                              pa.large_list(pa.list_(pa.float64(), 2))),
+            "polygons": pa.array([[[i / 2] * j for j in range(k)] for i, k in enumerate(lengths)],
+                                 pa.list_(pa.list_(pa.float32()))),
+            "words": [[["é", "w"][: j % 3] for j in range(k)] for k in lengths],
+        }
+    )  # fmt: skip
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=700)
+    bulk, one, encoded = _prepare_both_ways(tmp_path, monkeypatch, path)
+    assert encoded == rows and bulk and bulk == one
+    holed = pa.array([{"x": 1, "s": "a"}, None] * 30)
+    pq.write_table(pa.table({"a": holed}), path)
+    fill = {"a": '{"x": 0, "s": ""}'}
+    bulk, one, encoded = _prepare_both_ways(tmp_path / "nulls", monkeypatch, path, fill=fill)
+    assert encoded == 0 and bulk and bulk == one

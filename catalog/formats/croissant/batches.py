@@ -8,7 +8,7 @@ its files' ``fullpath``/``filename`` with any transform (the Hub's split field: 
 file, computed once per file by the row reader's own code), and whose split filter, if any,
 reads such a field (a file is kept or left out whole). Parquet rows are read as the ``parquet``
 format reads them (footers, row groups: `catalog.formats.tables.parquet`) and converted by
-`catalog.formats.tables.table_batches.from_typed` with the Croissant casts
+`catalog.formats.tables.typed_batches.from_typed` with the Croissant casts
 (`catalog.formats.croissant.values`) as fills: the ``fill`` option's value, else a null float
 NaN (any other null: the row reader's error naming ``--fill``). Whatever those converters do
 not show to be the row reader's value (a float in an integer field, which mlcroissant cuts; a
@@ -46,10 +46,10 @@ from catalog.formats.tables.table_batches import (
     BATCH_ROWS,
     Refused,
     from_strings,
-    from_typed,
     resumable,
     row_batches,
 )
+from catalog.formats.tables.typed_batches import from_typed
 
 if TYPE_CHECKING:
     from catalog.formats.croissant.records import Recipe
@@ -248,9 +248,10 @@ def _column_batches(
 
 
 def _from_parquet(array: Any, feature: Feature, fill: Any) -> Any:
-    """A Parquet column as `from_typed` gives it, but a list field's: its field's casts take
-    it example by example (`catalog.formats.croissant.values`), as mlcroissant reads it."""
-    if isinstance(feature, Sequence):
+    """A Parquet column as `from_typed` gives it, but a list or struct field's: its field's
+    casts take it example by example (`catalog.formats.croissant.values`), as mlcroissant
+    reads it."""
+    if isinstance(feature, (Sequence, FeaturesDict)):
         raise Refused
     return from_typed(array, feature, fill)
 

@@ -23,7 +23,8 @@ from catalog.features import FeaturesDict
 from catalog.formats.base import Batch, Examples, Option, Role, Source, SourceFormat
 from catalog.formats.tables.json_lines import fill_values, validate_columns
 from catalog.formats.tables.table_batches import BATCH_ROWS as ROWS
-from catalog.formats.tables.table_batches import Refused, from_typed, row_batches
+from catalog.formats.tables.table_batches import Refused, row_batches
+from catalog.formats.tables.typed_batches import from_typed
 from catalog.formats.tables.typed_values import typed_example
 
 __all__ = [
@@ -142,7 +143,7 @@ class ParquetAccess:
 
     def batches(self, start: int, stop: int) -> Iterator[Batch]:
         """The rows ``start..stop-1`` in `Batch` es, column by column where
-        `catalog.formats.tables.table_batches.from_typed` takes them, else example by example."""
+        `catalog.formats.tables.typed_batches.from_typed` takes them, else example by example."""
 
         options, features = self._source.options, self._source.features
         columns: Mapping[str, str] = options["columns"]

@@ -1,5 +1,6 @@
 """Tables read a batch of rows at a time and checked column by column (pyarrow), for units
-that encode them in bulk (`catalog.features.batch_encode`).
+that encode them in bulk (`catalog.features.batch_encode`): CSV's texts here (`from_strings`),
+typed columns (Parquet's) in `catalog.formats.tables.typed_batches`.
 
 The rules are the row readers' (`catalog.formats.tables.delimited`,
 `catalog.formats.tables.parquet`): a
@@ -18,12 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from catalog.errors import CatalogError, FeatureError
+from catalog.errors import CatalogError
 from catalog.features import ClassLabel, Feature, Scalar, Text
-from catalog.features import Sequence as SequenceFeature
-from catalog.features.batch_encode import TextColumn, length_prefixed
+from catalog.features.batch_encode import TextColumn
 from catalog.features.tensor import as_dtype, float_overflow
-from catalog.features.text import MAX_BYTES
 from catalog.formats.base import Batch, Source
 from catalog.formats.resume import Cursor, Resumed
 
@@ -32,8 +31,9 @@ __all__ = [
     "Refused",
     "arrow_array",
     "arrow_scalar",
+    "fitted_floats",
+    "fitted_numbers",
     "from_strings",
-    "from_typed",
     "numpy_values",
     "only_bytes",
     "resumable",
@@ -195,7 +195,7 @@ def _all_present(array: Any, missing: frozenset[str]) -> bool:
     return not pc.any(pc.is_in(array, value_set=arrow_array(sorted(missing)))).as_py()
 
 
-def _numbers(array: Any, feature: Scalar) -> np.ndarray[Any, Any]:
+def fitted_numbers(array: Any, feature: Scalar) -> np.ndarray[Any, Any]:
     """A pyarrow int64/float64/bool array (no nulls) as the feature's values, range checked."""
     values = numpy_values(array)
     kind = feature.dtype.kind
@@ -207,7 +207,7 @@ def _numbers(array: Any, feature: Scalar) -> np.ndarray[Any, Any]:
     return result
 
 
-def _floats(values: np.ndarray[Any, Any], feature: Scalar) -> np.ndarray[Any, Any]:
+def fitted_floats(values: np.ndarray[Any, Any], feature: Scalar) -> np.ndarray[Any, Any]:
     """float64 `values` as the feature's float type; Refused when one would become infinite
     (the row reader then names it)."""
     result = as_dtype(values, feature.dtype)
@@ -258,7 +258,7 @@ def from_strings(
         if kind in "iu":  # pyarrow also casts what int() refuses (0x10): digits only
             if not (pa.types.is_string(array.type) and only_bytes(array, _DIGITS)):
                 raise Refused
-            return _numbers(pc.cast(array, pa.int64()), feature)
+            return fitted_numbers(pc.cast(array, pa.int64()), feature)
         plain = pa.types.is_string(array.type) and only_bytes(array, _DECIMAL)
         if not plain and not pc.all(pc.match_substring_regex(array, _FLOAT)).as_py():
             raise Refused  # (texts of `_DECIMAL` bytes that pyarrow casts match `_FLOAT`)
@@ -266,7 +266,7 @@ def from_strings(
         values[np.isnan(values)] = float("nan")  # Python's NaN, bit for bit
         if np.isinf(values).any():  # 1e309 is past float64, inf is not: the row reader says
             raise Refused
-        return _floats(values, feature)
+        return fitted_floats(values, feature)
     except pa.ArrowInvalid:
         raise Refused from None
 
@@ -286,125 +286,6 @@ def _class_indices(array: Any, feature: ClassLabel) -> np.ndarray[Any, Any]:
         raise Refused
     indices: np.ndarray[Any, Any] = numpy_values(index).astype(np.int64)
     return indices
-
-
-def from_typed(array: Any, feature: Feature, fill: Any) -> Any:
-    """A Parquet column (a pyarrow array) as `feature`'s values, as
-    `catalog.formats.tables.typed_values.typed_value` gives them (a null: `fill`, a value of the
-    feature, or None for none); Refused where that cannot be shown in bulk."""
-    import pyarrow as pa
-
-    try:
-        return _from_typed(array, feature, fill)
-    except (pa.ArrowException, TypeError, ValueError):
-        raise Refused from None
-
-
-def _from_typed(array: Any, feature: Feature, fill: Any) -> Any:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if pa.types.is_dictionary(array.type):
-        array = array.dictionary_decode()
-    if isinstance(feature, SequenceFeature):
-        return _lists(array, feature)
-    nulls = None
-    if array.null_count:
-        if fill is None:
-            raise Refused
-        try:
-            stored = feature.encode(fill)  # the fill as the row reader encodes it
-        except FeatureError:  # the row reader names what is wrong
-            raise Refused from None
-        if isinstance(feature, Text):
-            array = pc.fill_null(array, arrow_scalar(fill, array.type))
-        else:
-            nulls = numpy_values(array.is_null())
-            zero: Any = False if pa.types.is_boolean(array.type) else 0
-            if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
-                zero = feature.names[0] if isinstance(feature, ClassLabel) and feature.names else ""
-            array = pc.fill_null(array, arrow_scalar(zero, array.type))
-    values = _typed(array, feature)
-    if nulls is not None:
-        if isinstance(feature, ClassLabel):
-            values[nulls] = int.from_bytes(stored, "little") - feature._shift
-        else:
-            values[nulls] = np.frombuffer(stored, feature.dtype)[0]
-    return values
-
-
-def _lists(array: Any, feature: SequenceFeature) -> TextColumn:
-    """A list column (no null list, no null element) of a Sequence of any length of numbers,
-    booleans or texts as its elements stored, one run a row, with their counts (a
-    `TextColumn`, which `catalog.features.batch_encode.BatchEncoder` lays out as the
-    Sequence's records: a number as its dtype's bytes, a text after its 4-byte length);
-    Refused for anything else (the row reader takes it, or names what is wrong)."""
-    import pyarrow as pa
-
-    element = feature.feature
-    if (
-        feature.length is not None
-        or type(element) not in (Scalar, Text)
-        or not (pa.types.is_list(array.type) or pa.types.is_large_list(array.type))
-        or array.null_count
-    ):
-        raise Refused
-    values = array.flatten()  # the elements of these rows (of a slice too)
-    if values.null_count:
-        raise Refused
-    at = np.asarray(array.offsets, np.int64)
-    at = at - at[0]  # each row's first element among `values`
-    counts = np.diff(at)
-    if isinstance(element, Scalar):
-        items = np.ascontiguousarray(_typed(values, element), element.dtype)
-        return TextColumn(at * items.itemsize, items.view(np.uint8).ravel(), counts)
-    texts: TextColumn = _typed(values, element)  # strings (else Refused)
-    if not len(texts):  # every list empty
-        return TextColumn(np.zeros(len(at), np.int64), np.zeros(0, np.uint8), counts)
-    if int(np.diff(texts.offsets).max()) > MAX_BYTES:
-        raise Refused  # the row reader names the element
-    stored = length_prefixed(texts)  # each text after its 4-byte length
-    return TextColumn(stored.starts[at], stored.data, counts)
-
-
-def _typed(array: Any, feature: Feature) -> Any:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    kind = array.type
-    text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
-    if isinstance(feature, Text):
-        if not text:
-            raise Refused
-        return text_column(array)
-    if isinstance(feature, ClassLabel) and pa.types.is_integer(kind):  # indices (Hugging
-        values = numpy_values(array).astype(np.int64)  # Face's ClassLabel columns)
-        low = -1 if feature.allow_unlabeled else 0
-        classes = feature.num_classes or 0
-        if len(values) and (int(values.min()) < low or int(values.max()) >= classes):
-            raise Refused  # the row reader names the row
-        return values
-    if isinstance(feature, ClassLabel):
-        if not text or not feature.has_names:
-            raise Refused
-        index = pc.index_in(array, value_set=arrow_array(feature.names))
-        if index.null_count:
-            raise Refused
-        return numpy_values(index).astype(np.int64)
-    if not isinstance(feature, Scalar):
-        raise Refused
-    if feature.dtype.kind == "b":
-        if not pa.types.is_boolean(kind):
-            raise Refused
-        return numpy_values(array).astype(np.bool_)
-    if feature.dtype.kind in "iu":
-        if not pa.types.is_integer(kind):
-            raise Refused
-        return _numbers(array, feature)
-    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)) or pa.types.is_float16(kind):
-        raise Refused
-    values = numpy_values(array)
-    return _floats(values.astype(np.float64), feature)  # as float(value), then the dtype
 
 
 def _cut(batch: Batch, rows: int) -> tuple[Batch, Batch]:

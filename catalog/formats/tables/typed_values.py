@@ -66,26 +66,20 @@ def typed_value(feature: Feature, value: Any) -> Any:
         if not isinstance(value, str):
             raise ValueError(f"expected text, got {_shown(value)}")
         return value
-    if isinstance(feature, Sequence) and listed(feature):
-        if not isinstance(value, (list, tuple)):
-            raise ValueError(f"expected a list, got {_shown(value)}")
-        element = feature.feature
-        assert isinstance(element, Feature)
-        if any(item is None for item in value):
-            raise ValueError(f"a list holding a null (element {list(value).index(None)})")
-        if isinstance(element, Scalar) and (numbers := _numbers(element, value)) is not None:
-            return numbers
-        return [typed_value(element, item) for item in value]
-    if isinstance(feature, Sequence):  # of structs, of lists, or of a fixed length
+    if isinstance(feature, Sequence):
         if not isinstance(value, (list, tuple)):
             raise ValueError(f"expected a list, got {_shown(value)}")
         if feature.length is not None and len(value) != feature.length:
             raise ValueError(f"expected a list of {feature.length}, got {len(value)} elements")
         element = feature.feature
         assert isinstance(element, Feature)
-        if listed(Sequence(element)):  # numbers, booleans or texts, a fixed number of them
-            return typed_value(Sequence(element), value)
-        return [_within(f"element {i}", element, item) for i, item in enumerate(value)]
+        if not isinstance(element, (Scalar, Text, ClassLabel)):  # structs, lists
+            return [_within(f"element {i}", element, item) for i, item in enumerate(value)]
+        if any(item is None for item in value):
+            raise ValueError(f"a list holding a null (element {list(value).index(None)})")
+        if isinstance(element, Scalar) and (numbers := _numbers(element, value)) is not None:
+            return numbers
+        return [typed_value(element, item) for item in value]
     if isinstance(feature, FeaturesDict):  # a struct: a dict of its fields' values
         if not isinstance(value, dict):
             raise ValueError(f"expected a struct (a dict), got {_shown(value)}")
