@@ -3,14 +3,18 @@ Hugging Face datasets: side by side in one run.
 
 Two files of ``--rows`` rows each, 5-34 elements a row: ``ids`` (``input_ids``: a list of
 int32, beside an int64 id and a short text) and ``ner`` (``tokens``: a list of strings, and
-``ner_tags``: a list of int64). Each contender prepares each file in a fresh process
-(`bench_tables.CONTENDERS`: ``catalog.prepare_files`` and ``datasets.load_dataset("parquet")``
-into a fresh cache; CPU seconds of the whole process, every thread, and its peak RSS), then a
-fresh process opens the result and reads (`bench_tables.read_back`: the open, the first batch
-of 128 random rows, the median batch, ``ds[i]``, in CPU us per example). Medians of
-``--runs``.
+``ner_tags``: a list of int64). ``--layout nested``: one file, ``squad``, as Hugging Face writes
+nested features: an id, a question, ``answers`` (``Sequence({"text", "answer_start"})``: a
+struct of lists, 0-3 answers), ``meta`` (a dict: a struct of a text and a float) and
+``objects`` (``List({"bbox": Sequence(float32, length=4), "label"})``: a list of structs).
+Each contender prepares each file in a fresh process (`bench_tables.CONTENDERS`:
+``catalog.prepare_files`` and ``datasets.load_dataset("parquet")`` into a fresh cache; CPU
+seconds of the whole process, every thread, and its peak RSS), then a fresh process opens the
+result and reads (`bench_tables.read_back`: the open, the first batch of 128 random rows, the
+median batch, ``ds[i]``, in CPU us per example). Medians of ``--runs``.
 
     python benchmarks/bench_lists.py --rows 200000 --runs 3
+    python benchmarks/bench_lists.py --layout nested --rows 100000 --runs 3
 """
 
 from __future__ import annotations
@@ -48,11 +52,49 @@ def make_files(root: Path, rows: int) -> list[Path]:
     return made
 
 
+def make_nested(root: Path, rows: int) -> list[Path]:
+    """The ``squad`` file of ``--layout nested`` (see the module docstring), fixed seed."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    counts = rng.integers(0, 4, rows)
+    starts = pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
+    total = int(counts.sum())
+    texts = pa.array([f"answer {i}" for i in range(total)], pa.string())
+    answers = pa.StructArray.from_arrays(
+        [pa.ListArray.from_arrays(starts, texts),
+         pa.ListArray.from_arrays(starts, pa.array(rng.integers(0, 500, total, np.int32)))],
+        ["text", "answer_start"],
+    )  # fmt: skip
+    meta = pa.StructArray.from_arrays(
+        [pa.array(np.array(["wiki", "web", "news"])[np.arange(rows) % 3]),
+         pa.array(rng.random(rows))],
+        ["source", "score"],
+    )  # fmt: skip
+    boxes = pa.FixedSizeListArray.from_arrays(pa.array(rng.random(4 * total, np.float32)), 4)
+    labels = pa.array(rng.integers(0, 80, total))
+    objects = pa.ListArray.from_arrays(
+        starts, pa.StructArray.from_arrays([boxes, labels], ["bbox", "label"])
+    )
+    question = pa.array([f"what is {i} about?" for i in range(rows)], pa.string())
+    table = pa.table(
+        {"id": np.arange(rows), "question": question, "answers": answers, "meta": meta,
+         "objects": objects}
+    )  # fmt: skip
+    made = root / "squad.parquet"
+    pq.write_table(table, made)
+    return [made]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--layout", choices=("lists", "nested"), default="lists")
     args = parser.parse_args()
+    make = make_nested if args.layout == "nested" else make_files
     with tempfile.TemporaryDirectory(prefix="bench_lists") as tmp:
         root = Path(tmp)
         bench_tables.PYCACHE = root / "pycache"  # compiled once, as an installed package is
@@ -60,7 +102,7 @@ def main() -> None:
             f"{'file':<12}{'tool':<9}{'CPU s':>7}{'x hf':>6}{'disk':>9}{'peak RSS':>10} | "
             f"{'open s':>6}{'1st batch':>10}{'batch':>7}{'ds[i]':>7}  (us/example, CPU)"
         )
-        for source in make_files(root, args.rows):
+        for source in make(root, args.rows):
             warm(source)
             results = {}
             for tool in ("catalog", "hf"):
