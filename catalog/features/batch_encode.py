@@ -173,10 +173,10 @@ class BatchEncoder:
 
 def _listed(feature: Sequence) -> bool:
     """Whether `BatchEncoder` lays out `feature` from a column: a Sequence of any length of
-    Scalars, Texts, fixed-size Sequences of Scalars or Sequences of any length it lays out
-    (`sized_lists`); one of a fixed length of Scalars (a
-    ``(rows, length)`` array); a Sequence of a dict whose fields' Sequences it lays out (stored
-    as that dict of Sequences, `Sequence.columns`)."""
+    Scalars, ClassLabels with classes, Texts, fixed-size Sequences of Scalars or Sequences of
+    any length it lays out (`sized_lists`); one of a fixed length of Scalars (a ``(rows,
+    length)`` array); a Sequence of a dict whose fields' Sequences it lays out (stored as that
+    dict of Sequences, `Sequence.columns`)."""
     element = feature.feature
     if feature.columns is not None:
         return feature.length is None and BatchEncoder.supports(feature.columns)
@@ -186,6 +186,8 @@ def _listed(feature: Sequence) -> bool:
         if element.columns is not None:
             return False
         return type(element.feature) is Scalar if element.length is not None else _listed(element)
+    if isinstance(element, ClassLabel):  # class indices, stored as the label stores them
+        return element.num_classes is not None
     return type(element) in (Scalar, Text)
 
 

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import catalog
+from catalog.errors import SourceFormatError
 from catalog.features.batch_encode import BatchEncoder
 
 ROWS = 3000  # several pyarrow blocks with a small block size
@@ -248,3 +249,42 @@ def test_parquet_struct_columns_give_the_per_example_shards(
     fill = {"a": '{"x": 0, "s": ""}'}
     bulk, one, encoded = _prepare_both_ways(tmp_path / "nulls", monkeypatch, path, fill=fill)
     assert encoded == 0 and bulk and bulk == one
+
+
+def test_hugging_face_class_labels_in_lists_give_the_per_example_shards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hugging Face's ``Sequence(ClassLabel)`` (CoNLL's ``ner_tags``) and a ClassLabel inside a
+    list of structs (a detection dataset's ``category``), named in the file's metadata,
+    encoded in bulk to the per-example path's bytes; a label past the names goes to the row
+    reader, which names it."""
+    import json
+
+    tags = ["O", "B-PER", "I-PER", "B-LOC"]
+    features = {
+        "ner_tags": {"feature": {"names": tags, "_type": "ClassLabel"}, "_type": "List"},
+        "objects": {"feature": {"bbox": {"feature": {"dtype": "float32", "_type": "Value"},
+                                         "length": 4, "_type": "List"},
+                                "category": {"names": ["cat", "dog"], "_type": "ClassLabel"}},
+                    "_type": "List"},
+        "label": {"names": ["neg", "pos"], "_type": "ClassLabel"},
+    }  # fmt: skip
+    metadata = {"huggingface": json.dumps({"info": {"features": features}})}
+    lengths = [i % 5 for i in range(ROWS)]
+    box = pa.list_(pa.struct([("bbox", pa.list_(pa.float32(), 4)), ("category", pa.int64())]))
+    table = pa.table(
+        {
+            "ner_tags": [[(i + k) % 4 for k in range(n)] for i, n in enumerate(lengths)],
+            "objects": pa.array([[{"bbox": [0.0, 0.5, k, i], "category": k % 2}
+                                  for k in range(n % 3)] for i, n in enumerate(lengths)], box),
+            "label": [-1 if i % 9 == 0 else i % 2 for i in range(ROWS)],
+        }
+    ).replace_schema_metadata(metadata)  # fmt: skip
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=1000)
+    bulk, one, encoded = _prepare_both_ways(tmp_path, monkeypatch, path)
+    assert encoded == ROWS and bulk and bulk == one
+    wrong = table.set_column(0, "ner_tags", pa.array([[0, 4]] * ROWS))
+    pq.write_table(wrong.replace_schema_metadata(metadata), path)
+    with pytest.raises(SourceFormatError, match=r"row 0: column 'ner_tags': element 1: class"):
+        catalog.prepare_files(path, "w", data_dir=tmp_path / "w")

@@ -157,8 +157,9 @@ def _lists(array: Any, feature: SequenceFeature) -> Any:
     if isinstance(element, SequenceFeature) and type(element.feature) is Scalar:
         inner = element.length
     nested = isinstance(element, SequenceFeature) and element.length is None
+    labels = isinstance(element, ClassLabel) and element.num_classes is not None
     if (
-        (type(element) not in (Scalar, Text) and not inner and not nested)
+        (type(element) not in (Scalar, Text) and not inner and not nested and not labels)
         or not (pa.types.is_list(array.type) or pa.types.is_large_list(array.type))
         or array.null_count
     ):
@@ -186,6 +187,10 @@ def _lists(array: Any, feature: SequenceFeature) -> Any:
         items = np.ascontiguousarray(_typed(leaves, scalar), scalar.dtype)
         size = items.itemsize * int(inner or 0)
         return TextColumn(at * size, items.view(np.uint8).ravel(), counts)
+    if isinstance(element, ClassLabel):  # indices, stored as the label stores one
+        width = int(element.fixed_size or 0)
+        stored = (_typed(values, element) + element._shift).astype(f"<u{width}")
+        return TextColumn(at * width, stored.view(np.uint8).ravel(), counts)
     if isinstance(element, Scalar):
         items = np.ascontiguousarray(_typed(values, element), element.dtype)
         return TextColumn(at * items.itemsize, items.view(np.uint8).ravel(), counts)

@@ -79,7 +79,10 @@ def typed_value(feature: Feature, value: Any) -> Any:
             raise ValueError(f"a list holding a null (element {list(value).index(None)})")
         if isinstance(element, Scalar) and (numbers := _numbers(element, value)) is not None:
             return numbers
-        return [typed_value(element, item) for item in value]
+        try:
+            return [typed_value(element, item) for item in value]
+        except ValueError:  # again, naming the element
+            return [_within(f"element {i}", element, item) for i, item in enumerate(value)]
     if isinstance(feature, FeaturesDict):  # a struct: a dict of its fields' values
         if not isinstance(value, dict):
             raise ValueError(f"expected a struct (a dict), got {_shown(value)}")
