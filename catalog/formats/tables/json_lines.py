@@ -20,6 +20,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -50,6 +51,7 @@ def _constant(text: str) -> float:
 
 
 _WHITE = " \t\r\n"
+_SPACES = re.compile(r"[ \t\r\n]*")  # JSON's white space, matched where it is (no copy)
 _DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_constant)
 #: How much of a JSON file `json_layout` reads to tell its layout.
 _HEAD = 1 << 16
@@ -155,7 +157,8 @@ def _array_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     def skip() -> str:  # white space skipped: the next character ("" at the end)
         nonlocal at, line
         while True:
-            end = len(text) - len(text[at:].lstrip(_WHITE))
+            spaces = _SPACES.match(text, at)  # (always matches: maybe nothing)
+            end = spaces.end() if spaces else at
             line += text.count("\n", at, end)
             at = end
             if at < len(text) or not more():
