@@ -162,3 +162,12 @@ def test_a_missing_value_in_an_array_is_named_as_in_json_lines(tmp_path: Path) -
         catalog.prepare_files(path, "gaps", data_dir=tmp_path / "d")
     b = catalog.prepare_files(path, "gaps", data_dir=tmp_path / "d", fill={"a": ""})
     assert [e["a"] for e in b.as_data_source("train")] == ["x", ""]
+
+
+def test_json_lines_whose_first_line_is_long_are_still_json_lines(tmp_path: Path) -> None:
+    path = tmp_path / "articles.json"  # a first record past the 64 KiB looked at first
+    rows = [{"text": "x" * 200_000, "n": 1}, {"text": "y", "n": 2}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert json_layout(path) == "lines"
+    b = catalog.prepare_files(path, "articles", data_dir=tmp_path / "d")
+    assert [_plain(e) for e in b.as_data_source("train")] == rows

@@ -58,7 +58,8 @@ _HEAD = 1 << 16
 
 
 def json_layout(path: Path) -> str:
-    """How the JSON file at `path` (compressed or not) is laid out, from its first 64 KiB:
+    """How the JSON file at `path` (compressed or not) is laid out, from its first 64 KiB (its
+    first line, up to `LINE_BYTES`, when that is longer):
     ``array`` (``[`` first: records in one array), ``lines`` (an object on the first line,
     then another on a line of its own: JSON Lines, as Hugging Face's ``to_json`` writes even
     to ``x.json``), or ``document`` (one JSON value: a Croissant file, a dataset_infos.json, or
@@ -66,6 +67,8 @@ def json_layout(path: Path) -> str:
     try:
         with open_bytes(path) as f:
             head = f.read(_HEAD)
+            if len(head) == _HEAD and b"\n" not in head and head.lstrip()[:1] == b"{":
+                head += f.readline(LINE_BYTES) + f.read(_HEAD)  # a long first line: it whole
     except (OSError, EOFError, ValueError):  # unreadable, or not the compression it says
         return "document"
     text = head.removeprefix(codecs.BOM_UTF8).decode("utf-8", "replace").lstrip(_WHITE)
