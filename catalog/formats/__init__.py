@@ -64,7 +64,8 @@ from catalog.formats.croissant import format as croissant_records
 from catalog.formats.images import image_csv, image_folder, image_tar, raw_images
 from catalog.formats.shards import tfrecord, webdataset
 from catalog.formats.tables import csv_format as delimited
-from catalog.formats.tables import json_lines, parquet
+from catalog.formats.tables import json_format as json_lines
+from catalog.formats.tables import parquet
 from catalog.formats.text import squad_json, text_cut, text_folder
 from catalog.formats.tfds import reader as tfds_reader
 

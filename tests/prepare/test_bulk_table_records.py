@@ -288,3 +288,57 @@ def test_hugging_face_class_labels_in_lists_give_the_per_example_shards(
     pq.write_table(wrong.replace_schema_metadata(metadata), path)
     with pytest.raises(SourceFormatError, match=r"row 0: column 'ner_tags': element 1: class"):
         catalog.prepare_files(path, "w", data_dir=tmp_path / "w")
+
+
+def test_json_lines_give_the_per_example_shards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JSON Lines read a block at a time by pyarrow's parser (cut small here: lines across
+    blocks, several files) encode to the per-example path's bytes: integers among floats,
+    escapes and accents, lists, objects, lists of objects, missing keys with fills, blank and
+    ``\\r\\n`` lines, a byte order mark; blocks the row reader must read (``NaN``, a key given
+    twice) give its values, and two objects on one line its error, naming the line."""
+    import json
+
+    from catalog.formats.tables import json_batches
+
+    monkeypatch.setattr(json_batches, "BLOCK_BYTES", 1 << 12)
+
+    def line(i: int) -> str:
+        row: dict[str, object] = {
+            "id": i, "x": i / 3 if i % 4 else i, "ok": bool(i % 2),
+            "text": ["é\\n\"q\"", "naïve ✓", "", "日本語", "\\ud83d\\ude00"][i % 5],
+            "tags": ["a", "bc"][: i % 3], "ids": list(range(i % 4)),
+            "meta": {"source": "wiki", "score": i * 1.5},
+            "objects": [{"label": k, "bbox": [k, 0.5, 1.0, 2.0]} for k in range(i % 3)],
+        }  # fmt: skip
+        if i % 11 == 0:
+            del row["text"]  # missing: filled
+        if i % 13 == 0:
+            row["x"] = None  # null float: NaN
+        return json.dumps(row, ensure_ascii=i % 2 == 0)
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for part in range(2):
+        lines = [line(part * 1000 + i) for i in range(1000)]
+        lines[10] += "\r"  # a \r\n line
+        lines.insert(20, "")  # a blank line
+        text = "\ufeff" * (part == 0) + "\n".join(lines) + "\n"
+        (folder / f"train-{part}.jsonl").write_text(text)
+    fill = {"text": ""}
+    bulk, one, encoded = _prepare_both_ways(tmp_path / "a", monkeypatch, folder, fill=fill)
+    assert encoded == 2000 and bulk and bulk == one
+    odd = folder / "train-1.jsonl"
+    rows = odd.read_text().splitlines()
+    rows[500] = rows[500].replace('"ok": ', '"ok": true, "ok": ', 1)  # the row reader: last
+    at = next(i for i, row in enumerate(rows) if row.startswith('{"id": 1900,'))
+    rows[at] = rows[at].replace('"x": 1900,', '"x": NaN,', 1)  # Python's json reads it
+    assert '"x": NaN' in rows[at]
+    odd.write_text("\n".join(rows) + "\n")
+    bulk, one, encoded = _prepare_both_ways(tmp_path / "b", monkeypatch, folder, fill=fill)
+    assert 0 < encoded < 2000 and bulk and bulk == one
+    rows[700] = rows[700] + " " + rows[701]  # two objects on one line
+    odd.write_text("\n".join(rows) + "\n")
+    with pytest.raises(SourceFormatError, match=r"train-1.jsonl:701: not JSON: Extra data"):
+        catalog.prepare_files(folder, "t", data_dir=tmp_path / "c", fill=fill)

@@ -22,19 +22,22 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from catalog.errors import SourceFormatError
 from catalog.features import FeaturesDict
-from catalog.formats.base import Examples, Option, Role, Source, SourceFormat
+from catalog.formats.base import Examples, Source
 from catalog.formats.tables.compressed import open_bytes
 from catalog.formats.tables.csv_dialect import LINE_BYTES, lines_of
 from catalog.formats.tables.delimited import to_value
 from catalog.formats.tables.typed_values import typed_example
 
-__all__ = ["FORMAT", "examples", "is_json_array", "json_layout", "objects"]
+__all__ = [
+    "examples", "file_examples", "is_json_array", "json_layout", "line_objects",
+    "objects",
+]  # fmt: skip
 
 
 def _finite(text: str) -> float:
@@ -103,38 +106,46 @@ def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from _array_objects(path)
         return
     with open_bytes(path) as f:
-        for number, raw in enumerate(lines_of(f, path), 1):
-            if number == 1 and raw.startswith(codecs.BOM_UTF8):
-                raw = raw[len(codecs.BOM_UTF8) :]
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8").rstrip("\r\n")
-                value = json.loads(text, parse_float=_finite, parse_constant=_constant)
-            except UnicodeDecodeError as error:
-                raise SourceFormatError(
-                    f"{path}:{number}: not UTF-8 text at byte {error.start} of the line"
-                ) from None
-            except json.JSONDecodeError as error:
-                where = (
-                    "the line ends before the JSON does"
-                    if error.pos >= len(text)
-                    else f"at column {error.pos + 1} of the line"
-                )
-                message = f"{path}:{number}: not JSON: {error.msg}, {where}"
-                raise SourceFormatError(message) from None
-            except ValueError as error:
-                raise SourceFormatError(f"{path}:{number}: not JSON ({error})") from None
-            except RecursionError:  # Python's parser recurses once per [ or {
-                raise SourceFormatError(
-                    f"{path}:{number}: JSON nested too deeply (more than about "
-                    f"{sys.getrecursionlimit()} levels of [ and {{)"
-                ) from None
-            if not isinstance(value, dict):
-                raise SourceFormatError(
-                    f"{path}:{number}: expected a JSON object per line, got {type(value).__name__}"
-                )
-            yield number, value
+        yield from line_objects(lines_of(f, path), path)
+
+
+def line_objects(
+    lines: Iterable[bytes], path: Path, first: int = 1
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """`objects` of JSON Lines `lines` (raw, with their line breaks), the first being line
+    `first` of the file at `path` (a byte order mark opening line 1 is not part of it)."""
+    for number, raw in enumerate(lines, first):
+        if number == 1 and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8) :]
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8").rstrip("\r\n")
+            value = json.loads(text, parse_float=_finite, parse_constant=_constant)
+        except UnicodeDecodeError as error:
+            raise SourceFormatError(
+                f"{path}:{number}: not UTF-8 text at byte {error.start} of the line"
+            ) from None
+        except json.JSONDecodeError as error:
+            where = (
+                "the line ends before the JSON does"
+                if error.pos >= len(text)
+                else f"at column {error.pos + 1} of the line"
+            )
+            message = f"{path}:{number}: not JSON: {error.msg}, {where}"
+            raise SourceFormatError(message) from None
+        except ValueError as error:
+            raise SourceFormatError(f"{path}:{number}: not JSON ({error})") from None
+        except RecursionError:  # Python's parser recurses once per [ or {
+            raise SourceFormatError(
+                f"{path}:{number}: JSON nested too deeply (more than about "
+                f"{sys.getrecursionlimit()} levels of [ and {{)"
+            ) from None
+        if not isinstance(value, dict):
+            raise SourceFormatError(
+                f"{path}:{number}: expected a JSON object per line, got {type(value).__name__}"
+            )
+        yield number, value
 
 
 def _array_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -241,26 +252,41 @@ def _element(
 
 def examples(source: Source) -> Examples:
     """Yield ``(file:line, example)`` for every object of the files, in order."""
+    fills = fill_values(source.options["fill"], source.features)
+    for path in source.paths("files"):
+        array = is_json_array(path)
+        yield from file_examples(path, objects(path), source, fills, array)
+
+
+def file_examples(
+    path: Path,
+    numbered: Iterable[tuple[int, dict[str, Any]]],
+    source: Source,
+    fills: Mapping[str, Any],
+    array: bool,
+    index: int = 0,
+) -> Examples:
+    """``(key, example)`` of the ``(line, object)`` pairs `numbered` of the file at `path`
+    (`objects`'s, or some of them), checked and typed (`fills`: `fill_values`'); keys
+    ``file:line``, or ``file[index]`` in an `array` (several elements may share a line; the
+    first one given being element `index`)."""
     options, features = source.options, source.features
     columns: Mapping[str, str] = options["columns"]
     wanted = set(columns.values())
-    fills = fill_values(options["fill"], features)
-    for path in source.paths("files"):
-        array = is_json_array(path)  # keys: an element's index (several may share a line)
-        for index, (number, obj) in enumerate(objects(path)):
-            if options["extra_keys"] == "error":
-                extra = sorted(set(obj) - wanted)
-                if extra:
-                    raise SourceFormatError(
-                        f"{path}:{number}: key {extra[0]!r} is none of the dataset's columns "
-                        f"({', '.join(sorted(wanted))}); map it to a feature, or give "
-                        "options.extra_keys: ignore"
-                    )
-            example = typed_example(
-                obj.get, columns, fills, features, f"{path}:{number}", "key",
-                "is missing (null or absent)",
-            )  # fmt: skip
-            yield f"{path.name}[{index}]" if array else f"{path.name}:{number}", example
+    for at, (number, obj) in enumerate(numbered, index):
+        if options["extra_keys"] == "error":
+            extra = sorted(set(obj) - wanted)
+            if extra:
+                raise SourceFormatError(
+                    f"{path}:{number}: key {extra[0]!r} is none of the dataset's columns "
+                    f"({', '.join(sorted(wanted))}); map it to a feature, or give "
+                    "options.extra_keys: ignore"
+                )
+        example = typed_example(
+            obj.get, columns, fills, features, f"{path}:{number}", "key",
+            "is missing (null or absent)",
+        )  # fmt: skip
+        yield f"{path.name}[{at}]" if array else f"{path.name}:{number}", example
 
 
 def fill_values(fill: Mapping[str, str], features: FeaturesDict) -> dict[str, Any]:
@@ -284,24 +310,3 @@ def validate_columns(options: Mapping[str, Any], features: FeaturesDict) -> str 
         if name not in options["columns"]:
             return f"options.fill: {name!r} is not a mapped feature"
     return None
-
-
-def _validate(options: Mapping[str, Any], features: FeaturesDict) -> str | None:
-    if options["extra_keys"] not in ("error", "ignore"):
-        return f"options.extra_keys must be error or ignore, got {options['extra_keys']!r}"
-    return validate_columns(options, features)
-
-
-FORMAT = SourceFormat(
-    name="json_lines",
-    description="JSON Lines: one object per line, keys mapped to features",
-    roles=(Role("files", many=True),),
-    options={
-        "columns": Option("str_map", {}, "feature -> the key holding its value"),
-        "fill": Option("str_map", {}, "feature -> the text standing in for a missing value"),
-        "extra_keys": Option("str", "error", "error or ignore: keys no feature takes"),
-    },
-    features=lambda options: (frozenset(options["columns"]), frozenset()),
-    examples=examples,
-    validate=_validate,
-)
