@@ -342,3 +342,22 @@ def test_json_lines_give_the_per_example_shards(
     odd.write_text("\n".join(rows) + "\n")
     with pytest.raises(SourceFormatError, match=r"train-1.jsonl:701: not JSON: Extra data"):
         catalog.prepare_files(folder, "t", data_dir=tmp_path / "c", fill=fill)
+
+
+def test_a_json_line_past_the_budget_is_the_row_reader_s_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line longer than the reader's budget stops the block reader where the row reader
+    would stop, with its error (never a block of it parsed)."""
+    import json
+
+    from catalog.formats.tables import json_batches
+
+    path = tmp_path / "t.jsonl"
+    rows = [{"t": "x" * (9000 if i == 40 else 10)} for i in range(60)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    monkeypatch.setattr(json_batches, "BLOCK_BYTES", 1 << 10)
+    monkeypatch.setattr(json_batches, "LINE_BYTES", 1 << 12)  # the scan's own is larger
+    with pytest.raises(SourceFormatError, match=r"t.jsonl:41: a line longer than"):
+        catalog.prepare_files(path, "t", data_dir=tmp_path / "d")
+    assert not list((tmp_path / "d").rglob("*.array_record-*"))

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog._util.optional import importable
-from catalog.errors import CatalogError
+from catalog.errors import CatalogError, SourceFormatError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Scalar, Sequence, Text
 from catalog.formats.base import Batch, Source
 from catalog.formats.resume import Cursor
@@ -105,7 +105,15 @@ def _stream(source: Source, cursor: Cursor) -> Iterator[Batch]:
                     return
                 position += batch.rows
             continue
-        for first, block in _blocks(path):
+        blocks = _blocks(path)
+        while True:
+            try:
+                first, block = next(blocks)
+            except StopIteration:
+                break
+            except CatalogError as error:
+                yield Batch(position, 0, examples=[], error=error)
+                return
             lines = block.split(b"\n")
             if block.endswith(b"\n"):
                 lines.pop()
@@ -134,8 +142,8 @@ batches = resumable(_stream)
 
 def _blocks(path: Path) -> Iterator[tuple[int, bytes]]:
     """``(its first line's number, block)``: the file's bytes in blocks of whole lines (each
-    but the last ending with a line break), about `BLOCK_BYTES` each; a line longer than
-    `LINE_BYTES` is a block of its own, cut there (the row reader then names it)."""
+    but the last ending with a line break), about `BLOCK_BYTES` each; SourceFormatError, as
+    the row reader's, for a line longer than `LINE_BYTES` (read no further)."""
     line, left = 1, b""
     with open_bytes(path) as f:
         while True:
@@ -149,7 +157,11 @@ def _blocks(path: Path) -> Iterator[tuple[int, bytes]]:
             if not cut and len(block) <= LINE_BYTES:
                 left = block  # a line not ended yet: read on
                 continue
-            cut = cut or len(block)
+            if not cut:  # the row reader's error, where it would stop reading
+                raise SourceFormatError(
+                    f"{path}:{line}: a line longer than {LINE_BYTES >> 20} MiB; catalog reads "
+                    "lines up to that (is this a text table? a line break may be missing)"
+                )
             yield line, block[:cut]
             line += block.count(b"\n", 0, cut)
             left = block[cut:]
