@@ -25,7 +25,7 @@ import numpy as np
 from catalog.errors import SourceFormatError
 from catalog.features import ClassLabel, Feature, FeaturesDict, Image, Scalar, Sequence, Text
 
-__all__ = ["listed", "typed_example", "typed_value"]
+__all__ = ["typed_example", "typed_value"]
 
 
 def typed_example(
@@ -181,16 +181,6 @@ def _numbers(element: Scalar, value: Any) -> np.ndarray[Any, Any] | None:
     if int(found.min()) < info.min or int(found.max()) > info.max:
         return None
     return found.astype(element.dtype)
-
-
-def listed(feature: Feature) -> bool:
-    """Whether `feature` is a Sequence of any length of texts, numbers, booleans or class
-    names: what a list column (Parquet's, a JSON list) fills."""
-    return (
-        isinstance(feature, Sequence)
-        and feature.length is None
-        and isinstance(feature.feature, (Scalar, Text, ClassLabel))
-    )
 
 
 def _shown(value: Any) -> str:
