@@ -98,7 +98,7 @@ def _stream(source: Source, cursor: Cursor) -> Iterator[Batch]:
     position = 0
     for path in source.paths("files"):
         if is_json_array(path):  # the row reader, an element at a time
-            pairs = file_examples(path, objects(path), source, fills, array=True)
+            pairs = file_examples(path, objects(path, array=True), source, fills, array=True)
             for batch in row_batches(pairs, position):
                 yield batch
                 if batch.error is not None:

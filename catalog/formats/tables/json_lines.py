@@ -93,7 +93,7 @@ def is_json_array(path: Path) -> bool:
     return json_layout(path) == "array"
 
 
-def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def objects(path: Path, array: bool | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` of every non-blank line, or of every element of a file that
     is one JSON array (`is_json_array`: pandas' ``to_json(orient="records")``, a JSON export
     of records such as Alpaca's), each with the line it begins on; SourceFormatError naming
@@ -101,8 +101,8 @@ def objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     the interpreter's recursion limit included: never a RecursionError). A UTF-8 byte order
     mark opening the file (as Windows tools write one) is not part of the first line. An
     array is read an element at a time: memory holds one element (at most `LINE_BYTES`),
-    not the file."""
-    if is_json_array(path):
+    not the file. `array`: whether the file is one, when the caller knows already."""
+    if is_json_array(path) if array is None else array:
         yield from _array_objects(path)
         return
     with open_bytes(path) as f:
@@ -255,7 +255,7 @@ def examples(source: Source) -> Examples:
     fills = fill_values(source.options["fill"], source.features)
     for path in source.paths("files"):
         array = is_json_array(path)
-        yield from file_examples(path, objects(path), source, fills, array)
+        yield from file_examples(path, objects(path, array), source, fills, array)
 
 
 def file_examples(
