@@ -12,36 +12,18 @@ data files of a folder (``dataset_infos.json``) is not taken for a table.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import catalog
 from catalog.errors import SourceFormatError, SpecError
 from catalog.formats.tables import json_lines
 from catalog.formats.tables.json_lines import json_layout, objects
+from tests.spec.test_nested_columns import _plain, _prepare
 
 pd = pytest.importorskip("pandas")
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _prepare(path: Path, data_dir: Path, *options: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "catalog", "prepare", str(path), "--data-dir", str(data_dir),
-         *options],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
 
 
 def test_an_array_of_records_prepares_as_pandas_reads_it(tmp_path: Path) -> None:

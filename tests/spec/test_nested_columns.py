@@ -42,6 +42,15 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _prepare(path: Path, data_dir: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """``catalog prepare PATH --data-dir DATA_DIR ...`` in a subprocess, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "catalog", "prepare", str(path), "--data-dir", str(data_dir),
+         *options],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
 def _as_decoded(value: Any, feature: Feature) -> Any:
     """A row's value as the foreign tool gives it (a list of dicts for a list of structs), laid
     out as catalog decodes `feature` (a Sequence of dicts: a dict of lists, as TFDS does)."""
@@ -95,10 +104,7 @@ def test_hugging_face_nested_features_prepare_as_hugging_face_reads_them(tmp_pat
     }
     path = tmp_path / "squad_like.parquet"
     hf.Dataset.from_dict(rows, features=features).to_parquet(str(path))  # its own writer
-    done = subprocess.run(
-        [sys.executable, "-m", "catalog", "prepare", str(path), "--data-dir", str(tmp_path / "d")],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    done = _prepare(path, tmp_path / "d")
     assert done.returncode == 0, done.stderr
     ds = catalog.data_source("squad_like", split="train", data_dir=tmp_path / "d", download=False)
     got = ds.features
@@ -235,10 +241,7 @@ def test_json_lines_objects_prepare_as_pandas_reads_hugging_face_s_export(tmp_pa
     }
     path = tmp_path / "squad_like.jsonl"
     hf.Dataset.from_dict(rows, features=features).to_json(str(path))  # JSON Lines, its writer
-    done = subprocess.run(
-        [sys.executable, "-m", "catalog", "prepare", str(path), "--data-dir", str(tmp_path / "d")],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    done = _prepare(path, tmp_path / "d")
     assert done.returncode == 0, done.stderr
     ds = catalog.data_source("squad_like", split="train", data_dir=tmp_path / "d", download=False)
     got = ds.features
@@ -265,6 +268,7 @@ def test_json_lines_objects_prepare_as_pandas_reads_hugging_face_s_export(tmp_pa
         (['{"a": [[1], null]}'], r":1: key 'a' holds a list holding a null \(element 1\)"),
         (['{"a": {}}'], r":1: key 'a' holds an empty object"),
         (['{"a": {"1960": 1}}'], r":1: key 'a' holds an object with field '1960'; a field's"),
+        (['{"a": {"x/y": 1}}'], r":1: key 'a' holds an object with field 'x/y'; a field's"),
         (['{"a": {"x": 1}}', '{"a": "x"}'],
          r":2: key 'a' holds a string where line 1 holds an object"),
         (['{"a": {"x": 1}}', '{"a": {"x": "s"}}'],
