@@ -11,8 +11,8 @@ kernel by ``wait4``, as are its wall and CPU seconds) on a warm page cache:
 - ``catalog``: ``catalog.prepare_files(path)``: infer the spec (one pass over every row: types,
   counts; the file's sha256), then prepare (read, check, encode, write ArrayRecord shards).
   ``catalog@base``: the same with the catalog of another tree (``--base``: a before/after).
-- ``hf``: Hugging Face ``datasets.load_dataset("csv"/"parquet", data_files=path)`` into a fresh
-  cache dir: the peer that also produces a random-access dataset (Arrow files).
+- ``hf``: Hugging Face ``datasets.load_dataset("csv"/"parquet"/"json", data_files=path)`` into
+  a fresh cache dir: the peer that also produces a random-access dataset (Arrow files).
 - ``pandas``: ``pandas.read_csv`` / ``read_parquet``, then ``DataFrame.to_parquet`` of the rows.
 - ``pyarrow``: ``pyarrow.csv.read_csv`` / ``parquet.read_table``, then
   ``parquet.write_table``.
@@ -56,7 +56,8 @@ _AR_WRITER = (
 _CATALOG = "import catalog, sys; catalog.prepare_files(sys.argv[1], 'bench', data_dir=sys.argv[2])"
 _HF = (
     "import datasets, sys; datasets.disable_progress_bars(); p = sys.argv[1]; "
-    "datasets.load_dataset('parquet' if p.endswith('.parquet') else 'csv', data_files=p, "
+    "datasets.load_dataset({'.parquet': 'parquet', '.jsonl': 'json'}.get(p[p.rfind('.'):], "
+    "'csv'), data_files=p, "
     "split='train', cache_dir=sys.argv[2])"
 )
 
@@ -102,8 +103,8 @@ start = clock()
 if tool == "hf":
     import datasets
     datasets.disable_progress_bars()
-    ds = datasets.load_dataset("parquet" if p.endswith(".parquet") else "csv", data_files=p,
-                               split="train", cache_dir=out)
+    kind = {".parquet": "parquet", ".jsonl": "json"}.get(p[p.rfind("."):], "csv")
+    ds = datasets.load_dataset(kind, data_files=p, split="train", cache_dir=out)
     batch = lambda rows: ds[rows]
 else:
     import catalog
@@ -195,14 +196,18 @@ def warm(path: Path) -> None:
             pass
 
 
-def run(code: str, source: Path, out: Path, tree: Path = ROOT) -> tuple[float, float, int]:
+def run(
+    code: str, source: Path, out: Path, tree: Path = ROOT, quiet: bool = False
+) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (user + system, every thread) and peak RSS (bytes) of `code`
-    in a fresh process. On a shared machine the CPU seconds are the steadier measure."""
+    in a fresh process (`quiet`: its errors not shown; SystemExit when it fails). On a shared
+    machine the CPU seconds are the steadier measure."""
     env = child_env(tree)
     start = time.perf_counter()
     command = [sys.executable, "-c", code, str(source), str(out)]
     # cwd: not this tree (``-c`` puts the working dir first on sys.path)
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, cwd=out)
+    stderr = subprocess.DEVNULL if quiet else None
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=stderr, cwd=out)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
